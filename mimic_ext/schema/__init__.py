@@ -1,0 +1,27 @@
+"""USD side of mimic joints: schema registration, the canonical relation, authoring, checks.
+
+Importing this package registers the codeless PhysxMimicJointAPI / NewtonMimicAPI schemas
+(unless real ones are loaded).
+"""
+
+from .registration import register_schemas, schema_resolvable
+
+register_schemas()
+
+from .authoring import (  # noqa: E402  (registration must come first)
+    edit_relation,
+    find_relation,
+    read_joint_relations,
+    read_relations,
+    remove_relation,
+    set_relation,
+)
+from .relation import NEWTON, PHYSX, MimicRelation  # noqa: E402
+from .stage_io import OpenedStage, open_stage, save_stage_atomically  # noqa: E402
+
+__all__ = [
+    "MimicRelation", "PHYSX", "NEWTON",
+    "read_relations", "read_joint_relations", "set_relation", "edit_relation", "find_relation",
+    "remove_relation", "register_schemas", "schema_resolvable",
+    "OpenedStage", "open_stage", "save_stage_atomically",
+]

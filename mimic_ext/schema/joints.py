@@ -1,0 +1,101 @@
+"""What the mimic code needs to know about a UsdPhysics joint: its kind, DOF units, limits.
+
+Kept apart from authoring because the validator, importers and solver all ask the same
+questions, and the unit answer (degrees vs stage distance) must be given in one place.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pxr import Usd, UsdGeom, UsdPhysics
+
+REVOLUTE = "revolute"
+PRISMATIC = "prismatic"
+FIXED = "fixed"
+SPHERICAL = "spherical"
+D6 = "d6"
+DISTANCE = "distance"
+OTHER = "other"
+
+DEG = math.pi / 180.0
+ROT_DOFS = ("rotX", "rotY", "rotZ")
+TRANS_DOFS = ("transX", "transY", "transZ")
+
+
+def joint_kind(prim: Usd.Prim) -> str | None:
+    """The joint's kind, or None when the prim is not a UsdPhysics joint."""
+    if not prim or not prim.IsValid():
+        return None
+    if prim.IsA(UsdPhysics.RevoluteJoint):
+        return REVOLUTE
+    if prim.IsA(UsdPhysics.PrismaticJoint):
+        return PRISMATIC
+    if prim.IsA(UsdPhysics.FixedJoint):
+        return FIXED
+    if prim.IsA(UsdPhysics.SphericalJoint):
+        return SPHERICAL
+    if prim.IsA(UsdPhysics.DistanceJoint):
+        return DISTANCE
+    if prim.IsA(UsdPhysics.Joint):
+        return D6 if prim.GetTypeName() == "PhysicsJoint" else OTHER
+    return None
+
+
+def meters_per_unit(stage: Usd.Stage) -> float:
+    return float(UsdGeom.GetStageMetersPerUnit(stage))
+
+
+def d6_locked_dofs(prim: Usd.Prim) -> set[str]:
+    """DOFs of a generic (D6) joint locked by a LimitAPI instance with low > high."""
+    locked = set()
+    for dof in ROT_DOFS + TRANS_DOFS:
+        if prim.HasAPI(UsdPhysics.LimitAPI, dof):
+            lim = UsdPhysics.LimitAPI(prim, dof)
+            lo, hi = lim.GetLowAttr().Get(), lim.GetHighAttr().Get()
+            if lo is not None and hi is not None and lo > hi:
+                locked.add(dof)
+    return locked
+
+
+def unit_scale(prim: Usd.Prim, dof: str | None = None) -> float | None:
+    """SI size of one USD unit of the joint's DOF (rad per degree, or metres per unit).
+
+    ``dof`` picks the DOF of a D6 joint (``rotX``.. or ``transX``..); a 1-DOF joint
+    ignores it. None when the prim is not a joint with such a DOF.
+    """
+    kind = joint_kind(prim)
+    if kind == REVOLUTE:
+        return DEG
+    if kind == PRISMATIC:
+        return meters_per_unit(prim.GetStage())
+    if kind == D6:
+        if dof in TRANS_DOFS:
+            return meters_per_unit(prim.GetStage())
+        return DEG
+    return None
+
+
+def limits_si(prim: Usd.Prim) -> tuple[float, float] | None:
+    """(lower, upper) in SI for a revolute or prismatic joint; None when unlimited.
+
+    USD marks a missing bound with an unauthored value or +-inf; either missing bound
+    makes the joint unlimited.
+    """
+    kind = joint_kind(prim)
+    if kind not in (REVOLUTE, PRISMATIC):
+        return None
+    joint = UsdPhysics.RevoluteJoint(prim) if kind == REVOLUTE else UsdPhysics.PrismaticJoint(prim)
+    lo, hi = joint.GetLowerLimitAttr().Get(), joint.GetUpperLimitAttr().Get()
+    if lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
+        return None
+    scale = unit_scale(prim)
+    return float(lo) * scale, float(hi) * scale
+
+
+def joint_bodies(prim: Usd.Prim) -> tuple[str | None, str | None]:
+    """(body0, body1) target paths as strings, None where not authored."""
+    joint = UsdPhysics.Joint(prim)
+    b0 = joint.GetBody0Rel().GetTargets()
+    b1 = joint.GetBody1Rel().GetTargets()
+    return (str(b0[0]) if b0 else None, str(b1[0]) if b1 else None)
