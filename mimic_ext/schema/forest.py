@@ -25,9 +25,15 @@ OFFSET_ATOL = 1e-6   # rad or m: same float32 round-off on offsets of a few radi
 class MimicConflictError(MimicInputError):
     """Relations that no configuration satisfies (contradicting offsets or a locking cycle)."""
 
-    def __init__(self, message: str, relations: list[Hashable]):
+    CONTRADICTION = "contradiction"
+    GAIN_CYCLE = "gain_cycle"
+    SELF = "self"
+    ZERO_GAIN = "zero_gain"
+
+    def __init__(self, message: str, relations: list[Hashable], kind: str):
         super().__init__(message)
         self.relations = relations
+        self.kind = kind
 
 
 @dataclass
@@ -67,9 +73,11 @@ class MimicForest:
         Raises ``MimicConflictError`` naming the relations when it contradicts the others.
         """
         if follower == leader:
-            raise MimicConflictError(f"relation {key}: a joint cannot follow itself", [key])
+            raise MimicConflictError(f"relation {key}: a joint cannot follow itself", [key],
+                                     MimicConflictError.SELF)
         if multiplier == 0.0:
-            raise MimicConflictError(f"relation {key}: multiplier 0 does not couple the joints", [key])
+            raise MimicConflictError(f"relation {key}: multiplier 0 does not couple the joints", [key],
+                                     MimicConflictError.ZERO_GAIN)
         r_f, a_f, b_f = self.find(follower)
         r_l, a_l, b_l = self.find(leader)
         if r_f != r_l:
@@ -83,12 +91,14 @@ class MimicForest:
         if abs(gain - want_gain) > self.gain_rtol * max(abs(gain), abs(want_gain)):
             raise MimicConflictError(
                 f"relations {', '.join(map(str, involved))} form a cycle whose gains multiply to "
-                f"{want_gain / gain:.6g}, not 1: it would lock the joints", involved)
+                f"{want_gain / gain:.6g}, not 1: it would lock the joints", involved,
+                MimicConflictError.GAIN_CYCLE)
         want_offset = multiplier * b_l + offset
         if abs(b_f - want_offset) > self.offset_atol:
             raise MimicConflictError(
                 f"relations {', '.join(map(str, involved))} contradict each other: they require an "
-                f"offset of {b_f:.6g} and {want_offset:.6g} (SI) between the same joints", involved)
+                f"offset of {b_f:.6g} and {want_offset:.6g} (SI) between the same joints", involved,
+                MimicConflictError.CONTRADICTION)
         self.status[key] = REDUNDANT
         return REDUNDANT
 
