@@ -58,11 +58,11 @@ def _quiet_stderr():
 
 
 def _first_usd_message(exc: Exception) -> str:
-    """The most useful line of a Tf error: the quoted message, with its line number."""
+    """The first quoted message of a Tf error (the parser's, with file:line:column)."""
     text = str(exc)
-    quoted = re.findall(r": '(.+?)'\s*$", text, flags=re.M)
-    msg = quoted[0] if quoted else text.strip().splitlines()[-1].strip()
-    return msg
+    quoted = re.findall(r"in file \S+ : '(.*?)'\s*(?:\n\s*Error in|$)", text, flags=re.S)
+    msg = quoted[0] if quoted else text.strip().splitlines()[-1]
+    return " ".join(msg.split())
 
 
 def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
