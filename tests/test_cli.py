@@ -27,6 +27,7 @@ def _pair_stage(path: Path) -> Path:
         j = UsdPhysics.RevoluteJoint.Define(stage, f"/R/{name}")
         j.CreateLowerLimitAttr(-90.0)
         j.CreateUpperLimitAttr(90.0)
+    UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath("/R"))
     stage.Save()
     return path
 
@@ -144,6 +145,14 @@ def test_edit_in_read_only_folder_fails_with_original_intact(tmp_path):
         _make_writable(folder)
 
 
+def test_new_file_gets_ordinary_permissions(pair, tmp_path):
+    out_file = tmp_path / "new.usda"
+    assert cli("set", pair, "/R/follower", "--leader", "/R/leader", "--multiplier", "1", "-o", out_file).returncode == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out_file.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's private 0600
+
+
 def test_edit_into_vanished_folder_fails_with_original_intact(pair, tmp_path):
     gone = tmp_path / "gone"
     gone.mkdir()
@@ -171,10 +180,6 @@ def test_validate_exit_codes_and_json(pair, tmp_path):
 
 
 def test_strict_makes_warnings_fail(pair):
-    # the pair has no articulation root, which is an error, so build a warning-only case instead:
-    stage = Usd.Stage.Open(str(pair))
-    UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath("/R"))
-    stage.Save()
     cli("set", pair, "/R/follower", "--leader", "/R/leader", "--multiplier", "1", "--instance", "transX")
     plain = cli("validate", "--json", pair)
     findings = json.loads(plain.stdout)["findings"]

@@ -18,10 +18,12 @@ from .authoring import (  # noqa: E402  (registration must come first)
 )
 from .relation import NEWTON, PHYSX, MimicRelation  # noqa: E402
 from .stage_io import OpenedStage, open_stage, save_stage_atomically  # noqa: E402
+from .validation import CODES, Finding, validate  # noqa: E402
 
 __all__ = [
     "MimicRelation", "PHYSX", "NEWTON",
     "read_relations", "read_joint_relations", "set_relation", "edit_relation", "find_relation",
     "remove_relation", "register_schemas", "schema_resolvable",
     "OpenedStage", "open_stage", "save_stage_atomically",
+    "CODES", "Finding", "validate",
 ]

@@ -88,6 +88,12 @@ def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
     return OpenedStage(stage=stage, path=p, composition_errors=errors)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike) -> Path:
     """Write ``layer`` to ``out_path`` through a temporary file in the same folder.
 
@@ -109,8 +115,7 @@ def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike) -> Path
             raise MimicInputError(f"{out}: cannot write: {_first_usd_message(exc)}") from None
         if not ok:
             raise MimicInputError(f"{out}: cannot write (USD export failed)")
-        if out.exists():
-            os.chmod(tmp, out.stat().st_mode & 0o777)
+        os.chmod(tmp, out.stat().st_mode & 0o777 if out.exists() else 0o666 & ~_umask())
         try:
             os.replace(tmp, out)
         except OSError as exc:

@@ -1,0 +1,312 @@
+"""The validator: every code on its sample, clean samples and real assets, and the tricky rules."""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+from pxr import Sdf, Usd, UsdPhysics
+
+from mimic_ext.schema import MimicRelation, open_stage, set_relation
+from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, WARNING, Finding, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTIQ = "robotiq_isaacsim_usd_2f85"
+REAL_ASSETS = [
+    f"{ROBOTIQ}/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda",
+    f"{ROBOTIQ}/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_compliant.usda",
+    f"{ROBOTIQ}/Gripper_2F85_newton/Robotiq_2F85_newton.usda",
+]
+#: infos a valid sample is built to show (everything else must be silent)
+EXPECTED_INFOS = {"chain3.usda": {("MIMIC_CHAIN", "/Chain/Joints/joint_c")}}
+
+
+def _load_samples():
+    spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+samples = _load_samples()
+
+
+def codes(findings, severities=SEVERITIES):
+    return {f.code for f in findings if f.severity in severities}
+
+
+def validate_file(path):
+    return validate(open_stage(path).stage)
+
+
+# ------------------------------------------------------------------ the catalogue
+
+
+def test_codes_catalogue_is_complete_and_well_formed():
+    assert len(CODES) == 24
+    for code, (severity, description) in CODES.items():
+        assert code.startswith("MIMIC_") and code.isupper()
+        assert severity in SEVERITIES and description and "\n" not in description
+    assert CODES["MIMIC_INSTANCE_NAME"][0] == WARNING and CODES["MIMIC_CHAIN"][0] == INFO
+    assert CODES["MIMIC_CONTRADICTION"][0] == ERROR
+
+
+def test_finding_is_frozen():
+    f = Finding(ERROR, "MIMIC_ZERO_GEARING", "/A", "gearing is 0")
+    with pytest.raises(AttributeError):
+        f.code = "x"  # type: ignore[misc]
+    assert str(f) == "error MIMIC_ZERO_GEARING /A: gearing is 0"
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_each_code_fires_on_its_invalid_sample(code, data_dir):
+    path = data_dir / "invalid" / f"{code}.usda"
+    assert path.exists(), f"no sample for {code}: add it to data/make_samples.py"
+    findings = validate_file(path)
+    assert code in codes(findings)
+    # minimal: no other error or warning than the one the sample is about
+    assert codes(findings, (ERROR, WARNING)) <= {code}
+    for f in findings:
+        assert f.severity == CODES[f.code][0]
+        assert f.path.startswith("/") and len(f.message) > 20 and "\n" not in f.message
+
+
+def test_every_invalid_sample_is_for_a_known_code(data_dir):
+    names = {p.stem for p in (data_dir / "invalid").glob("*.usda") if not p.name.startswith(".")}
+    assert names == set(CODES)
+
+
+def test_valid_samples_are_clean(data_dir):
+    files = sorted(p for p in data_dir.glob("*.usda") if not p.name.startswith("."))  # not a save in progress
+    assert {"gripper_prismatic.usda", "geared_pair.usda", "chain3.usda", "robotiq_style_linkage.usda"} <= {
+        p.name for p in files}
+    for path in files:
+        findings = validate_file(path)
+        assert [f for f in findings if f.severity != INFO] == [], (path.name, findings)
+        assert {(f.code, f.path) for f in findings} == EXPECTED_INFOS.get(path.name, set()), path.name
+
+
+@pytest.mark.parametrize("rel_path", REAL_ASSETS)
+def test_real_assets_have_no_errors(rel_path, shared_assets):
+    path = shared_assets / rel_path
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    opened = open_stage(path)
+    assert opened.composition_errors  # the missing payloads really are missing: we validate anyway
+    findings = validate(opened.stage)
+    assert [f for f in findings if f.severity == ERROR] == []
+
+
+def test_findings_are_sorted_errors_first_then_path():
+    stage, r, foll, lead = samples.pair("ordering", follower_limits=None)
+    # a second follower with an error, on a path sorting after the first
+    r.body("link_z", (0.3, 0, 0.12), (0.08, 0.02, 0.02), 0.1)
+    z = r.revolute("z_follower", "/Robot/base", "/Robot/link_z", (-30, 30))
+    set_relation(stage, MimicRelation(z, lead, 1.0))
+    stage.GetPrimAtPath(z).GetAttribute("physxMimicJoint:rotX:gearing").Set(0.0)
+    findings = validate(stage)
+    assert [(f.severity, f.path) for f in findings] == [
+        (ERROR, z), (WARNING, foll)]
+
+
+# ------------------------------------------------------------------ tricky rules
+
+
+def _d6_pair(locked: tuple[str, ...], reference_axis="rotX", leader_d6=False, leader_locked=()):
+    """Leader revolute (or D6) and a D6 follower with ``locked`` DOFs (LimitAPI low > high)."""
+    stage = samples.new_stage("d6")
+    r = samples.Robot(stage, "/Robot")
+    base = r.body("base", (0, 0, 0.05), (0.3, 0.1, 0.1), 1.0)
+    ll = r.body("link_leader", (-0.1, 0, 0.12), (0.08, 0.02, 0.02), 0.1)
+    lf = r.body("link_follower", (0.1, 0, 0.12), (0.08, 0.02, 0.02), 0.1)
+    r.fixed_base(base)
+
+    def d6(name, child, locked_dofs):
+        joint = UsdPhysics.Joint.Define(stage, r.joint_path(name))
+        r.place_joint(joint, base, child, r.positions[child], samples.IDENTITY)
+        for dof in locked_dofs:
+            lim = UsdPhysics.LimitAPI.Apply(joint.GetPrim(), dof)
+            lim.CreateLowAttr(1.0)
+            lim.CreateHighAttr(-1.0)
+        return str(joint.GetPath())
+
+    lead = d6("leader", ll, leader_locked) if leader_d6 else r.revolute("leader", base, ll, (-30, 30))
+    foll = d6("follower", lf, locked)
+    set_relation(stage, MimicRelation(foll, lead, 1.0, instance="rotZ", reference_axis=reference_axis))
+    return stage, foll
+
+
+def test_d6_follower_with_locked_linear_dofs_is_accepted():
+    stage, foll = _d6_pair(("transX", "transY", "transZ", "rotX", "rotY"))
+    assert codes(validate(stage), (ERROR, WARNING)) == set()
+
+
+def test_d6_follower_with_a_free_linear_dof_is_rejected():
+    stage, foll = _d6_pair(("transX", "transY", "rotX", "rotY"))
+    findings = [f for f in validate(stage) if f.code == "MIMIC_FOLLOWER_TYPE"]
+    assert len(findings) == 1 and findings[0].path == foll and "transZ" in findings[0].message
+
+
+def test_d6_reference_with_locked_reference_dof_is_rejected():
+    stage, foll = _d6_pair(("transX", "transY", "transZ"), reference_axis="rotY", leader_d6=True,
+                           leader_locked=("transX", "transY", "transZ", "rotY"))
+    findings = [f for f in validate(stage) if f.code == "MIMIC_REFERENCE_TYPE"]
+    assert len(findings) == 1 and "rotY" in findings[0].message
+
+
+def test_reciprocal_pair_is_redundant_not_an_error():
+    stage, r, foll, lead = samples.pair("reciprocal", leader_drive=False, multiplier=2.0, follower_limits=(-60, 60))
+    set_relation(stage, MimicRelation(lead, foll, 0.5))
+    findings = validate(stage)
+    assert codes(findings, (ERROR,)) == set()
+    assert [(f.code, f.path) for f in findings] == [("MIMIC_REDUNDANT", lead)]
+    assert "MIMIC_CHAIN" not in codes(findings)  # a redundant relation does not make a chain
+
+
+def test_star_of_followers_is_not_a_chain():
+    stage = samples.robotiq_style_linkage()
+    assert validate(stage) == []
+
+
+def test_compliant_relations_stay_out_of_the_forest():
+    # a compliant reciprocal that contradicts the hard one is a soft row, not an error
+    stage, r, foll, lead = samples.pair("soft", leader_drive=False)
+    set_relation(stage, MimicRelation(lead, foll, 1.0, offset=0.01, natural_frequency=10.0, damping_ratio=1.0))
+    findings = validate(stage)
+    assert codes(findings, (ERROR,)) == set()
+    assert "MIMIC_REDUNDANT" not in codes(findings) and "MIMIC_CHAIN" not in codes(findings)
+    # (with an offset, the ranges of a cycle cannot both fit: that warning is expected)
+    assert codes(findings, (WARNING,)) == {"MIMIC_RANGE_OUTSIDE_LIMITS"}
+
+
+def test_disabled_relation_is_info_and_stays_out_of_the_forest():
+    stage, r, foll, lead = samples.pair("disabled", leader_drive=False)
+    set_relation(stage, MimicRelation(lead, foll, 2.0, schema="newton", instance=None, enabled=False))
+    findings = validate(stage)
+    assert [(f.code, f.path) for f in findings] == [("MIMIC_DISABLED", lead)]
+
+
+def test_physx_and_newton_on_one_follower_share_the_forest():
+    stage, r, foll, lead = samples.pair("both schemas")
+    set_relation(stage, MimicRelation(foll, lead, 1.0, schema="newton", instance=None))
+    assert [(f.code, f.path) for f in validate(stage)] == [("MIMIC_REDUNDANT", foll)]
+    set_relation(stage, MimicRelation(foll, lead, -1.0, schema="newton", instance=None))
+    assert codes(validate(stage), (ERROR,)) == {"MIMIC_CYCLE_GAIN"}
+
+
+def test_chain_of_three_is_info_only_on_the_last():
+    findings = validate(samples.chain3())
+    assert [(f.severity, f.code, f.path) for f in findings] == [(INFO, "MIMIC_CHAIN", "/Chain/Joints/joint_c")]
+
+
+def test_tolerated_instance_names_warn_but_still_count():
+    for inst in ("X", "transZ"):
+        stage, r, foll, lead = samples.pair("instance", relation=False)
+        set_relation(stage, MimicRelation(foll, lead, 1.0, instance=inst))
+        findings = validate(stage)
+        assert [(f.code, f.path) for f in findings] == [("MIMIC_INSTANCE_NAME", foll)]
+        assert "PhysX ignores" in findings[0].message
+
+
+def test_reference_without_limits_is_reported_once_on_the_reference():
+    stage = samples.robotiq_style_linkage()
+    leader = stage.GetPrimAtPath("/Robotiq/Joints/finger_joint")
+    leader.GetAttribute("physics:lowerLimit").Clear()
+    findings = [f for f in validate(stage) if f.code == "MIMIC_NO_LIMITS"]
+    assert [f.path for f in findings] == ["/Robotiq/Joints/finger_joint"]
+
+
+def test_range_check_tolerates_float32_round_off_but_not_more():
+    # follower = leader / 3 with the follower's limits authored as float32(leader limits / 3):
+    # exact in real numbers, off by ~1e-8 rad after float32 rounding, so no warning.
+    stage, r, foll, lead = samples.pair("thirds", follower_limits=(-10.0, 10.0), leader_limits=(-30, 30),
+                                        multiplier=1.0 / 3.0)
+    assert validate(stage) == []
+    # 1e-4 deg (1.7e-6 rad, above the 1e-6 rad tolerance) outside: a warning
+    prim = stage.GetPrimAtPath(foll)
+    prim.GetAttribute("physics:upperLimit").Set(10.0 - 1e-4)
+    assert codes(validate(stage)) == {"MIMIC_RANGE_OUTSIDE_LIMITS"}
+
+
+def test_range_check_handles_mixed_units_and_negative_multipliers():
+    assert validate(samples.rack_and_pinion()) == []
+    stage = samples.rack_and_pinion()
+    stage.GetPrimAtPath("/RackPinion/Joints/rack_joint").GetAttribute("physics:upperLimit").Set(0.03)
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_RANGE_OUTSIDE_LIMITS" and "0.0314159" in f.message  # 0.02 m/rad * pi/2
+    assert validate(samples.gripper_prismatic()) == []  # -1 * [0, 0.04] = [-0.04, 0]: fits
+
+
+def test_articulation_membership_walks_the_joint_graph():
+    stage, r, foll, lead = samples.pair("walk", articulation=False)
+    # the root is on the base body only; the joints' prims are outside it, their bodies are reached by the walk
+    UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath("/Robot/base"))
+    assert validate(stage) == []
+    # the leader's body joins only through an excluded joint: not articulated
+    UsdPhysics.Joint(stage.GetPrimAtPath(lead)).CreateExcludeFromArticulationAttr(True)
+    findings = validate(stage)
+    assert [(f.code, f.path) for f in findings] == [("MIMIC_EXCLUDED_FROM_ARTICULATION", lead)]
+
+
+def test_bodiless_joints_under_a_root_belong_to_it():
+    stage = samples.new_stage("bodiless")
+    root = stage.DefinePrim("/R", "Xform")
+    UsdPhysics.ArticulationRootAPI.Apply(root)
+    for name in ("leader", "follower"):
+        j = UsdPhysics.RevoluteJoint.Define(stage, f"/R/{name}")
+        j.CreateLowerLimitAttr(-90.0)
+        j.CreateUpperLimitAttr(90.0)
+    set_relation(stage, MimicRelation("/R/follower", "/R/leader", 1.0))
+    assert validate(stage) == []
+
+
+def test_newton_zero_coef1_and_missing_target():
+    stage, r, foll, lead = samples.pair("newton", relation=False)
+    set_relation(stage, MimicRelation(foll, lead, 1.0, schema="newton", instance=None))
+    prim = stage.GetPrimAtPath(foll)
+    prim.GetAttribute("newton:mimicCoef1").Set(0.0)
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_ZERO_GEARING" and "newton:mimicCoef1" in f.message
+    prim.GetAttribute("newton:mimicCoef1").Set(1.0)
+    prim.GetRelationship("newton:mimicJoint").SetTargets([lead, foll])
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_REFERENCE_MISSING" and "2 targets" in f.message
+
+
+def test_non_numeric_attribute_is_a_finding_not_a_traceback():
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.ImportFromString("""#usda 1.0
+def PhysicsRevoluteJoint "L" {}
+def PhysicsRevoluteJoint "F" (prepend apiSchemas = ["PhysxMimicJointAPI:rotX"])
+{
+    string physxMimicJoint:rotX:gearing = "two"
+    rel physxMimicJoint:rotX:referenceJoint = </L>
+}
+""")
+    (f,) = validate(Usd.Stage.Open(layer))
+    assert f.code == "MIMIC_NONFINITE" and f.path == "/F" and "two" in f.message
+
+
+def test_infinite_offset_and_partial_compliance_messages_name_the_attribute():
+    stage, r, foll, lead = samples.pair("inf", damping_ratio=0.5)
+    stage.GetPrimAtPath(foll).GetAttribute("physxMimicJoint:rotX:offset").Set(math.inf)
+    findings = validate(stage)
+    assert codes(findings) == {"MIMIC_NONFINITE", "MIMIC_PARTIAL_COMPLIANCE"}
+    assert "physxMimicJoint:rotX:offset" in findings[0].message
+
+
+def test_followers_inside_instanced_references_are_validated():
+    stage = samples.geared_pair()
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.TransferContent(stage.GetRootLayer())
+    outer = Usd.Stage.CreateInMemory()
+    UsdPhysics.Scene.Define(outer, "/physicsScene")
+    holder = outer.DefinePrim("/World/Gears")
+    holder.GetReferences().AddReference(layer.identifier, "/Gears")
+    holder.SetInstanceable(True)
+    assert outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").IsInstanceProxy()
+    assert validate(outer) == []
+    holder.SetInstanceable(False)
+    outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").GetAttribute(
+        "physxMimicJoint:rotX:gearing").Set(0.0)
+    assert codes(validate(outer)) == {"MIMIC_ZERO_GEARING"}
