@@ -1,0 +1,94 @@
+"""Body poses and system momentum from a state, in float64 numpy (no Warp).
+
+An independent second implementation of the forward kinematics: tests use it to check
+the kernel (momentum conservation), users to place bodies for display.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .stage_reader import FREE, REVOLUTE
+
+
+def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
+    a = axis / np.linalg.norm(axis)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def _quat_mat(x: float, y: float, z: float, w: float) -> np.ndarray:
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def link_kinematics(model, q: np.ndarray, u: np.ndarray):
+    """Per link: world pose (4x4), angular velocity and linear velocity of its frame origin."""
+    q = np.asarray(q, float)
+    u = np.asarray(u, float)
+    n1 = len(model.joints)
+    poses, omegas, vels = [], [], []
+    j = b = 0
+    for lk in model.links:
+        if lk.jtype == FREE:
+            qs, us = n1 + 7 * b, n1 + 6 * b
+            b += 1
+            t = np.eye(4)
+            t[:3, :3] = _quat_mat(*q[qs + 3:qs + 7])
+            t[:3, 3] = q[qs:qs + 3]
+            poses.append(t)
+            omegas.append(u[us:us + 3].copy())
+            vels.append(u[us + 3:us + 6].copy())
+            continue
+        parent = poses[lk.parent] if lk.parent >= 0 else np.eye(4)
+        w_p = omegas[lk.parent] if lk.parent >= 0 else np.zeros(3)
+        v_p = vels[lk.parent] if lk.parent >= 0 else np.zeros(3)
+        xj = parent @ lk.X_p
+        m = np.eye(4)
+        if lk.jtype == REVOLUTE:
+            m[:3, :3] = _rot(lk.axis, q[j])
+        else:
+            m[:3, 3] = lk.axis * q[j]
+        t = xj @ m @ np.linalg.inv(lk.X_c)
+        axis_w = xj[:3, :3] @ lk.axis
+        o_p = parent[:3, 3]
+        w = w_p.copy()
+        v = v_p + np.cross(w_p, t[:3, 3] - o_p)
+        if lk.jtype == REVOLUTE:
+            w = w + axis_w * u[j]
+            v = v + np.cross(axis_w * u[j], t[:3, 3] - xj[:3, 3])
+        else:
+            v = v + axis_w * u[j]
+        poses.append(t)
+        omegas.append(w)
+        vels.append(v)
+        j += 1
+    return poses, omegas, vels
+
+
+def body_poses(model, q: np.ndarray) -> dict[str, np.ndarray]:
+    """World pose (4x4, metres) of every body of the model for one environment's ``q``."""
+    poses, _, _ = link_kinematics(model, q, np.zeros(model.dof_count))
+    out = {}
+    for lk, t in zip(model.links, poses):
+        for body, rel in lk.bodies:
+            out[body] = t @ rel
+    return out
+
+
+def momentum(model, q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(linear momentum, angular momentum about the world origin) of all links, world axes."""
+    poses, omegas, vels = link_kinematics(model, q, u)
+    lin = np.zeros(3)
+    ang = np.zeros(3)
+    for lk, t, w, v in zip(model.links, poses, omegas, vels):
+        r = t[:3, :3]
+        c = t[:3, :3] @ lk.com + t[:3, 3]
+        vc = v + np.cross(w, c - t[:3, 3])
+        p = lk.mass * vc
+        lin += p
+        ang += r @ lk.inertia @ r.T @ w + np.cross(c, p)
+    return lin, ang

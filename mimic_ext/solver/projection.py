@@ -1,0 +1,97 @@
+"""The relations as a projection ``u = S v + u0`` (SOLVER_NOTES sections 2-4), built in Python.
+
+The kernel only needs, per DOF, its root column and gain (``S`` has one nonzero per row),
+the offset to measure the position error, and, per relation, how to read its impulse back
+from the residual ``G^T mu``. All of that is decided here, once per model and again when
+a relation is added at runtime; the forest logic (chains, redundancy, conflicts) is the
+shared ``MimicForest``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..schema.forest import REDUNDANT, MimicForest
+
+ACTIVE_ROW, REDUNDANT_ROW, SOFT_ROW = 0, 1, 2
+STATUS = {ACTIVE_ROW: "active", REDUNDANT_ROW: "redundant", SOFT_ROW: "compliant"}
+
+
+@dataclass(frozen=True)
+class RelationRow:
+    """One relation between two DOFs of the model, SI, ``q_f = multiplier q_l + offset``."""
+
+    key: str
+    follower: str
+    leader: str
+    fi: int
+    li: int
+    multiplier: float
+    offset: float
+    natural_frequency: float = 0.0
+    damping_ratio: float = 0.0
+
+    @property
+    def compliant(self) -> bool:
+        return self.natural_frequency > 0.0 and self.damping_ratio > 0.0
+
+
+class Projection:
+    """Relations of one model folded into root columns, gains and an impulse read-out order."""
+
+    def __init__(self, n_u: int, rows: list[RelationRow] = ()):
+        self.n_u = n_u
+        self.rows: list[RelationRow] = []
+        self.kinds: list[int] = []
+        self.forest = MimicForest()
+        for row in rows:
+            self.add(row)
+
+    def add(self, row: RelationRow) -> str:
+        """Add a relation; raises ``MimicConflictError`` (nothing changed) when it cannot hold."""
+        if row.compliant:
+            kind = SOFT_ROW
+            if row.fi == row.li:
+                self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)  # raises SELF
+        else:
+            status = self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)
+            kind = REDUNDANT_ROW if status == REDUNDANT else ACTIVE_ROW
+        self.rows.append(row)
+        self.kinds.append(kind)
+        return STATUS[kind]
+
+    def columns(self) -> tuple[list[int], list[float], list[float], list[int], int]:
+        """Per DOF: reduced column, gain a, offset beta, root DOF; and the column count k."""
+        roots, gains, betas = [], [], []
+        for j in range(self.n_u):
+            r, a, b = self.forest.find(j)
+            roots.append(r)
+            gains.append(a)
+            betas.append(b)
+        order = sorted(set(roots))
+        col = {r: i for i, r in enumerate(order)}
+        return [col[r] for r in roots], gains, betas, roots, len(order)
+
+    def elimination(self) -> list[tuple[int, int]]:
+        """(relation, DOF) pairs: solve ``mu_relation`` from that DOF's residual, in this order.
+
+        The active relations form a forest over the DOFs; peeling leaves leaves exactly one
+        unknown impulse per equation (SOLVER_NOTES section 4, generalised to any tree shape).
+        """
+        active = [i for i, k in enumerate(self.kinds) if k == ACTIVE_ROW]
+        incident: dict[int, set[int]] = {}
+        for i in active:
+            incident.setdefault(self.rows[i].fi, set()).add(i)
+            incident.setdefault(self.rows[i].li, set()).add(i)
+        order: list[tuple[int, int]] = []
+        left = set(active)
+        while left:
+            leaf = next(((node, next(iter(rels))) for node, rels in incident.items() if len(rels) == 1), None)
+            if leaf is None:        # cannot happen for a forest; keep the read-out total anyway
+                break
+            node, rel = leaf
+            order.append((rel, node))
+            left.discard(rel)
+            for end in (self.rows[rel].fi, self.rows[rel].li):
+                incident[end].discard(rel)
+        return order

@@ -1,0 +1,376 @@
+"""USD stage -> articulation trees in SI units (pure Python/numpy, run once per model).
+
+This is the only place where the solver reads USD, so unit conversions (degrees, stage
+units, per-degree drive gains) happen here exactly once. Fixed joints are merged into
+their parent link, loop-closing joints (``physics:excludeFromArticulation``) are left out
+of the tree, and a tree whose root has no joint to the world gets a floating base.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+from ..schema import joints as J
+from .errors import UnsupportedStageError
+
+REVOLUTE, PRISMATIC, FREE = 0, 1, 2
+
+#: Default mass properties for a body without MassAPI (or with mass 0): PhysX would derive
+#: them from collision shapes, which real assets sometimes lack (missing mesh payloads).
+#: 0.1 kg with the inertia of a solid 5 cm-radius sphere: small next to a hand's links
+#: but not so small that it makes the mass matrix ill-conditioned.
+DEFAULT_MASS = 0.1
+DEFAULT_RADIUS = 0.05
+DEFAULT_GRAVITY = 9.81
+
+_AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
+
+
+def _quat_to_mat(w: float, x: float, y: float, z: float) -> np.ndarray:
+    n = math.sqrt(w * w + x * x + y * y + z * z) or 1.0
+    w, x, y, z = w / n, x / n, y / n, z / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def mat_to_quat_xyzw(r: np.ndarray) -> np.ndarray:
+    """Rotation matrix -> unit quaternion (x, y, z, w), Warp's order."""
+    q = Gf.Matrix3d(*r.T.flatten().tolist()).ExtractRotation().GetQuat()  # Gf is row-vector
+    im = q.GetImaginary()
+    out = np.array([im[0], im[1], im[2], q.GetReal()])
+    return out / np.linalg.norm(out)
+
+
+def _tf(pos, rot: np.ndarray) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = rot
+    t[:3, 3] = pos
+    return t
+
+
+def _inv(t: np.ndarray) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = t[:3, :3].T
+    out[:3, 3] = -t[:3, :3].T @ t[:3, 3]
+    return out
+
+
+def _gf_quat_mat(q) -> np.ndarray:
+    im = q.GetImaginary()
+    return _quat_to_mat(q.GetReal(), im[0], im[1], im[2])
+
+
+def world_pose(prim: Usd.Prim, mpu: float) -> np.ndarray:
+    """The prim's world transform without scale, translation in metres."""
+    m = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default()) \
+        if prim.IsA(UsdGeom.Xformable) else Gf.Matrix4d(1.0)
+    t = Gf.Transform(m)
+    return _tf(np.array(t.GetTranslation()) * mpu, _gf_quat_mat(t.GetRotation().GetQuat()))
+
+
+@dataclass
+class JointSpec:
+    """One revolute or prismatic joint of the tree, SI units."""
+
+    path: str
+    kind: str
+    lower: float = -math.inf
+    upper: float = math.inf
+    max_velocity: float = math.inf
+    friction: float = 0.0
+    armature: float = 0.0
+    stiffness: float = 0.0
+    damping: float = 0.0
+    max_force: float = math.inf
+    has_drive: bool = False
+    target_pos: float = 0.0
+    target_vel: float = 0.0
+    q0: float = 0.0
+    u0: float = 0.0
+
+
+@dataclass
+class LinkSpec:
+    """A rigid link (one body plus any bodies welded to it by fixed joints)."""
+
+    body: str
+    parent: int
+    jtype: int
+    joint: JointSpec | None
+    X_p: np.ndarray          # joint frame in the parent link frame (world when parent == -1)
+    X_c: np.ndarray          # joint frame in this link's frame
+    axis: np.ndarray         # unit axis in the joint frame (sign folded in)
+    pose0: np.ndarray        # initial world pose (floating bases)
+    bodies: list = field(default_factory=list)   # (path, pose in link frame)
+    mass: float = 0.0
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+
+
+@dataclass
+class StageSpec:
+    links: list[LinkSpec]
+    gravity: np.ndarray
+    warnings: list[str]
+    joint_kinds: dict[str, str]          # every joint prim on the stage -> kind (for error messages)
+    excluded: list[str]                  # loop-closing joints left out of the trees
+    source: str
+
+
+def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
+    up = UsdGeom.GetStageUpAxis(stage)
+    down = -_AXES[up if up in _AXES else "Z"]
+    for prim in stage.Traverse():
+        if prim.IsA(UsdPhysics.Scene):
+            scene = UsdPhysics.Scene(prim)
+            d = scene.GetGravityDirectionAttr().Get()
+            mag = scene.GetGravityMagnitudeAttr().Get()
+            direction = np.array(d, float) if d is not None and np.linalg.norm(np.array(d, float)) > 0 else down
+            direction = direction / np.linalg.norm(direction)
+            g = DEFAULT_GRAVITY if mag is None or not math.isfinite(mag) or mag < 0 else float(mag) * mpu
+            return direction * g
+    return down * DEFAULT_GRAVITY
+
+
+def _attr(prim: Usd.Prim, name: str):
+    a = prim.GetAttribute(name)
+    return a.Get() if a and a.HasAuthoredValue() else None
+
+
+def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
+    pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
+    rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
+    p = np.array(pos, float) * mpu if pos is not None else np.zeros(3)
+    r = _gf_quat_mat(rot) if rot is not None else np.eye(3)
+    return _tf(p, r)
+
+
+def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec:
+    spec = JointSpec(path=str(prim.GetPath()), kind=kind)
+    lim = J.limits_si(prim)
+    if lim is not None:
+        spec.lower, spec.upper = lim
+    ang = kind == J.REVOLUTE
+    s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
+    force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
+    v = _attr(prim, "physxJoint:maxJointVelocity")
+    if v is not None and math.isfinite(v) and v > 0:
+        spec.max_velocity = float(v) * s
+    f = _attr(prim, "physxJoint:jointFriction")
+    if f is not None and math.isfinite(f) and f > 0:
+        spec.friction = float(f) * force_scale
+    a = _attr(prim, "physxJoint:armature")
+    if a is not None and math.isfinite(a) and a > 0:
+        spec.armature = float(a) * (kgpu * mpu * mpu if ang else kgpu)
+    dof = "angular" if ang else "linear"
+    if prim.HasAPI(UsdPhysics.DriveAPI, dof):
+        drive = UsdPhysics.DriveAPI(prim, dof)
+        kp = drive.GetStiffnessAttr().Get() or 0.0
+        kd = drive.GetDampingAttr().Get() or 0.0
+        fmax = drive.GetMaxForceAttr().Get()
+        spec.has_drive = True
+        spec.stiffness = float(kp) * force_scale / s           # per degree (or unit) -> per rad (or m)
+        spec.damping = float(kd) * force_scale / s
+        spec.max_force = math.inf if fmax is None or not math.isfinite(fmax) or fmax >= 3.4e38 \
+            else float(fmax) * force_scale
+        spec.target_pos = float(drive.GetTargetPositionAttr().Get() or 0.0) * s
+        spec.target_vel = float(drive.GetTargetVelocityAttr().Get() or 0.0) * s
+    pos = _attr(prim, f"state:{dof}:physics:position")
+    vel = _attr(prim, f"state:{dof}:physics:velocity")
+    spec.q0 = float(pos) * s if pos is not None and math.isfinite(pos) else 0.0
+    spec.u0 = float(vel) * s if vel is not None and math.isfinite(vel) else 0.0
+    return spec
+
+
+def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarray, np.ndarray, bool]:
+    """(mass, com in body frame, inertia about com in body frame, defaulted?)."""
+    mass, com, inertia, defaulted = 0.0, np.zeros(3), None, False
+    if prim.HasAPI(UsdPhysics.MassAPI):
+        api = UsdPhysics.MassAPI(prim)
+        m = api.GetMassAttr().Get()
+        mass = float(m) * kgpu if m is not None and math.isfinite(m) and m > 0 else 0.0
+        c = api.GetCenterOfMassAttr().Get()
+        if c is not None and all(math.isfinite(x) for x in c):
+            com = np.array(c, float) * mpu
+        d = api.GetDiagonalInertiaAttr().Get()
+        if d is not None and all(math.isfinite(x) for x in d) and sum(d) > 0:
+            pa = api.GetPrincipalAxesAttr().Get()
+            r = _gf_quat_mat(pa) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
+            inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
+    if mass <= 0:
+        mass, defaulted = DEFAULT_MASS, True
+    if inertia is None:
+        inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
+    return mass, com, inertia, defaulted
+
+
+def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
+    """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects."""
+    mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
+    kgpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
+    notes: list[str] = []
+    bodies: dict[str, Usd.Prim] = {}
+    roots_api: set[str] = set()
+    kinematic: set[str] = set()
+    joint_prims: list[tuple[Usd.Prim, str]] = []
+    joint_kinds: dict[str, str] = {}
+    excluded: list[str] = []
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            rb = UsdPhysics.RigidBodyAPI(prim)
+            if rb.GetRigidBodyEnabledAttr().Get() is not False:
+                bodies[str(prim.GetPath())] = prim
+                if rb.GetKinematicEnabledAttr().Get():
+                    kinematic.add(str(prim.GetPath()))
+        if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
+            roots_api.add(str(prim.GetPath()))
+        kind = J.joint_kind(prim)
+        if kind is None:
+            continue
+        joint_kinds[str(prim.GetPath())] = kind
+        joint = UsdPhysics.Joint(prim)
+        if joint.GetJointEnabledAttr().Get() is False:
+            continue
+        if joint.GetExcludeFromArticulationAttr().Get():
+            excluded.append(str(prim.GetPath()))
+            continue
+        joint_prims.append((prim, kind))
+
+    def side_body(path: str | None) -> str | None:
+        return path if path in bodies and path not in kinematic else None
+
+    # adjacency over bodies; None stands for the world (static prims, kinematic bodies)
+    edges: list[tuple[Usd.Prim, str, str | None, str | None]] = []
+    for prim, kind in joint_prims:
+        b0, b1 = J.joint_bodies(prim)
+        s0, s1 = side_body(b0), side_body(b1)
+        if s0 is None and s1 is None:
+            continue
+        if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
+            raise UnsupportedStageError(
+                f"{prim.GetPath()}: {kind} joints are not modelled by the mimic solver; mark it "
+                f"physics:excludeFromArticulation or replace it with revolute/prismatic/fixed joints")
+        edges.append((prim, kind, s0, s1))
+    adj: dict[str | None, list[int]] = {}
+    for i, (_, _, s0, s1) in enumerate(edges):
+        adj.setdefault(s0, []).append(i)
+        adj.setdefault(s1, []).append(i)
+
+    def anchor(path: str | None) -> np.ndarray:
+        """World pose of a joint's static side (a non-body prim, a kinematic body or nothing)."""
+        if path is None:
+            return np.eye(4)
+        prim = stage.GetPrimAtPath(path)
+        return world_pose(prim, mpu) if prim and prim.IsValid() else np.eye(4)
+
+    links: list[LinkSpec] = []
+    where: dict[str, tuple[int, np.ndarray]] = {}   # body -> (link, pose in link frame); link -1 = world
+    used: set[int] = set()
+    defaulted: list[str] = []
+
+    def attach(link: int, body: str, pose: np.ndarray) -> None:
+        where[body] = (link, pose)
+        if link >= 0:
+            links[link].bodies.append((body, pose))
+
+    def expand(queue: deque) -> None:
+        while queue:
+            node = queue.popleft()
+            for ei in adj.get(node, []):
+                if ei in used:
+                    continue
+                used.add(ei)
+                prim, kind, s0, s1 = edges[ei]
+                jnt = UsdPhysics.Joint(prim)
+                b0, b1 = J.joint_bodies(prim)
+                if node == s0:
+                    child, p_side, c_side, sign = s1, 0, 1, 1.0
+                else:
+                    child, p_side, c_side, sign = s0, 1, 0, -1.0
+                if child is None or child in where:
+                    excluded.append(str(prim.GetPath()))
+                    notes.append(f"{prim.GetPath()}: closes a loop; it is not part of the tree and "
+                                 f"is not enforced (mark it physics:excludeFromArticulation)")
+                    continue
+                if node is None:
+                    plink, ppose = -1, anchor(b0 if p_side == 0 else b1)
+                else:
+                    plink, ppose = where[node]
+                lp = _local_frame(jnt, p_side, mpu)
+                lc = _local_frame(jnt, c_side, mpu)
+                if kind == J.FIXED:
+                    attach(plink, child, ppose @ lp @ _inv(lc))
+                else:
+                    axis_tok = UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get() if kind == J.REVOLUTE \
+                        else UsdPhysics.PrismaticJoint(prim).GetAxisAttr().Get()
+                    spec = _joint_spec(prim, kind, mpu, kgpu)
+                    links.append(LinkSpec(
+                        body=child, parent=plink, jtype=REVOLUTE if kind == J.REVOLUTE else PRISMATIC,
+                        joint=spec, X_p=ppose @ lp, X_c=lc, axis=sign * _AXES.get(str(axis_tok), _AXES["X"]),
+                        pose0=np.eye(4)))
+                    attach(len(links) - 1, child, np.eye(4))
+                queue.append(child)
+
+    # trees rooted at the world first, then floating ones
+    if None in adj:
+        expand(deque([None]))
+    for path in bodies:
+        if path in where or path not in adj or path in kinematic:
+            continue
+        # pick the root: the articulation-root body, else a body that is never a joint's body1
+        comp, seen, q = [], {path}, deque([path])
+        while q:
+            b = q.popleft()
+            comp.append(b)
+            for ei in adj.get(b, []):
+                _, _, s0, s1 = edges[ei]
+                for o in (s0, s1):
+                    if o is not None and o not in seen:
+                        seen.add(o)
+                        q.append(o)
+        body1s = {edges[ei][3] for b in comp for ei in adj.get(b, [])}
+        root = next((b for b in comp if b in roots_api), None) \
+            or next((b for b in comp if b not in body1s), comp[0])
+        pose = world_pose(bodies[root], mpu)
+        if fix_base:
+            where[root] = (-1, pose)
+        else:
+            links.append(LinkSpec(body=root, parent=-1, jtype=FREE, joint=None, X_p=np.eye(4), X_c=np.eye(4),
+                                  axis=np.zeros(3), pose0=pose))
+            attach(len(links) - 1, root, np.eye(4))
+        expand(deque([root]))
+
+    for link in links:
+        ms, coms, inertias = [], [], []
+        for body, pose in link.bodies:
+            m, c, inertia, dflt = _body_mass(bodies[body], mpu, kgpu)
+            if dflt:
+                defaulted.append(body)
+            r = pose[:3, :3]
+            ms.append(m)
+            coms.append(r @ c + pose[:3, 3])
+            inertias.append(r @ inertia @ r.T)
+        mt = float(sum(ms))
+        com = sum(m * c for m, c in zip(ms, coms)) / mt
+        inertia = np.zeros((3, 3))
+        for m, c, i in zip(ms, coms, inertias):
+            d = c - com
+            inertia += i + m * (d @ d * np.eye(3) - np.outer(d, d))
+        link.mass, link.com, link.inertia = mt, com, inertia
+    if defaulted:
+        msg = (f"{len(defaulted)} bod{'y has' if len(defaulted) == 1 else 'ies have'} no mass properties "
+               f"(no MassAPI or mass 0); using the default {DEFAULT_MASS} kg with the inertia of a "
+               f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}")
+        notes.append(msg)
+        warnings.warn(msg, stacklevel=3)
+    # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
+    return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
+                     excluded=excluded, source=stage.GetRootLayer().identifier)

@@ -1,0 +1,179 @@
+"""Small UsdPhysics stages built in memory for the solver tests (no files).
+
+Each builder returns a stage whose geometry is simple enough that the expected motion
+can be written down by hand (inertias about the joint axes, torques, gear ratios).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+import mimic_ext.schema  # noqa: F401  (registers the mimic schemas)
+from mimic_ext.schema import MimicRelation, set_relation
+
+
+class StageBuilder:
+    """Bodies and joints under /World, SI stage (metres, kilograms), Z up."""
+
+    def __init__(self, gravity: float = 0.0):
+        self.stage = Usd.Stage.CreateInMemory()
+        UsdGeom.SetStageUpAxis(self.stage, UsdGeom.Tokens.z)
+        UsdGeom.SetStageMetersPerUnit(self.stage, 1.0)
+        UsdGeom.Xform.Define(self.stage, "/World")
+        scene = UsdPhysics.Scene.Define(self.stage, "/World/physicsScene")
+        scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
+        scene.CreateGravityMagnitudeAttr(gravity)
+
+    def body(self, name: str, mass: float | None = 1.0, inertia=(1.0, 1.0, 1.0), com=(0, 0, 0),
+             pos=(0, 0, 0), root: bool = False) -> str:
+        path = f"/World/{name}"
+        xf = UsdGeom.Xform.Define(self.stage, path)
+        xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
+        prim = xf.GetPrim()
+        UsdPhysics.RigidBodyAPI.Apply(prim)
+        if root:
+            UsdPhysics.ArticulationRootAPI.Apply(prim)
+        if mass is not None:
+            m = UsdPhysics.MassAPI.Apply(prim)
+            m.CreateMassAttr(mass)
+            m.CreateDiagonalInertiaAttr(Gf.Vec3f(*inertia))
+            m.CreateCenterOfMassAttr(Gf.Vec3f(*com))
+        return path
+
+    def _joint(self, schema, name: str, body0: str | None, body1: str, pos0=(0, 0, 0), pos1=(0, 0, 0)):
+        path = f"/World/joints/{name}"
+        j = schema.Define(self.stage, path)
+        if body0:
+            j.CreateBody0Rel().SetTargets([Sdf.Path(body0)])
+        j.CreateBody1Rel().SetTargets([Sdf.Path(body1)])
+        j.CreateLocalPos0Attr(Gf.Vec3f(*pos0))
+        j.CreateLocalPos1Attr(Gf.Vec3f(*pos1))
+        j.CreateLocalRot0Attr(Gf.Quatf(1, 0, 0, 0))
+        j.CreateLocalRot1Attr(Gf.Quatf(1, 0, 0, 0))
+        return j
+
+    def revolute(self, name: str, body0: str | None, body1: str, axis: str = "Z", limits_deg=None,
+                 pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+        j = self._joint(UsdPhysics.RevoluteJoint, name, body0, body1, pos0, pos1)
+        j.CreateAxisAttr(axis)
+        if limits_deg is not None:
+            j.CreateLowerLimitAttr(limits_deg[0])
+            j.CreateUpperLimitAttr(limits_deg[1])
+        return str(j.GetPath())
+
+    def prismatic(self, name: str, body0: str | None, body1: str, axis: str = "X", limits=None,
+                  pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+        j = self._joint(UsdPhysics.PrismaticJoint, name, body0, body1, pos0, pos1)
+        j.CreateAxisAttr(axis)
+        if limits is not None:
+            j.CreateLowerLimitAttr(limits[0])
+            j.CreateUpperLimitAttr(limits[1])
+        return str(j.GetPath())
+
+    def fixed(self, name: str, body0: str | None, body1: str, pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+        return str(self._joint(UsdPhysics.FixedJoint, name, body0, body1, pos0, pos1).GetPath())
+
+    def spherical(self, name: str, body0: str | None, body1: str) -> str:
+        return str(self._joint(UsdPhysics.SphericalJoint, name, body0, body1).GetPath())
+
+    def drive(self, joint: str, stiffness: float, damping: float, target: float = 0.0,
+              max_force: float | None = None, angular: bool = True) -> None:
+        """USD units: per degree and degrees for angular drives."""
+        prim = self.stage.GetPrimAtPath(joint)
+        d = UsdPhysics.DriveAPI.Apply(prim, "angular" if angular else "linear")
+        d.CreateStiffnessAttr(stiffness)
+        d.CreateDampingAttr(damping)
+        d.CreateTargetPositionAttr(target)
+        if max_force is not None:
+            d.CreateMaxForceAttr(max_force)
+
+    def mimic(self, follower: str, leader: str, multiplier: float, offset: float = 0.0,
+              natural_frequency: float = 0.0, damping_ratio: float = 0.0, instance: str = "rotX") -> None:
+        """Canonical SI relation ``q_f = multiplier q_l + offset``, authored as PhysxMimicJointAPI."""
+        set_relation(self.stage, MimicRelation(follower=follower, leader=leader, multiplier=multiplier,
+                                               offset=offset, instance=instance,
+                                               natural_frequency=natural_frequency, damping_ratio=damping_ratio))
+
+
+def independent_pair(kind_l: str = "revolute", kind_f: str = "revolute", I_l: float = 2.0, I_f: float = 0.5,
+                     multiplier: float | None = 1.0, offset: float = 0.0, limits_f=None, limits_l=None):
+    """Two 1-DOF joints from the world, each to its own body with inertia I about (mass I along) its axis.
+
+    Revolute joints turn about Z through the body's centre of mass; prismatic ones slide along X.
+    Returns (builder, leader path, follower path).
+    """
+    b = StageBuilder()
+    paths = []
+    for name, kind, inertia, y, lim in (("leader", kind_l, I_l, 0.0, limits_l), ("follower", kind_f, I_f, 1.0, limits_f)):
+        if kind == "revolute":
+            body = b.body(name, mass=1.0, inertia=(1.0, 1.0, inertia), pos=(0, y, 0))
+            paths.append(b.revolute(f"{name}_joint", None, body, "Z", limits_deg=lim, pos0=(0, y, 0)))
+        else:
+            body = b.body(name, mass=inertia, inertia=(0.1, 0.1, 0.1), pos=(0, y, 0))
+            paths.append(b.prismatic(f"{name}_joint", None, body, "X", limits=lim, pos0=(0, y, 0)))
+    if multiplier is not None:
+        b.mimic(paths[1], paths[0], multiplier, offset)
+    return b, paths[0], paths[1]
+
+
+def gripper(floating: bool = False, gravity: float = 0.0, multiplier: float = -1.0):
+    """A palm with two revolute fingers (follower mimics leader), optionally a floating palm.
+
+    The fingers have offset centres of mass so that the palm feels their reaction.
+    """
+    b = StageBuilder(gravity=gravity)
+    palm = b.body("palm", mass=1.0, inertia=(0.01, 0.02, 0.015), com=(0.0, 0.0, 0.02), root=True)
+    left = b.body("left", mass=0.2, inertia=(1e-3, 2e-3, 1.5e-3), com=(0.0, 0.0, 0.05))
+    right = b.body("right", mass=0.3, inertia=(1e-3, 1e-3, 2e-3), com=(0.0, 0.0, 0.06))
+    jl = b.revolute("left_joint", palm, left, "X", pos0=(0, 0.05, 0.1), pos1=(0, 0, 0))
+    jr = b.revolute("right_joint", palm, right, "X", pos0=(0, -0.05, 0.1), pos1=(0, 0, 0))
+    if not floating:
+        b.fixed("anchor", None, palm)
+    b.mimic(jr, jl, multiplier, 0.0)
+    return b, jl, jr
+
+
+def chain3(m1: float = 2.0, m2: float = -0.5, c1: float = 0.1, c2: float = 0.0):
+    """Three independent revolute joints: B = m1 A + c1, C = m2 B + c2."""
+    b = StageBuilder()
+    paths = []
+    for i, name in enumerate("ABC"):
+        body = b.body(name, mass=1.0, inertia=(1, 1, 0.5 + i), pos=(0, i, 0))
+        paths.append(b.revolute(f"{name}_joint", None, body, "Z", pos0=(0, i, 0)))
+    b.mimic(paths[1], paths[0], m1, c1)
+    b.mimic(paths[2], paths[1], m2, c2, instance="rotY")
+    return b, paths
+
+
+def franka_hand_equivalent():
+    """The shared Franka hand (menagerie hand.xml) built by hand: fixed palm, two slide fingers.
+
+    Mirrors the MJCF: hand body rotated by quat (0 0 0 1) (180 deg about Z), fingers at
+    z = 0.0584 sliding along their local Y, the right finger turned 180 deg about Z, and
+    finger_joint1 = finger_joint2 (joint equality). Returns (builder, joint1, joint2).
+    """
+    b = StageBuilder(gravity=9.81)
+    hand = b.body("hand", mass=0.73, inertia=(0.001, 0.0025, 0.0017), com=(-0.01, 0, 0.03))
+    lf = b.body("left_finger", mass=0.015, inertia=(2.375e-6, 2.375e-6, 7.5e-7))
+    rf = b.body("right_finger", mass=0.015, inertia=(2.375e-6, 2.375e-6, 7.5e-7))
+    anchor = b._joint(UsdPhysics.FixedJoint, "anchor", None, hand)
+    anchor.CreateLocalRot0Attr(Gf.Quatf(0, 0, 0, 1))
+    j1 = b._joint(UsdPhysics.PrismaticJoint, "finger_joint1", hand, lf, pos0=(0, 0, 0.0584))
+    j1.CreateAxisAttr("Y")
+    j1.CreateLowerLimitAttr(0.0)
+    j1.CreateUpperLimitAttr(0.04)
+    j2 = b._joint(UsdPhysics.PrismaticJoint, "finger_joint2", hand, rf, pos0=(0, 0, 0.0584))
+    j2.CreateLocalRot0Attr(Gf.Quatf(0, 0, 0, 1))
+    j2.CreateAxisAttr("Y")
+    j2.CreateLowerLimitAttr(0.0)
+    j2.CreateUpperLimitAttr(0.04)
+    for j in (j1, j2):
+        j.GetPrim().CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(0.1)
+    p1, p2 = str(j1.GetPath()), str(j2.GetPath())
+    b.mimic(p1, p2, 1.0, 0.0)
+    return b, p1, p2
+
+
+DEG = math.pi / 180.0

@@ -1,0 +1,114 @@
+"""Stage -> model: units, frames, mass properties, drives, joint properties, bases, gravity."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pxr import Gf, Sdf, UsdGeom, UsdPhysics
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from solver_stages import DEG, StageBuilder, gripper  # noqa: E402
+
+pytest.importorskip("warp")
+from mimic_ext.solver import build_model  # noqa: E402
+from mimic_ext.solver.inspect import body_poses  # noqa: E402
+
+
+def test_units_drives_and_joint_properties_convert_to_si():
+    b = StageBuilder(gravity=980.0)
+    UsdGeom.SetStageMetersPerUnit(b.stage, 0.01)          # centimetres
+    base = b.body("base", mass=2.0, inertia=(1, 2, 3), pos=(0, 0, 0))
+    arm = b.body("arm", mass=1.0, inertia=(100.0, 100.0, 100.0), com=(10, 0, 0))
+    slider = b.body("slider", mass=0.5, inertia=(1, 1, 1))
+    b.fixed("anchor", None, base)
+    rj = b.revolute("hinge", base, arm, "Y", limits_deg=(-45, 90), pos0=(0, 0, 50))
+    pj = b.prismatic("slide", arm, slider, "X", limits=(-2, 3), pos0=(20, 0, 0))
+    b.drive(rj, stiffness=2.0, damping=0.1, target=30.0, max_force=7.0)
+    prim = b.stage.GetPrimAtPath(rj)
+    prim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(90.0)
+    prim.CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(10.0)
+    prim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(100.0)
+    model = build_model(b.stage)
+    assert model.joint_paths == [rj, pj]               # topological order
+    assert model.joint_kind == ["revolute", "prismatic"]
+    assert model.base_bodies == []                     # welded to the world
+    i, k = model.dof_index(rj), model.dof_index(pj)
+    # float32 authoring: 1e-6 relative
+    assert model.limits(rj) == pytest.approx((-45 * DEG, 90 * DEG), rel=1e-6)
+    assert model.limits(pj) == pytest.approx((-0.02, 0.03), rel=1e-6)
+    d = model.drive(rj)
+    # per degree -> per radian (x 180/pi), USD torque kg cm^2/s^2 -> N m (x 1e-4)
+    assert d["stiffness"] == pytest.approx(2.0 / DEG * 1e-4, rel=1e-6)
+    assert d["damping"] == pytest.approx(0.1 / DEG * 1e-4, rel=1e-6)
+    assert d["max_force"] == pytest.approx(7.0 * 1e-4, rel=1e-6)
+    assert d["target_pos"] == pytest.approx(30 * DEG, rel=1e-6)
+    assert model.max_velocity[i] == pytest.approx(90 * DEG, rel=1e-6)
+    assert model.armature[i] == pytest.approx(10.0 * 1e-4, rel=1e-6)
+    assert model.friction[i] == pytest.approx(100.0 * 1e-4, rel=1e-6)
+    assert not model.has_drive[k]
+    assert np.allclose(model.gravity, (0, 0, -9.8), rtol=1e-6)   # 980 cm/s^2
+    arm_link = model.links[i]
+    assert arm_link.mass == pytest.approx(1.0)
+    assert arm_link.com == pytest.approx([0.1, 0, 0])            # 10 cm
+    assert np.diag(arm_link.inertia) == pytest.approx([0.01] * 3)   # 100 kg cm^2
+    # the sweep runner can add a drive after build
+    model.set_drive(pj, stiffness=100.0, damping=5.0)
+    assert model.drive(pj)["enabled"] and model.drive(pj)["stiffness"] == 100.0
+
+
+def test_fixed_joints_merge_and_principal_axes_rotate_inertia():
+    b = StageBuilder()
+    base = b.body("base", mass=1.0, inertia=(1, 1, 1))
+    link = b.body("link", mass=1.0, inertia=(0.1, 0.2, 0.3))
+    tip = b.body("tip", mass=2.0, inertia=(0.01, 0.01, 0.01))
+    mass_api = UsdPhysics.MassAPI(b.stage.GetPrimAtPath(link))
+    s = math.sqrt(0.5)
+    mass_api.CreatePrincipalAxesAttr(Gf.Quatf(s, 0, 0, s))   # 90 deg about Z: x <-> y
+    b.fixed("anchor", None, base)
+    b.revolute("hinge", base, link, "Z")
+    b.fixed("weld", link, tip, pos0=(1.0, 0, 0))             # tip 1 m along the link's X
+    model = build_model(b.stage)
+    assert len(model.links) == 1
+    lk = model.links[0]
+    assert lk.mass == pytest.approx(3.0)
+    assert lk.com == pytest.approx([2.0 / 3.0, 0, 0])
+    # rotated principal inertia (0.2, 0.1, 0.3) + tip 0.01 + parallel axis terms about the joint COM
+    expected_zz = 0.3 + 0.01 + 1.0 * (2 / 3) ** 2 + 2.0 * (1 / 3) ** 2
+    assert lk.inertia[2, 2] == pytest.approx(expected_zz, rel=1e-6)
+    assert lk.inertia[0, 0] == pytest.approx(0.2 + 0.01, rel=1e-6)
+    assert lk.inertia[1, 1] == pytest.approx(0.1 + 0.01 + 1.0 * (2 / 3) ** 2 + 2.0 * (1 / 3) ** 2, rel=1e-6)
+
+
+def test_floating_base_and_joint_frames():
+    b, jl, jr = gripper(floating=True)
+    xf = UsdGeom.Xformable(b.stage.GetPrimAtPath("/World/palm"))
+    xf.GetOrderedXformOps()[0].Set(Gf.Vec3d(1.0, 2.0, 3.0))
+    model = build_model(b.stage)
+    assert model.base_bodies == ["/World/palm"]
+    assert model.dof_count == 8 and model.coord_count == 9
+    q = model.state().joint_q.numpy()[0]
+    assert q[2:5] == pytest.approx([1.0, 2.0, 3.0])
+    q[model.dof_index(jl)] = 0.5
+    poses = body_poses(model, q)
+    # left finger hinges about X at palm + (0, 0.05, 0.1): rotate by 0.5 rad about X
+    left = poses["/World/left"]
+    assert left[:3, 3] == pytest.approx([1.0, 2.05, 3.1])
+    assert left[:3, :3] @ np.array([0, 0, 1.0]) == pytest.approx([0, -math.sin(0.5), math.cos(0.5)])
+    fixed = build_model(b.stage, fix_base=True)
+    assert fixed.base_bodies == [] and fixed.dof_count == 2
+
+
+def test_body_without_mass_gets_default_with_one_warning():
+    b = StageBuilder()
+    a = b.body("a", mass=None)
+    c = b.body("c", mass=None)
+    j = b.revolute("j", None, a, "Z")
+    b.revolute("k", a, c, "Z")
+    with pytest.warns(UserWarning, match="2 bodies have no mass") as rec:
+        model = build_model(b.stage)
+    assert len(rec) == 1
+    assert model.links[model.dof_index(j)].mass == pytest.approx(0.1)
