@@ -112,3 +112,19 @@ def test_body_without_mass_gets_default_with_one_warning():
         model = build_model(b.stage)
     assert len(rec) == 1
     assert model.links[model.dof_index(j)].mass == pytest.approx(0.1)
+
+
+def test_config_file_matches_the_code_defaults():
+    import inspect as pyinspect
+    from pathlib import Path
+
+    import yaml
+
+    from mimic_ext.solver import Solver, stage_reader
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "solver.yaml").read_text())
+    params = pyinspect.signature(Solver).parameters
+    assert cfg["erp"] == params["erp"].default and cfg["iterations"] == params["iterations"].default
+    assert cfg["default_mass"] == stage_reader.DEFAULT_MASS
+    assert cfg["default_radius"] == stage_reader.DEFAULT_RADIUS
+    assert cfg["gravity"] == stage_reader.DEFAULT_GRAVITY
