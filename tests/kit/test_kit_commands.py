@@ -1,0 +1,157 @@
+"""Each mimic command: do, undo (the root layer's text is identical to before), redo; refused input changes nothing."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import pytest
+
+FOLLOWER = "/Robotiq/Joints/right_outer_knuckle_joint"   # gearing -1 (follows finger_joint 1:1)
+LEADER = "/Robotiq/Joints/finger_joint"
+OTHER = "/Robotiq/Joints/left_inner_finger_joint"
+FIXED = "/Robotiq/Joints/base_joint"
+BODY = "/Robotiq/base_link"
+
+
+@pytest.fixture
+def stage(kit, extension, robotiq_sample):
+    return kit.open(robotiq_sample)
+
+
+def _attr(stage, path, name):
+    return stage.GetPrimAtPath(path).GetAttribute(f"physxMimicJoint:rotX:{name}").Get()
+
+
+def _do_undo_redo(kit, stage, command, check_done, **kwargs):
+    """Run ``command``; undo must restore the exact text, redo the exact edited text."""
+    import omni.kit.commands
+
+    layer = stage.GetRootLayer()
+    before = layer.ExportToString()
+    ok, _ = omni.kit.commands.execute(command, **kwargs)
+    assert ok
+    check_done()
+    after = layer.ExportToString()
+    assert after != before
+    assert kit.undo.undo() is True
+    assert layer.ExportToString() == before
+    assert kit.undo.redo() is True
+    assert layer.ExportToString() == after
+    check_done()
+
+
+def test_add_on_a_plain_joint_then_undo_restores_unauthored_state(kit, stage):
+    import omni.kit.commands
+
+    from mimic_ext.schema import read_joint_relations
+
+    assert omni.kit.commands.execute("RemoveMimicJoint", prim_path=FOLLOWER)[0]
+    kit.undo.clear_stack()
+
+    def done():
+        (rel,) = read_joint_relations(stage.GetPrimAtPath(FOLLOWER))
+        assert (rel.leader, rel.instance, rel.authored["gearing"], rel.authored["offset"]) == (LEADER, "rotX", 2.0, 5.0)
+
+    _do_undo_redo(kit, stage, "AddMimicJoint", done, prim_path=FOLLOWER, reference_joint_path=LEADER,
+                  gearing=2.0, offset=5.0)
+
+
+def test_remove_then_undo_brings_back_the_authored_relation(kit, stage):
+    def done():
+        assert stage.GetPrimAtPath(FOLLOWER).GetAppliedSchemas() == []
+        assert not stage.GetPrimAtPath(FOLLOWER).GetAttribute("physxMimicJoint:rotX:gearing")
+
+    _do_undo_redo(kit, stage, "RemoveMimicJoint", done, prim_path=FOLLOWER, instance="rotX")
+
+
+def test_set_gearing(kit, stage):
+    _do_undo_redo(kit, stage, "SetMimicGearing", lambda: _check(stage, "gearing", 2.0),
+                  prim_path=FOLLOWER, gearing=2.0)
+
+
+def test_set_offset(kit, stage):
+    _do_undo_redo(kit, stage, "SetMimicOffset", lambda: _check(stage, "offset", 12.5),
+                  prim_path=FOLLOWER, offset=12.5)
+
+
+def test_set_reference_joint(kit, stage):
+    def done():
+        rel = stage.GetPrimAtPath(FOLLOWER).GetRelationship("physxMimicJoint:rotX:referenceJoint")
+        assert [str(t) for t in rel.GetTargets()] == [OTHER]
+
+    _do_undo_redo(kit, stage, "SetMimicReferenceJoint", done, prim_path=FOLLOWER, reference_joint_path=OTHER)
+
+
+def test_set_compliance(kit, stage):
+    def done():
+        _check(stage, "naturalFrequency", 30.0)
+        _check(stage, "dampingRatio", 0.75)
+
+    _do_undo_redo(kit, stage, "SetMimicCompliance", done, prim_path=FOLLOWER, natural_frequency=30.0,
+                  damping_ratio=0.75)
+
+
+def test_undo_distinguishes_unauthored_from_authored_fallback(kit, robotiq_sample, extension, tmp_path):
+    """A relation whose gearing is unauthored (fallback 1): undo must leave it unauthored, not = 1."""
+    import omni.kit.commands
+    from pxr import Usd
+
+    stage = Usd.Stage.Open(str(robotiq_sample))
+    stage.GetPrimAtPath(FOLLOWER).GetAttribute("physxMimicJoint:rotX:gearing").Clear()
+    path = tmp_path / "fallback.usda"
+    stage.GetRootLayer().Export(str(path))
+    stage = kit.open(path)
+    before = stage.GetRootLayer().ExportToString()
+    assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=1.0)[0]
+    assert stage.GetPrimAtPath(FOLLOWER).GetAttribute("physxMimicJoint:rotX:gearing").HasAuthoredValue()
+    kit.undo.undo()
+    assert not stage.GetPrimAtPath(FOLLOWER).GetAttribute("physxMimicJoint:rotX:gearing").HasAuthoredValue()
+    assert stage.GetRootLayer().ExportToString() == before
+
+
+def _check(stage, name, value):
+    # float32 attributes: the typed values here are exactly representable, so equality is exact.
+    assert _attr(stage, FOLLOWER, name) == value
+
+
+REFUSED = [
+    ("SetMimicGearing", {"prim_path": FOLLOWER, "gearing": 0.0}, "cannot be 0"),
+    ("SetMimicGearing", {"prim_path": FOLLOWER, "gearing": math.inf}, "finite"),
+    ("SetMimicGearing", {"prim_path": FOLLOWER, "gearing": math.nan}, "finite"),
+    ("SetMimicOffset", {"prim_path": FOLLOWER, "offset": math.nan}, "finite"),
+    ("SetMimicCompliance", {"prim_path": FOLLOWER, "natural_frequency": -1.0, "damping_ratio": 1.0}, ">= 0"),
+    ("SetMimicCompliance", {"prim_path": FOLLOWER, "natural_frequency": 1.0, "damping_ratio": math.inf}, "finite"),
+    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": FOLLOWER}, "cannot follow itself"),
+    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": BODY}, "is not a joint"),
+    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": "/Nowhere"}, "no prim at"),
+    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": FIXED}, "cannot lead"),
+    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": LEADER, "reference_axis": "rotW"},
+     "reference axis"),
+    ("SetMimicGearing", {"prim_path": FOLLOWER, "gearing": 2.0, "instance": "rotY"}, "no PhysxMimicJointAPI:rotY"),
+    ("SetMimicGearing", {"prim_path": BODY, "gearing": 2.0}, "not a UsdPhysics joint"),
+    ("AddMimicJoint", {"prim_path": FOLLOWER, "reference_joint_path": LEADER}, "already has"),
+    ("AddMimicJoint", {"prim_path": LEADER, "reference_joint_path": LEADER}, "cannot follow itself"),
+    ("AddMimicJoint", {"prim_path": LEADER, "reference_joint_path": OTHER, "gearing": 0}, "cannot be 0"),
+    ("RemoveMimicJoint", {"prim_path": LEADER}, "no mimic relation"),
+]
+
+
+@pytest.mark.parametrize("command,kwargs,why", REFUSED, ids=[f"{c}-{w}" for c, _, w in REFUSED])
+def test_refused_input_changes_nothing(kit, stage, caplog, command, kwargs, why):
+    import omni.kit.commands
+
+    layer = stage.GetRootLayer()
+    before = layer.ExportToString()
+    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=1.0)[0]   # an earlier edit
+    edited = layer.ExportToString()
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        assert omni.kit.commands.execute(command, **kwargs) == (False, None)
+    assert layer.ExportToString() == edited
+    name = command
+    assert any(r.getMessage().startswith(f"{name}: ") and why in r.getMessage() for r in caplog.records), \
+        [r.getMessage() for r in caplog.records]
+    # Nothing of the refused command stays on the undo stack: one undo undoes the earlier edit.
+    assert [e.name for e in kit.undo.get_undo_stack()] == ["SetMimicOffset"]
+    assert kit.undo.undo() is True
+    assert layer.ExportToString() == before

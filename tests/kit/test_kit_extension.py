@@ -1,0 +1,69 @@
+"""Extension lifecycle: startup registers commands, the Property section and the menu entry; shutdown removes them."""
+
+from __future__ import annotations
+
+import logging
+
+EXT_ID = "mimic_ext-0.1.0"   # Kit passes "<name>-<version>"
+
+COMMAND_NAMES = ("AddMimicJoint", "RemoveMimicJoint", "SetMimicGearing", "SetMimicOffset",
+                 "SetMimicReferenceJoint", "SetMimicCompliance")
+
+
+def _registered(kit):
+    import omni.kit.commands
+    import omni.kit.menu.utils
+
+    from mimic_ext.kit.stage_sweep import MENU_ITEM, MENU_NAME
+
+    commands = {name: len(omni.kit.commands.get_commands().get(name, {})) for name in COMMAND_NAMES}
+    widgets = [name for name in kit.property.get_window()._stub_registered("prim") if name == "mimic_joint"]
+    menu = [i for i in omni.kit.menu.utils.get_merged_menus().get(MENU_NAME, []) if i.name == MENU_ITEM]
+    return commands, widgets, menu
+
+
+def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
+    from pxr import Plug
+
+    from mimic_ext.kit import MimicExtension
+    from mimic_ext.schema.registration import PLUGIN_NAME
+
+    ext = MimicExtension()
+    ext.on_startup(EXT_ID)
+    commands, widgets, menu = _registered(kit)
+    assert commands == {name: 1 for name in COMMAND_NAMES}
+    assert widgets == ["mimic_joint"] and len(menu) == 1
+    assert Plug.Registry().GetPluginWithName(PLUGIN_NAME) is not None or \
+        Plug.Registry().GetPluginWithName("PhysxSchema") is not None
+
+    ext.on_shutdown()
+    commands, widgets, menu = _registered(kit)
+    assert commands == {name: 0 for name in COMMAND_NAMES}
+    assert widgets == [] and menu == []
+
+    ext.on_startup(EXT_ID)          # the same instance started again
+    ext.on_shutdown()
+    ext = MimicExtension()          # and a new instance, as after a module reload
+    ext.on_startup(EXT_ID)
+    commands, widgets, menu = _registered(kit)
+    assert commands == {name: 1 for name in COMMAND_NAMES}
+    assert widgets == ["mimic_joint"] and len(menu) == 1
+    ext.on_shutdown()
+    assert _registered(kit) == ({name: 0 for name in COMMAND_NAMES}, [], [])
+
+
+def test_startup_without_a_property_window_warns_and_still_registers_the_rest(kit, caplog, monkeypatch):
+    import omni.kit.window.property
+
+    from mimic_ext.kit import MimicExtension
+
+    monkeypatch.setattr(omni.kit.window.property, "get_window", lambda: None)
+    ext = MimicExtension()
+    with caplog.at_level(logging.WARNING, logger="carb"):
+        ext.on_startup(EXT_ID)
+    assert any("Property window is not running" in r.getMessage() for r in caplog.records)
+    import omni.kit.commands
+
+    assert omni.kit.commands.get_command_class("SetMimicGearing") is not None
+    ext.on_shutdown()
+    assert omni.kit.commands.get_command_class("SetMimicGearing") is None

@@ -1,0 +1,187 @@
+"""The stand-ins behave like the Kit APIs they replace (KIT_API.md), so Kit-layer tests mean something."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+
+import pytest
+
+
+def _command_classes():
+    import omni.kit.commands
+
+    class NoUndoCommand(omni.kit.commands.Command):
+        def __init__(self, log):
+            self.log = log
+
+        def do(self):
+            self.log.append("do")
+            return 42
+
+    class CountCommand(omni.kit.commands.Command):
+        def __init__(self, box, step=1):
+            self.box, self.step = box, step
+
+        def do(self):
+            self.box[0] += self.step
+            return self.box[0]
+
+        def undo(self):
+            self.box[0] -= self.step
+
+    class FailCommand(omni.kit.commands.Command):
+        def __init__(self, box):
+            self.box = box
+
+        def do(self):
+            self.box[0] += 100
+            raise ValueError("refused")
+
+        def undo(self):
+            self.box[0] -= 100
+
+    return NoUndoCommand, CountCommand, FailCommand
+
+
+def test_commands_execute_register_and_undo_like_kit(kit, caplog):
+    import omni.kit.commands
+    import omni.kit.undo
+
+    no_undo, count, fail = _command_classes()
+    # The base class has no undo and no __init__; do is abstract.
+    assert not hasattr(omni.kit.commands.Command, "undo")
+    with pytest.raises(TypeError):
+        omni.kit.commands.Command()
+    for cls in (no_undo, count, fail):
+        omni.kit.commands.register(cls)
+    # Names are stored without the "Command" suffix and can be called either way.
+    assert {"NoUndo", "Count", "Fail"} <= set(omni.kit.commands.get_commands())
+    assert omni.kit.commands.get_command_class("CountCommand") is count
+
+    log, box = [], [0]
+    assert omni.kit.commands.execute("NoUndo", log=log) == (True, 42)
+    assert len(omni.kit.undo.get_undo_stack()) == 0          # no undo(): not recorded
+    assert omni.kit.commands.execute("Count", box=box, step=2) == (True, 2)
+    assert omni.kit.commands.execute("Count", box=box, step=3) == (True, 5)
+    assert omni.kit.undo.undo() is True and box == [2]
+    assert omni.kit.undo.redo() is True and box == [5]
+
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        assert omni.kit.commands.execute("Unknown") == (False, None)
+        assert omni.kit.commands.execute("Fail", box=box) == (False, None)
+    assert any("Unknown" in r.getMessage() for r in caplog.records)
+    assert any("Failed to execute a command: Fail" in r.getMessage() for r in caplog.records)
+    assert box == [5]                                        # the failing command was undone
+    assert [e.name for e in omni.kit.undo.get_undo_stack()] == ["Count", "Count"]
+
+    # A group is one undo step; an empty stack makes undo() return False.
+    with omni.kit.undo.group():
+        omni.kit.commands.execute("Count", box=box)
+        omni.kit.commands.execute("Count", box=box)
+    assert box == [7]
+    assert omni.kit.undo.undo() is True and box == [5]
+    assert omni.kit.undo.redo() is True and box == [7]
+    omni.kit.undo.clear_stack()
+    assert omni.kit.undo.undo() is False
+
+    # Refusing a non-Command class logs an error.
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        omni.kit.commands.register(int)
+    assert any("not a subclass of a Command" in r.getMessage() for r in caplog.records)
+    for cls in (no_undo, count, fail):
+        omni.kit.commands.unregister(cls)
+    assert omni.kit.commands.get_command_class("Count") is None
+
+
+def test_selection_payload_and_property_window(kit, robotiq_sample):
+    import omni.kit.window.property
+    from omni.kit.property.usd import PrimSelectionPayload
+    from omni.kit.window.property.templates import SimplePropertyWidget
+    from pxr import Sdf, Usd
+
+    stage = Usd.Stage.Open(str(robotiq_sample))
+    payload = PrimSelectionPayload(weakref.ref(stage), [Sdf.Path("/Robotiq")])
+    assert len(payload) == 1 and payload and payload.get_stage() is stage
+    assert payload != PrimSelectionPayload(weakref.ref(stage), [Sdf.Path("/Robotiq")])   # identity only
+
+    class Hello(SimplePropertyWidget):
+        built = 0
+
+        def build_items(self):
+            Hello.built += 1
+            super().build_items()
+
+    window = omni.kit.window.property.get_window()
+    widget = Hello("Hello")
+    window.register_widget("prim", "hello", widget)            # top_stack defaults to True
+    assert window._widgets_top["prim"]["hello"] is widget
+    kit.open(robotiq_sample)
+    kit.select("/Robotiq")
+    assert window.get_scheme() == "prim"
+    assert Hello.built == 1                                    # built one frame after the window frame
+    assert [w.text for w in kit.walk(kit.property_root()) if hasattr(w, "text")][:1] == ["Hello"]
+    window.unregister_widget("prim", "hello")
+    assert "hello" not in window._stub_registered("prim")
+
+
+def test_ui_models_frames_and_with_blocks(kit):
+    import omni.ui as ui
+
+    calls = []
+    model = ui.SimpleFloatModel(1.0)
+    model.add_value_changed_fn(lambda m: calls.append(("changed", m.as_float)))
+    model.add_end_edit_fn(lambda m: calls.append(("end", m.as_float)))
+    model.begin_edit()
+    model.set_value(2.0)
+    model.end_edit()
+    assert calls == [("changed", 2.0), ("end", 2.0)]
+
+    built = []
+    window = ui.Window("stub test", width=100, height=100)
+
+    def build():
+        built.append(1)
+        with ui.VStack():
+            ui.Label("a", identifier="a")
+            ui.FloatField(identifier="f")
+
+    window.frame.set_build_fn(build)
+    assert built == []                                          # lazy: built on the next draw
+    kit.frames(1)
+    assert built == [1] and kit.find("a", window.frame).text == "a"
+    assert isinstance(kit.find("f", window.frame).model, ui.SimpleFloatModel)   # default model
+    window.frame.rebuild()
+    kit.frames(1)
+    assert built == [1, 1]
+    with pytest.raises(TypeError):
+        ui.Label("x", colour=1)                                 # unknown keywords fail as in Kit
+    combo = ui.ComboBox(1, "rotX", "rotY", "rotZ")
+    seen = []
+    combo.model.add_item_changed_fn(lambda m, item: seen.append(m.get_item_value_model().as_int))
+    combo.model.get_item_value_model().set_value(2)
+    assert seen == [2]
+    assert [combo.model.get_item_value_model(i).as_string for i in combo.model.get_item_children()] == \
+        ["rotX", "rotY", "rotZ"]
+    window.destroy()
+
+
+def test_signatures_the_kit_layer_relies_on(kit):
+    import inspect
+
+    import carb.settings
+    import omni.kit.menu.utils
+    import omni.kit.window.property
+    from omni.kit.property.usd import UsdPropertiesWidget
+
+    with pytest.raises(TypeError):
+        UsdPropertiesWidget("no collapsed")                    # `collapsed` has no default in Kit
+    sig = inspect.signature(omni.kit.window.property.get_window().register_widget)
+    assert sig.parameters["top_stack"].default is True
+    sig = inspect.signature(omni.kit.menu.utils.add_menu_items)
+    assert list(sig.parameters) == ["menu", "name", "menu_index", "can_rebuild_menus", "delegate"]
+    settings = carb.settings.get_settings()
+    assert settings.get("/exts/mimic_ext/missing") is None
+    settings.set("/exts/mimic_ext/x", [1, 2])
+    assert settings.get("/exts/mimic_ext/x") == [1, 2]
+    assert settings.get_as_string("/exts/mimic_ext/missing") == ""

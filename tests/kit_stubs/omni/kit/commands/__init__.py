@@ -1,0 +1,219 @@
+"""Stand-in for ``omni.kit.commands`` (behaviour of Kit's ``omni/kit/commands/command.py``).
+
+- ``Command`` is an ABC with an abstract ``do`` and no ``__init__`` or ``undo``; a command is undoable only
+  when ``callable(getattr(cmd, "undo", None))``.
+- ``register`` stores a class under its name minus a trailing "Command", keyed by ``__module__``; a class that
+  is not a Command subclass is refused with a logged error.
+- ``execute(name, **kwargs)`` builds the command with ``cls(**kwargs)`` (an exception there propagates), logs
+  an error and returns ``(False, None)`` for an unknown or ambiguous name, otherwise hands over to
+  ``omni.kit.undo.execute`` which returns ``(True, do_result)`` or, when ``do`` raises, logs the error and
+  returns ``(False, None)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from typing import Any, Callable, Dict, List, Tuple, Type
+
+import carb
+
+PRE_DO_CALLBACK = "pre_do"
+POST_DO_CALLBACK = "post_do"
+PRE_UNDO_CALLBACK = "pre_undo"
+POST_UNDO_CALLBACK = "post_undo"
+
+_commands: Dict[str, Dict[str, type]] = defaultdict(dict)
+_callbacks: Dict[tuple, Dict[str, List[Callable]]] = defaultdict(lambda: defaultdict(list))
+_on_change: set = set()
+LOGGING_ENABLED = True
+
+
+class Command(ABC):
+    """Base class for all commands."""
+
+    @abstractmethod
+    def do(self):
+        pass
+
+    def modify_callback_info(self, cb_type: str, args: Dict[str, Any]) -> Dict[str, Any]:
+        return args
+
+
+def _log_error(message: str) -> None:
+    if LOGGING_ENABLED:
+        carb.log_error(message)
+
+
+def set_logging_enabled(enabled: bool) -> None:
+    global LOGGING_ENABLED
+    LOGGING_ENABLED = enabled
+
+
+def _strip(name: str) -> str:
+    return name[:-7] if name.endswith("Command") else name
+
+
+def _split(name: str) -> Tuple[str, str]:
+    module, _, cls = name.rpartition(".")
+    return module, cls
+
+
+def _dispatch_changed() -> None:
+    for fn in list(_on_change):
+        fn()
+
+
+def subscribe_on_change(on_change) -> None:
+    _on_change.add(on_change)
+
+
+def unsubscribe_on_change(on_change) -> None:
+    _on_change.discard(on_change)
+
+
+def register(command_class: Type[Command]) -> None:
+    if not (isinstance(command_class, type) and issubclass(command_class, Command)):
+        _log_error(f"Can't register command: {command_class} it is not a subclass of a Command.")
+        return
+    name = command_class.__name__
+    if command_class.__module__ in _commands[_strip(name)]:
+        carb.log_verbose(f'Command: "{name}" is already registered. Overwriting it.')
+    _commands[_strip(name)][command_class.__module__] = command_class
+    _dispatch_changed()
+
+
+def unregister(command_class: Type[Command]) -> None:
+    if not (isinstance(command_class, type) and issubclass(command_class, Command)):
+        _log_error(f"Can't unregister command: {command_class} it is not a subclass of a Command.")
+        return
+    name = _strip(command_class.__name__)
+    _commands[name].pop(command_class.__module__, None)
+    _callbacks.pop((name, command_class.__module__), None)
+    _dispatch_changed()
+
+
+def register_all_commands_in_module(module):
+    """Register every Command subclass found by ``dir(module)``; returns an accessor object."""
+
+    class CommandInterface:
+        pass
+
+    if isinstance(module, str) and module in sys.modules:
+        module = sys.modules[module]
+    for attr in dir(module):
+        obj = getattr(module, attr)
+        if isinstance(obj, type) and issubclass(obj, Command) and obj is not Command:
+            register(obj)
+            short = _strip(obj.__name__)
+
+            def run(cls_self, _cmd=obj, **kwargs):
+                return execute(_cmd.__name__, **kwargs)
+
+            run.__name__ = short
+            run.__doc__ = obj.__doc__
+            setattr(CommandInterface, short, run)
+    return CommandInterface()
+
+
+def unregister_module_commands(command_interface) -> None:
+    if command_interface is None:
+        return
+    for name in dir(command_interface):
+        if name.startswith("__"):
+            continue
+        cls = get_command_class(name)
+        if cls is not None:
+            unregister(cls)
+
+
+def get_command_class(name: str):
+    module, cls = _split(name)
+    cmds = _commands[cls]
+    if not cmds:
+        if not name.endswith("Command"):
+            return None
+        module, cls = _split(name[:-7])
+        cmds = _commands[cls]
+        if not cmds:
+            return None
+    if len(cmds) == 1:
+        return next(iter(cmds.values()))
+    if module == "":
+        _log_error(f"There are multiple commands with {name}. Pass full command name including module name.")
+        return None
+    return cmds.get(module)
+
+
+def get_command_class_signature(name: str):
+    cls = get_command_class(name)
+    return inspect.signature(cls.__init__) if cls else None
+
+
+def get_command_doc(name: str) -> str:
+    cls = get_command_class(name)
+    return inspect.getdoc(cls) if cls else ""
+
+
+def get_commands():
+    return _commands
+
+
+def get_commands_list() -> List[type]:
+    return [c for by_module in _commands.values() for c in by_module.values()]
+
+
+def create(name, **kwargs):
+    cls = get_command_class(name)
+    if not cls:
+        return None
+    return cls(**kwargs)
+
+
+class CallbackID:
+    def __init__(self, key, cb_type, fn):
+        self._key, self._cb_type, self._fn = key, cb_type, fn
+
+
+def register_callback(name: str, cb_type: str, callback: Callable[[Dict[str, Any]], None]) -> CallbackID:
+    module, cls = _split(_strip(name))
+    _callbacks[(cls, module)][cb_type].append(callback)
+    return CallbackID((cls, module), cb_type, callback)
+
+
+def unregister_callback(id: CallbackID) -> None:  # noqa: A002 (Kit's name)
+    if not isinstance(id, CallbackID):
+        carb.log_error("Invalid callback id")
+        return
+    try:
+        _callbacks[id._key][id._cb_type].remove(id._fn)
+    except ValueError:
+        carb.log_error(f"Attempt to unregister a {id._cb_type} callback which was not registered.")
+
+
+def _call_callbacks(command, name: str, kwargs: Dict[str, Any], cb_type: str) -> None:
+    module, cls = _split(_strip(name))
+    callbacks = _callbacks[(cls, module)][cb_type]
+    if callbacks:
+        info = command.modify_callback_info(cb_type, dict(kwargs))
+        for cb in list(callbacks):
+            cb(info if isinstance(info, dict) else dict(kwargs))
+
+
+def execute(name, **kwargs) -> Tuple[bool, Any]:
+    command = create(name, **kwargs)
+    if not command:
+        _log_error(f'Can\'t execute command: "{name}", it wasn\'t registered or ambigious.')
+        return (False, None)
+    if not callable(getattr(command, "do", None)):
+        _log_error(f'Can\'t execute command: "{name}", it doesn\'t have do() method.')
+        return (False, None)
+    import omni.kit.undo
+
+    return omni.kit.undo.execute(command, name, kwargs)
+
+
+# Kit registers the built-in Undo/Redo commands when omni.kit.undo loads.
+import omni.kit.undo  # noqa: E402,F401

@@ -1,0 +1,129 @@
+"""``SimplePropertyWidget`` (behaviour of Kit's ``templates/simple_property_widget.py``).
+
+``build_impl`` creates a ``CollapsableFrame(title, collapsed=...)`` (or a plain ``Frame``) and calls
+``request_rebuild``, which schedules ``_delayed_rebuild`` as a coroutine: on a later frame it builds
+``build_items()`` inside ``VStack(height=0, spacing=5, name="frame_v_stack")`` in that frame. ``on_new_payload``
+stores the payload and returns False only for a large selection. ``clean`` cancels a pending rebuild.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import carb
+import omni.ui as ui
+from omni.kit.async_engine import run_coroutine
+from omni.kit.window.property.property_widget import PropertyWidget
+
+LABEL_WIDTH = 160
+LABEL_WIDTH_LIGHT = 235
+LABEL_HEIGHT = 18
+HORIZONTAL_SPACING = 4
+
+
+def build_frame_header(collapsed, text: str, group_id: str | None = None):
+    with ui.HStack(spacing=8):
+        ui.Label(text)
+
+
+class SimplePropertyWidget(PropertyWidget):
+    def __init__(self, title: str, collapsed: bool = False, collapsable: bool = True):
+        super().__init__(title)
+        self._collapsed_default = collapsed
+        self._collapsed = collapsed
+        self._collapsable = collapsable
+        self._collapsable_frame = None
+        self._payload = None
+        self._pending_rebuild_task = None
+        self._any_item_visible = False
+
+    def clean(self):
+        self.reset()
+        if self._pending_rebuild_task is not None:
+            self._pending_rebuild_task.cancel()
+        self._pending_rebuild_task = None
+        if self._collapsable_frame is not None:
+            self._collapsable_frame.set_build_fn(None)
+            if self._collapsable:
+                self._collapsable_frame.set_collapsed_changed_fn(None)
+            self._collapsable_frame = None
+
+    def reset(self):
+        pass
+
+    def request_rebuild(self):
+        if self._pending_rebuild_task:
+            return
+        self._pending_rebuild_task = run_coroutine(self._delayed_rebuild())
+
+    def add_label(self, label: str):
+        ui.Label(label, name="label", width=LABEL_WIDTH, height=LABEL_HEIGHT)
+
+    def add_item(self, label: str, value):
+        if not self._filter.matches(label):
+            return
+        with ui.HStack(spacing=HORIZONTAL_SPACING):
+            self.add_label(label)
+            ui.StringField(name="models").model.set_value(str(value))
+        self._any_item_visible = True
+
+    def add_item_with_model(self, label: str, model, editable: bool = False, identifier: str | None = None):
+        if not self._filter.matches(label):
+            return
+        with ui.HStack(spacing=HORIZONTAL_SPACING):
+            self.add_label(label)
+            sf = ui.StringField(name="models", model=model, enabled=editable)
+            if identifier and sf:
+                sf.identifier = identifier
+        self._any_item_visible = True
+
+    def on_new_payload(self, payload, ignore_large_selection=False) -> bool:
+        self._payload = payload
+        if (not ignore_large_selection and payload and hasattr(payload, "is_large_selection")
+                and payload.is_large_selection()):
+            return False
+        return True
+
+    def build_items(self):
+        self.add_item("Hello", "World")
+
+    def on_collapsed_changed(self, collapsed):
+        self._collapsed = collapsed
+
+    def build_impl(self):
+        if self._collapsable:
+            self._collapsable_frame = ui.CollapsableFrame(
+                self._title, build_header_fn=self._build_frame_header, collapsed=self._collapsed_default)
+            self._collapsable_frame.set_collapsed_changed_fn(self.on_collapsed_changed)
+        else:
+            self._collapsable_frame = ui.Frame(height=0, style={"Frame": {"padding": 0}})
+        self.request_rebuild()
+
+    def _build_frame_header(self, collapsed, text: str, group_id: str | None = None):
+        build_frame_header(collapsed, text, group_id)
+
+    def _build_frame(self):
+        with ui.VStack(height=0, spacing=5, name="frame_v_stack"):
+            self._any_item_visible = False
+            self.build_items()
+            self._collapsable_frame.visible = True
+            ui.Spacer(height=0)
+
+    async def _delayed_rebuild(self):
+        try:
+            if self._pending_rebuild_task is not None:
+                try:
+                    if self._collapsable_frame:
+                        with self._collapsable_frame:
+                            self._build_frame()
+                        self._collapsable_frame.rebuild()
+                finally:
+                    self._pending_rebuild_task = None
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - Kit's handle_exception logs and swallows
+            import traceback
+
+            carb.log_error(f"Exception when async '{self._delayed_rebuild}'")
+            carb.log_error(f"{exc}")
+            carb.log_error(traceback.format_exc())
