@@ -1,0 +1,84 @@
+"""``mimic-ext import`` and ``mimic-ext export``: the importers on the command line.
+
+Only the standard library is imported at module level (``mimic-ext --help`` stays fast);
+pxr and the importers load inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+UNITS = ("units: the USD stage is in metres and kilograms (metersPerUnit = kilogramsPerUnit = 1); "
+         "revolute limits, targets and drive gains in degrees.")
+SIGNS = ("signs: URDF q_f = multiplier*q_ref + offset (rad or m); MJCF q1 - ref1 = a0 + a1 (q2 - ref2), "
+         "written as PhysX q_f + gearing*q_ref + offset = 0 with gearing = -multiplier, offset in degrees "
+         "(revolute follower) or metres.")
+
+
+def _warn(lines) -> None:
+    for line in lines:
+        print(f"mimic-ext: warning: {line}", file=sys.stderr)
+
+
+def cmd_import(args) -> int:
+    from .importing import import_robot
+
+    result = import_robot(args.robot, out=args.output, schema=args.schema)
+    _warn(result.warnings)
+    summary = (f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
+               f"{len(result.relations)} mimic relation(s) ({args.schema}) from {result.format} {result.source}")
+    try:
+        from ..schema.validation import validate
+    except ImportError:
+        validate = None
+    if validate is not None:
+        findings = validate(result.stage)
+        errors = sum(f.severity == "error" for f in findings)
+        warnings = sum(f.severity == "warning" for f in findings)
+        summary += f"; validation: {errors} error(s), {warnings} warning(s)"
+    print(summary)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from ..schema.stage_io import open_stage
+    from .urdf_export import export_urdf
+
+    opened = open_stage(args.stage)
+    summary = opened.composition_summary()
+    if summary:
+        _warn([summary])
+    result = export_urdf(opened.stage, args.output, robot_path=args.robot)
+    _warn(result.warnings)
+    mimics = result.text.count("<mimic ")
+    print(f"{result.out}: {len(result.links)} links, {len(result.joints)} joints, {mimics} <mimic> tag(s)")
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser(
+        "import", help="URDF or MJCF robot -> simulation-ready USD with its mimic relations",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Import a URDF (<mimic>) or MJCF (<equality><joint>) robot into a USD stage: rigid bodies\n"
+                    "with mass, joints with limits and drives, an articulation root, a physics scene and\n"
+                    "PhysxMimicJointAPI and/or NewtonMimicAPI relations. Exit 2 on bad input (nothing written).\n\n"
+                    + UNITS + "\n" + SIGNS)
+    p.add_argument("robot", metavar="ROBOT", help="a .urdf file or an MJCF .xml file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.usda", help="stage to write (atomically)")
+    p.add_argument("--schema", choices=("physx", "newton", "both"), default="physx",
+                   help="which mimic schema to author (default: physx)")
+    p.set_defaults(func=cmd_import)
+
+    e = subparsers.add_parser(
+        "export", help="USD articulation -> URDF with <mimic> tags",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write a stage's articulation as URDF: links with inertia and primitive shapes, joints\n"
+                    "with limits and <mimic> tags. Exit 2 on bad input (nothing written).\n\n"
+                    "units: URDF limits and offsets in radians (revolute) or metres (prismatic), from USD degrees.\n"
+                    "signs: <mimic> means q_f = multiplier*q_ref + offset; from PhysX q_f + gearing*q_ref + offset = 0, "
+                    "multiplier = -gearing.")
+    e.add_argument("stage", metavar="STAGE", help="USD stage (.usd, .usda, .usdc)")
+    e.add_argument("-o", "--output", required=True, metavar="ROBOT.urdf", help="URDF to write (atomically)")
+    e.add_argument("--robot", metavar="PRIM", help="articulation prim to export (default: the default prim)")
+    e.set_defaults(func=cmd_export)

@@ -1,0 +1,147 @@
+"""``import_robot``: URDF or MJCF file -> checked relations -> USD stage (-> file, atomically).
+
+The relations are checked before anything is written (types, one leader per follower,
+contradicting cycles through ``MimicForest``), so a bad file never leaves an output.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pxr import Usd
+
+from ..errors import MimicInputError
+from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
+from ..schema.relation import SCHEMAS, MimicRelation
+from ..schema.stage_io import save_layer_atomically
+from .mjcf import MjcfReader
+from .model import PRISMATIC, REVOLUTE, RobotModel
+from .urdf import read_urdf
+from .usd_writer import write_stage
+from .xmltree import parse_xml
+
+SCHEMA_CHOICES = (*SCHEMAS, "both")
+_LIST_MAX = 8
+
+
+@dataclass
+class ImportResult:
+    """The imported stage (in memory), the relations as computed (float64, SI), warnings.
+
+    ``relations`` are the exact canonical values; USD stores gearing/offset as float32,
+    so reading the stage back gives them to float32 precision.
+    """
+
+    stage: Usd.Stage
+    relations: list[MimicRelation]
+    warnings: list[str]
+    source: Path
+    format: str
+    robot_path: str
+    joint_paths: dict[str, str] = field(default_factory=dict)
+    body_paths: dict[str, str] = field(default_factory=dict)
+    massless_bodies: list[str] = field(default_factory=list)
+    meshes_left_out: list[str] = field(default_factory=list)
+    out: Path | None = None
+
+
+def _listing(items: list[str]) -> str:
+    uniq = list(dict.fromkeys(items))
+    shown = ", ".join(uniq[:_LIST_MAX])
+    return shown + (f" (+{len(uniq) - _LIST_MAX} more)" if len(uniq) > _LIST_MAX else "")
+
+
+def read_robot(path: str | os.PathLike) -> RobotModel:
+    """Parse URDF or MJCF (told apart by the root element) into a ``RobotModel``."""
+    p = Path(path)
+    root = parse_xml(p)
+    if root.tag == "robot":
+        model = read_urdf(p)
+    elif root.tag == "mujoco":
+        model = MjcfReader(p).read()
+    else:
+        raise MimicInputError(f"{root.where}: <{root.tag}> is neither a URDF <robot> nor an MJCF <mujoco> file")
+    check_relations(model)
+    return model
+
+
+def check_relations(model: RobotModel) -> None:
+    """Refuse relations no simulator can keep; chains and redundant ones stay (with a warning)."""
+    forest = MimicForest()
+    leader_of: dict[str, object] = {}
+    keep = []
+    for m in model.mimics:
+        where = f"{m.file}:{m.line}"
+        for role, name in (("follower", m.follower), ("leader", m.leader)):
+            joint = model.joint(name)
+            if joint is None:
+                raise MimicInputError(f"{where}: mimic {role} joint '{name}' does not exist")
+            if joint.kind not in (REVOLUTE, PRISMATIC):
+                raise MimicInputError(f"{where}: mimic {role} '{name}' is a {joint.kind} joint; a mimic relation "
+                                      "needs revolute, continuous or prismatic joints")
+        key = f"'{m.follower}' (line {m.line})"
+        try:
+            status = forest.add(key, m.follower, m.leader, m.multiplier, m.offset)
+        except MimicConflictError as exc:
+            raise MimicInputError(f"{where}: {exc}") from None
+        if status == REDUNDANT:
+            model.warnings.append(f"{where}: the relation of '{m.follower}' on '{m.leader}' repeats others "
+                                  "(redundant): not written")
+            continue
+        if m.follower in leader_of:
+            first = leader_of[m.follower]
+            raise MimicInputError(f"{where}: joint '{m.follower}' already follows '{first.leader}' "
+                                  f"(line {first.line}); a joint can mimic only one leader")
+        leader_of[m.follower] = m
+        keep.append(m)
+    model.mimics = keep
+
+
+def _summarise(model: RobotModel, writer) -> list[str]:
+    warnings = list(model.warnings)
+    src = model.source
+    massless = [b for b in model.massless_bodies if b not in model.mesh_inertia_bodies]
+    if massless:
+        what = "<inertial>" if model.format == "URDF" else "mass (no <inertial> and no massive geoms)"
+        warnings.append(f"{src}: {len(massless)} body(ies) have no {what}, so no mass is written "
+                        f"(a simulator applies its default): {_listing(massless)}")
+    if model.unresolved_meshes:
+        warnings.append(f"{src}: {len(set(model.unresolved_meshes))} mesh file(s) cannot be found "
+                        f"(unresolvable package:// or missing path), skipped: {_listing(model.unresolved_meshes)}")
+    missing = [g.mesh_ref for b in model.bodies.values() for g in b.geoms
+               if g.shape == "mesh" and g.mesh_file is None and model.format == "MJCF"]
+    if missing:
+        warnings.append(f"{src}: {len(set(missing))} mesh file(s) do not exist, skipped: {_listing(missing)}")
+    if writer.meshes_left_out:
+        warnings.append(f"{src}: {len(set(writer.meshes_left_out))} mesh(es) left out (no mesh library installed: "
+                        f"pip install trimesh to convert them; bodies, mass, joints and primitive shapes are "
+                        f"imported): {_listing(writer.meshes_left_out)}")
+    if writer.mesh_failures:
+        warnings.append(f"{src}: {len(writer.mesh_failures)} mesh(es) could not be read, left out: "
+                        f"{_listing(writer.mesh_failures)}")
+    return warnings
+
+
+def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
+                 schema: str = "physx") -> ImportResult:
+    """Import a URDF or MJCF robot into a USD stage with its mimic relations.
+
+    ``schema``: 'physx' (PhysxMimicJointAPI), 'newton' (NewtonMimicAPI) or 'both'.
+    With ``out`` the stage is written there atomically (nothing is written on error).
+    """
+    if schema not in SCHEMA_CHOICES:
+        raise MimicInputError(f"unknown schema '{schema}' (use one of {', '.join(SCHEMA_CHOICES)})")
+    if out is not None and Path(out).suffix.lower() not in (".usd", ".usda", ".usdc"):
+        raise MimicInputError(f"{out}: the output must be a .usda, .usdc or .usd file")
+    model = read_robot(path)
+    stage, relations, writer = write_stage(model, schema)
+    result = ImportResult(stage=stage, relations=relations, warnings=_summarise(model, writer),
+                          source=Path(path), format=model.format, robot_path=writer.robot,
+                          joint_paths=dict(writer.joint_paths), body_paths=dict(writer.body_paths),
+                          massless_bodies=list(model.massless_bodies),
+                          meshes_left_out=list(writer.meshes_left_out))
+    if out is not None:
+        result.out = save_layer_atomically(stage.GetRootLayer(), out)
+    return result

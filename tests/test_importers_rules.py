@@ -1,0 +1,529 @@
+"""Importer rules on small hand-written files: conversion pitfalls, strict numbers, MJCF
+semantics, safe XML, atomic output and the CLI.
+
+Tolerances: 1e-9 on relations computed in float64 from the file text; 1e-6 on values
+read back from USD, which stores them as float32 (relative precision 6e-8).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pxr import Gf, UsdGeom, UsdPhysics
+
+from mimic_ext.errors import MimicInputError
+from mimic_ext.importers import export_urdf, import_robot
+from mimic_ext.schema import read_relations
+
+F32 = 1e-6
+EXACT = 1e-9
+
+
+def urdf(tmp_path: Path, joints: str, name: str = "robot.urdf") -> Path:
+    """A URDF with the given joint elements and a 1 kg link l0, l1.. for each one they name."""
+    import re
+    names = sorted(set(re.findall(r'link="(l\d)"', joints)) | {"l0"})
+    body = "\n".join(
+        f'  <link name="{n}"><inertial><mass value="1"/>'
+        f'<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        for n in names)
+    path = tmp_path / name
+    path.write_text(f'<?xml version="1.0"?>\n<robot name="bot">\n{body}\n{joints}\n</robot>\n')
+    return path
+
+
+def rev(name, parent, child, extra="", jtype="revolute", axis="0 0 1"):
+    return (f'  <joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<axis xyz="{axis}"/><limit lower="-1" upper="1" effort="5" velocity="2"/>{extra}</joint>')
+
+
+def physx_attr(result, joint, name):
+    prim = result.stage.GetPrimAtPath(result.joint_paths[joint])
+    return prim.GetAttribute(f"physxMimicJoint:rotX:{name}").Get()
+
+
+# ---------------------------------------------------------------- documented pitfalls
+
+def test_urdf_offset_becomes_negated_degrees_in_physx(tmp_path):
+    """A converter that copies the URDF offset into PhysX gets sign and unit wrong."""
+    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
+    result = import_robot(path)
+    assert physx_attr(result, "j2", "offset") == pytest.approx(-5.729578, abs=1e-5)  # -0.1 rad in degrees; float32
+    assert physx_attr(result, "j2", "gearing") == pytest.approx(-2.0, abs=F32)
+    rel = result.relations[0]
+    assert (rel.multiplier, rel.offset) == (2.0, 0.1)
+
+
+def test_prismatic_offset_stays_in_metres(tmp_path):
+    path = urdf(tmp_path, rev("j1", "l0", "l1", jtype="prismatic")
+                + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1" offset="0.01"/>', jtype="prismatic"))
+    result = import_robot(path)
+    assert physx_attr(result, "j2", "offset") == pytest.approx(-0.01, abs=F32)
+    assert physx_attr(result, "j2", "gearing") == pytest.approx(1.0, abs=F32)
+
+
+def test_mixed_revolute_prismatic_multiplier_carries_degrees(tmp_path):
+    """Follower prismatic (m), leader revolute: gearing is metres per degree."""
+    path = urdf(tmp_path, rev("j1", "l0", "l1")
+                + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0.5"/>', jtype="prismatic"))
+    result = import_robot(path)
+    assert physx_attr(result, "j2", "gearing") == pytest.approx(-0.5 * math.pi / 180, rel=F32)
+    back = read_relations(result.stage)[0]
+    assert back.multiplier == pytest.approx(0.5, rel=F32)
+
+
+def test_urdf_defaults_multiplier_1_offset_0_and_newton(tmp_path):
+    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1"/>'))
+    result = import_robot(path, schema="newton")
+    rel = result.relations[0]
+    assert (rel.schema, rel.multiplier, rel.offset) == ("newton", 1.0, 0.0)
+    prim = result.stage.GetPrimAtPath(result.joint_paths["j2"])
+    assert prim.GetAttribute("newton:mimicCoef1").Get() == 1.0
+
+
+MJCF_REF = """<mujoco model="refs">
+  <compiler angle="degree"/>
+  <worldbody>
+    <body name="a">
+      <joint name="j1" type="hinge" axis="0 1 0" range="-30 60" ref="10"/>
+      <geom type="box" size="0.1 0.1 0.1"/>
+      <body name="b" pos="0 0 1">
+        <joint name="j2" type="hinge" axis="1 0 0" range="-45 45" ref="20"/>
+        <geom type="sphere" size="0.1"/>
+        <body name="c" pos="0 0 1">
+          <joint name="j3" type="slide" axis="0 0 1" range="-0.1 0.2" ref="0.05"/>
+          <geom type="capsule" size="0.05 0.1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint joint1="j1" joint2="j2" polycoef="0.1 2 0 0 0"/>
+    <joint joint1="j3" joint2="j2" polycoef="0.02 0.5"/>
+  </equality>
+</mujoco>
+"""
+
+
+def _relations(result):
+    name_of = {p: n for n, p in result.joint_paths.items()}
+    return {name_of[r.follower]: (name_of[r.leader], r.multiplier, r.offset) for r in result.relations}
+
+
+def test_mjcf_ref_shifts_the_offset_and_polycoef_is_not_converted(tmp_path):
+    """q1 - ref1 = a0 + a1 (q2 - ref2): canonical offset a0 + ref1 - a1 ref2 (SI).
+
+    compiler angle="degree" converts ref and range, never polycoef (MuJoCo reads a0 in
+    radians whatever the angle unit; checked against mujoco in test_importers_mujoco).
+    """
+    path = tmp_path / "refs.xml"
+    path.write_text(MJCF_REF)
+    result = import_robot(path)
+    rels = _relations(result)
+    r10, r20 = math.radians(10), math.radians(20)
+    assert rels["j1"][0] == "j2"
+    assert rels["j1"][1] == pytest.approx(2.0, abs=EXACT)
+    assert rels["j1"][2] == pytest.approx(0.1 + r10 - 2 * r20, abs=EXACT)
+    assert rels["j3"][1] == pytest.approx(0.5, abs=EXACT)  # metres per radian
+    assert rels["j3"][2] == pytest.approx(0.02 + 0.05 - 0.5 * r20, abs=EXACT)
+    # limits are MuJoCo's range, in degrees, unshifted: USD's joint coordinate is MuJoCo's q
+    j1 = UsdPhysics.RevoluteJoint(result.stage.GetPrimAtPath(result.joint_paths["j1"]))
+    assert (j1.GetLowerLimitAttr().Get(), j1.GetUpperLimitAttr().Get()) == (-30.0, 60.0)
+
+
+def _joint_coordinate(stage, path):
+    """The joint's USD coordinate in the authored pose, from body poses and joint frames."""
+    from mimic_ext.importers.transforms import AXES, quat_to_rot
+    joint = UsdPhysics.Joint(stage.GetPrimAtPath(path))
+    cache = UsdGeom.XformCache()
+
+    def frame(rel, pos, rot):
+        targets = rel.GetTargets()
+        world = np.array(cache.GetLocalToWorldTransform(stage.GetPrimAtPath(targets[0]))).T if targets else np.eye(4)
+        q = rot.Get()
+        local = np.eye(4)
+        local[:3, :3] = quat_to_rot([q.GetReal(), *q.GetImaginary()])
+        local[:3, 3] = pos.Get()
+        return world @ local
+
+    f0 = frame(joint.GetBody0Rel(), joint.GetLocalPos0Attr(), joint.GetLocalRot0Attr())
+    f1 = frame(joint.GetBody1Rel(), joint.GetLocalPos1Attr(), joint.GetLocalRot1Attr())
+    rel = np.linalg.inv(f0) @ f1
+    axis = AXES[joint.GetPrim().GetAttribute("physics:axis").Get()]
+    if joint.GetPrim().IsA(UsdPhysics.PrismaticJoint):
+        return float(rel[:3, 3] @ axis)
+    R = rel[:3, :3]
+    return math.atan2(float(axis @ np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])) / 2,
+                      (np.trace(R) - 1) / 2)
+
+
+def test_mjcf_file_pose_is_at_q_equal_ref(tmp_path):
+    """The bodies are placed as written, where MuJoCo's q = ref: USD reads q = ref there."""
+    path = tmp_path / "refs.xml"
+    path.write_text(MJCF_REF)
+    result = import_robot(path)
+    for name, ref in (("j1", math.radians(10)), ("j2", math.radians(20)), ("j3", 0.05)):
+        assert _joint_coordinate(result.stage, result.joint_paths[name]) == pytest.approx(ref, abs=F32)
+    from test_importers import _assert_frames_agree  # off-DOF consistency of the frames
+    for path in result.joint_paths.values():
+        _assert_frames_agree(result.stage, result.stage.GetPrimAtPath(path))
+
+
+# ---------------------------------------------------------------- strict numbers and URDF errors
+
+@pytest.mark.parametrize("attrs", ['multiplier="2junk"', 'offset=""', 'multiplier="nan"', 'offset="inf"',
+                                   'multiplier="1e999"', 'offset="0.1 0.2"', 'multiplier="1_0"'])
+def test_mimic_value_must_be_one_finite_number(tmp_path, attrs):
+    joints = rev("j1", "l0", "l1") + "\n" + rev("j2", "l1", "l2", f'\n    <mimic joint="j1" {attrs}/>')
+    path = urdf(tmp_path, joints)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "<mimic" in t)
+    with pytest.raises(MimicInputError) as err:
+        import_robot(path)
+    msg = str(err.value)
+    assert f"{path}:{line}:" in msg and "'j2'" in msg and "finite number" in msg
+    assert "\n" not in msg
+
+
+def test_mimic_of_missing_joint_names_it(tmp_path):
+    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="nope"/>'))
+    with pytest.raises(MimicInputError, match=r"robot.urdf:\d+: .*'nope', which does not exist"):
+        import_robot(path)
+
+
+def test_contradicting_cycle_is_an_error_consistent_one_a_warning(tmp_path):
+    bad = urdf(tmp_path, rev("j1", "l0", "l1", '<mimic joint="j2" offset="0.1"/>')
+               + rev("j2", "l1", "l2", '<mimic joint="j1" offset="0.1"/>'), name="bad.urdf")
+    with pytest.raises(MimicInputError, match="contradict"):
+        import_robot(bad)
+    ok = urdf(tmp_path, rev("j1", "l0", "l1", '<mimic joint="j2" multiplier="0.5" offset="0.05"/>')
+              + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="-0.1"/>'), name="ok.urdf")
+    result = import_robot(ok)
+    assert len(result.relations) == 1
+    assert any("redundant" in w for w in result.warnings)
+
+
+def test_chain_stays_a_chain(tmp_path):
+    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
+                + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
+    result = import_robot(path)
+    rels = _relations(result)
+    assert rels == {"j2": ("j1", 2.0, 0.0), "j3": ("j2", -1.0, 0.2)}  # not flattened to j1
+    validation = pytest.importorskip("mimic_ext.schema.validation")
+    codes = {f.code for f in validation.validate(result.stage)}
+    assert "MIMIC_CHAIN" in codes
+
+
+@pytest.mark.parametrize("joints, pattern", [
+    (rev("j1", "l0", "l1", '<mimic joint="j1"/>'), "cannot follow itself"),
+    ('<joint name="j1" type="fixed"><parent link="l0"/><child link="l1"/></joint>'
+     + rev("j2", "l1", "l2", '<mimic joint="j1"/>'), "fixed joint"),
+    (rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0"/>'), "multiplier 0"),
+    (rev("j1", "l0", "l1", jtype="planar"), "planar joints are not supported"),
+    (rev("j1", "l0", "l1") + rev("j2", "l0", "l1"), "child of two joints"),
+    (rev("j1", "l0", "l1") + rev("j2", "l1", "missing"), "'missing', which does not exist"),
+    (rev("j1", "l0", "l1", axis="0 0 0"), "zero <axis>"),
+    (rev("j1", "l0", "l1", axis="0 0 x"), "finite numbers"),
+])
+def test_urdf_errors(tmp_path, joints, pattern):
+    with pytest.raises(MimicInputError, match=pattern):
+        import_robot(urdf(tmp_path, joints))
+
+
+def test_spread_out_xml_parses_and_lines_point_at_the_element(tmp_path):
+    text = """<?xml version="1.0"?>
+<robot
+    name="spread">
+  <link
+      name="a"/>
+  <link name="b"/>
+  <link name="c"/>
+  <joint
+      name="j1"
+      type="continuous">
+    <parent
+        link="a"/>
+    <child link="b"/>
+    <axis
+        xyz="0 1 0"/>
+  </joint>
+  <joint name="j2" type="continuous">
+    <parent link="b"/>
+    <child link="c"/>
+    <mimic
+        joint="j1"
+        multiplier="-1"
+        offset="0.5"/>
+  </joint>
+</robot>
+"""
+    path = tmp_path / "spread.urdf"
+    path.write_text(text)
+    result = import_robot(path)
+    assert _relations(result) == {"j2": ("j1", -1.0, 0.5)}
+    j1 = UsdPhysics.RevoluteJoint(result.stage.GetPrimAtPath(result.joint_paths["j1"]))
+    assert j1.GetAxisAttr().Get() == "Y"
+    assert not j1.GetLowerLimitAttr().HasAuthoredValue()  # continuous: unlimited (fallback -inf)
+    path.write_text(text.replace('offset="0.5"', 'offset="0.5x"'))
+    with pytest.raises(MimicInputError, match=r"spread.urdf:20:"):  # the line of '<mimic'
+        import_robot(path)
+
+
+# ---------------------------------------------------------------- safe XML and bad files
+
+@pytest.mark.parametrize("text, pattern", [
+    ("<robot name='x'><link name='a'></robot>", r"bad.urdf:1: malformed XML"),
+    ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>\n<robot name="&b;"/>',
+     r"bad.urdf:2: entity declaration 'a' refused"),
+    ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<robot name="&x;"/>',
+     r"bad.urdf:2: entity declaration 'x' refused"),
+    ("<robot name='x'><link name='a'/>&undefined;</robot>", r"bad.urdf:1: malformed XML: undefined entity"),
+    ("<sdf version='1.6'/>", r"neither a URDF <robot> nor an MJCF <mujoco>"),
+    ("", r"bad.urdf:1: malformed XML"),
+])
+def test_bad_xml_is_one_clear_error(tmp_path, text, pattern):
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    with pytest.raises(MimicInputError, match=pattern) as err:
+        import_robot(path)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(MimicInputError, match="no such file"):
+        import_robot(tmp_path / "nope.urdf")
+
+
+def test_failed_import_leaves_existing_output_untouched(tmp_path):
+    out = tmp_path / "out.usda"
+    out.write_text("keep me")
+    bad = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" offset="x"/>'))
+    with pytest.raises(MimicInputError):
+        import_robot(bad, out=out)
+    assert out.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.usda", "robot.urdf"]  # no temporaries left
+
+
+# ---------------------------------------------------------------- MJCF semantics
+
+def mjcf(tmp_path: Path, equality: str, defaults: str = "", name: str = "m.xml", extra: str = "") -> Path:
+    path = tmp_path / name
+    path.write_text(f"""<mujoco model="m">
+  <compiler angle="radian"/>
+  <default>{defaults}</default>
+  <worldbody>
+    <body name="a"><joint name="j1" range="-1 1"/><geom size="0.1"/>
+      <body name="b" pos="0 0 1"><joint name="j2" range="-1 1"/><geom size="0.1"/>{extra}</body>
+    </body>
+  </worldbody>
+  <equality>
+    {equality}
+  </equality>
+</mujoco>
+""")
+    return path
+
+
+@pytest.mark.parametrize("equality, defaults", [
+    ('<joint joint1="j2" joint2="j1" active="false"/>', ""),
+    ('<joint class="off" joint1="j2" joint2="j1"/>', '<default class="off"><equality active="false"/></default>'),
+    ('<joint joint1="j2" joint2="j1"/>', '<equality active="false"/>'),
+])
+def test_inactive_equality_is_not_loaded_with_a_warning(tmp_path, equality, defaults):
+    result = import_robot(mjcf(tmp_path, equality, defaults))
+    assert result.relations == []
+    assert read_relations(result.stage) == []
+    warned = [w for w in result.warnings if 'active="false"' in w]
+    assert len(warned) == 1 and "not loaded" in warned[0] and "m.xml:" in warned[0]
+
+
+@pytest.mark.parametrize("equality, pattern", [
+    ('<joint joint1="j2" joint2="j1" polycoef="0 1 0.5 0 0"/>', r"m.xml:\d+: equality joint .*higher-order"),
+    ('<joint name="pin" joint1="j2"/>', r"m.xml:\d+: equality joint 'pin' .*no joint2"),
+    ('<joint joint1="j2" joint2="nope"/>', r"'nope', which does not exist"),
+    ('<joint joint1="j2" joint2="j1" polycoef="0 1 junk"/>', r"polycoef=\"0 1 junk\""),
+])
+def test_mjcf_equality_errors_name_the_equality(tmp_path, equality, pattern):
+    with pytest.raises(MimicInputError, match=pattern):
+        import_robot(mjcf(tmp_path, equality))
+
+
+def test_connect_weld_tendon_are_listed_in_one_warning(tmp_path):
+    path = mjcf(tmp_path, '<joint joint1="j2" joint2="j1"/><connect name="loop" body1="a" body2="b" anchor="0 0 0"/>'
+                '<weld body1="a" body2="b"/>')
+    text = path.read_text().replace("</mujoco>", '<tendon><fixed name="split"><joint joint="j1" coef="1"/>'
+                                                 '</fixed></tendon></mujoco>')
+    path.write_text(text)
+    result = import_robot(path)
+    listed = [w for w in result.warnings if "not imported (not mimic relations)" in w]
+    assert len(listed) == 1
+    assert "connect 'loop'" in listed[0] and "weld" in listed[0] and "tendon fixed 'split'" in listed[0]
+    assert len(result.relations) == 1
+
+
+def test_unsupported_element_is_an_error_with_its_line(tmp_path):
+    path = mjcf(tmp_path, '<joint joint1="j2" joint2="j1"/>', extra='\n<composite type="grid" count="2 2 1"/>')
+    with pytest.raises(MimicInputError, match=r"m.xml:7: <composite> is not supported"):
+        import_robot(path)
+
+
+def test_include_and_default_classes_resolve(tmp_path):
+    (tmp_path / "parts.xml").write_text("""<mujoco>
+  <default>
+    <default class="finger"><joint type="slide" axis="0 1 0" range="0 0.04" damping="2"/></default>
+  </default>
+</mujoco>
+""")
+    (tmp_path / "main.xml").write_text("""<mujoco model="incl">
+  <include file="parts.xml"/>
+  <worldbody>
+    <body name="hand"><inertial mass="1" pos="0 0 0" diaginertia="0.1 0.1 0.1"/>
+      <body name="f1" childclass="finger"><joint name="s1"/><geom type="box" size="0.01 0.01 0.01"/></body>
+      <body name="f2" childclass="finger"><joint name="s2" axis="0 -1 0"/><geom type="box" size="0.01 0.01 0.01"/></body>
+    </body>
+  </worldbody>
+  <equality><joint joint1="s2" joint2="s1"/></equality>
+</mujoco>
+""")
+    result = import_robot(tmp_path / "main.xml")
+    stage = result.stage
+    s1 = UsdPhysics.PrismaticJoint(stage.GetPrimAtPath(result.joint_paths["s1"]))
+    assert s1.GetAxisAttr().Get() == "Y"
+    assert s1.GetUpperLimitAttr().Get() == pytest.approx(0.04, abs=F32)
+    drive = UsdPhysics.DriveAPI(s1.GetPrim(), "linear")
+    assert drive.GetDampingAttr().Get() == pytest.approx(2.0, abs=F32)  # joint damping as drive damping
+    assert _relations(result) == {"s2": ("s1", 1.0, 0.0)}
+    # box geom: mass from density 1000 (no <inertial>)
+    mass = UsdPhysics.MassAPI(stage.GetPrimAtPath(result.body_paths["f1"])).GetMassAttr().Get()
+    assert mass == pytest.approx(1000 * 0.02 ** 3, rel=F32)
+
+
+def test_free_joint_makes_a_floating_base(tmp_path):
+    path = tmp_path / "float.xml"
+    path.write_text("""<mujoco><worldbody><body name="base"><freejoint/><geom size="0.1"/>
+      <body name="arm"><joint name="h"/><geom size="0.05" pos="0 0 0.2"/></body></body></worldbody></mujoco>""")
+    result = import_robot(path)
+    joints = [p for p in result.stage.Traverse() if p.IsA(UsdPhysics.Joint)]
+    assert [p.GetName() for p in joints] == ["h"]  # no joint pins the base
+
+
+# ---------------------------------------------------------------- meshes
+
+def test_meshes_convert_when_a_mesh_library_is_present(tmp_path, monkeypatch):
+    """The trimesh path, with a stand-in module (trimesh is an optional extra, absent here)."""
+    calls = []
+
+    def load(path, force=None):
+        calls.append(Path(path).name)
+        return types.SimpleNamespace(vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]),
+                                     faces=np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]))
+
+    monkeypatch.setitem(sys.modules, "trimesh", types.SimpleNamespace(load=load))
+    (tmp_path / "part.stl").write_text("solid x\nendsolid x\n")
+    path = tmp_path / "m.xml"
+    path.write_text("""<mujoco><asset><mesh file="part.stl" scale="0.5 0.5 0.5"/></asset>
+      <worldbody><body name="b"><inertial mass="1" pos="0 0 0" diaginertia="1 1 1"/>
+      <geom type="mesh" mesh="part"/></body></worldbody></mujoco>""")
+    result = import_robot(path)
+    assert calls == ["part.stl"]
+    meshes = [p for p in result.stage.Traverse() if p.IsA(UsdGeom.Mesh)]
+    assert len(meshes) == 1 and meshes[0].HasAPI(UsdPhysics.CollisionAPI)
+    points = UsdGeom.Mesh(meshes[0]).GetPointsAttr().Get()
+    assert points[1] == Gf.Vec3f(0.5, 0, 0)  # mesh scale applied
+    assert not any("left out" in w for w in result.warnings)
+
+
+def test_meshes_left_out_are_named_once(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "trimesh", None)  # import fails as when not installed
+    (tmp_path / "a.stl").write_text("solid x\nendsolid x\n")
+    (tmp_path / "b.stl").write_text("solid x\nendsolid x\n")
+    path = tmp_path / "m.urdf"
+    path.write_text("""<robot name="r"><link name="a"><visual><geometry><mesh filename="a.stl"/></geometry></visual>
+      <collision><geometry><mesh filename="b.stl"/></geometry></collision></link></robot>""")
+    result = import_robot(path)
+    left = [w for w in result.warnings if "left out" in w]
+    assert len(left) == 1 and "a.stl" in left[0] and "b.stl" in left[0]
+
+
+# ---------------------------------------------------------------- export details
+
+def test_export_reversed_joint_and_world_link(tmp_path):
+    """A USD joint whose body0 is the child in the tree flips the axis, limits and relation."""
+    path = urdf(tmp_path, '<link name="world"/>'
+                '<joint name="fix" type="fixed"><parent link="world"/><child link="l0"/></joint>'
+                + rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
+    result = import_robot(path)
+    stage = result.stage
+    j2 = UsdPhysics.Joint(stage.GetPrimAtPath(result.joint_paths["j2"]))
+    b0, b1 = j2.GetBody0Rel().GetTargets(), j2.GetBody1Rel().GetTargets()
+    j2.GetBody0Rel().SetTargets(b1)
+    j2.GetBody1Rel().SetTargets(b0)
+    p0, r0 = j2.GetLocalPos0Attr().Get(), j2.GetLocalRot0Attr().Get()
+    j2.GetLocalPos0Attr().Set(j2.GetLocalPos1Attr().Get())
+    j2.GetLocalRot0Attr().Set(j2.GetLocalRot1Attr().Get())
+    j2.GetLocalPos1Attr().Set(p0)
+    j2.GetLocalRot1Attr().Set(r0)
+    out = tmp_path / "back.urdf"
+    export_urdf(stage, out)
+    from mimic_ext.importers.urdf import read_urdf
+    back = read_urdf(out)
+    j = back.joint("j2")
+    assert (j.parent, j.child) == ("l1", "l2")
+    assert (j.lower, j.upper) == (pytest.approx(-1, abs=F32), pytest.approx(1, abs=F32))
+    from mimic_ext.importers.transforms import AXES
+    assert np.allclose(j.frame1.R @ AXES[j.axis], [0, 0, -1], atol=F32)  # axis flipped with the joint
+    m = back.mimics[0]
+    assert (m.multiplier, m.offset) == (pytest.approx(-2, abs=F32), pytest.approx(-0.1, abs=F32))
+    assert back.joint("fix").parent is None  # the world link came back
+
+
+# ---------------------------------------------------------------- command line
+
+def test_cli_import_and_export(tmp_path, capsys):
+    from mimic_ext.cli import main
+    src = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1"/>'))
+    out = tmp_path / "r.usda"
+    assert main(["import", str(src), "-o", str(out), "--schema", "both"]) == 0
+    assert out.exists() and "2 mimic relation(s)" in capsys.readouterr().out
+    back = tmp_path / "r.urdf"
+    assert main(["export", str(out), "-o", str(back)]) == 0
+    assert '<mimic joint="j1" multiplier="-1" offset="0"/>' in back.read_text()
+
+
+def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys):
+    from mimic_ext.cli import main
+    src = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2junk"/>'))
+    out = tmp_path / "r.usda"
+    assert main(["import", str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mimic-ext: error: ") and "robot.urdf:" in err[0]
+    assert not out.exists()
+    assert main(["export", str(tmp_path / "missing.usda"), "-o", str(tmp_path / "x.urdf")]) == 2
+    assert not (tmp_path / "x.urdf").exists()
+
+
+def test_names_that_are_not_prim_names_survive_the_round_trip(tmp_path):
+    path = tmp_path / "names.urdf"
+    path.write_text("""<robot name="my robot"><link name="base-link"/><link name="1st"/><link name="2nd"/>
+      <joint name="joint-1" type="continuous"><parent link="base-link"/><child link="1st"/></joint>
+      <joint name="joint 2" type="continuous"><parent link="1st"/><child link="2nd"/>
+        <mimic joint="joint-1" multiplier="3"/></joint></robot>""")
+    result = import_robot(path)
+    assert result.joint_paths["joint-1"] == f"{result.robot_path}/Joints/joint_1"
+    text = export_urdf(result.stage).text
+    assert '<robot name="my robot">' in text and '<link name="base-link"/>' in text
+    assert '<mimic joint="joint-1" multiplier="3" offset="0"/>' in text and 'name="joint 2"' in text
+
+
+def test_a_link_named_joints_does_not_swallow_the_joints(tmp_path):
+    path = tmp_path / "j.urdf"
+    path.write_text("""<robot name="r"><link name="Joints"/><link name="b"/>
+      <joint name="j" type="continuous"><parent link="Joints"/><child link="b"/></joint></robot>""")
+    result = import_robot(path)
+    assert result.body_paths["Joints"] == f"{result.robot_path}/Joints_1"
+    assert result.joint_paths["j"] == f"{result.robot_path}/Joints/j"
+    assert result.stage.GetPrimAtPath(f"{result.robot_path}/Joints").GetTypeName() == "Scope"
