@@ -408,6 +408,8 @@ class _Checker:
                        if code == "MIMIC_CONTRADICTION" else "fix the gearings or remove one of these relations")
                 self.add(code, rel.follower, f"{exc}: {fix}", rel)
                 continue
+            if status == REDUNDANT and _mirrors(rel, active):
+                continue  # the same relation authored for both engines (import --schema both)
             if status == REDUNDANT:
                 self.add("MIMIC_REDUNDANT", rel.follower,
                          f"the {_api_name(rel)} relation (follow {rel.leader}) is implied by the other relations "
@@ -471,3 +473,12 @@ def validate(stage: Usd.Stage) -> list[Finding]:
 
 
 __all__ = ["CODES", "ERROR", "Finding", "INFO", "SEVERITIES", "WARNING", "validate"]
+
+
+def _mirrors(rel: MimicRelation, kept: list[MimicRelation]) -> bool:
+    """True when a kept relation of the other schema says the same on the same follower.
+
+    PhysX and Newton each read only their own API, so an asset authored for both engines
+    carries the relation twice on purpose; the forest has already found the two agree.
+    """
+    return any(k.follower == rel.follower and k.leader == rel.leader and k.schema != rel.schema for k in kept)

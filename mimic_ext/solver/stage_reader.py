@@ -190,9 +190,9 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec
     return spec
 
 
-def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarray, np.ndarray, bool]:
-    """(mass, com in body frame, inertia about com in body frame, defaulted?)."""
-    mass, com, inertia, defaulted = 0.0, np.zeros(3), None, False
+def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, com in body frame, inertia about com in body frame); mass 0 when not authored."""
+    mass, com, inertia = 0.0, np.zeros(3), None
     if prim.HasAPI(UsdPhysics.MassAPI):
         api = UsdPhysics.MassAPI(prim)
         m = api.GetMassAttr().Get()
@@ -205,11 +205,9 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
             pa = api.GetPrincipalAxesAttr().Get()
             r = _gf_quat_mat(pa) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
-    if mass <= 0:
-        mass, defaulted = DEFAULT_MASS, True
     if inertia is None:
         inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
-    return mass, com, inertia, defaulted
+    return mass, com, inertia
 
 
 def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
@@ -348,16 +346,23 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
             attach(len(links) - 1, root, np.eye(4))
         expand(deque([root]))
 
+    # Bodies welded into a link add their mass; a massless one (a tool frame, a fingertip
+    # marker) adds nothing. Only a link with no mass at all gets the documented default.
     for link in links:
         ms, coms, inertias = [], [], []
         for body, pose in link.bodies:
-            m, c, inertia, dflt = _body_mass(bodies[body], mpu, kgpu)
-            if dflt:
-                defaulted.append(body)
+            m, c, inertia = _body_mass(bodies[body], mpu, kgpu)
+            if m <= 0:
+                continue
             r = pose[:3, :3]
             ms.append(m)
             coms.append(r @ c + pose[:3, 3])
             inertias.append(r @ inertia @ r.T)
+        if not ms:
+            body, pose = link.bodies[0]
+            defaulted.append(body)
+            ms, coms = [DEFAULT_MASS], [pose[:3, 3]]
+            inertias = [np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS ** 2]
         mt = float(sum(ms))
         com = sum(m * c for m, c in zip(ms, coms)) / mt
         inertia = np.zeros((3, 3))
@@ -367,7 +372,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         link.mass, link.com, link.inertia = mt, com, inertia
     if defaulted:
         msg = (f"{len(defaulted)} bod{'y has' if len(defaulted) == 1 else 'ies have'} no mass properties "
-               f"(no MassAPI or mass 0); using the default {DEFAULT_MASS} kg with the inertia of a "
+               f"(no MassAPI or mass 0, nor a massive body welded to them); using the default {DEFAULT_MASS} kg with the inertia of a "
                f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}")
         notes.append(msg)
         warnings.warn(msg, stacklevel=3)
