@@ -1,0 +1,36 @@
+"""FET022 "mimic_joint": sweep each reference joint and check its followers' motion ratio.
+
+``run(stage)`` on an open stage or a file; ``sweep_paths`` for many files with a process
+pool; ``mimic_ext.fet022.reports`` writes console, JSON, JUnit XML and HTML. Names are
+loaded on first use, so importing the package (as ``mimic-ext --help`` does through
+``commands``) costs nothing: USD, numpy and Warp load when a sweep runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "run": "runner", "versions": "runner",
+    "SweepConfig": "config", "TestDrive": "config", "load_config": "config",
+    "SweepResult": "result", "FollowerResult": "result", "ReferenceResult": "result", "RunResult": "result",
+    "SweepBackend": "backend", "Trace": "backend", "get_backend": "backend", "register_backend": "backend",
+    "stage_without": "backend",
+    "sweep_paths": "batch", "collect_stages": "batch",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mimic_ext.fet022' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,141 @@
+"""Judging one follower from its recorded motion: ratio, pointwise error, direction, rest offset.
+
+Definitions (documented in docs/fet022.md):
+
+* displacements are taken from the first sample (the start of the sweep), so rest
+  offsets cancel, and expressed in the authored USD units (degrees or stage units), in
+  which |gearing| is written;
+* the measured ratio is the least-squares slope through the origin of follower
+  displacement against reference displacement, over the samples whose |reference
+  displacement| is at least ``min_displacement_fraction`` of the largest one; its
+  magnitude is the "motion ratio" compared with |gearing|;
+* the max pointwise error is ``max |d_f - m d_ref|`` in SI (rad or m) with ``m`` the
+  authored signed relation, over all samples;
+* the direction is the sign of the measured ratio against the sign the authored
+  relation predicts with the PhysX convention (q_f = -gearing q_ref - offset);
+* the rest offset is what the authored convention's offset would have to be for the
+  positions at the start of the sweep.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..schema import joints
+from ..schema.relation import PHYSX
+from .config import SweepConfig
+from .discovery import FollowerCase
+
+from .result import FAIL, PASS
+
+MATCH, REVERSED, UNDETERMINED = "match", "reversed", "undetermined"
+
+#: A measured ratio this small (relative to |gearing|, or absolutely when gearing is 0)
+#: carries no direction.
+DIRECTION_FLOOR = 1e-3
+
+
+@dataclass
+class Measurement:
+    measured_ratio: float          # signed slope, USD units
+    motion_ratio: float            # |measured_ratio|
+    ratio_error: float             # |motion_ratio - |gearing||
+    ratio_error_relative: float    # ratio_error / |gearing| (inf when gearing is 0)
+    max_error_si: float            # rad or m
+    direction: str
+    rest_offset: float             # authored-convention offset at the start of the sweep (USD units)
+    rest_offset_error_si: float    # |measured - authored| offset in SI
+    samples_used: int
+    reference_excursion: float     # max |d_ref| (USD units)
+    status: str = PASS
+    messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def dir_matches_gear(self) -> bool | None:
+        return None if self.direction == UNDETERMINED else self.direction == MATCH
+
+
+def fit_ratio(d_ref: np.ndarray, d_f: np.ndarray, min_fraction: float) -> tuple[float, int]:
+    """(slope through the origin, samples used); nan when the reference did not move."""
+    d_ref = np.asarray(d_ref, dtype=float)
+    d_f = np.asarray(d_f, dtype=float)
+    peak = float(np.max(np.abs(d_ref))) if d_ref.size else 0.0
+    if not peak > 0.0 or not math.isfinite(peak):
+        return math.nan, 0
+    mask = np.abs(d_ref) >= min_fraction * peak
+    x, y = d_ref[mask], d_f[mask]
+    return float(np.dot(x, y) / np.dot(x, x)), int(mask.sum())
+
+
+def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepConfig,
+          reference_excursion_si: float | None = None, planned_excursion_si: float | None = None) -> Measurement:
+    """Measure and judge one follower from its and its reference's positions (SI) at the samples."""
+    q_ref = np.asarray(q_ref, dtype=float)
+    q_f = np.asarray(q_f, dtype=float)
+    d_ref_si, d_f_si = q_ref - q_ref[0], q_f - q_f[0]
+    d_ref, d_f = d_ref_si / case.reference_scale, d_f_si / case.follower_scale
+    slope, used = fit_ratio(d_ref, d_f, config.min_displacement_fraction)
+    g = case.abs_gearing
+    motion = abs(slope) if math.isfinite(slope) else math.nan
+    err = abs(motion - g) if math.isfinite(motion) else math.nan
+    rel = (err / g if g > 0 else (0.0 if err == 0 else math.inf)) if math.isfinite(err) else math.nan
+    m = case.relation.multiplier
+    max_err = float(np.max(np.abs(d_f_si - m * d_ref_si))) if d_f_si.size else math.nan
+
+    floor = DIRECTION_FLOOR * (g if g > 0 else 1.0)
+    if not math.isfinite(slope) or abs(slope) < floor or case.expected_sign == 0:
+        direction = UNDETERMINED
+    else:
+        direction = MATCH if (slope > 0) == (case.expected_sign > 0) else REVERSED
+
+    # offset at the start of the sweep, in the authored convention and units
+    qf0, ql0 = q_f[0] / case.follower_scale, q_ref[0] / case.reference_scale
+    if case.relation.schema == PHYSX:
+        rest = -(qf0 + case.gearing * ql0)          # q_f + g q_ref + o = 0
+    else:
+        rest = qf0 - case.gearing * ql0             # q_f = c0 + c1 q_ref
+    rest_err_si = abs(rest - case.offset) * case.follower_scale
+    out = Measurement(
+        measured_ratio=slope, motion_ratio=motion, ratio_error=err, ratio_error_relative=rel,
+        max_error_si=max_err, direction=direction, rest_offset=rest, rest_offset_error_si=rest_err_si,
+        samples_used=used, reference_excursion=float(np.max(np.abs(d_ref))) if d_ref.size else 0.0)
+
+    unit_f = "m" if case.follower_kind == joints.PRISMATIC else "rad"
+    judged = rel if config.tolerance_mode == "relative" else err
+    tol_text = (f"{config.gear_ratio_tolerance:g} relative" if config.tolerance_mode == "relative"
+                else f"{config.gear_ratio_tolerance:g} absolute")
+    if reference_excursion_si is not None and planned_excursion_si and \
+            reference_excursion_si < config.min_excursion_fraction * planned_excursion_si:
+        out.status = FAIL
+        out.messages.append(
+            f"the swept joint moved only {reference_excursion_si:.4g} of the planned {planned_excursion_si:.4g} "
+            f"(SI): its drive is too weak or something blocks it (limits of a follower act on the reference too)")
+    elif not math.isfinite(slope):
+        out.status = FAIL
+        out.messages.append(f"reference {case.reference} did not move during the sweep: no ratio can be measured")
+    elif not judged <= config.gear_ratio_tolerance * (1 + 1e-12):
+        out.status = FAIL
+        out.messages.append(
+            f"motion ratio {motion:.6g} differs from |gearing| {g:.6g} by {err:.4g} ({rel:.2%}), over the "
+            f"{tol_text} tolerance; max pointwise error {max_err:.4g} {unit_f}")
+    if direction == REVERSED:
+        word = lambda sign: "with" if sign > 0 else "against"  # noqa: E731
+        if case.relation.schema == PHYSX:
+            rule = f"{case.label} gearing {case.gearing:g} (PhysX: q_f = -gearing*q_ref - offset)"
+        else:
+            rule = f"NewtonMimicAPI coef1 {case.gearing:g} (q_f = coef0 + coef1*q_ref)"
+        out.warnings.append(
+            f"direction mismatch: the follower moves {word(slope)} its reference (measured ratio {slope:+.4g}) "
+            f"but {rule} says it moves {word(case.expected_sign)} it")
+    tol_off = config.rest_offset_tolerance_m if unit_f == "m" else config.rest_offset_tolerance_rad
+    if rest_err_si > tol_off:
+        unit_u = "deg" if case.follower_kind == joints.REVOLUTE else "stage units"
+        what = "offset" if case.relation.schema == PHYSX else "coef0"
+        out.warnings.append(
+            f"rest offset mismatch: at the start of the sweep the positions give {what} {rest:.4g} {unit_u}, "
+            f"authored {case.offset:g} ({rest_err_si:.3g} {unit_f} apart, tolerance {tol_off:g})")
+    return out

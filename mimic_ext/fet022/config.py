@@ -1,0 +1,222 @@
+"""FET022 sweep parameters: one dataclass holding the defaults, read over by YAML files.
+
+The defaults live here once (so an installed package works without the project tree);
+``config/fet022.yaml`` at the project root carries the same values for people to read
+and edit, and a test keeps the two equal. A user file (``--config``) and command-line
+flags override them, in that order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import MimicInputError
+
+#: ``config/fet022.yaml`` beside the package in a source checkout (absent when installed).
+PROJECT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "fet022.yaml"
+
+TOLERANCE_MODES = ("relative", "absolute")
+
+
+@dataclass(frozen=True)
+class TestDrive:
+    """Gains of the temporary position drive put on a reference joint that has none (SI)."""
+
+    angular_stiffness: float = 1000.0   # N m / rad
+    angular_damping: float = 50.0       # N m s / rad
+    linear_stiffness: float = 10000.0   # N / m
+    linear_damping: float = 500.0       # N s / m
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Parameters of one FET022 mimic_joint sweep (SI units unless the name says otherwise)."""
+
+    gear_ratio_tolerance: float = 0.10
+    tolerance_mode: str = "relative"
+    sweep_seconds: float = 2.0
+    settle_seconds: float = 1.0
+    sweep_margin_ratio: float = 0.10
+    physics_fps: float = 240.0
+    sample_every: int = 10
+    unlimited_range_deg: tuple[float, float] = (-90.0, 90.0)
+    unlimited_range_m: tuple[float, float] = (-0.05, 0.05)
+    test_drive: TestDrive = field(default_factory=TestDrive)
+    #: Samples whose reference displacement is below this fraction of the largest one are
+    #: left out of the ratio fit (near the turning points the ratio is noise over noise).
+    min_displacement_fraction: float = 0.05
+    #: A rest offset that differs from the authored one by more than this is a warning.
+    rest_offset_tolerance_rad: float = 0.01
+    rest_offset_tolerance_m: float = 0.001
+    #: The sweep is void (failed) when the reference moved less than this fraction of the plan.
+    min_excursion_fraction: float = 0.25
+    #: Weld floating articulation roots to the world where they stand (a gripper on a bench):
+    #: the test is about joint coupling, and a free base would fall away under gravity.
+    fix_base: bool = True
+
+    # ---------------------------------------------------------------- derived
+    @property
+    def dt(self) -> float:
+        return 1.0 / self.physics_fps
+
+    @property
+    def settle_steps(self) -> int:
+        return int(round(self.settle_seconds * self.physics_fps))
+
+    @property
+    def sweep_steps(self) -> int:
+        return int(round(self.sweep_seconds * self.physics_fps))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["unlimited_range_deg"] = list(self.unlimited_range_deg)
+        d["unlimited_range_m"] = list(self.unlimited_range_m)
+        return d
+
+    def replace(self, **changes: Any) -> "SweepConfig":
+        """A copy with ``changes`` applied and checked (None values are ignored)."""
+        return from_mapping({k: v for k, v in changes.items() if v is not None}, base=self, source="arguments")
+
+    def check(self, source: str = "config") -> "SweepConfig":
+        """Raise ``MimicInputError`` naming the first value a sweep cannot run with."""
+        def bad(name: str, why: str) -> MimicInputError:
+            return MimicInputError(f"{source}: {name} = {getattr(self, name, '?')!r}: {why}")
+
+        positive = ("gear_ratio_tolerance", "sweep_seconds", "physics_fps")
+        for name in positive:
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise bad(name, "must be a positive number")
+        for name in ("settle_seconds", "min_displacement_fraction", "rest_offset_tolerance_rad",
+                     "rest_offset_tolerance_m", "min_excursion_fraction"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise bad(name, "must be a number >= 0")
+        if self.tolerance_mode not in TOLERANCE_MODES:
+            raise bad("tolerance_mode", f"must be one of {', '.join(TOLERANCE_MODES)}")
+        if not (0 <= self.sweep_margin_ratio < 0.5):
+            raise bad("sweep_margin_ratio", "must be in [0, 0.5): the margin is taken at both ends")
+        if not (isinstance(self.sample_every, int) and self.sample_every >= 1):
+            raise bad("sample_every", "must be a whole number >= 1")
+        if self.sweep_steps < 2 * self.sample_every:
+            raise bad("sweep_seconds", "gives fewer than 3 samples at this physics_fps and sample_every")
+        for name in ("unlimited_range_deg", "unlimited_range_m"):
+            lo, hi = getattr(self, name)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise bad(name, "must be [low, high] with low < high")
+        for name, v in dataclasses.asdict(self.test_drive).items():
+            if not (math.isfinite(v) and v >= 0):
+                raise MimicInputError(f"{source}: test_drive.{name} = {v!r}: must be a number >= 0")
+        if self.test_drive.angular_stiffness <= 0 or self.test_drive.linear_stiffness <= 0:
+            raise MimicInputError(f"{source}: test_drive stiffness must be > 0 (it is a position drive)")
+        return self
+
+
+def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
+    """``value`` in the type of ``default``; a wrong type is the user's to fix."""
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            raise TypeError
+        if isinstance(default, int):
+            if isinstance(value, bool) or float(value) != int(value):
+                raise TypeError
+            return int(value)
+        if isinstance(default, float):
+            if isinstance(value, bool):
+                raise TypeError
+            return float(value)
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                raise TypeError
+            return value
+        if isinstance(default, tuple):
+            if not isinstance(value, (list, tuple)) or len(value) != len(default):
+                raise TypeError
+            return tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        pass
+    else:
+        return value
+    raise MimicInputError(f"{source}: {name} = {value!r}: expected {type(default).__name__}"
+                          + (f" of {len(default)} numbers" if isinstance(default, tuple) else ""))
+
+
+def from_mapping(data: Mapping[str, Any], base: SweepConfig | None = None, source: str = "config") -> SweepConfig:
+    """``base`` (the defaults when None) with the keys of ``data`` over it; unknown keys are errors."""
+    base = base or SweepConfig()
+    if not isinstance(data, Mapping):
+        raise MimicInputError(f"{source}: expected a mapping of FET022 settings, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(SweepConfig)}
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in fields:
+            raise MimicInputError(f"{source}: unknown setting '{key}' (known: {', '.join(sorted(fields))})")
+        current = getattr(base, key)
+        if key == "test_drive":
+            if isinstance(value, TestDrive):
+                changes[key] = value
+                continue
+            if not isinstance(value, Mapping):
+                raise MimicInputError(f"{source}: test_drive must be a mapping of gains")
+            drive_fields = {f.name for f in dataclasses.fields(TestDrive)}
+            unknown = set(value) - drive_fields
+            if unknown:
+                raise MimicInputError(f"{source}: unknown test_drive setting(s) {', '.join(sorted(unknown))}")
+            changes[key] = dataclasses.replace(
+                current, **{k: _coerce(f"test_drive.{k}", v, getattr(current, k), source) for k, v in value.items()})
+        else:
+            changes[key] = _coerce(key, value, current, source)
+    return dataclasses.replace(base, **changes).check(source)
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """The mapping in a YAML file; ``MimicInputError`` naming the file (and line) otherwise."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MimicInputError(f"{p}: no such config file") from None
+    except OSError as exc:
+        raise MimicInputError(f"{p}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise MimicInputError(f"{p}:{where} is not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise MimicInputError(f"{p}: expected a mapping of FET022 settings at the top level")
+    return data
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> SweepConfig:
+    """Defaults, then the project's ``config/fet022.yaml`` (when present), then ``path``, then overrides."""
+    cfg = SweepConfig()
+    if PROJECT_CONFIG.is_file():
+        cfg = from_mapping(read_yaml(PROJECT_CONFIG), cfg, source=str(PROJECT_CONFIG))
+    if path is not None:
+        cfg = from_mapping(read_yaml(path), cfg, source=str(path))
+    if overrides:
+        cfg = cfg.replace(**overrides)
+    return cfg
+
+
+def as_config(config: SweepConfig | Mapping[str, Any] | str | Path | None) -> SweepConfig:
+    """Whatever ``run`` was given as ``config``: None (defaults), a mapping, a YAML path or a SweepConfig."""
+    if config is None:
+        return load_config()
+    if isinstance(config, SweepConfig):
+        return config.check()
+    if isinstance(config, (str, Path)):
+        return load_config(config)
+    return from_mapping(config, load_config(), source="config")

@@ -1,0 +1,129 @@
+"""The sweep as numbers: ranges, drive gains and the target of every swept joint at every step.
+
+Environment ``i`` sweeps ``joints[i]`` and holds every other swept joint at the start of
+its own range, so that one batched run covers all reference joints of a stage. The plan
+is pure numpy: a backend only has to apply ``targets`` step by step and record
+positions at ``sample_steps``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..schema import joints
+from .config import SweepConfig
+from .discovery import Drive, SweptJoint
+
+
+@dataclass(frozen=True)
+class PlannedJoint:
+    """A swept joint with its range (SI) and the drive that moves it."""
+
+    joint: SweptJoint
+    lo: float
+    hi: float
+    drive: Drive
+    range_source: str   # "limits" | "default range (unlimited joint)"
+
+    @property
+    def path(self) -> str:
+        return self.joint.path
+
+    @property
+    def excursion(self) -> float:
+        return self.hi - self.lo
+
+
+def smoothstep(x: np.ndarray) -> np.ndarray:
+    """3x^2 - 2x^3 on [0, 1]: zero velocity at both ends, so the drive is not kicked."""
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+def sweep_profile(t: np.ndarray, duration: float) -> np.ndarray:
+    """0 -> 1 -> 0 over ``duration``: a smoothstep up in the first half, back down in the second."""
+    u = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
+    phase = np.where(u <= 0.5, 2.0 * u, 2.0 * (1.0 - u))
+    return smoothstep(phase)
+
+
+def sweep_range(joint: SweptJoint, config: SweepConfig) -> tuple[float, float, str]:
+    """(lo, hi, source) in SI: the limits shrunk by the margin at each end, or the default range."""
+    if joint.limits is not None:
+        lo, hi = joint.limits
+        source = "limits"
+    else:
+        if joint.kind == joints.PRISMATIC:
+            lo, hi = config.unlimited_range_m
+        else:
+            lo, hi = (math.radians(v) for v in config.unlimited_range_deg)
+        source = "default range (unlimited joint)"
+    margin = config.sweep_margin_ratio * (hi - lo)
+    return lo + margin, hi - margin, source
+
+
+def test_drive(joint: SweptJoint, config: SweepConfig) -> Drive:
+    d = config.test_drive
+    if joint.kind == joints.PRISMATIC:
+        return Drive(d.linear_stiffness, d.linear_damping, math.inf, source="test")
+    return Drive(d.angular_stiffness, d.angular_damping, math.inf, source="test")
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    joints: tuple[PlannedJoint, ...]
+    dt: float
+    settle_steps: int
+    sweep_steps: int
+    sample_every: int
+
+    @property
+    def num_envs(self) -> int:
+        return len(self.joints)
+
+    @property
+    def total_steps(self) -> int:
+        return self.settle_steps + self.sweep_steps
+
+    @property
+    def sample_steps(self) -> np.ndarray:
+        """Step counts (from the start of the run) after which positions are recorded.
+
+        The first sample is the state at the end of the settle phase, i.e. the start of
+        the sweep, from which displacements are measured.
+        """
+        return self.settle_steps + np.arange(0, self.sweep_steps + 1, self.sample_every)
+
+    @property
+    def sample_times(self) -> np.ndarray:
+        """Seconds since the start of the sweep, one per sample."""
+        return (self.sample_steps - self.settle_steps) * self.dt
+
+    def targets(self) -> np.ndarray:
+        """Position targets (SI), shape (total_steps, num_envs, num_joints).
+
+        Row k is the target applied during step k, taken at the step's end time (an
+        implicit drive pulls toward where the target is at the end of the step).
+        """
+        n = self.num_envs
+        lo = np.array([j.lo for j in self.joints])
+        span = np.array([j.excursion for j in self.joints])
+        t_end = (np.arange(self.total_steps) + 1 - self.settle_steps) * self.dt
+        s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)    # (steps,)
+        out = np.broadcast_to(lo, (self.total_steps, n, n)).copy()
+        idx = np.arange(n)
+        out[:, idx, idx] = lo[None, :] + s[:, None] * span[None, :]
+        return out
+
+
+def make_plan(swept: list[SweptJoint], config: SweepConfig) -> SweepPlan:
+    planned = []
+    for joint in swept:
+        lo, hi, source = sweep_range(joint, config)
+        planned.append(PlannedJoint(joint=joint, lo=lo, hi=hi,
+                                    drive=joint.drive or test_drive(joint, config), range_source=source))
+    return SweepPlan(joints=tuple(planned), dt=config.dt, settle_steps=config.settle_steps,
+                     sweep_steps=config.sweep_steps, sample_every=config.sample_every)

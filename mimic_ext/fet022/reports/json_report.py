@@ -1,0 +1,46 @@
+"""The machine-readable report: one JSON document per run, described by ``report.schema.json``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ..result import RunResult, SweepResult
+from ..identity import FEATURES, TEST_NAME, TEST_VERSION
+from .common import as_run, overall_status, write_text
+
+FORMAT = "mimic_ext.fet022.report"
+SCHEMA_VERSION = "1.0"
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "report.schema.json"
+
+
+def load_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def to_json_data(result: RunResult | SweepResult, samples: bool = True,
+                 created: str | None = None) -> dict[str, Any]:
+    """The report as plain data (what ``write_json`` writes)."""
+    run = as_run(result)
+    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "test": {"name": TEST_NAME, "version": TEST_VERSION, "features": list(FEATURES)},
+        "tool": {"name": "mimic-ext", "version": __version__},
+        "created": created,
+        "status": overall_status(run),
+        "exit_code": run.exit_code,
+        "config": run.config,
+        "versions": run.versions,
+        "timings": {"wall_s": round(run.wall_seconds, 6), "jobs": run.jobs},
+        "summary": run.summary(),
+        "stages": [s.to_dict(samples) for s in run.stages],
+    }
+
+
+def write_json(result: RunResult | SweepResult, path: str | Path, samples: bool = True) -> Path:
+    return write_text(path, json.dumps(to_json_data(result, samples), indent=2, allow_nan=False) + "\n")

@@ -1,0 +1,229 @@
+"""FET022 "mimic_joint" on one stage: discover, validate, plan, simulate, judge.
+
+Works on an open ``Usd.Stage`` (e.g. Kit's) or a file path. The authored stage is never
+edited: the backend is handed the relations to simulate (the validator's rejects left
+out), and the temporary test drive lives in the solver model only. A backend that must
+read relations from the stage hides rejects with ``backend.stage_without`` (a private
+session layer).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+import mimic_ext.schema  # noqa: F401  (registers the mimic schemas before any stage is read)
+
+from .. import __version__
+from ..errors import MimicInputError
+from ..schema import joints, read_relations
+from ..schema.relation import MimicRelation
+from .analysis import judge
+from .backend import SweepBackend, Trace, get_backend
+from .config import SweepConfig, as_config
+from .discovery import PHYSX_UNITS, Discovery, FollowerCase, discover
+from .identity import NO_FOLLOWERS
+from .plan import SweepPlan, make_plan
+from .result import ERROR, FAIL, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
+
+
+def versions() -> dict[str, str]:
+    from pxr import Usd
+
+    return {"mimic_ext": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "usd": ".".join(str(v) for v in Usd.GetVersion()), "platform": platform.platform()}
+
+
+def _open(stage_or_path):
+    """(stage, asset name, composition warning or None, seconds spent opening)."""
+    if isinstance(stage_or_path, (str, os.PathLike)):
+        from ..schema.stage_io import open_stage
+
+        t0 = time.perf_counter()
+        opened = open_stage(stage_or_path)
+        return opened.stage, str(opened.path), opened.composition_summary(), time.perf_counter() - t0
+    stage = stage_or_path
+    if stage is None or not hasattr(stage, "GetRootLayer"):
+        raise MimicInputError(f"run() needs a Usd.Stage or a USD file path, got {type(stage_or_path).__name__}")
+    layer = stage.GetRootLayer()
+    return stage, layer.realPath or layer.identifier, None, 0.0
+
+
+class _Findings:
+    """The validator's findings, by the prim they are about."""
+
+    def __init__(self, stage):
+        self.note = None
+        try:
+            from ..schema.validation import validate
+        except ImportError as exc:   # a checkout without the validator still sweeps
+            self.note = f"relations not validated: mimic_ext.schema.validation unavailable ({exc})"
+            findings = []
+        else:
+            findings = list(validate(stage))
+        self.by_path: dict[str, list[Any]] = {}
+        for f in findings:
+            self.by_path.setdefault(str(getattr(f, "path", "") or ""), []).append(f)
+
+    def rejection(self, rel: MimicRelation) -> list[str]:
+        """Error findings on the follower, then on its reference (each message once)."""
+        msgs, seen = [], set()
+        for path in (rel.follower, rel.leader or ""):
+            for f in self.by_path.get(path, []) if path else []:
+                if f.severity == "error" and f.message not in seen:
+                    seen.add(f.message)
+                    where = "" if path == rel.follower else f" (reference {rel.leader})"
+                    msgs.append(f"{f.code}{where}: {f.message}")
+        return msgs
+
+    def warnings_on(self, path: str) -> list[str]:
+        return [f"validator {f.code}: {f.message}" for f in self.by_path.get(path, []) if f.severity == "warning"]
+
+    def stray_errors(self, relations: list[MimicRelation]) -> list[str]:
+        """Errors on prims that are neither a follower nor a reference (reported on the stage)."""
+        known = {r.follower for r in relations} | {r.leader for r in relations if r.leader}
+        return [f"validator {f.code} at {path or 'stage'}: {f.message}"
+                for path, items in self.by_path.items() if path not in known
+                for f in items if f.severity == "error"]
+
+
+def _record(case: FollowerCase) -> FollowerResult:
+    rel = case.relation
+    unit = lambda kind: PHYSX_UNITS.get(kind or "", "?")  # noqa: E731
+    return FollowerResult(
+        follower=case.follower, name=case.name, reference=case.reference, swept=case.swept, schema=rel.schema,
+        label=case.label, compliant=rel.compliant, follower_unit=unit(case.follower_kind),
+        reference_unit=unit(case.reference_kind), gearing=case.gearing, offset=case.offset,
+        max_error_unit="m" if case.follower_kind == joints.PRISMATIC else "rad")
+
+
+def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Findings) -> dict[tuple, FollowerResult]:
+    """One record per relation, in authored order; those that will not be swept already judged."""
+    records = {}
+    for case in found.cases:
+        rec = _record(case)
+        if case.relation.key in rejected:
+            rec.status = FAIL
+            rec.messages.extend(f"rejected by the validator: {m}" for m in rejected[case.relation.key])
+        elif not case.relation.enabled:
+            rec.status = SKIPPED
+            rec.messages.append("relation disabled (newton:mimicEnabled = false): not checked")
+        elif not case.swept:
+            rec.status = ERROR
+            rec.messages.append("the relation names no reference joint (physxMimicJoint:<axis>:referenceJoint "
+                                "or newton:mimicJoint needs exactly one target)")
+        rec.warnings.extend(findings.warnings_on(case.follower))
+        records[case.relation.key] = rec
+    return records
+
+
+def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, records: dict, cfg: SweepConfig,
+               result: SweepResult) -> None:
+    """Judge every follower moved by the joint swept in environment ``env``."""
+    pj = plan.joints[env]
+    q_top = trace.positions[pj.path][env]
+    excursion = float(np.max(np.abs(q_top - q_top[0])))
+    result.references.append(ReferenceResult(
+        path=pj.path, kind=pj.joint.kind, unit=pj.joint.unit, lo=pj.lo / pj.joint.scale,
+        hi=pj.hi / pj.joint.scale, range_source=pj.range_source, drive_source=pj.drive.source,
+        stiffness=pj.drive.stiffness, damping=pj.drive.damping, excursion=excursion / pj.joint.scale,
+        followers=list(pj.joint.followers)))
+    times = plan.sample_times.tolist()
+    for case in found.cases_of(pj.path):
+        rec = records[case.relation.key]
+        missing = [p for p in (case.follower, case.reference) if p in trace.missing]
+        if missing:
+            rec.status = ERROR
+            rec.messages.extend(f"{p}: {trace.missing[p]}" for p in missing)
+            continue
+        q_ref, q_f = trace.positions[case.reference][env], trace.positions[case.follower][env]
+        if not (np.all(np.isfinite(q_ref)) and np.all(np.isfinite(q_f))):
+            rec.status = FAIL
+            rec.messages.append("the simulation diverged (non-finite joint positions)")
+            continue
+        m = judge(case, q_ref, q_f, cfg, reference_excursion_si=excursion, planned_excursion_si=pj.excursion)
+        rec.status = m.status
+        rec.messages.extend(m.messages)
+        rec.warnings.extend(m.warnings)
+        for name in ("measured_ratio", "motion_ratio", "ratio_error", "ratio_error_relative", "direction",
+                     "rest_offset", "samples_used", "reference_excursion"):
+            setattr(rec, name, getattr(m, name))
+        rec.max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
+        rec.sample_t = times
+        rec.sample_reference = ((q_ref - q_ref[0]) / case.reference_scale).tolist()
+        rec.sample_follower = ((q_f - q_f[0]) / case.follower_scale).tolist()
+
+
+def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = None,
+        backend: str | SweepBackend = "warp") -> SweepResult:
+    """Run FET022 mimic_joint on ``stage`` (a ``Usd.Stage`` or a USD file path).
+
+    ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None for the
+    defaults. Bad input (unreadable file, bad config, unknown backend) raises
+    ``MimicInputError``; a stage the physics cannot take comes back with status "error".
+    """
+    t_start = time.perf_counter()
+    cfg = as_config(config)
+    be = get_backend(backend)
+    stage, asset, composition, t_open = _open(stage)
+    result = SweepResult(asset=asset, config=cfg.to_dict(), backend=be.name,
+                         versions={**versions(), **be.versions()}, timings={"open_s": t_open})
+    if composition:
+        result.warnings.append(composition)
+
+    def done() -> SweepResult:
+        result.timings["total_s"] = time.perf_counter() - t_start
+        return result
+
+    relations = read_relations(stage)
+    if not relations:
+        result.status, result.reason = SKIPPED, NO_FOLLOWERS
+        return done()
+
+    t0 = time.perf_counter()
+    findings = _Findings(stage)
+    result.timings["validate_s"] = time.perf_counter() - t0
+    result.warnings.extend(([findings.note] if findings.note else []) + findings.stray_errors(relations))
+    rejected = {r.key: msgs for r in relations if (msgs := findings.rejection(r))}
+    found = discover(stage, relations, skip=set(rejected))
+    records = _records(found, rejected, findings)
+    result.followers = list(records.values())
+    result.warnings.extend(f"the references of {top} form a cycle: swept at {top}" for top in found.cycles)
+
+    sweepable = [s for s in found.swept if s.kind in be.supported_kinds]
+    for s in found.swept:
+        if s.kind not in be.supported_kinds:
+            for c in found.cases_of(s.path):
+                records[c.relation.key].status = ERROR
+                records[c.relation.key].messages.append(
+                    f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} backend can only drive "
+                    f"{' or '.join(be.supported_kinds)} joints")
+    if sweepable:
+        plan = make_plan(sweepable, cfg)
+        result.num_envs = plan.num_envs
+        watch = sorted({p for sj in sweepable for c in found.cases_of(sj.path)
+                        for p in (c.follower, c.reference, c.swept)})
+        simulated = [r for r in relations if r.enabled and r.key not in rejected]
+        try:
+            trace = be.simulate(stage, plan, watch, simulated, fix_base=cfg.fix_base)
+        except MimicInputError as exc:
+            result.status, result.reason = ERROR, f"cannot simulate {asset}: {exc}"
+            for rec in result.followers:
+                if rec.status == PASS:
+                    rec.status = ERROR
+                    rec.messages.append(result.reason)
+            return done()
+        result.timings.update({k: v for k, v in trace.timings.items() if k.endswith("_s")})
+        result.warnings.extend(trace.notes)
+        for env in range(plan.num_envs):
+            _judge_env(env, plan, trace, found, records, cfg, result)
+    result.settle_status()
+    return done()
+
+
+__all__ = ["run", "versions"]

@@ -1,0 +1,191 @@
+"""Console, JSON (against its schema), JUnit XML and HTML reports, from hand-made results.
+
+Formatting only: the numbers here are invented. The same reporters run on real sweeps
+in test_fet022_physics.py.
+"""
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mimic_ext.fet022.config import SweepConfig
+from mimic_ext.fet022.reports import (format_console, format_html, load_schema, to_json_data, write_html,
+                                      write_json, write_junit)
+from mimic_ext.fet022.result import FollowerResult, ReferenceResult, RunResult, SweepResult
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", warnings=(), messages=()):
+    t = [i * 0.0417 for i in range(49)]
+    ref = [40 * math.sin(math.pi * i / 48) for i in range(49)]
+    return FollowerResult(
+        follower=f"/Robot/Joints/{name}", name=name, reference="/Robot/Joints/leader", swept="/Robot/Joints/leader",
+        schema="physx", label="PhysxMimicJointAPI:rotX", compliant=False, follower_unit="deg",
+        reference_unit="deg", gearing=gearing, offset=0.0, status=status, measured_ratio=ratio,
+        motion_ratio=abs(ratio), ratio_error=abs(abs(ratio) - abs(gearing)),
+        ratio_error_relative=abs(abs(ratio) - abs(gearing)) / abs(gearing), max_error=0.01,
+        direction=direction, rest_offset=0.0, rest_offset_error=0.0, samples_used=45, reference_excursion=40.0,
+        warnings=list(warnings), messages=list(messages), sample_t=t, sample_reference=ref,
+        sample_follower=[ratio * r for r in ref])
+
+
+def _run() -> RunResult:
+    cfg = SweepConfig().to_dict()
+    good = SweepResult(asset="data/good & <odd>.usda", config=cfg, backend="warp", num_envs=1,
+                       timings={"total_s": 0.25})
+    good.references.append(ReferenceResult(path="/Robot/Joints/leader", kind="revolute", unit="deg", lo=0, hi=40,
+                                           range_source="limits", drive_source="authored", stiffness=100,
+                                           damping=1, excursion=40, followers=[]))
+    good.followers = [
+        _follower("f_ok"),
+        _follower("f_bad", status="fail", ratio=0.5, messages=["motion ratio 0.5 differs from |gearing| 1"]),
+        _follower("f_rev", ratio=-1.0, direction="reversed", warnings=["direction mismatch: moves against"]),
+    ]
+    good.settle_status()
+    skipped = SweepResult(asset="data/plain.usda", status="skipped", reason="no joint carries PhysxMimicJointAPI",
+                          config=cfg, timings={"total_s": 0.01})
+    broken = SweepResult(asset="data/broken.usda", status="error", reason="data/broken.usda: cannot be read as USD",
+                         config=cfg, timings={"total_s": 0.0})
+    return RunResult(stages=[good, skipped, broken], config=cfg, versions={"mimic_ext": "0.1.0"},
+                     wall_seconds=0.5, jobs=2)
+
+
+def test_console_table_and_summary():
+    text = format_console(_run())
+    lines = text.splitlines()
+    header = next(line for line in lines if "measured ratio" in line)
+    for col in ("follower", "reference", "|gearing|", "measured ratio", "error", "direction", "status"):
+        assert col in header
+    row = next(line for line in lines if line.strip().startswith("f_bad"))
+    assert "0.5" in row and "50%" in row and row.rstrip().endswith("FAIL")
+    assert "REVERSED" in next(line for line in lines if line.strip().startswith("f_rev"))
+    assert "data/plain.usda: SKIPPED (no joint carries PhysxMimicJointAPI)" in text
+    assert "data/broken.usda: ERROR" in text
+    assert lines[-1].startswith("FET022 mimic_joint: ERROR: 3 stage(s): 0 pass, 1 fail, 1 skipped, 1 error")
+
+
+def test_json_validates_and_carries_the_harness_metrics(tmp_path):
+    run = _run()
+    path = write_json(run, tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    jsonschema.validate(data, load_schema())
+    assert data["status"] == "error" and data["exit_code"] == 2
+    stage = data["stages"][0]
+    assert len(stage["followers"]) == 3
+    m = stage["metrics"]
+    assert m["mim_pair_f_bad_motion_ratio"] == 0.5 and m["mim_pair_f_bad_gear_ratio_error"] == 0.5
+    assert m["mim_pair_f_rev_dir_matches_gear"] is False and m["mim_pair_f_ok_dir_matches_gear"] is True
+    assert m["mim_pair_f_ok_max_error_rad"] == 0.01
+    assert len(stage["followers"][0]["samples"]["t"]) == 49
+    assert data["stages"][1]["status"] == "skipped" and data["stages"][1]["followers"] == []
+
+
+def test_json_schema_has_teeth():
+    data = to_json_data(_run())
+    schema = load_schema()
+    broken = json.loads(json.dumps(data))
+    broken["stages"][0]["followers"][0]["status"] = "passed"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+    broken = json.loads(json.dumps(data))
+    broken["stages"][0]["metrics"]["motion_ratio_of_f"] = 1.0
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+    broken = json.loads(json.dumps(data))
+    del broken["stages"][0]["followers"][1]["measured_ratio"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_nan_becomes_null_in_json():
+    run = _run()
+    run.stages[0].followers[0].measured_ratio = float("nan")
+    text = json.dumps(to_json_data(run), allow_nan=False)     # would raise on NaN
+    assert '"measured_ratio": null' in text
+
+
+def _junit_checks(root: ET.Element) -> None:
+    suites = root.findall("testsuite")
+    assert root.tag == "testsuites" and len(suites) == 3
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("5", "1", "1", "1")
+    good = suites[0]
+    cases = good.findall("testcase")
+    assert [c.get("name") for c in cases] == [f"/Robot/Joints/{n}" for n in ("f_ok", "f_bad", "f_rev")]
+    assert cases[1].find("failure").get("message").startswith("motion ratio 0.5")
+    assert cases[0].find("failure") is None and "direction mismatch" in cases[2].find("system-out").text
+    assert suites[1].find("testcase/skipped") is not None and len(suites[1].findall("testcase")) == 1
+    assert suites[2].find("testcase/error").get("message").endswith("cannot be read as USD")
+
+
+def test_junit_structure_with_the_standard_library(tmp_path):
+    path = write_junit(_run(), tmp_path / "j.xml")
+    _junit_checks(ET.parse(path).getroot())
+
+
+def test_junit_parses_with_junitparser(tmp_path):
+    junitparser = pytest.importorskip("junitparser")
+    path = write_junit(_run(), tmp_path / "j.xml")
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    suites = list(xml)
+    assert len(suites) == 3
+    good = suites[0]
+    assert (good.tests, good.failures, good.errors, good.skipped) == (3, 1, 0, 0)
+    results = {case.name: [type(r).__name__ for r in case.result] for case in good}
+    assert results == {"/Robot/Joints/f_ok": [], "/Robot/Joints/f_bad": ["Failure"], "/Robot/Joints/f_rev": []}
+    assert [type(r).__name__ for case in suites[1] for r in case.result] == ["Skipped"]
+    assert [type(r).__name__ for case in suites[2] for r in case.result] == ["Error"]
+
+
+def test_html_is_self_contained_and_escaped():
+    html = format_html(_run())
+    assert "<script" not in html.lower()
+    # no resource is fetched: no src= at all, and the only URLs are the SVG namespace declarations
+    assert not re.search(r"\ssrc\s*=", html, re.I)
+    urls = set(re.findall(r"https?://[^\s\"'<>]+", html))
+    assert urls == {"http://www.w3.org/2000/svg"}
+    assert "good &amp; &lt;odd&gt;.usda" in html and "<odd>" not in html
+    assert html.count('<svg class="ratio-plot"') == 3
+    assert html.count('class="follower-row"') == 3
+    assert 'class="tolerance-band"' in html and 'class="expected-line"' in html
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if not exe:
+        pytest.skip("chromium is not on PATH")
+    return exe
+
+
+def render_in_chromium(html_path: Path, tmp_path: Path, screenshot: Path | None = None) -> str:
+    """The DOM chromium builds from the page (and optionally a screenshot): proof it renders."""
+    exe = _chromium()
+    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+    dom = subprocess.run(base + [f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom",
+                                 html_path.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    if screenshot is not None:
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        shot = subprocess.run(base + [f"--user-data-dir={tmp_path / 'chromium-shot'}", f"--screenshot={screenshot}",
+                                      "--window-size=1200,1600", html_path.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=120)
+        assert shot.returncode == 0, shot.stderr[-2000:]
+        assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return dom.stdout
+
+
+def test_html_renders_in_headless_chromium(tmp_path):
+    page = write_html(_run(), tmp_path / "report.html")
+    dom = render_in_chromium(page, tmp_path, ARTIFACTS / "fet022_report_handmade.png")
+    assert dom.count('class="follower-row"') == 3
+    assert len(re.findall(r'<svg class="ratio-plot"', dom)) == 3
+    assert len(re.findall(r"<circle ", dom)) == 3 * 49
+    assert 'id="summary"' in dom
