@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from pxr import Gf, Usd, UsdGeom, UsdPhysics
+from pxr import Usd, UsdGeom, UsdPhysics
 
 import mimic_ext
 from mimic_ext.errors import MimicInputError

@@ -437,7 +437,7 @@ class MjcfReader:
             return Inertia.from_tensor(mass, pose.p, pose.R @ local @ pose.R.T)
         if self.inertiafromgeom == "false":
             return None
-        total, first, second = 0.0, np.zeros(3), np.zeros((3, 3))
+        total = 0.0
         parts = []
         for g_el, g_frame, g_cls in geoms:
             a = self._attrs(g_el, g_cls)

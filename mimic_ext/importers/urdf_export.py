@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -21,6 +20,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics
 
+from ..atomic_write import write_text_atomically
 from ..errors import MimicInputError
 from ..schema import joints as J
 from ..schema.authoring import read_relations
@@ -243,7 +243,7 @@ class UrdfExporter:
         joint_name: dict[str, str] = {}
         sign: dict[str, float] = {}
         kinds: dict[str, str] = {}
-        lines = [f'<?xml version="1.0"?>',
+        lines = ['<?xml version="1.0"?>',
                  f"<!-- written by mimic_ext from {self.stage.GetRootLayer().realPath or 'an in-memory stage'} -->",
                  f"<robot name={quoteattr(_source_name(self.root_prim))}>"]
         if world_name:
@@ -460,26 +460,6 @@ class _UniqueNames:
         return out
 
 
-def _write_text_atomically(text: str, out: Path) -> Path:
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise MimicInputError(f"{out}: folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".urdf", dir=folder)
-    except OSError as exc:
-        raise MimicInputError(f"{out}: cannot write in {folder}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise MimicInputError(f"{out}: cannot write: {exc.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
-
-
 def export_urdf(stage: Usd.Stage | str | os.PathLike, out: str | os.PathLike | None = None,
                 robot_path: str | None = None) -> ExportResult:
     """Write the stage's articulation as URDF (``out`` atomically; None: text only)."""
@@ -491,5 +471,5 @@ def export_urdf(stage: Usd.Stage | str | os.PathLike, out: str | os.PathLike | N
     if skipped:
         result.warnings.append(f"{skipped} mesh prim(s) not written (the URDF keeps primitive shapes only)")
     if out is not None:
-        result.out = _write_text_atomically(result.text, Path(out))
+        result.out = write_text_atomically(Path(out), result.text)
     return result

@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pxr import Sdf, Tf, Usd
 
+from ..atomic_write import write_atomically
 from ..errors import MimicInputError
 
 USD_EXTENSIONS = (".usd", ".usda", ".usdc", ".usdz")
@@ -88,42 +88,19 @@ def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
     return OpenedStage(stage=stage, path=p, composition_errors=errors)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike) -> Path:
-    """Write ``layer`` to ``out_path`` through a temporary file in the same folder.
-
-    On any failure the file at ``out_path`` is untouched and the temporary is removed.
-    """
+    """Write ``layer`` to ``out_path`` so that the file appears only complete (atomic_write)."""
     out = Path(out_path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise MimicInputError(f"{out}: folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=out.suffix or ".usda", dir=folder)
-    except OSError as exc:
-        raise MimicInputError(f"{out}: cannot write in {folder}: {exc.strerror}") from None
-    os.close(fd)
-    try:
+
+    def export(tmp: Path) -> None:
         try:
-            ok = layer.Export(tmp)
+            ok = layer.Export(str(tmp))
         except Tf.ErrorException as exc:
             raise MimicInputError(f"{out}: cannot write: {_first_usd_message(exc)}") from None
         if not ok:
             raise MimicInputError(f"{out}: cannot write (USD export failed)")
-        os.chmod(tmp, out.stat().st_mode & 0o777 if out.exists() else 0o666 & ~_umask())
-        try:
-            os.replace(tmp, out)
-        except OSError as exc:
-            raise MimicInputError(f"{out}: cannot replace the file: {exc.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
+
+    return write_atomically(out, export)
 
 
 def save_stage_atomically(stage: Usd.Stage, out_path: str | os.PathLike | None = None) -> Path:

@@ -120,7 +120,6 @@ class _Articulations:
         self._stage = stage
         self.roots: list[str] = []
         bodies: list[str] = []
-        edges: list[tuple[str, str]] = []
         joint_prims: list[Usd.Prim] = []
         for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
             if prim.HasAPI(UsdPhysics.ArticulationRootAPI):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ...errors import MimicInputError
+from ...atomic_write import write_text_atomically
 from ..result import ERROR, FAIL, PASS, SKIPPED, RunResult, SweepResult
 
 
@@ -44,13 +44,5 @@ def short(path: str) -> str:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write a report; a folder that does not exist is made, an unwritable place is the user's to fix."""
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(p)
-    except OSError as exc:
-        raise MimicInputError(f"{p}: cannot write the report ({exc.strerror or exc})") from None
-    return p
+    """Write a report atomically; a folder that does not exist is made."""
+    return write_text_atomically(path, text, make_parent=True)
