@@ -15,9 +15,14 @@ from mimic_ext.schema import MimicRelation, set_relation
 
 
 class StageBuilder:
-    """Bodies and joints under /World, SI stage (metres, kilograms), Z up."""
+    """Bodies and joints under /World, SI stage (metres, kilograms), Z up, gravity along -Z.
 
-    def __init__(self, gravity: float = 0.0):
+    With ``fixed_base`` the stage starts with an articulation root body ``base`` (1 kg,
+    0.01 kg m^2) welded to the world by the fixed joint ``anchor``; its path is ``self.base``
+    (None otherwise), for tests whose joints all hang on one immobile body.
+    """
+
+    def __init__(self, gravity: float = 0.0, fixed_base: bool = False):
         self.stage = Usd.Stage.CreateInMemory()
         UsdGeom.SetStageUpAxis(self.stage, UsdGeom.Tokens.z)
         UsdGeom.SetStageMetersPerUnit(self.stage, 1.0)
@@ -25,6 +30,10 @@ class StageBuilder:
         scene = UsdPhysics.Scene.Define(self.stage, "/World/physicsScene")
         scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
         scene.CreateGravityMagnitudeAttr(gravity)
+        self.base: str | None = None
+        if fixed_base:
+            self.base = self.body("base", 1.0, (0.01, 0.01, 0.01), root=True)
+            self.fixed("anchor", None, self.base)
 
     def body(self, name: str, mass: float | None = 1.0, inertia=(1.0, 1.0, 1.0), com=(0, 0, 0),
              pos=(0, 0, 0), root: bool = False) -> str:

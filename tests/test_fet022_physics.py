@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Sdf, UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
@@ -23,6 +23,7 @@ from mimic_ext import cli  # noqa: E402
 from mimic_ext.fet022 import run  # noqa: E402
 from mimic_ext.fet022.reports import load_schema  # noqa: E402
 from mimic_ext.schema import MimicRelation, set_relation  # noqa: E402
+from solver_stages import StageBuilder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
@@ -38,49 +39,7 @@ def _digest(folder: Path) -> dict:
 
 
 # ------------------------------------------------------------------ stages built in memory
-class _Build:
-    """Bodies and joints under /World, metres and kilograms, Z up, gravity along -Z."""
-
-    def __init__(self, gravity: float = 9.81):
-        self.stage = Usd.Stage.CreateInMemory()
-        UsdGeom.SetStageUpAxis(self.stage, UsdGeom.Tokens.z)
-        UsdGeom.SetStageMetersPerUnit(self.stage, 1.0)
-        UsdGeom.Xform.Define(self.stage, "/World")
-        scene = UsdPhysics.Scene.Define(self.stage, "/World/scene")
-        scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
-        scene.CreateGravityMagnitudeAttr(gravity)
-        self.base = self.body("base", 1.0, (0.01, 0.01, 0.01), root=True)
-        UsdPhysics.FixedJoint.Define(self.stage, "/World/joints/anchor").CreateBody1Rel().SetTargets(
-            [Sdf.Path(self.base)])
-
-    def body(self, name, mass, inertia, com=(0, 0, 0), pos=(0, 0, 0), root=False) -> str:
-        xf = UsdGeom.Xform.Define(self.stage, f"/World/{name}")
-        xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
-        prim = xf.GetPrim()
-        UsdPhysics.RigidBodyAPI.Apply(prim)
-        if root:
-            UsdPhysics.ArticulationRootAPI.Apply(prim)
-        m = UsdPhysics.MassAPI.Apply(prim)
-        m.CreateMassAttr(mass)
-        m.CreateDiagonalInertiaAttr(Gf.Vec3f(*inertia))
-        m.CreateCenterOfMassAttr(Gf.Vec3f(*com))
-        return str(prim.GetPath())
-
-    def revolute(self, name, body0, body1, axis, limits_deg, pos0, drive=None) -> str:
-        j = UsdPhysics.RevoluteJoint.Define(self.stage, f"/World/joints/{name}")
-        j.CreateBody0Rel().SetTargets([Sdf.Path(body0)])
-        j.CreateBody1Rel().SetTargets([Sdf.Path(body1)])
-        j.CreateLocalPos0Attr(Gf.Vec3f(*pos0))
-        j.CreateLocalPos1Attr(Gf.Vec3f(0, 0, 0))
-        j.CreateAxisAttr(axis)
-        if limits_deg:
-            j.CreateLowerLimitAttr(limits_deg[0])
-            j.CreateUpperLimitAttr(limits_deg[1])
-        if drive:   # USD units: N m per degree, N m s per degree
-            d = UsdPhysics.DriveAPI.Apply(j.GetPrim(), "angular")
-            d.CreateStiffnessAttr(drive[0])
-            d.CreateDampingAttr(drive[1])
-        return str(j.GetPath())
+GRAVITY = 9.81   # m/s^2, standard gravity: the loads argued in the docstrings below use it
 
 
 def loaded_follower(natural_frequency: float):
@@ -88,13 +47,14 @@ def loaded_follower(natural_frequency: float):
     centre of mass sits 0.3 m from its horizontal (Y) axis, so gravity pulls on it with up
     to 14.7 N m. Relation q_f = q_l (PhysX gearing -1), compliant when natural_frequency > 0
     (damping ratio 1). A soft relation lets the arm sag and lag: it cannot follow."""
-    b = _Build()
+    b = StageBuilder(gravity=GRAVITY, fixed_base=True)
     arm_l = b.body("arm_l", 1.0, (0.01, 0.01, 0.01), pos=(0, 0.3, 0))
     arm_f = b.body("arm_f", 5.0, (0.05, 0.05, 0.05), com=(0.3, 0, 0), pos=(0, -0.3, 0))
-    jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0), drive=(1.0, 0.05))
+    jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0))
+    b.drive(jl, 1.0, 0.05)   # USD units: N m per degree, N m s per degree
     jf = b.revolute("follower", b.base, arm_f, "Y", (-120, 120), (0, -0.3, 0))
-    set_relation(b.stage, MimicRelation(jf, jl, multiplier=1.0, natural_frequency=natural_frequency,
-                                        damping_ratio=1.0 if natural_frequency > 0 else 0.0))
+    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency,
+            damping_ratio=1.0 if natural_frequency > 0 else 0.0)
     return b.stage, jl, jf
 
 
@@ -106,13 +66,14 @@ def serial_follower(natural_frequency: float):
     -1). With a relation too soft to matter the follower moves against the authored direction
     by about the authored magnitude. Leader limits -10..90 deg put the sweep at 0..80 deg, so
     nothing moves during the settle phase."""
-    b = _Build()
+    b = StageBuilder(gravity=GRAVITY, fixed_base=True)
     link1 = b.body("link1", 1.0, (0.01, 0.01, 0.02), com=(0.25, 0, 0))
     link2 = b.body("link2", 0.5, (0.01, 0.01, 0.01), pos=(0.5, 0, 0))
-    jl = b.revolute("leader", b.base, link1, "Z", (-10, 90), (0, 0, 0), drive=(1.0, 0.05))
+    jl = b.revolute("leader", b.base, link1, "Z", (-10, 90), (0, 0, 0))
+    b.drive(jl, 1.0, 0.05)   # USD units: N m per degree, N m s per degree
     jf = b.revolute("follower", link1, link2, "Z", (-180, 180), (0.5, 0, 0))
-    set_relation(b.stage, MimicRelation(jf, jl, multiplier=1.0, natural_frequency=natural_frequency,
-                                        damping_ratio=1.0 if natural_frequency > 0 else 0.0))
+    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency,
+            damping_ratio=1.0 if natural_frequency > 0 else 0.0)
     return b.stage, jl, jf
 
 
@@ -205,9 +166,9 @@ def test_sample_stages_pass_and_invalid_is_not_swept(tmp_path, capsys):
 
 
 def test_stage_without_followers_is_skipped_with_exit_0(tmp_path, capsys):
-    b = _Build()
+    b = StageBuilder(gravity=GRAVITY, fixed_base=True)
     arm = b.body("arm", 1.0, (0.01, 0.01, 0.01))
-    b.revolute("j", b.base, arm, "Z", (-45, 45), (0, 0, 0), drive=(1.0, 0.05))
+    b.drive(b.revolute("j", b.base, arm, "Z", (-45, 45), (0, 0, 0)), 1.0, 0.05)
     path = tmp_path / "plain.usda"
     b.stage.GetRootLayer().Export(str(path))
     code = cli.main(["sweep", str(path), "--junit", str(tmp_path / "j.xml"), "-q"])
@@ -220,15 +181,16 @@ def test_stage_without_followers_is_skipped_with_exit_0(tmp_path, capsys):
 def test_invalid_relation_fails_with_the_validators_message_and_the_others_run():
     from mimic_ext.schema.validation import validate
 
-    b = _Build(gravity=0.0)
+    b = StageBuilder(gravity=0.0, fixed_base=True)
     arm_l = b.body("arm_l", 1.0, (0.01, 0.01, 0.01), pos=(0, 0.3, 0))
     arm_f = b.body("arm_f", 1.0, (0.01, 0.01, 0.01), pos=(0, -0.3, 0))
     arm_z = b.body("arm_z", 1.0, (0.01, 0.01, 0.01), pos=(0, -0.6, 0))
-    jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0), drive=(1.0, 0.05))
+    jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0))
+    b.drive(jl, 1.0, 0.05)
     jf = b.revolute("follower", b.base, arm_f, "Z", (-90, 90), (0, -0.3, 0))
     jz = b.revolute("zero", b.base, arm_z, "Z", (-90, 90), (0, -0.6, 0))
-    set_relation(b.stage, MimicRelation(jf, jl, multiplier=2.0))
-    set_relation(b.stage, MimicRelation(jz, jl, multiplier=1.0))
+    b.mimic(jf, jl, 2.0)
+    b.mimic(jz, jl, 1.0)
     b.stage.GetPrimAtPath(jz).GetAttribute("physxMimicJoint:rotX:gearing").Set(0.0)
     expected = [f for f in validate(b.stage) if f.severity == "error" and f.path == jz]
     assert expected, "the validator rejects gearing 0"
@@ -320,7 +282,7 @@ def test_tolerance_flag_and_exit_codes(tmp_path, capsys):
 
 
 def test_reference_the_backend_cannot_drive_is_an_error_not_a_failure():
-    b = _Build(gravity=0.0)
+    b = StageBuilder(gravity=0.0, fixed_base=True)
     arm_a = b.body("arm_a", 1.0, (0.01, 0.01, 0.01))
     arm_f = b.body("arm_f", 1.0, (0.01, 0.01, 0.01), pos=(0, 1, 0))
     d6 = UsdPhysics.Joint.Define(b.stage, "/World/joints/d6")          # a generic (D6) reference joint
@@ -341,14 +303,15 @@ def test_all_reference_joints_of_a_stage_run_in_one_batch():
     from mimic_ext.fet022.plan import make_plan
     from mimic_ext.schema import read_relations
 
-    b = _Build(gravity=0.0)
+    b = StageBuilder(gravity=0.0, fixed_base=True)
     joints = []
     for i, (gain, lim) in enumerate(((2.0, (-30, 30)), (-0.5, (0, 60)))):
         arm_l = b.body(f"l{i}", 1.0, (0.01, 0.01, 0.01), pos=(i, 0.3, 0))
         arm_f = b.body(f"f{i}", 1.0, (0.01, 0.01, 0.01), pos=(i, -0.3, 0))
-        jl = b.revolute(f"leader{i}", b.base, arm_l, "Z", lim, (i, 0.3, 0), drive=(1.0, 0.05))
+        jl = b.revolute(f"leader{i}", b.base, arm_l, "Z", lim, (i, 0.3, 0))
+        b.drive(jl, 1.0, 0.05)
         jf = b.revolute(f"follower{i}", b.base, arm_f, "Z", (-90, 90), (i, -0.3, 0))
-        set_relation(b.stage, MimicRelation(jf, jl, multiplier=gain))
+        b.mimic(jf, jl, gain)
         joints.append((jl, jf, gain))
     result = run(b.stage)
     assert result.status == "pass" and result.num_envs == 2

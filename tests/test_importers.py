@@ -22,6 +22,7 @@ from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.importers.model import FIXED
 from mimic_ext.importers.urdf import read_urdf
 from mimic_ext.schema import open_stage, read_relations
+from usd_frames import joint_world_frames
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 F32 = 1e-6
@@ -142,21 +143,8 @@ def test_asset_stage_layout(rel_path):
 def _assert_frames_agree(stage, prim) -> None:
     """world(body0) localFrame0 * motion(q) == world(body1) localFrame1 for some q (1e-6:
     float32 local frames)."""
-    from mimic_ext.importers.transforms import AXES, quat_to_rot
-    cache = UsdGeom.XformCache()
-    joint = UsdPhysics.Joint(prim)
-
-    def frame(rel, pos, rot):
-        targets = rel.GetTargets()
-        world = np.array(cache.GetLocalToWorldTransform(stage.GetPrimAtPath(targets[0]))).T if targets else np.eye(4)
-        q = rot.Get()
-        local = np.eye(4)
-        local[:3, :3] = quat_to_rot([q.GetReal(), *q.GetImaginary()])
-        local[:3, 3] = pos.Get()
-        return world @ local
-
-    f0 = frame(joint.GetBody0Rel(), joint.GetLocalPos0Attr(), joint.GetLocalRot0Attr())
-    f1 = frame(joint.GetBody1Rel(), joint.GetLocalPos1Attr(), joint.GetLocalRot1Attr())
+    from mimic_ext.importers.transforms import AXES
+    f0, f1 = joint_world_frames(stage, prim)
     rel = np.linalg.inv(f0) @ f1
     R, p = rel[:3, :3], rel[:3, 3]
     if prim.IsA(UsdPhysics.RevoluteJoint):

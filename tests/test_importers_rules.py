@@ -19,6 +19,7 @@ from pxr import Gf, UsdGeom, UsdPhysics
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.schema import read_relations
+from usd_frames import joint_world_frames
 
 F32 = 1e-6
 EXACT = 1e-9
@@ -138,21 +139,9 @@ def test_mjcf_ref_shifts_the_offset_and_polycoef_is_not_converted(tmp_path):
 
 def _joint_coordinate(stage, path):
     """The joint's USD coordinate in the authored pose, from body poses and joint frames."""
-    from mimic_ext.importers.transforms import AXES, quat_to_rot
+    from mimic_ext.importers.transforms import AXES
     joint = UsdPhysics.Joint(stage.GetPrimAtPath(path))
-    cache = UsdGeom.XformCache()
-
-    def frame(rel, pos, rot):
-        targets = rel.GetTargets()
-        world = np.array(cache.GetLocalToWorldTransform(stage.GetPrimAtPath(targets[0]))).T if targets else np.eye(4)
-        q = rot.Get()
-        local = np.eye(4)
-        local[:3, :3] = quat_to_rot([q.GetReal(), *q.GetImaginary()])
-        local[:3, 3] = pos.Get()
-        return world @ local
-
-    f0 = frame(joint.GetBody0Rel(), joint.GetLocalPos0Attr(), joint.GetLocalRot0Attr())
-    f1 = frame(joint.GetBody1Rel(), joint.GetLocalPos1Attr(), joint.GetLocalRot1Attr())
+    f0, f1 = joint_world_frames(stage, joint.GetPrim())
     rel = np.linalg.inv(f0) @ f1
     axis = AXES[joint.GetPrim().GetAttribute("physics:axis").Get()]
     if joint.GetPrim().IsA(UsdPhysics.PrismaticJoint):
