@@ -202,6 +202,27 @@ def test_invalid_relation_fails_with_the_validators_message_and_the_others_run()
     assert good.status == "pass" and abs(good.motion_ratio - 2.0) < 1e-3 * 2.0   # 1e-3 relative, as above
 
 
+def test_authored_velocity_cap_that_blocks_the_sweep_is_named_in_the_failure():
+    """A follower's physxJoint:maxJointVelocity caps the leader too; the failure says which cap and why."""
+    b = StageBuilder(gravity=0.0, fixed_base=True)
+    arm_l = b.body("arm_l", 1.0, (0.01, 0.01, 0.01), pos=(0, 0.3, 0))
+    arm_f = b.body("arm_f", 1.0, (0.01, 0.01, 0.01), pos=(0, -0.3, 0))
+    jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0))
+    b.drive(jl, 1.0, 0.05)
+    jf = b.revolute("follower", b.base, arm_f, "Z", (-90, 90), (0, -0.3, 0))
+    b.mimic(jf, jl, 2.0)
+    free = run(b.stage)
+    assert free.status == "pass"
+    # 1 deg/s on the follower is 0.5 deg/s on the leader: 0.5 deg in the 1 s rise of a 72 deg sweep
+    b.stage.GetPrimAtPath(jf).CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(1.0)
+    capped = run(b.stage).follower(jf)
+    assert capped.status == "fail"
+    (msg,) = capped.messages
+    assert f"physxJoint:maxJointVelocity on {jf}" in msg
+    # cap in SI on the leader: (1 deg/s) / |m| = 0.5 deg/s = 0.0087266 rad/s, printed to 4 digits
+    assert "0.008727 rad/s" in msg and "lengthen sweep_seconds" in msg
+
+
 def test_soft_relation_under_load_fails_the_ratio_check():
     stage, jl, jf = loaded_follower(natural_frequency=2.0)
     result = run(stage)

@@ -72,7 +72,8 @@ def fit_ratio(d_ref: np.ndarray, d_f: np.ndarray, min_fraction: float) -> tuple[
 
 
 def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepConfig,
-          reference_excursion_si: float | None = None, planned_excursion_si: float | None = None) -> Measurement:
+          reference_excursion_si: float | None = None, planned_excursion_si: float | None = None,
+          blocked_because: str | None = None) -> Measurement:
     """Measure and judge one follower from its and its reference's positions (SI) at the samples."""
     q_ref = np.asarray(q_ref, dtype=float)
     q_f = np.asarray(q_f, dtype=float)
@@ -113,7 +114,8 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
         out.status = FAIL
         out.messages.append(
             f"the swept joint moved only {reference_excursion_si:.4g} of the planned {planned_excursion_si:.4g} "
-            f"(SI): its drive is too weak or something blocks it (limits of a follower act on the reference too)")
+            f"(SI): " + (blocked_because or "its drive is too weak or something blocks it "
+                         "(limits of a follower act on the reference too)"))
     elif not math.isfinite(slope):
         out.status = FAIL
         out.messages.append(f"reference {case.reference} did not move during the sweep: no ratio can be measured")

@@ -78,6 +78,11 @@ class SweptJoint:
     limits: tuple[float, float] | None  # SI, None when unlimited
     drive: Drive | None                 # None: no position drive authored (the plan adds one)
     followers: tuple[str, ...] = ()
+    #: the fastest this joint may move (SI/s): its own physxJoint:maxJointVelocity and each
+    #: follower's divided by |gain to this joint| (a cap on either joint acts on both); and
+    #: the prim whose cap that is. None when no cap is authored.
+    velocity_cap: float | None = None
+    velocity_cap_source: str | None = None
 
     @property
     def unit(self) -> str:
@@ -189,9 +194,11 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         elif rel.key not in skip:
             active.append(rel)
     leader_of: dict[str, str] = {}
+    gain_of: dict[str, float] = {}
     for rel in active:
         if rel.leader and rel.follower not in leader_of:
             leader_of[rel.follower] = rel.leader
+            gain_of[rel.follower] = rel.multiplier
     names = _metric_names(relations)
     swept_order: list[str] = []
     followers_of: dict[str, list[str]] = {}
@@ -221,7 +228,25 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         prim = _prim(stage, path)
         kind = joints.joint_kind(prim) if prim else None
         scale = (joints.unit_scale(prim) if prim else None) or 1.0
+        cap, source = _velocity_cap(stage, path, followers_of[path], leader_of, gain_of)
         found.swept.append(SweptJoint(
             path=path, kind=kind, scale=scale, limits=joints.limits_si(prim) if prim else None,
-            drive=authored_drive(prim), followers=tuple(followers_of[path])))
+            drive=authored_drive(prim), followers=tuple(followers_of[path]),
+            velocity_cap=cap, velocity_cap_source=source))
     return found
+
+
+def _velocity_cap(stage, top: str, followers: list[str], leader_of: dict[str, str],
+                  gain_of: dict[str, float]) -> tuple[float | None, str | None]:
+    """The tightest velocity cap on ``top`` from itself and its followers (SI), and whose it is."""
+    best: tuple[float | None, str | None] = (None, None)
+    for path in [top, *followers]:
+        prim = _prim(stage, path)
+        cap = joints.max_velocity_si(prim) if prim else None
+        gain, joint = 1.0, path
+        while joint != top and joint in leader_of:       # compose the chain's gains up to top
+            gain *= gain_of[joint]
+            joint = leader_of[joint]
+        if cap is not None and gain != 0 and (best[0] is None or cap / abs(gain) < best[0]):
+            best = (cap / abs(gain), path)
+    return best

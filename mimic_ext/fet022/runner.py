@@ -122,6 +122,18 @@ def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Find
     return records
 
 
+def _velocity_cap_reason(pj, cfg: SweepConfig) -> str | None:
+    """Why the swept joint cannot cover its range in time, when an authored velocity cap says so."""
+    cap, source = pj.joint.velocity_cap, pj.joint.velocity_cap_source
+    rise = cfg.sweep_seconds / 2.0                      # lo -> hi takes half the sweep
+    if cap is None or cap * rise >= pj.excursion:
+        return None
+    si = "m" if pj.joint.kind == joints.PRISMATIC else "rad"
+    return (f"physxJoint:maxJointVelocity on {source} caps the swept joint at {cap:.4g} {si}/s, so it can "
+            f"cover at most {cap * rise:.4g} {si} in the sweep's {rise:g} s rise: raise that velocity limit "
+            f"(authored in USD units per second: deg/s for a revolute joint) or lengthen sweep_seconds")
+
+
 def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, records: dict, cfg: SweepConfig,
                result: SweepResult) -> None:
     """Judge every follower moved by the joint swept in environment ``env``."""
@@ -146,7 +158,8 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
             rec.status = FAIL
             rec.messages.append("the simulation diverged (non-finite joint positions)")
             continue
-        m = judge(case, q_ref, q_f, cfg, reference_excursion_si=excursion, planned_excursion_si=pj.excursion)
+        m = judge(case, q_ref, q_f, cfg, reference_excursion_si=excursion, planned_excursion_si=pj.excursion,
+                  blocked_because=_velocity_cap_reason(pj, cfg))
         rec.status = m.status
         rec.messages.extend(m.messages)
         rec.warnings.extend(m.warnings)

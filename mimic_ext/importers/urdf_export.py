@@ -311,9 +311,9 @@ class UrdfExporter:
             if stiffness > 0:
                 servo_joints.append(name)
             damping = (drive.GetDampingAttr().Get() or 0.0) / usd_scale
-        attr = prim.GetAttribute("physxJoint:maxJointVelocity")
-        if attr and attr.HasAuthoredValue() and attr.Get() is not None and math.isfinite(attr.Get()) and attr.Get() > 0:
-            velocity = float(attr.Get()) * usd_scale
+        cap = J.max_velocity_si(prim)
+        if cap is not None:
+            velocity = cap
         parts = []
         if limits:
             lo, hi = limits

@@ -99,3 +99,17 @@ def joint_bodies(prim: Usd.Prim) -> tuple[str | None, str | None]:
     b0 = joint.GetBody0Rel().GetTargets()
     b1 = joint.GetBody1Rel().GetTargets()
     return (str(b0[0]) if b0 else None, str(b1[0]) if b1 else None)
+
+
+def max_velocity_si(prim: Usd.Prim) -> float | None:
+    """``physxJoint:maxJointVelocity`` in SI (rad/s from deg/s, or m/s); None when not set.
+
+    PhysX reads it in the DOF's USD unit per second; 0 or less, or non-finite, means no cap
+    was authored here.
+    """
+    attr = prim.GetAttribute("physxJoint:maxJointVelocity")
+    value = attr.Get() if attr and attr.HasAuthoredValue() else None
+    scale = unit_scale(prim)
+    if value is None or scale is None or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value) * scale

@@ -161,9 +161,9 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec
     ang = kind == J.REVOLUTE
     s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
     force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
-    v = _attr(prim, "physxJoint:maxJointVelocity")
-    if v is not None and math.isfinite(v) and v > 0:
-        spec.max_velocity = float(v) * s
+    v = J.max_velocity_si(prim)
+    if v is not None:
+        spec.max_velocity = v
     f = _attr(prim, "physxJoint:jointFriction")
     if f is not None and math.isfinite(f) and f > 0:
         spec.friction = float(f) * force_scale
