@@ -2,9 +2,15 @@
 
 Kept in one module so that Warp compiles it once (tens of seconds on a small CPU) and one
 recorded launch per step replays it. Spatial vectors are Plücker coordinates in the world
-frame at the world origin, ``(angular, linear)``; a spatial inertia is stored as
-``(m, h = m c, Ibar = I_c - m [c][c])`` so that composite inertias are plain sums.
-Dense per-environment matrices live in rows of 2-D arrays (``M[e, i * n + j]``).
+frame about a point ``o`` near the system, ``(angular, linear)``; a spatial inertia is stored
+as ``(m, h = m c, Ibar = I_c - m [c][c])`` so that composite inertias are plain sums.
+Per-environment scalars and dense matrices share one row of a 2-D work array per environment
+(``ws[e, o_AS + i * k + c]``, offsets in ``ModelData.o_*``): one array to address, not a dozen.
+
+The step works in the reduced space of the relations (``u = S v + u0``, k columns) as early
+as it can: the CRBA writes ``A S`` (n x k) instead of the n x n mass matrix, ``M (u - u0)``
+and the bias forces come from one composite-momentum pass over the links, so nothing per
+step is quadratic in the DOF count except the k x k reduced system.
 """
 
 from __future__ import annotations
@@ -30,6 +36,77 @@ SOFT_ROW = wp.constant(2)
 
 
 @wp.struct
+class LinkData:
+    """One link and the joint to its parent, in the parent's joint-motion frame. Each joint
+    frame is turned so that the joint axis is its x axis (the motion is then a rotation
+    about, or a translation along, x); the link's COM and inertia are in its own such frame."""
+
+    parent: int
+    jtype: int
+    qs: int             # first coordinate in joint_q
+    us: int             # first DOF in joint_qd
+    nd: int             # DOF count (1, or 6 for a floating base)
+    root: int
+    Rp: wp.mat33        # joint frame in the parent's joint-motion frame (world for roots):
+    pp: wp.vec3         # rotation and origin
+    mass: float
+    com: wp.vec3
+    I: wp.mat33         # about the COM
+
+
+@wp.struct
+class JointData:
+    """A 1-DOF joint's limits, drive and place in the reduced space (u_j = gain v_col + u0_j)."""
+
+    flags: int
+    col: int
+    rootdof: int
+    gain: float
+    beta: float
+    lower: float
+    upper: float
+    vmax: float
+    friction: float
+    armature: float
+    damping: float
+    kp: float
+    kd: float
+    fmax: float
+
+
+@wp.struct
+class RelData:
+    """A relation q_f = m q_l + c between DOFs f and l; kind ACTIVE/REDUNDANT/SOFT_ROW; a soft
+    one's natural frequency w and damping ratio z."""
+
+    f: int
+    l: int
+    kind: int
+    m: float
+    c: float
+    w: float
+    z: float
+
+
+@wp.struct
+class ElimStep:
+    """Read relation ``rel``'s impulse from the residual at DOF ``node`` (where its impulse has
+    coefficient ``coef``), less the already solved relations ``terms[start:end]`` there."""
+
+    rel: int
+    node: int
+    start: int
+    end: int
+    coef: float
+
+
+@wp.struct
+class ElimTerm:
+    rel: int
+    coef: float     # -1 at a follower, the multiplier at a leader
+
+
+@wp.struct
 class ModelData:
     n_links: int
     n_u: int
@@ -43,65 +120,50 @@ class ModelData:
     iterations: int
     erp: float
     gravity: wp.vec3
-    link_parent: wp.array(dtype=int)
-    link_type: wp.array(dtype=int)
-    link_q: wp.array(dtype=int)
-    link_u: wp.array(dtype=int)
-    link_root: wp.array(dtype=int)
-    link_Xp: wp.array(dtype=wp.transform)
-    link_Xc_inv: wp.array(dtype=wp.transform)
-    link_axis: wp.array(dtype=wp.vec3)
-    link_mass: wp.array(dtype=float)
-    link_com: wp.array(dtype=wp.vec3)
-    link_I: wp.array(dtype=wp.mat33)
-    j_lower: wp.array(dtype=float)
-    j_upper: wp.array(dtype=float)
-    j_vmax: wp.array(dtype=float)
-    j_friction: wp.array(dtype=float)
-    j_armature: wp.array(dtype=float)
-    j_damping: wp.array(dtype=float)
-    j_kp: wp.array(dtype=float)
-    j_kd: wp.array(dtype=float)
-    j_fmax: wp.array(dtype=float)
-    j_flags: wp.array(dtype=int)
+    links: wp.array(dtype=LinkData)
+    joints: wp.array(dtype=JointData)
     dof_col: wp.array(dtype=int)
     dof_gain: wp.array(dtype=float)
-    dof_beta: wp.array(dtype=float)
-    dof_rootdof: wp.array(dtype=int)
-    rel_f: wp.array(dtype=int)
-    rel_l: wp.array(dtype=int)
-    rel_m: wp.array(dtype=float)
-    rel_c: wp.array(dtype=float)
-    rel_kind: wp.array(dtype=int)
-    rel_w: wp.array(dtype=float)
-    rel_z: wp.array(dtype=float)
-    elim_rel: wp.array(dtype=int)
-    elim_node: wp.array(dtype=int)
+    rels: wp.array(dtype=RelData)
+    elims: wp.array(dtype=ElimStep)
+    terms: wp.array(dtype=ElimTerm)
+    # offsets of the work arrays in a row of Scratch.ws (sizes: see Model._build_data)
+    o_AS: int
+    o_H0: int
+    o_Hinv: int
+    o_H: int
+    o_f: int
+    o_bh: int
+    o_v: int
+    o_u0: int
+    o_tmp: int
+    o_res: int
+    o_rowW: int
+    o_lam: int
+    o_soft: int
 
 
 @wp.struct
 class Scratch:
-    X: wp.array2d(dtype=wp.transform)
+    R: wp.array2d(dtype=wp.mat33)
+    pos: wp.array2d(dtype=wp.vec3)
     V: wp.array2d(dtype=wp.spatial_vector)
     Acc: wp.array2d(dtype=wp.spatial_vector)
-    F: wp.array2d(dtype=wp.spatial_vector)
-    P: wp.array2d(dtype=wp.spatial_vector)
+    G: wp.array2d(dtype=wp.spatial_vector)
     Ic_m: wp.array2d(dtype=float)
     Ic_h: wp.array2d(dtype=wp.vec3)
     Ic_I: wp.array2d(dtype=wp.mat33)
     S: wp.array2d(dtype=wp.spatial_vector)
-    M: wp.array2d(dtype=float)
-    H: wp.array2d(dtype=float)
-    H0: wp.array2d(dtype=float)
-    Hinv: wp.array2d(dtype=float)
-    f: wp.array2d(dtype=float)
-    bh: wp.array2d(dtype=float)
-    v: wp.array2d(dtype=float)
-    u0: wp.array2d(dtype=float)
-    tmp: wp.array2d(dtype=float)
-    res: wp.array2d(dtype=float)
-    lam: wp.array2d(dtype=float)
-    soft: wp.array2d(dtype=float)
+    ws: wp.array2d(dtype=float)     # every per-environment scalar work array, at md.o_*
+    # floating bases: momentum bookkeeping in float64 (see momentum64)
+    Rd: wp.array2d(dtype=wp.mat33d)
+    pd: wp.array2d(dtype=wp.vec3d)
+    Vd: wp.array2d(dtype=wp.spatial_vectord)
+    Pd: wp.array2d(dtype=wp.spatial_vectord)
+    Td: wp.array2d(dtype=wp.spatial_vectord)
+    Imd: wp.array2d(dtype=wp.float64)
+    Ihd: wp.array2d(dtype=wp.vec3d)
+    IId: wp.array2d(dtype=wp.mat33d)
 
 
 @wp.func
@@ -146,27 +208,31 @@ def inertia_mul(m: float, h: wp.vec3, Ib: wp.mat33, a: wp.spatial_vector):
 
 @wp.func
 def forward(md: ModelData, e: int, q: wp.array2d(dtype=float), u: wp.array2d(dtype=float), sc: Scratch,
-            o: wp.vec3):
-    """FK, joint motion axes, body velocities, bias accelerations, own inertias.
+            o: wp.vec3, dt: float):
+    """FK, joint motion axes, body velocities, bias accelerations, own inertias, and each
+    link's RNEA force F (gravity, Coriolis) folded into ``G = I v - dt F`` (its momentum
+    less the bias impulse), while the link's numbers are at hand.
 
+    Frames are rotation matrices (``sc.R``, ``sc.pos``: each link's joint frame after the
+    joint motion): composing them and turning about the frame's x axis is about half the
+    work of quaternions followed by the matrix the inertia needs anyway.
     Spatial quantities are taken about the point ``o`` (world axes), chosen near the system:
     about the world origin, a body far away would lose float32 precision to cancellation.
     """
     a_world = sv(wp.vec3(0.0), -md.gravity)
     for l in range(md.n_links):
-        p = md.link_parent[l]
-        t = md.link_type[l]
-        qs = md.link_q[l]
-        us = md.link_u[l]
-        Xl = wp.transform_identity()
+        ld = md.links[l]
+        us = ld.us
+        Rl = wp.identity(n=3, dtype=float)
+        pl = wp.vec3(0.0)
         vl = wp.spatial_vector()
         al = a_world
-        if t == FREE:
+        if ld.jtype == FREE:
             # u = (angular velocity, velocity of the base frame origin), world axes
-            rot = wp.normalize(wp.quat(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6]))
-            pb = wp.vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
-            Xl = wp.transform(pb, rot)
-            r = pb - o
+            qs = ld.qs
+            Rl = wp.quat_to_matrix(wp.normalize(wp.quat(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
+            pl = wp.vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
+            r = pl - o
             om = wp.vec3(u[e, us], u[e, us + 1], u[e, us + 2])
             vp = wp.vec3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
             for d in range(3):
@@ -177,86 +243,182 @@ def forward(md: ModelData, e: int, q: wp.array2d(dtype=float), u: wp.array2d(dty
             vl = sv(om, vp + wp.cross(r, om))
             al = al + sv(wp.vec3(0.0), wp.cross(vp, om))
         else:
-            Xpar = wp.transform_identity()
+            p = ld.parent
+            Rj = ld.Rp
+            pj = ld.pp
             vpar = wp.spatial_vector()
             if p >= 0:
-                Xpar = sc.X[e, p]
+                Rpar = sc.R[e, p]
+                Rj = Rpar * ld.Rp
+                pj = sc.pos[e, p] + Rpar * ld.pp
                 vpar = sc.V[e, p]
                 al = sc.Acc[e, p]
-            Xj = wp.transform_multiply(Xpar, md.link_Xp[l])
-            axis = md.link_axis[l]
-            aw = wp.quat_rotate(wp.transform_get_rotation(Xj), axis)
-            qj = q[e, qs]
+            aw = wp.vec3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
+            qj = q[e, ld.qs]
             s = sv(wp.vec3(0.0), aw)
-            Xm = wp.transform(axis * qj, wp.quat_identity())
-            if t == REVOLUTE:
-                Xm = wp.transform(wp.vec3(0.0), wp.quat_from_axis_angle(axis, qj))
-                s = sv(aw, wp.cross(wp.transform_get_translation(Xj) - o, aw))
-            Xl = wp.transform_multiply(wp.transform_multiply(Xj, Xm), md.link_Xc_inv[l])
+            Rl = Rj
+            pl = pj
+            if ld.jtype == REVOLUTE:
+                # Rj Rx(q): turn the frame's y and z columns about x
+                cq = wp.cos(qj)
+                sq = wp.sin(qj)
+                c1 = wp.vec3(Rj[0, 1], Rj[1, 1], Rj[2, 1])
+                c2 = wp.vec3(Rj[0, 2], Rj[1, 2], Rj[2, 2])
+                n1 = cq * c1 + sq * c2
+                n2 = cq * c2 - sq * c1
+                Rl = wp.mat33(aw[0], n1[0], n2[0], aw[1], n1[1], n2[1], aw[2], n1[2], n2[2])
+                s = sv(aw, wp.cross(pj - o, aw))
+            else:
+                pl = pj + aw * qj
             sc.S[e, us] = s
             vj = s * u[e, us]
             vl = vpar + vj
             al = al + motion_cross(vl, vj)
-        sc.X[e, l] = Xl
+        sc.R[e, l] = Rl
+        sc.pos[e, l] = pl
         sc.V[e, l] = vl
         sc.Acc[e, l] = al
-        # own spatial inertia at the world origin
-        m = md.link_mass[l]
-        R = wp.quat_to_matrix(wp.transform_get_rotation(Xl))
-        c = wp.transform_point(Xl, md.link_com[l]) - o
-        Iw = R * md.link_I[l] * wp.transpose(R)
-        Ib = Iw + m * (wp.dot(c, c) * wp.identity(n=3, dtype=float) - wp.outer(c, c))
+        # own spatial inertia about o
+        m = ld.mass
+        c = Rl * ld.com + pl - o
+        Ib = Rl * ld.I * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=float) - wp.outer(c, c))
         h = m * c
         sc.Ic_m[e, l] = m
         sc.Ic_h[e, l] = h
         sc.Ic_I[e, l] = Ib
+        Iv = inertia_mul(m, h, Ib, vl)
+        sc.G[e, l] = Iv - dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
 
 
 @wp.func
-def cholesky_inverse(H: wp.array2d(dtype=float), Hinv: wp.array2d(dtype=float), tmp: wp.array2d(dtype=float),
-                     e: int, k: int):
-    """Factor the k x k SPD H[e] in place (lower) and write its inverse to Hinv[e]."""
+def momentum64(md: ModelData, e: int, q: wp.array2d(dtype=float), u: wp.array2d(dtype=float), sc: Scratch,
+               o: wp.vec3d):
+    """Per tree (at its root link): spatial momentum about ``o`` and composite inertia, float64.
+
+    Restoring a floating system's momentum each step compares this at the end of the step
+    with its value at the start. Evaluated in float32, the sum of the links' momenta carries
+    rounding noise of the size of the largest link's momentum, and that noise random-walks
+    from step to step; in float64 the same function of the stored state is smooth, so the
+    start and end values telescope and only the float32 storage of the base velocity rounds.
+    """
+    for l in range(md.n_links):
+        ld = md.links[l]
+        us = ld.us
+        Rl = wp.identity(n=3, dtype=wp.float64)
+        pl = wp.vec3d()
+        vl = wp.spatial_vectord()
+        if ld.jtype == FREE:
+            qs = ld.qs
+            Rl = wp.quat_to_matrix(wp.normalize(wp.quatd(wp.float64(q[e, qs + 3]), wp.float64(q[e, qs + 4]),
+                                                         wp.float64(q[e, qs + 5]), wp.float64(q[e, qs + 6]))))
+            pl = wp.vec3d(wp.float64(q[e, qs]), wp.float64(q[e, qs + 1]), wp.float64(q[e, qs + 2]))
+            om = wp.vec3d(wp.float64(u[e, us]), wp.float64(u[e, us + 1]), wp.float64(u[e, us + 2]))
+            vp = wp.vec3d(wp.float64(u[e, us + 3]), wp.float64(u[e, us + 4]), wp.float64(u[e, us + 5]))
+            v_o = vp + wp.cross(pl - o, om)
+            vl = wp.spatial_vectord(om[0], om[1], om[2], v_o[0], v_o[1], v_o[2])
+        else:
+            p = ld.parent
+            Rj = wp.mat33d(ld.Rp)
+            pj = wp.vec3d(ld.pp)
+            vpar = wp.spatial_vectord()
+            if p >= 0:
+                Rpar = sc.Rd[e, p]
+                pj = sc.pd[e, p] + Rpar * pj
+                Rj = Rpar * Rj
+                vpar = sc.Vd[e, p]
+            aw = wp.vec3d(Rj[0, 0], Rj[1, 0], Rj[2, 0])
+            qj = wp.float64(q[e, ld.qs])
+            uj = wp.float64(u[e, us])
+            Rl = Rj
+            pl = pj
+            if ld.jtype == REVOLUTE:
+                cq = wp.cos(qj)
+                sq = wp.sin(qj)
+                c1 = wp.vec3d(Rj[0, 1], Rj[1, 1], Rj[2, 1])
+                c2 = wp.vec3d(Rj[0, 2], Rj[1, 2], Rj[2, 2])
+                n1 = cq * c1 + sq * c2
+                n2 = cq * c2 - sq * c1
+                Rl = wp.mat33d(aw[0], n1[0], n2[0], aw[1], n1[1], n2[1], aw[2], n1[2], n2[2])
+                lin = wp.cross(pj - o, aw)
+                vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
+            else:
+                pl = pj + aw * qj
+                vl = vpar + uj * wp.spatial_vectord(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0),
+                                                    aw[0], aw[1], aw[2])
+        sc.Rd[e, l] = Rl
+        sc.pd[e, l] = pl
+        sc.Vd[e, l] = vl
+        m = wp.float64(ld.mass)
+        c = Rl * wp.vec3d(ld.com) + pl - o
+        Ib = Rl * wp.mat33d(ld.I) * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=wp.float64)
+                                                          - wp.outer(c, c))
+        h = m * c
+        w = wp.vec3d(vl[0], vl[1], vl[2])
+        v = wp.vec3d(vl[3], vl[4], vl[5])
+        ang = Ib * w + wp.cross(h, v)
+        lmo = m * v - wp.cross(h, w)
+        mom = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
+        rt = ld.root
+        if rt == l:
+            sc.Pd[e, rt] = mom
+            sc.Imd[e, rt] = m
+            sc.Ihd[e, rt] = h
+            sc.IId[e, rt] = Ib
+        else:
+            sc.Pd[e, rt] = sc.Pd[e, rt] + mom
+            sc.Imd[e, rt] = sc.Imd[e, rt] + m
+            sc.Ihd[e, rt] = sc.Ihd[e, rt] + h
+            sc.IId[e, rt] = sc.IId[e, rt] + Ib
+
+
+@wp.func
+def cholesky_inverse(ws: wp.array2d(dtype=float), e: int, oH: int, oHinv: int, oT: int, k: int):
+    """Factor the k x k SPD matrix at ws[e, oH:] in place (lower) and write its inverse at
+    ws[e, oHinv:] (scratch: k values at ws[e, oT:])."""
     for j in range(k):
-        s = H[e, j * k + j]
+        s = ws[e, oH + j * k + j]
         for p in range(j):
-            s = s - H[e, j * k + p] * H[e, j * k + p]
+            s = s - ws[e, oH + j * k + p] * ws[e, oH + j * k + p]
         d = wp.sqrt(wp.max(s, 1.0e-30))
-        H[e, j * k + j] = d
+        ws[e, oH + j * k + j] = d
         for i in range(j + 1, k):
-            s2 = H[e, i * k + j]
+            s2 = ws[e, oH + i * k + j]
             for p in range(j):
-                s2 = s2 - H[e, i * k + p] * H[e, j * k + p]
-            H[e, i * k + j] = s2 / d
+                s2 = s2 - ws[e, oH + i * k + p] * ws[e, oH + j * k + p]
+            ws[e, oH + i * k + j] = s2 / d
     for c in range(k):
         for i in range(k):          # forward: L y = e_c
             s = float(0.0)
             if i == c:
                 s = 1.0
             for p in range(i):
-                s = s - H[e, i * k + p] * tmp[e, p]
-            tmp[e, i] = s / H[e, i * k + i]
+                s = s - ws[e, oH + i * k + p] * ws[e, oT + p]
+            ws[e, oT + i] = s / ws[e, oH + i * k + i]
         for ii in range(k):         # backward: L^T x = y
             i = k - 1 - ii
-            s = tmp[e, i]
+            s = ws[e, oT + i]
             for p in range(i + 1, k):
-                s = s - H[e, p * k + i] * tmp[e, p]
-            tmp[e, i] = s / H[e, i * k + i]
+                s = s - ws[e, oH + p * k + i] * ws[e, oT + p]
+            ws[e, oT + i] = s / ws[e, oH + i * k + i]
         for i in range(k):
-            Hinv[e, i * k + c] = tmp[e, i]
+            ws[e, oHinv + i * k + c] = ws[e, oT + i]
 
 
 @wp.func
-def pgs_row(sc: Scratch, e: int, k: int, r: int, a: float, row: int, w: float, W: float,
-            target: float, lo: float, hi: float):
-    """One projected Gauss-Seidel update of a row acting on reduced column r with gain a."""
-    old = sc.lam[e, row]
-    new = wp.clamp(old + (target - w) / W, lo, hi)
+def pgs_row(ws: wp.array2d(dtype=float), e: int, o_lam: int, o_v: int, o_Hinv: int, k: int, r: int,
+            a: float, row: int, w: float, W: float, iW: float, target: float, lo: float, hi: float):
+    """One projected Gauss-Seidel update of a row acting on reduced column r with gain a
+    (``W = a^2 Hinv_rr``, ``iW = 1 / W``); returns the row's new velocity."""
+    old = ws[e, o_lam + row]
+    new = wp.clamp(old + (target - w) * iW, lo, hi)
     dl = new - old
+    wn = w
     if dl != 0.0:
-        sc.lam[e, row] = new
+        ws[e, o_lam + row] = new
         for i in range(k):
-            sc.v[e, i] = sc.v[e, i] + sc.Hinv[e, i * k + r] * a * dl
-    return w + W * dl
+            ws[e, o_v + i] = ws[e, o_v + i] + ws[e, o_Hinv + i * k + r] * a * dl
+        wn = w + W * dl
+    return wn
 
 
 @wp.kernel
@@ -270,237 +432,281 @@ def step_kernel(md: ModelData, sc: Scratch,
     n = md.n_u
     k = md.k
     L = md.n_links
+    n1 = md.n1
     BIG = float(3.0e38)
-    o = wp.transform_get_translation(md.link_Xp[0])
-    if md.link_type[0] == FREE:
-        o = wp.vec3(q_in[e, md.link_q[0]], q_in[e, md.link_q[0] + 1], q_in[e, md.link_q[0] + 2])
-    forward(md, e, q_in, u_in, sc, o)
-    # RNEA forces and (for floating bases) momentum + gravity impulse; composite inertias
-    for l in range(L):
-        m = sc.Ic_m[e, l]
-        h = sc.Ic_h[e, l]
-        Ib = sc.Ic_I[e, l]
-        vl = sc.V[e, l]
-        Iv = inertia_mul(m, h, Ib, vl)
-        sc.F[e, l] = inertia_mul(m, h, Ib, sc.Acc[e, l]) + force_cross(vl, Iv)
-        if md.has_float != 0:
-            sc.P[e, l] = Iv + dt * sv(wp.cross(h, md.gravity), m * md.gravity)
+    ws = sc.ws
+    o_AS = md.o_AS
+    o_H0 = md.o_H0
+    o_Hinv = md.o_Hinv
+    o_H = md.o_H
+    o_f = md.o_f
+    o_bh = md.o_bh
+    o_v = md.o_v
+    o_u0 = md.o_u0
+    o_tmp = md.o_tmp
+    o_res = md.o_res
+    o_rowW = md.o_rowW
+    o_lam = md.o_lam
+    o_soft = md.o_soft
+    root = md.links[0]
+    o = root.pp
+    if root.jtype == FREE:
+        o = wp.vec3(q_in[e, root.qs], q_in[e, root.qs + 1], q_in[e, root.qs + 2])
+    # position-error correction u0 (Baumgarte at erp) of every eliminated DOF
+    for j in range(n):
+        u0j = float(0.0)
+        if j < n1:
+            jd = md.joints[j]
+            if jd.rootdof != j:
+                err = q_in[e, j] - jd.gain * q_in[e, jd.rootdof] - jd.beta
+                u0j = -(md.erp / dt) * err
+        ws[e, o_u0 + j] = u0j
+    forward(md, e, q_in, u_in, sc, o, dt)
+    od = wp.vec3d(o)
+    if md.has_float != 0:
+        # momentum target of each floating tree: start momentum + gravity and base effort impulses
+        momentum64(md, e, q_in, u_in, sc, od)
+        gd = wp.vec3d(md.gravity)
+        dtd = wp.float64(dt)
+        for l in range(L):
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                us = ld.us
+                ang = wp.cross(sc.Ihd[e, l], gd)
+                lmo = sc.Imd[e, l] * gd
+                tau = wp.spatial_vectord()
+                for d in range(6):
+                    tau[d] = wp.float64(effort[e, us + d])
+                grav = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
+                sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
+    # From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
+    # and, with each link's composite inertia complete, its CRBA column straight into A S
+    # (n x k): M_ij = s_j . Ic_i s_i for j on i's link or an ancestor. The same pairs give
+    # f -= M u0 (only eliminated DOFs have u0 != 0).
+    rel = int(0)
+    if k < n:
+        rel = int(1)
+    for i in range(n * k):
+        ws[e, o_AS + i] = 0.0
+    for i in range(n):
+        ws[e, o_f + i] = 0.0
     for ll in range(L):
         l = L - 1 - ll
-        p = md.link_parent[l]
-        us = md.link_u[l]
-        nd = 1
-        if md.link_type[l] == FREE:
-            nd = 6
-        for d in range(nd):
-            sc.res[e, us + d] = wp.dot(sc.S[e, us + d], sc.F[e, l])    # bias h
-        if p >= 0:
-            sc.F[e, p] = sc.F[e, p] + sc.F[e, l]
-            sc.Ic_m[e, p] = sc.Ic_m[e, p] + sc.Ic_m[e, l]
-            sc.Ic_h[e, p] = sc.Ic_h[e, p] + sc.Ic_h[e, l]
-            sc.Ic_I[e, p] = sc.Ic_I[e, p] + sc.Ic_I[e, l]
-            if md.has_float != 0:
-                sc.P[e, p] = sc.P[e, p] + sc.P[e, l]
-    # CRBA: M (n x n)
-    for l in range(L):
-        us = md.link_u[l]
-        nd = 1
-        if md.link_type[l] == FREE:
-            nd = 6
+        ld = md.links[l]
+        p = ld.parent
+        us = ld.us
+        nd = ld.nd
+        Gl = sc.G[e, l]
         m = sc.Ic_m[e, l]
         h = sc.Ic_h[e, l]
         Ib = sc.Ic_I[e, l]
         for d in range(nd):
             i = us + d
-            Fd = inertia_mul(m, h, Ib, sc.S[e, i])
+            Si = sc.S[e, i]
+            ci = md.dof_col[i]
+            ai = md.dof_gain[i]
+            u0i = ws[e, o_u0 + i]
+            Fd = inertia_mul(m, h, Ib, Si)
+            fu0 = float(0.0)
             for d2 in range(nd):
-                sc.M[e, i * n + us + d2] = wp.dot(sc.S[e, us + d2], Fd)
-            j = md.link_parent[l]
+                jj = us + d2
+                val = wp.dot(sc.S[e, jj], Fd)
+                a_ij = o_AS + i * k + md.dof_col[jj]
+                ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
+                if rel != 0:
+                    fu0 = fu0 + val * ws[e, o_u0 + jj]
+            j = p
             while j >= 0:
-                ujs = md.link_u[j]
-                nj = 1
-                if md.link_type[j] == FREE:
-                    nj = 6
-                for d2 in range(nj):
-                    val = wp.dot(sc.S[e, ujs + d2], Fd)
-                    sc.M[e, i * n + ujs + d2] = val
-                    sc.M[e, (ujs + d2) * n + i] = val
-                j = md.link_parent[j]
-    # implicit drives, damping, armature: A = M + diag, f = M u + dt (tau - h + drive)
-    for i in range(n):
-        acc = float(0.0)
-        for j in range(n):
-            acc = acc + sc.M[e, i * n + j] * u_in[e, j]
-        sc.f[e, i] = acc + dt * (effort[e, i] - sc.res[e, i])
-        sc.u0[e, i] = 0.0
-    for j in range(md.n1):
+                lj = md.links[j]
+                for d2 in range(lj.nd):
+                    jj = lj.us + d2
+                    val = wp.dot(sc.S[e, jj], Fd)
+                    a_ij = o_AS + i * k + md.dof_col[jj]
+                    a_ji = o_AS + jj * k + ci
+                    ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
+                    ws[e, a_ji] = ws[e, a_ji] + ai * val
+                    if rel != 0:
+                        fu0 = fu0 + val * ws[e, o_u0 + jj]
+                        ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
+                j = lj.parent
+            ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[e, i] - fu0
+        if p >= 0:
+            sc.G[e, p] = sc.G[e, p] + Gl
+            sc.Ic_m[e, p] = sc.Ic_m[e, p] + m
+            sc.Ic_h[e, p] = sc.Ic_h[e, p] + h
+            sc.Ic_I[e, p] = sc.Ic_I[e, p] + Ib
+    # implicit drives, damping, armature: A = M + diag, f' = f - A u0 with
+    # f = M u + dt (tau - h + drive) + armature u
+    for j in range(n1):
+        jd = md.joints[j]
         qj = q_in[e, j]
         uj = u_in[e, j]
-        diag = md.j_armature[j] + dt * md.j_damping[j]
-        sc.f[e, j] = sc.f[e, j] + md.j_armature[j] * uj
-        fl = md.j_flags[j]
-        if (fl & F_DRIVE) != 0:
-            kp = md.j_kp[j]
-            kd = md.j_kd[j]
+        diag = jd.armature + dt * jd.damping
+        fj = ws[e, o_f + j] + jd.armature * uj
+        if (jd.flags & F_DRIVE) != 0:
+            kp = jd.kp
+            kd = jd.kd
             qt = target_pos[e, j]
             ut = target_vel[e, j]
             est = kp * (qt - qj - dt * uj) + kd * (ut - uj)
-            fmax = md.j_fmax[j]
-            if wp.abs(est) > fmax:
-                sc.f[e, j] = sc.f[e, j] + dt * wp.clamp(est, -fmax, fmax)
+            if wp.abs(est) > jd.fmax:
+                fj = fj + dt * wp.clamp(est, -jd.fmax, jd.fmax)
             else:
                 diag = diag + dt * (kd + dt * kp)
-                sc.f[e, j] = sc.f[e, j] + dt * (kp * (qt - qj) + kd * ut)
-        sc.M[e, j * n + j] = sc.M[e, j * n + j] + diag
-        rd = md.dof_rootdof[j]
-        if rd != j:
-            err = qj - md.dof_gain[j] * q_in[e, rd] - md.dof_beta[j]
-            sc.u0[e, j] = -(md.erp / dt) * err
-    # from here M holds A. Reduced system: H = S^T A S, bh = S^T (f - A u0)
+                fj = fj + dt * (kp * (qt - qj) + kd * ut)
+        ws[e, o_f + j] = fj - diag * ws[e, o_u0 + j]
+        cj = j * k + jd.col
+        ws[e, o_AS + cj] = ws[e, o_AS + cj] + jd.gain * diag
+    # reduced system: H = S^T (A S), bh = S^T f'
     for i in range(k * k):
-        sc.H[e, i] = 0.0
+        ws[e, o_H + i] = 0.0
     for i in range(k):
-        sc.bh[e, i] = 0.0
+        ws[e, o_bh + i] = 0.0
     for i in range(n):
         ci = md.dof_col[i]
         ai = md.dof_gain[i]
-        acc = sc.f[e, i]
-        for j in range(n):
-            Aij = sc.M[e, i * n + j]
-            acc = acc - Aij * sc.u0[e, j]
-            cj = md.dof_col[j]
-            sc.H[e, ci * k + cj] = sc.H[e, ci * k + cj] + ai * md.dof_gain[j] * Aij
-        sc.bh[e, ci] = sc.bh[e, ci] + ai * acc
+        ws[e, o_bh + ci] = ws[e, o_bh + ci] + ai * ws[e, o_f + i]
+        for c in range(k):
+            ws[e, o_H + ci * k + c] = ws[e, o_H + ci * k + c] + ai * ws[e, o_AS + i * k + c]
     # position errors of every relation at the start of the step
     for g in range(md.n_rel):
-        rel_err[e, g] = q_in[e, md.rel_f[g]] - md.rel_m[g] * q_in[e, md.rel_l[g]] - md.rel_c[g]
+        rd = md.rels[g]
+        rel_err[e, g] = q_in[e, rd.f] - rd.m * q_in[e, rd.l] - rd.c
         rel_imp[e, g] = 0.0
     if md.n_soft > 0:
         # compliant rows: k = w^2 / r, d = 2 w z / r with r = g^T H^-1 g of the hard-constrained system
         for i in range(k * k):
-            sc.H0[e, i] = sc.H[e, i]
-        cholesky_inverse(sc.H0, sc.Hinv, sc.tmp, e, k)
+            ws[e, o_H0 + i] = ws[e, o_H + i]
+        cholesky_inverse(ws, e, o_H0, o_Hinv, o_tmp, k)
         for g in range(md.n_rel):
-            if md.rel_kind[g] == SOFT_ROW:
-                fi = md.rel_f[g]
-                li = md.rel_l[g]
+            rd = md.rels[g]
+            if rd.kind == SOFT_ROW:
+                fi = rd.f
+                li = rd.l
                 cf = md.dof_col[fi]
                 cl = md.dof_col[li]
                 af = md.dof_gain[fi]
-                al = -md.rel_m[g] * md.dof_gain[li]
-                rinv = af * af * sc.Hinv[e, cf * k + cf] + al * al * sc.Hinv[e, cl * k + cl] \
-                    + 2.0 * af * al * sc.Hinv[e, cf * k + cl]
-                wn = md.rel_w[g]
+                al = -rd.m * md.dof_gain[li]
+                rinv = af * af * ws[e, o_Hinv + cf * k + cf] + al * al * ws[e, o_Hinv + cl * k + cl] \
+                    + 2.0 * af * al * ws[e, o_Hinv + cf * k + cl]
+                wn = rd.w
                 ks = wn * wn / rinv
-                ds = 2.0 * wn * md.rel_z[g] / rinv
+                ds = 2.0 * wn * rd.z / rinv
                 cs = dt * (ds + dt * ks)
-                sc.soft[e, 2 * g] = cs
-                sc.soft[e, 2 * g + 1] = dt * ks * rel_err[e, g]
+                ws[e, o_soft + 2 * g] = cs
+                ws[e, o_soft + 2 * g + 1] = dt * ks * rel_err[e, g]
         for g in range(md.n_rel):
-            if md.rel_kind[g] == SOFT_ROW:
-                fi = md.rel_f[g]
-                li = md.rel_l[g]
+            rd = md.rels[g]
+            if rd.kind == SOFT_ROW:
+                fi = rd.f
+                li = rd.l
                 cf = md.dof_col[fi]
                 cl = md.dof_col[li]
                 af = md.dof_gain[fi]
-                al = -md.rel_m[g] * md.dof_gain[li]
-                cs = sc.soft[e, 2 * g]
-                rhs = -sc.soft[e, 2 * g + 1] - cs * (sc.u0[e, fi] - md.rel_m[g] * sc.u0[e, li])
-                sc.H[e, cf * k + cf] = sc.H[e, cf * k + cf] + cs * af * af
-                sc.H[e, cl * k + cl] = sc.H[e, cl * k + cl] + cs * al * al
-                sc.H[e, cf * k + cl] = sc.H[e, cf * k + cl] + cs * af * al
-                sc.H[e, cl * k + cf] = sc.H[e, cl * k + cf] + cs * af * al
-                sc.bh[e, cf] = sc.bh[e, cf] + rhs * af
-                sc.bh[e, cl] = sc.bh[e, cl] + rhs * al
-    cholesky_inverse(sc.H, sc.Hinv, sc.tmp, e, k)
+                al = -rd.m * md.dof_gain[li]
+                cs = ws[e, o_soft + 2 * g]
+                rhs = -ws[e, o_soft + 2 * g + 1] - cs * (ws[e, o_u0 + fi] - rd.m * ws[e, o_u0 + li])
+                ws[e, o_H + cf * k + cf] = ws[e, o_H + cf * k + cf] + cs * af * af
+                ws[e, o_H + cl * k + cl] = ws[e, o_H + cl * k + cl] + cs * al * al
+                ws[e, o_H + cf * k + cl] = ws[e, o_H + cf * k + cl] + cs * af * al
+                ws[e, o_H + cl * k + cf] = ws[e, o_H + cl * k + cf] + cs * af * al
+                ws[e, o_bh + cf] = ws[e, o_bh + cf] + rhs * af
+                ws[e, o_bh + cl] = ws[e, o_bh + cl] + rhs * al
+    cholesky_inverse(ws, e, o_H, o_Hinv, o_tmp, k)
     for i in range(k):
         acc = float(0.0)
         for j in range(k):
-            acc = acc + sc.Hinv[e, i * k + j] * sc.bh[e, j]
-        sc.v[e, i] = acc
+            acc = acc + ws[e, o_Hinv + i * k + j] * ws[e, o_bh + j]
+        ws[e, o_v + i] = acc
     # inequality rows (limits, velocity limits, friction) by projected Gauss-Seidel in the reduced space
     if md.has_rows != 0:
-        for i in range(5 * md.n1):
-            sc.lam[e, i] = 0.0
-        it = int(0)
-        moved = int(1)
-        while it < md.iterations and moved != 0:     # stops early once no row changes
-            it = it + 1
-            moved = int(0)
-            for j in range(md.n1):
-                fl = md.j_flags[j]
-                if (fl & F_ROWS) == 0:
-                    continue
-                r = md.dof_col[j]
-                a = md.dof_gain[j]
-                W = a * a * sc.Hinv[e, r * k + r]
-                w = a * sc.v[e, r] + sc.u0[e, j]
+        for i in range(5 * n1):
+            ws[e, o_lam + i] = 0.0
+        for j in range(n1):             # each joint's rows see the effective mass 1 / W, fixed in the step
+            jd = md.joints[j]
+            W = jd.gain * jd.gain * ws[e, o_Hinv + jd.col * k + jd.col]
+            ws[e, o_rowW + j] = W
+            ws[e, o_rowW + n1 + j] = 1.0 / W
+        # Gauss-Seidel over the joints, cyclically, until n1 joints in a row leave v unchanged:
+        # the same updates as whole passes until a pass changes nothing (at most `iterations`
+        # passes), without the rest of that last pass, whose joints have already seen this v
+        quiet = int(0)
+        left = md.iterations * n1
+        j = int(0)
+        while quiet < n1 and left > 0:
+            left = left - 1
+            jd = md.joints[j]
+            fl = jd.flags
+            quiet = quiet + 1
+            if (fl & F_ROWS) != 0:
+                r = jd.col
+                a = jd.gain
+                W = ws[e, o_rowW + j]
+                iW = ws[e, o_rowW + n1 + j]
+                w = a * ws[e, o_v + r] + ws[e, o_u0 + j]
                 w0 = w
                 qj = q_in[e, j]
                 if (fl & F_LOWER) != 0:
-                    lo = md.j_lower[j]
-                    t = (lo - qj) / dt
-                    if qj < lo:
+                    t = (jd.lower - qj) / dt
+                    if qj < jd.lower:
                         t = md.erp * t
-                    w = pgs_row(sc, e, k, r, a, 5 * j, w, W, t, 0.0, BIG)
+                    w = pgs_row(ws, e, o_lam, o_v, o_Hinv, k, r, a, 5 * j, w, W, iW, t, 0.0, BIG)
                 if (fl & F_UPPER) != 0:
-                    hi = md.j_upper[j]
-                    t = (hi - qj) / dt
-                    if qj > hi:
+                    t = (jd.upper - qj) / dt
+                    if qj > jd.upper:
                         t = md.erp * t
-                    w = pgs_row(sc, e, k, r, a, 5 * j + 1, w, W, t, -BIG, 0.0)
+                    w = pgs_row(ws, e, o_lam, o_v, o_Hinv, k, r, a, 5 * j + 1, w, W, iW, t, -BIG, 0.0)
                 if (fl & F_VMAX) != 0:
-                    vmax = md.j_vmax[j]
-                    w = pgs_row(sc, e, k, r, a, 5 * j + 2, w, W, vmax, -BIG, 0.0)
-                    w = pgs_row(sc, e, k, r, a, 5 * j + 3, w, W, -vmax, 0.0, BIG)
+                    w = pgs_row(ws, e, o_lam, o_v, o_Hinv, k, r, a, 5 * j + 2, w, W, iW, jd.vmax, -BIG, 0.0)
+                    w = pgs_row(ws, e, o_lam, o_v, o_Hinv, k, r, a, 5 * j + 3, w, W, iW, -jd.vmax, 0.0, BIG)
                 if (fl & F_FRICTION) != 0:
-                    fr = dt * md.j_friction[j]
-                    w = pgs_row(sc, e, k, r, a, 5 * j + 4, w, W, 0.0, -fr, fr)
+                    fr = dt * jd.friction
+                    w = pgs_row(ws, e, o_lam, o_v, o_Hinv, k, r, a, 5 * j + 4, w, W, iW, 0.0, -fr, fr)
                 if w != w0:
-                    moved = int(1)
+                    quiet = int(0)
+            j = j + 1
+            if j == n1:
+                j = int(0)
     # u+ = S v + u0
     for i in range(n):
-        u_out[e, i] = md.dof_gain[i] * sc.v[e, md.dof_col[i]] + sc.u0[e, i]
-    # coupling impulses: residual r = A u+ - f - J^T lambda - (soft rows) = G^T mu
+        u_out[e, i] = md.dof_gain[i] * ws[e, o_v + md.dof_col[i]] + ws[e, o_u0 + i]
+    # coupling impulses: residual r = A u+ - f - J^T lambda - (soft rows) = (A S) v - f' - ... = G^T mu
     if md.n_rel > 0:
         for i in range(n):
-            acc = -sc.f[e, i]
-            for j in range(n):
-                acc = acc + sc.M[e, i * n + j] * u_out[e, j]
-            if md.has_rows != 0 and i < md.n1:
-                acc = acc - (sc.lam[e, 5 * i] + sc.lam[e, 5 * i + 1] + sc.lam[e, 5 * i + 2]
-                             + sc.lam[e, 5 * i + 3] + sc.lam[e, 5 * i + 4])
-            sc.res[e, i] = acc
-        for g in range(md.n_rel):
-            if md.rel_kind[g] == SOFT_ROW:
-                fi = md.rel_f[g]
-                li = md.rel_l[g]
-                lam_s = -sc.soft[e, 2 * g + 1] - sc.soft[e, 2 * g] * (u_out[e, fi] - md.rel_m[g] * u_out[e, li])
-                rel_imp[e, g] = lam_s
-                sc.res[e, fi] = sc.res[e, fi] - lam_s
-                sc.res[e, li] = sc.res[e, li] + md.rel_m[g] * lam_s
-        for s in range(md.n_elim):
-            g = md.elim_rel[s]
-            node = md.elim_node[s]
-            acc = sc.res[e, node]
-            coef = float(1.0)
-            if md.rel_f[g] != node:
-                coef = -md.rel_m[g]
-            for other in range(md.n_rel):
-                if other != g and md.rel_kind[other] == ACTIVE_ROW:
-                    if md.rel_f[other] == node:
-                        acc = acc - rel_imp[e, other]
-                    elif md.rel_l[other] == node:
-                        acc = acc + md.rel_m[other] * rel_imp[e, other]
-            rel_imp[e, g] = acc / coef
+            acc = -ws[e, o_f + i]
+            for c in range(k):
+                acc = acc + ws[e, o_AS + i * k + c] * ws[e, o_v + c]
+            if md.has_rows != 0 and i < n1:
+                acc = acc - (ws[e, o_lam + 5 * i] + ws[e, o_lam + 5 * i + 1] + ws[e, o_lam + 5 * i + 2]
+                             + ws[e, o_lam + 5 * i + 3] + ws[e, o_lam + 5 * i + 4])
+            ws[e, o_res + i] = acc
+        if md.n_soft > 0:
+            for g in range(md.n_rel):
+                rd = md.rels[g]
+                if rd.kind == SOFT_ROW:
+                    fi = rd.f
+                    li = rd.l
+                    lam_s = -ws[e, o_soft + 2 * g + 1] \
+                        - ws[e, o_soft + 2 * g] * (u_out[e, fi] - rd.m * u_out[e, li])
+                    rel_imp[e, g] = lam_s
+                    ws[e, o_res + fi] = ws[e, o_res + fi] - lam_s
+                    ws[e, o_res + li] = ws[e, o_res + li] + rd.m * lam_s
+        for s in range(md.n_elim):       # peel the forest of active relations leaf by leaf
+            st = md.elims[s]
+            acc = ws[e, o_res + st.node]
+            for ti in range(st.start, st.end):
+                tm = md.terms[ti]
+                acc = acc + tm.coef * rel_imp[e, tm.rel]
+            rel_imp[e, st.rel] = acc / st.coef
     # integrate: q+ = q (+) dt u+
-    for j in range(md.n1):
+    for j in range(n1):
         q_out[e, j] = q_in[e, j] + dt * u_out[e, j]
     if md.has_float != 0:
         for l in range(L):
-            if md.link_type[l] == FREE:
-                qs = md.link_q[l]
-                us = md.link_u[l]
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                qs = ld.qs
+                us = ld.us
                 om = wp.vec3(u_out[e, us], u_out[e, us + 1], u_out[e, us + 2])
                 vo = wp.vec3(u_out[e, us + 3], u_out[e, us + 4], u_out[e, us + 5])
                 pos = wp.vec3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2])
@@ -517,35 +723,22 @@ def step_kernel(md: ModelData, sc: Scratch,
                 q_out[e, qs + 4] = rot[1]
                 q_out[e, qs + 5] = rot[2]
                 q_out[e, qs + 6] = rot[3]
-                # momentum target: start momentum + gravity impulse + base effort impulse
-                tgt = sc.P[e, l]
-                for d in range(6):
-                    tgt[d] = tgt[d] + dt * effort[e, us + d]
-                sc.P[e, l] = tgt
         # the semi-implicit step conserves momentum only to O(dt^2); restore it exactly with a
         # base-velocity correction (internal joint velocities, hence the relations, untouched)
-        forward(md, e, q_out, u_out, sc, o)
+        momentum64(md, e, q_out, u_out, sc, od)
         for l in range(L):
-            if md.link_type[l] == FREE:
-                sc.F[e, l] = wp.spatial_vector()
-        for l in range(L):
-            rt = md.link_root[l]
-            Iv = inertia_mul(sc.Ic_m[e, l], sc.Ic_h[e, l], sc.Ic_I[e, l], sc.V[e, l])
-            sc.F[e, rt] = sc.F[e, rt] + Iv
-            if rt != l:
-                sc.Ic_m[e, rt] = sc.Ic_m[e, rt] + sc.Ic_m[e, l]
-                sc.Ic_h[e, rt] = sc.Ic_h[e, rt] + sc.Ic_h[e, l]
-                sc.Ic_I[e, rt] = sc.Ic_I[e, rt] + sc.Ic_I[e, l]
-        for l in range(L):
-            if md.link_type[l] == FREE:
-                us = md.link_u[l]
-                dP = sc.P[e, l] - sc.F[e, l]
-                m = sc.Ic_m[e, l]
-                h = sc.Ic_h[e, l]
-                Icom = sc.Ic_I[e, l] - (wp.dot(h, h) * wp.identity(n=3, dtype=float) - wp.outer(h, h)) / m
-                dw = wp.inverse(Icom) * (top(dP) - wp.cross(h, bot(dP)) / m)
-                dv = (bot(dP) + wp.cross(h, dw)) / m
-                dvp = dv + wp.cross(dw, wp.transform_get_translation(sc.X[e, l]) - o)
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                us = ld.us
+                dP = sc.Td[e, l] - sc.Pd[e, l]
+                mt = sc.Imd[e, l]
+                ht = sc.Ihd[e, l]
+                Icom = sc.IId[e, l] - (wp.dot(ht, ht) * wp.identity(n=3, dtype=wp.float64) - wp.outer(ht, ht)) / mt
+                dPa = wp.vec3d(dP[0], dP[1], dP[2])
+                dPl = wp.vec3d(dP[3], dP[4], dP[5])
+                dw = wp.inverse(Icom) * (dPa - wp.cross(ht, dPl) / mt)
+                dv = (dPl + wp.cross(ht, dw)) / mt
+                dvp = dv + wp.cross(dw, sc.pd[e, l] - od)
                 for d in range(3):
-                    u_out[e, us + d] = u_out[e, us + d] + dw[d]
-                    u_out[e, us + 3 + d] = u_out[e, us + 3 + d] + dvp[d]
+                    u_out[e, us + d] = float(wp.float64(u_out[e, us + d]) + dw[d])
+                    u_out[e, us + 3 + d] = float(wp.float64(u_out[e, us + 3 + d]) + dvp[d])

@@ -41,8 +41,14 @@ class Control:
     joint_effort: wp.array
 
 
-def _tf(t: np.ndarray) -> wp.transform:
-    return wp.transform(wp.vec3(*t[:3, 3]), wp.quat(*mat_to_quat_xyzw(t[:3, :3])))
+def _axis_frame(axis) -> np.ndarray:
+    """A rotation whose x column is the unit joint axis (the identity for +x)."""
+    a = np.asarray(axis, float)
+    a = a / np.linalg.norm(a)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    c2 = helper - (helper @ a) * a
+    c2 /= np.linalg.norm(c2)
+    return np.column_stack([a, c2, np.cross(a, c2)])
 
 
 class Model:
@@ -208,15 +214,33 @@ class Model:
                 j += 1
             root_of.append(i if lk.parent < 0 else root_of[lk.parent])
         arr = lambda a, t=float: wp.array(np.asarray(a), dtype=t, device=d)  # noqa: E731
-        md.link_parent = arr([lk.parent for lk in links], int)
-        md.link_type = arr([lk.jtype for lk in links], int)
-        md.link_q, md.link_u, md.link_root = arr(q_of, int), arr(u_of, int), arr(root_of, int)
-        md.link_Xp = wp.array([_tf(lk.X_p) for lk in links], dtype=wp.transform, device=d)
-        md.link_Xc_inv = wp.array([_tf(np.linalg.inv(lk.X_c)) for lk in links], dtype=wp.transform, device=d)
-        md.link_axis = wp.array([wp.vec3(*lk.axis) for lk in links], dtype=wp.vec3, device=d)
-        md.link_mass = arr([lk.mass for lk in links])
-        md.link_com = wp.array([wp.vec3(*lk.com) for lk in links], dtype=wp.vec3, device=d)
-        md.link_I = wp.array([wp.mat33(*lk.inertia.flatten()) for lk in links], dtype=wp.mat33, device=d)
+        # The kernel works in each link's joint frame turned so that the joint axis is x, after
+        # the joint motion; the link frame X_c is folded into the children's joint frames and
+        # into the link's own COM and inertia (one transform per link less per step).
+        to_link = []                            # joint-motion frame -> link frame
+        for lk in links:
+            t = np.eye(4)
+            if lk.jtype != FREE:
+                t[:3, :3] = _axis_frame(lk.axis).T
+                t = t @ np.linalg.inv(lk.X_c)
+            to_link.append(t)
+        data = []
+        for i, lk in enumerate(links):
+            ld = K.LinkData()
+            ld.parent, ld.jtype, ld.qs, ld.us, ld.root = lk.parent, lk.jtype, q_of[i], u_of[i], root_of[i]
+            ld.nd = 6 if lk.jtype == FREE else 1
+            xp = lk.X_p if lk.parent < 0 else to_link[lk.parent] @ lk.X_p
+            if lk.jtype != FREE:
+                turn = np.eye(4)
+                turn[:3, :3] = _axis_frame(lk.axis)
+                xp = xp @ turn
+            ld.Rp, ld.pp = wp.mat33(*xp[:3, :3].flatten()), wp.vec3(*xp[:3, 3])
+            rot = to_link[i][:3, :3]
+            ld.mass = float(lk.mass)
+            ld.com = wp.vec3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
+            ld.I = wp.mat33(*(rot @ lk.inertia @ rot.T).flatten())
+            data.append(ld)
+        md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
         flags = np.zeros(n1, int)
         flags[np.isfinite(self.lower)] |= 1
         flags[np.isfinite(self.upper)] |= 2
@@ -225,25 +249,56 @@ class Model:
         flags[self.has_drive] |= 16
         big = 3.0e38
         fin = lambda a: np.where(np.isfinite(a), a, big)  # noqa: E731
-        md.j_lower, md.j_upper = arr(np.where(np.isfinite(self.lower), self.lower, -big)), arr(fin(self.upper))
-        md.j_vmax, md.j_friction = arr(fin(self.max_velocity)), arr(self.friction)
-        md.j_armature, md.j_damping = arr(self.armature), arr(self.damping)
-        md.j_kp, md.j_kd, md.j_fmax = arr(self.stiffness), arr(self.drive_damping), arr(fin(self.max_force))
-        md.j_flags = arr(flags, int)
+        lower, upper = np.where(np.isfinite(self.lower), self.lower, -big), fin(self.upper)
+        vmax, fmax = fin(self.max_velocity), fin(self.max_force)
         cols, gains, betas, roots, k = self.projection.columns()
         md.k = k
-        md.dof_col, md.dof_gain, md.dof_beta, md.dof_rootdof = arr(cols, int), arr(gains), arr(betas), arr(roots, int)
+        md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
+        joints = []
+        for j in range(n1):
+            jd = K.JointData()
+            jd.flags, jd.col, jd.rootdof = int(flags[j]), int(cols[j]), int(roots[j])
+            jd.gain, jd.beta = float(gains[j]), float(betas[j])
+            jd.lower, jd.upper, jd.vmax = float(lower[j]), float(upper[j]), float(vmax[j])
+            jd.friction, jd.armature = float(self.friction[j]), float(self.armature[j])
+            jd.damping = float(self.damping[j])
+            jd.kp, jd.kd, jd.fmax = float(self.stiffness[j]), float(self.drive_damping[j]), float(fmax[j])
+            joints.append(jd)
+        md.joints = wp.array(joints or [K.JointData()], dtype=K.JointData, device=d)
         rows, kinds = self.projection.rows, self.projection.kinds
         md.n_rel = len(rows)
         md.n_soft = sum(1 for kd in kinds if kd == 2)
-        pad = lambda a, t=float: arr(list(a) or [0], t)  # noqa: E731
-        md.rel_f, md.rel_l = pad([r.fi for r in rows], int), pad([r.li for r in rows], int)
-        md.rel_m, md.rel_c = pad([r.multiplier for r in rows]), pad([r.offset for r in rows])
-        md.rel_kind = pad(kinds, int)
-        md.rel_w, md.rel_z = pad([r.natural_frequency for r in rows]), pad([r.damping_ratio for r in rows])
+        rels = []
+        for r, kd in zip(rows, kinds):
+            rd = K.RelData()
+            rd.f, rd.l, rd.kind = r.fi, r.li, int(kd)
+            rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
+            rels.append(rd)
+        md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
         elim = self.projection.elimination()
         md.n_elim = len(elim)
-        md.elim_rel, md.elim_node = pad([g for g, _ in elim], int), pad([nd for _, nd in elim], int)
+        steps, terms = [], []
+        for (g, node), extra in zip(elim, self.projection.elimination_terms(elim)):
+            st = K.ElimStep()
+            st.rel, st.node, st.start = g, node, len(terms)
+            st.coef = 1.0 if rows[g].fi == node else -rows[g].multiplier
+            for other, coef in extra:
+                tm = K.ElimTerm()
+                tm.rel, tm.coef = other, float(coef)
+                terms.append(tm)
+            st.end = len(terms)
+            steps.append(st)
+        md.elims = wp.array(steps or [K.ElimStep()], dtype=K.ElimStep, device=d)
+        md.terms = wp.array(terms or [K.ElimTerm()], dtype=K.ElimTerm, device=d)
+        # one row of per-environment scalar work space, in the order the step uses it
+        n, nr = self.dof_count, max(len(rows), 1)
+        off = 0
+        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("H", k * k), ("Hinv", k * k), ("bh", k),
+                           ("v", k), ("tmp", k), ("rowW", 2 * n1), ("lam", 5 * n1), ("res", n),
+                           ("H0", k * k), ("soft", 2 * nr)):
+            setattr(md, "o_" + name, off)
+            off += size
+        self.work_size = max(off, 1)
         md.has_float = int(bool(self.base_bodies))
         md.has_rows = int(bool((flags & 15).any()))
         md.iterations, md.erp = int(self.iterations), float(self.erp)

@@ -95,3 +95,23 @@ class Projection:
             for end in (self.rows[rel].fi, self.rows[rel].li):
                 incident[end].discard(rel)
         return order
+
+    def elimination_terms(self, order: list[tuple[int, int]]) -> list[list[tuple[int, float]]]:
+        """Per step of ``order``: the other active relations at its DOF, with the coefficient
+        of their impulse in that DOF's residual (-1 at a follower, the multiplier at a leader).
+
+        Listed once here so that the kernel sums only those, not every relation per step.
+        """
+        active = [i for i, k in enumerate(self.kinds) if k == ACTIVE_ROW]
+        out = []
+        for rel, node in order:
+            terms = []
+            for other in active:
+                if other == rel:
+                    continue
+                if self.rows[other].fi == node:
+                    terms.append((other, -1.0))
+                elif self.rows[other].li == node:
+                    terms.append((other, self.rows[other].multiplier))
+            out.append(terms)
+        return out

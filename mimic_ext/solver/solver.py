@@ -53,18 +53,19 @@ class Solver:
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
         m, N, d = self.model, self.model.num_envs, self.model.device
-        n, L, n1 = m.dof_count, max(len(m.links), 1), max(len(m.joints), 1)
+        n, L = m.dof_count, max(len(m.links), 1)
         R = max(len(m.projection.rows), 1)
         z = lambda cols, t=float: wp.zeros((N, max(cols, 1)), dtype=t, device=d)  # noqa: E731
         sc = K.Scratch()
-        sc.X = z(L, wp.transform)
-        sc.V, sc.Acc, sc.F, sc.P = (z(L, wp.spatial_vector) for _ in range(4))
+        sc.R, sc.pos = z(L, wp.mat33), z(L, wp.vec3)
+        sc.V, sc.Acc, sc.G = (z(L, wp.spatial_vector) for _ in range(3))
         sc.Ic_m, sc.Ic_h, sc.Ic_I = z(L), z(L, wp.vec3), z(L, wp.mat33)
         sc.S = z(n, wp.spatial_vector)
-        sc.M, sc.H, sc.H0, sc.Hinv = z(n * n), z(n * n), z(n * n), z(n * n)
-        sc.f, sc.bh, sc.v, sc.u0, sc.tmp, sc.res = (z(n) for _ in range(6))
-        sc.lam = z(5 * n1)
-        sc.soft = z(2 * R)
+        sc.ws = z(m.work_size)
+        Lf = L if m.base_bodies else 1          # float64 momentum bookkeeping of floating bases
+        sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)
+        sc.Vd, sc.Pd, sc.Td = (z(Lf, wp.spatial_vectord) for _ in range(3))
+        sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
         self._scratch = sc
         self._rel_imp = z(R)
         self._rel_err = z(R)
