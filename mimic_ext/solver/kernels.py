@@ -15,6 +15,8 @@ step is quadratic in the DOF count except the k x k reduced system.
 
 from __future__ import annotations
 
+from typing import Any
+
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})   # forward only: halves the compile time
@@ -167,6 +169,17 @@ class Scratch:
 
 
 @wp.func
+def turn_about_x(R: Any, c: Any, s: Any):
+    """``R Rx(q)`` from ``(cos q, sin q)``: the frame's y and z columns turned about its x axis.
+
+    Generic so that the float32 step and the float64 momentum bookkeeping share it.
+    """
+    return type(R)(R[0, 0], c * R[0, 1] + s * R[0, 2], c * R[0, 2] - s * R[0, 1],
+                   R[1, 0], c * R[1, 1] + s * R[1, 2], c * R[1, 2] - s * R[1, 1],
+                   R[2, 0], c * R[2, 1] + s * R[2, 2], c * R[2, 2] - s * R[2, 1])
+
+
+@wp.func
 def sv(w: wp.vec3, v: wp.vec3):
     return wp.spatial_vector(w[0], w[1], w[2], v[0], v[1], v[2])
 
@@ -259,14 +272,7 @@ def forward(md: ModelData, e: int, q: wp.array2d(dtype=float), u: wp.array2d(dty
             Rl = Rj
             pl = pj
             if ld.jtype == REVOLUTE:
-                # Rj Rx(q): turn the frame's y and z columns about x
-                cq = wp.cos(qj)
-                sq = wp.sin(qj)
-                c1 = wp.vec3(Rj[0, 1], Rj[1, 1], Rj[2, 1])
-                c2 = wp.vec3(Rj[0, 2], Rj[1, 2], Rj[2, 2])
-                n1 = cq * c1 + sq * c2
-                n2 = cq * c2 - sq * c1
-                Rl = wp.mat33(aw[0], n1[0], n2[0], aw[1], n1[1], n2[1], aw[2], n1[2], n2[2])
+                Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
                 s = sv(aw, wp.cross(pj - o, aw))
             else:
                 pl = pj + aw * qj
@@ -332,13 +338,7 @@ def momentum64(md: ModelData, e: int, q: wp.array2d(dtype=float), u: wp.array2d(
             Rl = Rj
             pl = pj
             if ld.jtype == REVOLUTE:
-                cq = wp.cos(qj)
-                sq = wp.sin(qj)
-                c1 = wp.vec3d(Rj[0, 1], Rj[1, 1], Rj[2, 1])
-                c2 = wp.vec3d(Rj[0, 2], Rj[1, 2], Rj[2, 2])
-                n1 = cq * c1 + sq * c2
-                n2 = cq * c2 - sq * c1
-                Rl = wp.mat33d(aw[0], n1[0], n2[0], aw[1], n1[1], n2[1], aw[2], n1[2], n2[2])
+                Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
                 lin = wp.cross(pj - o, aw)
                 vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
             else:
