@@ -169,6 +169,12 @@ class Scratch:
 
 
 @wp.func
+def soft_row_columns(md: ModelData, rd: RelData):
+    """A compliant row g = e_f - m e_l in the reduced space: its two columns and entries."""
+    return md.dof_col[rd.f], md.dof_col[rd.l], md.dof_gain[rd.f], -rd.m * md.dof_gain[rd.l]
+
+
+@wp.func
 def turn_about_x(R: Any, c: Any, s: Any):
     """``R Rx(q)`` from ``(cos q, sin q)``: the frame's y and z columns turned about its x axis.
 
@@ -581,12 +587,7 @@ def step_kernel(md: ModelData, sc: Scratch,
         for g in range(md.n_rel):
             rd = md.rels[g]
             if rd.kind == SOFT_ROW:
-                fi = rd.f
-                li = rd.l
-                cf = md.dof_col[fi]
-                cl = md.dof_col[li]
-                af = md.dof_gain[fi]
-                al = -rd.m * md.dof_gain[li]
+                cf, cl, af, al = soft_row_columns(md, rd)
                 rinv = af * af * ws[e, o_Hinv + cf * k + cf] + al * al * ws[e, o_Hinv + cl * k + cl] \
                     + 2.0 * af * al * ws[e, o_Hinv + cf * k + cl]
                 wn = rd.w
@@ -600,10 +601,7 @@ def step_kernel(md: ModelData, sc: Scratch,
             if rd.kind == SOFT_ROW:
                 fi = rd.f
                 li = rd.l
-                cf = md.dof_col[fi]
-                cl = md.dof_col[li]
-                af = md.dof_gain[fi]
-                al = -rd.m * md.dof_gain[li]
+                cf, cl, af, al = soft_row_columns(md, rd)
                 cs = ws[e, o_soft + 2 * g]
                 rhs = -ws[e, o_soft + 2 * g + 1] - cs * (ws[e, o_u0 + fi] - rd.m * ws[e, o_u0 + li])
                 ws[e, o_H + cf * k + cf] = ws[e, o_H + cf * k + cf] + cs * af * af
