@@ -160,3 +160,9 @@ def data_copy(tmp_path):
 @pytest.fixture
 def robotiq_sample(tmp_path) -> Path:
     return sample_copy(ROBOTIQ_SAMPLE.name, tmp_path)
+
+
+@pytest.fixture
+def stage(kit, extension, robotiq_sample):
+    """The Robotiq-style sample open in the stand-in Kit, with the extension running."""
+    return kit.open(robotiq_sample)

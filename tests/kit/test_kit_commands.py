@@ -6,17 +6,7 @@ import logging
 import math
 
 import pytest
-
-FOLLOWER = "/Robotiq/Joints/right_outer_knuckle_joint"   # gearing -1 (follows finger_joint 1:1)
-LEADER = "/Robotiq/Joints/finger_joint"
-OTHER = "/Robotiq/Joints/left_inner_finger_joint"
-FIXED = "/Robotiq/Joints/base_joint"
-BODY = "/Robotiq/base_link"
-
-
-@pytest.fixture
-def stage(kit, extension, robotiq_sample):
-    return kit.open(robotiq_sample)
+from robotiq_sample_paths import BODY, FIXED, FOLLOWER, LEADER, OTHER
 
 
 def _attr(stage, path, name):

@@ -9,16 +9,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-FOLLOWER = "/Robotiq/Joints/right_outer_knuckle_joint"   # gearing -1: follows finger_joint 1:1
-LEADER = "/Robotiq/Joints/finger_joint"
-OTHER = "/Robotiq/Joints/left_inner_finger_joint"
-BODY = "/Robotiq/base_link"
-
-
-@pytest.fixture
-def stage(kit, extension, robotiq_sample):
-    return kit.open(robotiq_sample)
+from robotiq_sample_paths import BODY, FOLLOWER, LEADER, OTHER
 
 
 def _gearing(stage, path=FOLLOWER):
