@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-import pytest
 from robotiq_sample_paths import BODY, FOLLOWER, LEADER, OTHER
 
 
