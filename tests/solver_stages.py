@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 import mimic_ext.schema  # noqa: F401  (registers the mimic schemas)
@@ -186,3 +188,13 @@ def franka_hand_equivalent():
 
 
 DEG = math.pi / 180.0
+
+
+def states_at(model, positions: dict[str, float]):
+    """(start state with the given joint positions, SI, others 0; a second state to step into)."""
+    q = np.zeros(model.dof_count)
+    for path, value in positions.items():
+        q[model.dof_index(path)] = value
+    s0, s1 = model.state(), model.state()
+    s0.joint_q.assign(q[None].repeat(model.num_envs, axis=0))
+    return s0, s1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, gripper, independent_pair  # noqa: E402
+from solver_stages import DEG, gripper, independent_pair, states_at  # noqa: E402
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -70,11 +70,7 @@ def test_position_error_decays_at_erp():
     model = build_model(b.stage)
     solver = Solver(model, erp=0.3)
     e0 = 0.1
-    q = np.zeros(2)
-    q[model.dof_index(lead)] = 0.2
-    q[model.dof_index(fol)] = m * 0.2 + c + e0
-    s0, s1 = model.state(), model.state()
-    s0.joint_q.assign(q[None])
+    s0, s1 = states_at(model, {lead: 0.2, fol: m * 0.2 + c + e0})
     ctl = model.control()
     errors = []
     for _ in range(21):
@@ -243,10 +239,7 @@ def test_sleeping_system_wakes_on_runtime_relation():
     b, lead, fol = independent_pair(multiplier=None)
     model = build_model(b.stage)
     solver = Solver(model)
-    q = np.zeros(2)
-    q[model.dof_index(fol)] = 0.3
-    s0, s1 = model.state(), model.state()
-    s0.joint_q.assign(q[None])
+    s0, s1 = states_at(model, {fol: 0.3})
     ctl = model.control()
     for _ in range(10):                      # at rest: nothing moves
         solver.step(s0, s1, ctl, 1.0 / 60.0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, chain3, gripper, independent_pair  # noqa: E402
+from solver_stages import StageBuilder, chain3, gripper, independent_pair, states_at  # noqa: E402
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -157,10 +157,7 @@ def _error_series(zeta: float, w: float, dt: float, steps: int):
     model = build_model(b.stage)
     assert model.relations()[0]["status"] == "compliant"
     solver = Solver(model)
-    q = np.zeros(2)
-    q[model.dof_index(fol)] = 0.1
-    s0, s1 = model.state(), model.state()
-    s0.joint_q.assign(q[None])
+    s0, s1 = states_at(model, {fol: 0.1})
     c = model.control()
     errs = []
     for _ in range(steps):
