@@ -116,34 +116,32 @@ class Robot:
         joint.CreateLocalPos1Attr(anchor - self.positions[child])
         joint.CreateLocalRot1Attr(frame)
 
+    def _one_dof(self, schema, drive_kind: str, name: str, parent: str, child: str, limits, axis: str,
+                 anchor, frame: Gf.Quatf, drive) -> str:
+        joint = schema.Define(self.stage, self.joint_path(name))
+        self.place_joint(joint, parent, child, anchor if anchor is not None else self.positions[child], frame)
+        joint.CreateAxisAttr(axis)
+        if limits is not None:
+            joint.CreateLowerLimitAttr(float(limits[0]))
+            joint.CreateUpperLimitAttr(float(limits[1]))
+        if drive is not None:
+            add_drive(joint.GetPrim(), drive_kind, *drive)
+        return str(joint.GetPath())
+
     def revolute(self, name: str, parent: str, child: str, limits_deg, axis: str = "Z",
                  anchor=None, frame: Gf.Quatf = IDENTITY, drive=None) -> str:
         """Revolute joint at ``anchor`` (default: the child's origin).
 
         ``drive`` = SI gains (k N.m/rad, d N.m.s/rad, max N.m).
         """
-        joint = UsdPhysics.RevoluteJoint.Define(self.stage, self.joint_path(name))
-        self.place_joint(joint, parent, child, anchor if anchor is not None else self.positions[child], frame)
-        joint.CreateAxisAttr(axis)
-        if limits_deg is not None:
-            joint.CreateLowerLimitAttr(float(limits_deg[0]))
-            joint.CreateUpperLimitAttr(float(limits_deg[1]))
-        if drive is not None:
-            add_drive(joint.GetPrim(), "angular", *drive)
-        return str(joint.GetPath())
+        return self._one_dof(UsdPhysics.RevoluteJoint, "angular", name, parent, child, limits_deg, axis,
+                             anchor, frame, drive)
 
     def prismatic(self, name: str, parent: str, child: str, limits_m, axis: str = "X",
                   anchor=None, frame: Gf.Quatf = IDENTITY, drive=None) -> str:
         """Prismatic joint; ``drive`` = SI (k N/m, d N.s/m, max N)."""
-        joint = UsdPhysics.PrismaticJoint.Define(self.stage, self.joint_path(name))
-        self.place_joint(joint, parent, child, anchor if anchor is not None else self.positions[child], frame)
-        joint.CreateAxisAttr(axis)
-        if limits_m is not None:
-            joint.CreateLowerLimitAttr(float(limits_m[0]))
-            joint.CreateUpperLimitAttr(float(limits_m[1]))
-        if drive is not None:
-            add_drive(joint.GetPrim(), "linear", *drive)
-        return str(joint.GetPath())
+        return self._one_dof(UsdPhysics.PrismaticJoint, "linear", name, parent, child, limits_m, axis,
+                             anchor, frame, drive)
 
 
 def add_drive(prim: Usd.Prim, kind: str, stiffness: float, damping: float, max_force: float) -> None:

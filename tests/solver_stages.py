@@ -65,23 +65,21 @@ class StageBuilder:
         j.CreateLocalRot1Attr(Gf.Quatf(1, 0, 0, 0))
         return j
 
-    def revolute(self, name: str, body0: str | None, body1: str, axis: str = "Z", limits_deg=None,
-                 pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
-        j = self._joint(UsdPhysics.RevoluteJoint, name, body0, body1, pos0, pos1)
-        j.CreateAxisAttr(axis)
-        if limits_deg is not None:
-            j.CreateLowerLimitAttr(limits_deg[0])
-            j.CreateUpperLimitAttr(limits_deg[1])
-        return str(j.GetPath())
-
-    def prismatic(self, name: str, body0: str | None, body1: str, axis: str = "X", limits=None,
-                  pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
-        j = self._joint(UsdPhysics.PrismaticJoint, name, body0, body1, pos0, pos1)
+    def _one_dof(self, schema, name, body0, body1, axis, limits, pos0, pos1) -> str:
+        j = self._joint(schema, name, body0, body1, pos0, pos1)
         j.CreateAxisAttr(axis)
         if limits is not None:
             j.CreateLowerLimitAttr(limits[0])
             j.CreateUpperLimitAttr(limits[1])
         return str(j.GetPath())
+
+    def revolute(self, name: str, body0: str | None, body1: str, axis: str = "Z", limits_deg=None,
+                 pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+        return self._one_dof(UsdPhysics.RevoluteJoint, name, body0, body1, axis, limits_deg, pos0, pos1)
+
+    def prismatic(self, name: str, body0: str | None, body1: str, axis: str = "X", limits=None,
+                  pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+        return self._one_dof(UsdPhysics.PrismaticJoint, name, body0, body1, axis, limits, pos0, pos1)
 
     def fixed(self, name: str, body0: str | None, body1: str, pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
         return str(self._joint(UsdPhysics.FixedJoint, name, body0, body1, pos0, pos1).GetPath())
