@@ -131,28 +131,40 @@ SCHEMA_PROBE = textwrap.dedent("""
     import sys
     from pxr import Usd, UsdPhysics
     if sys.argv[1] == "stage-first":
-        # builds USD's schema registry before our package is imported
+        # builds USD's schema registry before any mimic schema plugin is registered
         Usd.Stage.Open(sys.argv[2]).Traverse()
         UsdPhysics.RevoluteJoint.Define(Usd.Stage.CreateInMemory(), "/x")
     import mimic_ext.schema
+    from mimic_ext.schema import MimicRelation, read_relations, set_relation
     stage = Usd.Stage.CreateInMemory()
-    prim = UsdPhysics.RevoluteJoint.Define(stage, "/j").GetPrim()
-    assert prim.ApplyAPI("PhysxMimicJointAPI", "rotZ")
-    attr = prim.GetAttribute("physxMimicJoint:rotZ:gearing")
-    assert not attr.HasAuthoredValue()
-    print(attr.Get(), prim.GetAttribute("physxMimicJoint:rotZ:referenceJointAxis").Get())
+    for name in ("/l", "/j"):
+        UsdPhysics.RevoluteJoint.Define(stage, name)
+    prim = stage.GetPrimAtPath("/j")
+    if mimic_ext.schema.schema_resolvable():
+        assert prim.ApplyAPI("PhysxMimicJointAPI", "rotZ")
+        attr = prim.GetAttribute("physxMimicJoint:rotZ:gearing")
+        assert not attr.HasAuthoredValue()
+        print("resolvable", attr.Get(), prim.GetAttribute("physxMimicJoint:rotZ:referenceJointAxis").Get())
+    else:
+        print("by-name - -")
+    set_relation(stage, MimicRelation("/j", "/l", multiplier=2.0, instance="rotZ"))
+    (rel,) = read_relations(stage)
+    print(rel.multiplier, rel.instance)
 """)
 
 
 @pytest.mark.parametrize("order", ["import-first", "stage-first"])
-def test_apply_api_resolves_fallbacks_whatever_was_opened_first(order, tmp_path):
-    """ApplyAPI('PhysxMimicJointAPI', 'rotZ') gives gearing 1.0 unauthored, in a fresh interpreter."""
+def test_relations_work_whatever_was_opened_first(order, tmp_path):
+    """Imported first, ApplyAPI('PhysxMimicJointAPI', 'rotZ') resolves (gearing 1.0 unauthored,
+    from the real PhysX schema); opened after a stage built USD's registry, it cannot (USD
+    builds it once), and our own set/read still give the relation."""
     layer = tmp_path / "j.usda"
     layer.write_text('#usda 1.0\ndef PhysicsRevoluteJoint "j" {}\n')
     out = subprocess.run([sys.executable, "-c", SCHEMA_PROBE, order, str(layer)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1.0", "rotX"]
+    first = ["resolvable", "1.0", "rotX"] if order == "import-first" else ["by-name", "-", "-"]
+    assert out.stdout.split() == first + ["2.0", "rotZ"]
 
 
 def test_versions_agree():

@@ -165,7 +165,7 @@ def reference_candidates(stage: Usd.Stage, follower: str) -> list[str]:
     followers_of_me = set()
     is_follower = set()
     for prim in stage.Traverse():
-        rels = read_joint_relations(prim) if prim.GetAppliedSchemas() else []
+        rels = read_joint_relations(prim)
         if rels:
             is_follower.add(str(prim.GetPath()))
         followers_of_me.update(str(prim.GetPath()) for r in rels if r.leader == str(follower))

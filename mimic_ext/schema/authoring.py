@@ -1,8 +1,8 @@
 """Read, add/replace, edit and remove mimic relations on a USD stage.
 
 Every value crosses the USD boundary here and nowhere else: reading applies the schema
-fallbacks itself (so it works even when USD's registry could not take our codeless
-schema), and writing converts from the canonical SI relation with ``relation.py``.
+fallbacks itself (so it works even when USD's registry was built before the schema
+plugins were registered), and writing converts from the canonical SI relation with ``relation.py``.
 """
 
 from __future__ import annotations
@@ -57,10 +57,20 @@ def newton_property_names() -> list[str]:
     return [NEWTON_REL, *NEWTON_ATTRS]
 
 
+def applied_schemas(prim: Usd.Prim) -> list[str]:
+    """The prim's applied API schemas, also where USD's registry could not take the mimic
+    schemas (it then leaves them out of ``GetAppliedSchemas``): the composed ``apiSchemas``
+    list op holds them either way."""
+    if register_schemas():
+        return list(prim.GetAppliedSchemas())
+    ops = prim.GetMetadata("apiSchemas")
+    return list(ops.ApplyOperations([])) if ops else []
+
+
 def physx_instances(prim: Usd.Prim) -> list[str]:
     """Instance names of PhysxMimicJointAPI applied to ``prim``, in authored order."""
     out = []
-    for entry in prim.GetAppliedSchemas():
+    for entry in applied_schemas(prim):
         name, _, inst = entry.partition(":")
         if name == PHYSX_API and inst:
             out.append(inst)
@@ -68,7 +78,7 @@ def physx_instances(prim: Usd.Prim) -> list[str]:
 
 
 def has_newton(prim: Usd.Prim) -> bool:
-    return NEWTON_API in prim.GetAppliedSchemas()
+    return NEWTON_API in applied_schemas(prim)
 
 
 def _get(prim: Usd.Prim, name: str, fallback: Any) -> Any:
@@ -127,7 +137,7 @@ def read_relations(stage: Usd.Stage) -> list[MimicRelation]:
     """Every mimic relation on the stage, in traversal order (instance proxies included)."""
     out: list[MimicRelation] = []
     for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
-        applied = prim.GetAppliedSchemas()
+        applied = applied_schemas(prim)
         if any(a == NEWTON_API or a.startswith(PHYSX_API + ":") for a in applied):
             out.extend(read_joint_relations(prim))
     return out

@@ -26,15 +26,15 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     from pxr import Plug
 
     from mimic_ext.kit import MimicExtension
-    from mimic_ext.schema.registration import PLUGIN_NAME
+    from mimic_ext.schema.registration import declaring_plugin
 
     ext = MimicExtension()
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
     assert commands == {name: 1 for name in COMMAND_NAMES}
     assert widgets == ["mimic_joint"] and len(menu) == 1
-    assert Plug.Registry().GetPluginWithName(PLUGIN_NAME) is not None or \
-        Plug.Registry().GetPluginWithName("PhysxSchema") is not None
+    assert declaring_plugin("PhysxMimicJointAPI") is not None
+    assert Plug.Registry().GetPluginWithName("mimicExtSchema") is None    # we declare none
 
     ext.on_shutdown()
     commands, widgets, menu = _registered(kit)
