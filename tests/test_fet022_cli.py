@@ -45,8 +45,8 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     assert err.startswith("mimic-ext: error: ") and "no USD files" in err and "\n" not in err
     stage = tmp_path / "a.usda"
     stage.write_text("#usda 1.0\n")
-    assert cli.main(["sweep", str(stage), "--backend", "bullet"]) == 2
-    assert "unknown sweep backend 'bullet'" in capsys.readouterr().err
+    assert cli.main(["sweep", str(stage), "--engine", "bullet"]) == 2
+    assert "unknown sweep engine 'bullet'" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("gear_ratio_tolerance: -1\n")
     assert cli.main(["sweep", str(stage), "--config", str(bad)]) == 2

@@ -318,7 +318,7 @@ def test_reference_the_backend_cannot_drive_is_an_error_not_a_failure():
 
 
 def test_all_reference_joints_of_a_stage_run_in_one_batch():
-    from mimic_ext.fet022.backend import get_backend
+    from mimic_ext.fet022.engines import get_engine
     from mimic_ext.fet022.config import SweepConfig
     from mimic_ext.fet022.discovery import discover
     from mimic_ext.fet022.plan import make_plan
@@ -344,7 +344,7 @@ def test_all_reference_joints_of_a_stage_run_in_one_batch():
     rels = read_relations(b.stage)
     found = discover(b.stage, rels)
     plan = make_plan(found.swept, cfg)
-    trace = get_backend("warp").simulate(b.stage, plan, [j for pair in joints for j in pair[:2]], rels)
+    trace = get_engine("warp").simulate(b.stage, plan, [j for pair in joints for j in pair[:2]], rels)
     for env, (jl, _, _) in enumerate(joints):
         other = joints[1 - env][0]
         moved = trace.positions[jl][env]

@@ -39,7 +39,7 @@ def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", w
 
 def _run() -> RunResult:
     cfg = SweepConfig().to_dict()
-    good = SweepResult(asset="data/good & <odd>.usda", config=cfg, backend="warp", num_envs=1,
+    good = SweepResult(asset="data/good & <odd>.usda", config=cfg, engine="warp", num_envs=1,
                        timings={"total_s": 0.25})
     good.references.append(ReferenceResult(path="/Robot/Joints/leader", kind="revolute", unit="deg", lo=0, hi=40,
                                            range_source="limits", drive_source="authored", stiffness=100,

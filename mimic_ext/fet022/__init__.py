@@ -15,8 +15,8 @@ _EXPORTS = {
     "run": "runner", "versions": "runner",
     "SweepConfig": "config", "TestDrive": "config", "load_config": "config",
     "SweepResult": "result", "FollowerResult": "result", "ReferenceResult": "result", "RunResult": "result",
-    "SweepBackend": "backend", "Trace": "backend", "get_backend": "backend", "register_backend": "backend",
-    "stage_without": "backend",
+    "SweepEngine": "engines", "Trace": "engines", "get_engine": "engines", "register_engine": "engines",
+    "stage_without": "engines", "ReadRelation": "engines",
     "sweep_paths": "batch", "collect_stages": "batch",
 }
 

@@ -66,15 +66,15 @@ def error_result(asset: str, reason: str, config: SweepConfig, seconds: float = 
                        timings={"total_s": seconds})
 
 
-def sweep_one(path: str | os.PathLike, config: SweepConfig, backend: str = "warp",
-              backend_options: dict[str, Any] | None = None) -> SweepResult:
+def sweep_one(path: str | os.PathLike, config: SweepConfig, engine: str = "warp",
+              engine_options: dict[str, Any] | None = None) -> SweepResult:
     """``run`` on one file, turning every exception into an error result (never raises)."""
-    from .backend import get_backend
+    from .engines import get_engine
     from .runner import run
 
     t0 = time.perf_counter()
     try:
-        return run(path, config, get_backend(backend, **(backend_options or {})))
+        return run(path, config, get_engine(engine, **(engine_options or {})))
     except MimicInputError as exc:
         return error_result(str(path), str(exc), config, time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001  (a defect in one stage must not stop the others)
@@ -84,23 +84,23 @@ def sweep_one(path: str | os.PathLike, config: SweepConfig, backend: str = "warp
         return res
 
 
-def _pool_context(backend_options: dict[str, Any]):
+def _pool_context(engine_options: dict[str, Any]):
     """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
-    device = str(backend_options.get("device", "cpu"))
+    device = str(engine_options.get("device", "cpu"))
     os.environ[PRELOAD_DEVICE_ENV] = device
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["mimic_ext.fet022.preload"])
     return ctx
 
 
-def _run_pool(paths: list[Path], config: SweepConfig, backend: str, options: dict[str, Any], jobs: int,
+def _run_pool(paths: list[Path], config: SweepConfig, engine: str, options: dict[str, Any], jobs: int,
               report: Callable[[int, SweepResult], None]) -> list[int]:
     """Sweep ``paths`` (indices into the caller's list); return the indices whose worker died."""
     broken: list[int] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(options)) as pool:
-        futures = {pool.submit(sweep_one, str(p), config, backend, options): i for i, p in enumerate(paths)}
+        futures = {pool.submit(sweep_one, str(p), config, engine, options): i for i, p in enumerate(paths)}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
@@ -110,8 +110,8 @@ def _run_pool(paths: list[Path], config: SweepConfig, backend: str, options: dic
     return broken
 
 
-def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig, backend: str = "warp",
-                backend_options: dict[str, Any] | None = None, jobs: int | None = None,
+def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig, engine: str = "warp",
+                engine_options: dict[str, Any] | None = None, jobs: int | None = None,
                 recursive: bool = False, progress: Progress | None = None) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) and collect one ``RunResult``.
 
@@ -119,7 +119,7 @@ def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig, backen
     stage or ``jobs=1`` everything runs in this process.
     """
     t0 = time.perf_counter()
-    options = dict(backend_options or {})
+    options = dict(engine_options or {})
     paths = collect_stages(inputs, recursive)
     if not paths:
         raise MimicInputError("no stage to sweep: name USD files or folders that hold them")
@@ -136,13 +136,13 @@ def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig, backen
 
     if jobs == 1:
         for i, p in enumerate(paths):
-            report(i, sweep_one(p, config, backend, options))
+            report(i, sweep_one(p, config, engine, options))
     else:
-        broken = _run_pool(paths, config, backend, options, jobs, report)
+        broken = _run_pool(paths, config, engine, options, jobs, report)
         # a worker that died takes the pool down: retry those stages one per pool, so that
         # the stage that kills its worker is named and the others still get their result
         for i in broken:
-            again = _run_pool([paths[i]], config, backend, options, 1, lambda _, res, i=i: report(i, res))
+            again = _run_pool([paths[i]], config, engine, options, 1, lambda _, res, i=i: report(i, res))
             if again:
                 report(i, error_result(str(paths[i]), "the worker process sweeping this stage died "
                                        "(a crash in native code); run it alone to see why", config))

@@ -65,8 +65,8 @@ def add_commands(subparsers) -> None:
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with one plot per follower")
     p.add_argument("--no-samples", action="store_true", help="leave the sampled displacements out of the JSON")
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: one per CPU)")
-    p.add_argument("--backend", default="warp", help="physics backend (default: warp, mimic_ext's own solver)")
-    p.add_argument("--device", default="cpu", help="Warp device for the warp backend (cpu, cuda:0, ...)")
+    p.add_argument("--engine", default="warp", help="physics engine (default: warp, mimic_ext's own solver)")
+    p.add_argument("--device", default="cpu", help="Warp device for the warp engine (cpu, cuda:0, ...)")
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -88,12 +88,12 @@ def cmd_sweep(args) -> int:
     config = load_config(args.config, gear_ratio_tolerance=args.tolerance, tolerance_mode=args.tolerance_mode,
                          sweep_seconds=args.sweep_seconds, settle_seconds=args.settle_seconds,
                          physics_fps=args.physics_fps)
-    from .backend import check_backend_name
+    from .engines import check_engine_name
 
-    check_backend_name(args.backend)   # an unknown backend is an input error, before any work
+    check_engine_name(args.engine)   # an unknown engine is an input error, before any work
     paths = collect_stages(args.stages, recursive=args.recursive)
     show = None if args.quiet or len(paths) < 2 else _progress
-    run = sweep_paths(paths, config, backend=args.backend, backend_options={"device": args.device},
+    run = sweep_paths(paths, config, engine=args.engine, engine_options={"device": args.device},
                       jobs=args.jobs, progress=show)
     print(format_console(run))
     targets = {"json": args.json, "junit": args.junit, "html": args.html}

@@ -2,7 +2,7 @@
 
 Environment ``i`` sweeps ``joints[i]`` and holds every other swept joint at the start of
 its own range, so that one batched run covers all reference joints of a stage. The plan
-is pure numpy: a backend only has to apply ``targets`` step by step and record
+is pure numpy: an engine only has to apply ``targets`` step by step and record
 positions at ``sample_steps``.
 """
 

@@ -18,7 +18,7 @@ from mimic_ext.fet022 import analysis, runner  # noqa: F401
 try:
     import warp as wp
 
-    from mimic_ext.fet022.warp_backend import quiet_warp
+    from mimic_ext.fet022.engines.warp import quiet_warp
 
     quiet_warp(wp)
     import mimic_ext.solver  # noqa: F401

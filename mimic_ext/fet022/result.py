@@ -126,7 +126,7 @@ class SweepResult:
     references: list[ReferenceResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
-    backend: str = ""
+    engine: str = ""
     num_envs: int = 0
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -147,7 +147,7 @@ class SweepResult:
             return self.status
         statuses = {f.status for f in self.followers}
         if ERROR in statuses:
-            # a follower the backend could not sweep is the harness's problem, not the asset's
+            # a follower the engine could not sweep is the harness's problem, not the asset's
             self.status = ERROR
             first = next(f for f in self.followers if f.status == ERROR)
             self.reason = self.reason or f"{first.follower}: {'; '.join(first.messages) or 'not swept'}"
@@ -169,7 +169,7 @@ class SweepResult:
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
         return {
             "asset": self.asset, "status": self.status, "reason": self.reason, "details": self.details,
-            "counts": self.counts(), "backend": self.backend, "num_envs": self.num_envs,
+            "counts": self.counts(), "engine": self.engine, "num_envs": self.num_envs,
             "warnings": list(self.warnings), "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "references": [r.to_dict() for r in self.references],
             "followers": [f.to_dict(samples) for f in self.followers],

@@ -1,9 +1,9 @@
 """FET022 "mimic_joint" on one stage: discover, validate, plan, simulate, judge.
 
 Works on an open ``Usd.Stage`` (e.g. Kit's) or a file path. The authored stage is never
-edited: the backend is handed the relations to simulate (the validator's rejects left
-out), and the temporary test drive lives in the solver model only. A backend that must
-read relations from the stage hides rejects with ``backend.stage_without`` (a private
+edited: the engine is handed the relations to simulate (the validator's rejects left
+out), and the temporary test drive lives in the solver model only. An engine that must
+read relations from the stage hides rejects with ``engine.stage_without`` (a private
 session layer).
 """
 
@@ -24,7 +24,7 @@ from ..errors import MimicInputError
 from ..schema import joints, read_relations
 from ..schema.relation import MimicRelation
 from .analysis import judge
-from .backend import SweepBackend, Trace, get_backend
+from .engines import SweepEngine, Trace, get_engine
 from .config import SweepConfig, as_config
 from .discovery import PHYSX_UNITS, Discovery, FollowerCase, discover
 from .identity import NO_FOLLOWERS
@@ -173,18 +173,18 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
 
 
 def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = None,
-        backend: str | SweepBackend = "warp") -> SweepResult:
+        engine: str | SweepEngine = "warp") -> SweepResult:
     """Run FET022 mimic_joint on ``stage`` (a ``Usd.Stage`` or a USD file path).
 
     ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None for the
-    defaults. Bad input (unreadable file, bad config, unknown backend) raises
+    defaults. Bad input (unreadable file, bad config, unknown engine) raises
     ``MimicInputError``; a stage the physics cannot take comes back with status "error".
     """
     t_start = time.perf_counter()
     cfg = as_config(config)
-    be = get_backend(backend)
+    be = get_engine(engine)
     stage, asset, composition, t_open = _open(stage)
-    result = SweepResult(asset=asset, config=cfg.to_dict(), backend=be.name,
+    result = SweepResult(asset=asset, config=cfg.to_dict(), engine=be.name,
                          versions={**versions(), **be.versions()}, timings={"open_s": t_open})
     if composition:
         result.warnings.append(composition)
@@ -214,7 +214,7 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
             for c in found.cases_of(s.path):
                 records[c.relation.key].status = ERROR
                 records[c.relation.key].messages.append(
-                    f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} backend can only drive "
+                    f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only drive "
                     f"{' or '.join(be.supported_kinds)} joints")
     if sweepable:
         plan = make_plan(sweepable, cfg)

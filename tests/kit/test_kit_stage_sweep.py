@@ -70,7 +70,7 @@ def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, ro
     release = threading.Event()
     seen = {}
 
-    def held_run(stage, config=None, backend="warp"):
+    def held_run(stage, config=None, engine="warp"):
         seen["thread"] = threading.current_thread()
         seen["stage"] = stage
         assert release.wait(timeout=60)

@@ -67,7 +67,7 @@ def _suite(stage: SweepResult, timestamp: str, host: str) -> ET.Element:
                        timestamp=timestamp, hostname=host)
     props = ET.SubElement(suite, "properties")
     cfg = stage.config
-    for key, value in (("asset", stage.asset), ("status", stage.status), ("backend", stage.backend),
+    for key, value in (("asset", stage.asset), ("status", stage.status), ("engine", stage.engine),
                        ("gear_ratio_tolerance", cfg.get("gear_ratio_tolerance")),
                        ("tolerance_mode", cfg.get("tolerance_mode"))):
         ET.SubElement(props, "property", name=key, value=str(value))

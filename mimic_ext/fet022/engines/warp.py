@@ -14,11 +14,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import MimicInputError
-from ..schema import joints
-from ..schema.relation import MimicRelation
-from .backend import Trace
-from .plan import SweepPlan
+from ...errors import MimicInputError
+from ...schema import joints
+from ...schema.relation import MimicRelation
+from .base import ReadRelation, Trace
+from ..plan import SweepPlan
 
 
 def quiet_warp(wp) -> None:
@@ -29,7 +29,7 @@ def quiet_warp(wp) -> None:
         wp.config.quiet = True
 
 
-class WarpBackend:
+class WarpEngine:
     name = "warp"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
@@ -47,9 +47,9 @@ class WarpBackend:
 
         quiet_warp(wp)
         try:
-            from ..solver import Solver, build_model
+            from ...solver import Solver, build_model
         except ImportError as exc:   # the solver part is not installed in this checkout
-            raise MimicInputError(f"the warp sweep backend needs mimic_ext.solver ({exc})") from None
+            raise MimicInputError(f"the warp sweep engine needs mimic_ext.solver ({exc})") from None
 
         trace = Trace()
         t0 = time.perf_counter()
@@ -58,6 +58,9 @@ class WarpBackend:
             model = build_model(stage, num_envs=plan.num_envs, device=self.device, fix_base=fix_base,
                                 relations=list(relations))
         trace.notes.extend(getattr(model, "warnings", []))
+        trace.relations = [ReadRelation(r["follower"], r["leader"], r["multiplier"], r["offset"],
+                                        hard=r["status"] != "compliant", note="" if r["status"] == "active" else r["status"])
+                           for r in model.relations()]
         for pj in plan.joints:
             if pj.drive.source == "test":
                 model.set_drive(pj.path, pj.drive.stiffness, pj.drive.damping, pj.drive.max_force)

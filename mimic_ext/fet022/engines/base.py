@@ -1,0 +1,140 @@
+"""The engine interface of the sweep: what a simulator is given and what it hands back.
+
+The runner only needs "apply these targets, record these joints' positions"; each
+simulator (ours, real PhysX, Newton, MuJoCo; omni.physx inside Kit) does it behind this
+one interface, one module each beside this one. An engine must simulate: writing the
+relation into the follower would make the test meaningless. It also says what it read
+from the stage (the relations as that engine understood them), so that a report can show
+where an engine misreads an asset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+
+from ...errors import MimicInputError
+
+if TYPE_CHECKING:   # kept light: the CLI checks engine names before importing numpy or USD
+    from ...schema.relation import MimicRelation
+    from ..plan import SweepPlan
+
+
+@dataclass
+class ReadRelation:
+    """One mimic relation as an engine understood it, canonical form and SI units:
+    ``q_follower = multiplier * q_leader + offset`` (rad or m). ``note`` says what the
+    engine did with it when that differs from the authored relation (dropped, softened,
+    flattened to the chain's root, read in other units, ...)."""
+
+    follower: str
+    leader: str
+    multiplier: float
+    offset: float
+    hard: bool = True
+    note: str = ""
+
+
+@dataclass
+class Trace:
+    """What an engine hands back from one run of a plan.
+
+    ``positions``: recorded joint positions (SI), path -> ndarray (num_envs, n_samples),
+    sample ``s`` taken after ``plan.sample_steps[s]`` steps. ``missing``: path -> why that
+    joint was not simulated. ``relations``: the relations as the engine read them (None
+    when it cannot say). ``notes``: warnings about the run (what was changed in the stage
+    it read, quantities it ignored). ``timings``: seconds (``*_s``) and counts.
+    """
+
+    positions: dict[str, Any] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    relations: list[ReadRelation] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class SweepEngine(Protocol):
+    name: str
+    #: joint kinds this engine can drive as a swept (reference) joint
+    supported_kinds: tuple[str, ...]
+
+    def versions(self) -> dict[str, str]:
+        """Library versions to put in the report."""
+
+    def simulate(self, stage, plan: "SweepPlan", watch: Sequence[str], relations: Sequence["MimicRelation"],
+                 fix_base: bool = True) -> Trace:
+        """Run ``plan`` on ``stage`` (never editing it) and record the positions of ``watch``.
+
+        Environment ``i`` applies ``plan.targets()[step, i, j]`` as the position target of
+        ``plan.joints[j]`` during each step (with ``plan.joints[j].drive`` when the joint's
+        own drive is missing: ``drive.source == "test"``), at ``plan.dt``. Only
+        ``relations`` are simulated (the enabled ones the validator accepted); an engine
+        that reads relations from the stage itself hides the others with ``stage_without``.
+        Raises ``MimicInputError`` when the stage cannot be simulated.
+        """
+
+
+def stage_without(stage, hidden: Sequence["MimicRelation"]):
+    """A stage over the same root layer whose own session layer removes ``hidden`` relations.
+
+    Removing an applied API in a stronger layer hides the relation from a simulator that
+    reads the stage, without touching any authored layer or the caller's session layer.
+    """
+    from pxr import Sdf, Usd
+
+    from ...schema.authoring import NEWTON_API, PHYSX_API
+
+    session = Sdf.Layer.CreateAnonymous("fet022_session")
+    private = Usd.Stage.Open(stage.GetRootLayer(), session, Usd.Stage.LoadAll)
+    private.SetEditTarget(Usd.EditTarget(session))
+    for rel in hidden:
+        prim = private.GetPrimAtPath(rel.follower)
+        if prim:
+            prim.RemoveAppliedSchema(f"{PHYSX_API}:{rel.instance}" if rel.schema == "physx" else NEWTON_API)
+    return private
+
+
+_FACTORIES: dict[str, Callable[..., SweepEngine]] = {}
+
+
+def register_engine(name: str, factory: Callable[..., SweepEngine]) -> None:
+    """Make ``get_engine(name)`` build an engine with ``factory(**options)``."""
+    _FACTORIES[name] = factory
+
+
+def engine_names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def check_engine_name(spec: str) -> None:
+    """Raise ``MimicInputError`` for an engine name nobody registered (without building it)."""
+    name = spec.partition(":")[0]
+    if name not in _FACTORIES:
+        raise MimicInputError(f"unknown sweep engine '{spec}' (available: {', '.join(engine_names())})")
+
+
+def get_engine(spec: "str | SweepEngine" = "warp", **options) -> SweepEngine:
+    """An engine instance from its name (``"warp"``, ``"warp:cuda:0"``) or the instance itself.
+
+    An engine whose optional peer is not installed raises ``MimicInputError`` naming the
+    extra that brings it.
+    """
+    if not isinstance(spec, str):
+        return spec
+    check_engine_name(spec)
+    name, _, device = spec.partition(":")
+    if device:
+        options.setdefault("device", device)
+    return _FACTORIES[name](**options)
+
+
+def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
+    def factory(**options) -> SweepEngine:
+        import importlib
+
+        return getattr(importlib.import_module(f".{module}", __package__), cls)(**options)
+    return factory
+
+
+register_engine("warp", _module_factory("warp", "WarpEngine"))
