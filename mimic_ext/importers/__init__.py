@@ -8,19 +8,10 @@ not pull in USD.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy_exports import lazy_getattr
 
 _EXPORTS = {"ImportResult": "importing", "import_robot": "importing", "read_robot": "importing",
             "export_urdf": "urdf_export"}
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mimic_ext.importers' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
