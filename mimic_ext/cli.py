@@ -378,10 +378,7 @@ def _check_device(args) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:       # --help, --version, or a usage error already printed
-        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
+    args = parser.parse_args(argv)   # --help, --version and usage errors exit here (SystemExit)
     try:
         _check_device(args)
         return int(args.func(args) or 0)

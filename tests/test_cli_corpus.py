@@ -163,7 +163,10 @@ def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
         before = snapshot(folder)
         monkeypatch.chdir(folder)
         capfd.readouterr()
-        rc = cli.main(list(case.argv))
+        try:
+            rc = cli.main(list(case.argv))
+        except SystemExit as exc:       # argparse's usage errors
+            rc = exc.code
         out, err = capfd.readouterr()
         after = snapshot(folder)
     judge(case, rc, out, err, before, after, folder)

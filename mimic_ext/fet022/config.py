@@ -182,6 +182,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     from ..input_files import read_input_text
 
     p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        raise MimicInputError(f"{p}: no such config file")
     text = read_input_text(p, "config file")   # a regular file, capped, UTF-8: else one line
     try:
         data = yaml.safe_load(text)
