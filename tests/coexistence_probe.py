@@ -74,7 +74,8 @@ def exercise(physx_api_class=None) -> dict:
     out["follower_gearing"] = prim.GetAttribute("physxMimicJoint:rotX:gearing").Get()
     if physx_api_class is not None:  # the real API class reads what we wrote
         api = physx_api_class(prim, "rotX")
-        out["api_class"] = [bool(api), api.GetGearingAttr().Get(), [str(t) for t in api.GetReferenceJointRel().GetTargets()]]
+        targets = [str(t) for t in api.GetReferenceJointRel().GetTargets()]
+        out["api_class"] = [bool(api), api.GetGearingAttr().Get(), targets]
     out["declared"] = {s: _declared(s) for s in SCHEMAS}
     out["ours"] = _ours()
     out["sources"] = {k: list(v) for k, v in schema_sources().items()}

@@ -74,7 +74,8 @@ def test_pip_schema_packages_and_mimic_ext_in_any_order(order):
     assert result["api_class"] == [True, pytest.approx(-1.5, rel=F32), ["/Gears/Joints/gear_leader"]]
     src = result["sources"]
     assert src["PhysxMimicJointAPI"][2] == "PhysxSchemaPhysxMimicJointAPI"
-    assert Path(src["PhysxMimicJointAPI"][1]).is_relative_to(Path(importlib.util.find_spec("physx_usd_schemas").origin).parent)
+    package = Path(importlib.util.find_spec("physx_usd_schemas").origin).parent
+    assert Path(src["PhysxMimicJointAPI"][1]).is_relative_to(package)
     assert src["NewtonMimicAPI"][2] == "NewtonPhysicsMimicAPI"
 
 

@@ -47,10 +47,14 @@ def entry_point_path(tmp_path_factory) -> Path:
     return folder
 
 
+def _env(entry_point_path: Path) -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(entry_point_path), str(ROOT),
+                                                        os.environ.get("PYTHONPATH", "")]))
+
+
 def run_validator(entry_point_path: Path, *args: str) -> tuple[int, dict[str, list[tuple[str, str, str]]]]:
     """Exit code and, per asset, the (log level, rule, message) lines the validator printed."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(entry_point_path), str(ROOT),
-                                                       os.environ.get("PYTHONPATH", "")]))
+    env = _env(entry_point_path)
     out = subprocess.run([sys.executable, "-m", "omni.asset_validator", *args], capture_output=True, text=True,
                          timeout=300, env=env, cwd=ROOT)
     assert "Traceback" not in out.stdout + out.stderr, (out.stdout + out.stderr)[-3000:]
@@ -127,10 +131,11 @@ def test_plugin_restarts_cleanly_and_importing_it_loads_no_omni(entry_point_path
         "print('started', names())\n"
         "av.PluginManager().shutdown(); print('stopped', names())\n"
         "av.PluginManager().initialize(); print('restarted', names())\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(entry_point_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=_env(entry_point_path))
     assert out.returncode == 0, out.stderr[-3000:]
-    lines = [line for line in out.stdout.splitlines() if line.startswith(("omni before", "started", "stopped", "restarted"))]
+    marks = ("omni before", "started", "stopped", "restarted")
+    lines = [line for line in out.stdout.splitlines() if line.startswith(marks)]
     assert lines == ["omni before False", "started ['MimicApiCheck', 'MimicJointChecker']", "stopped []",
                      "restarted ['MimicApiCheck', 'MimicJointChecker']"]
 

@@ -71,7 +71,8 @@ def _requirement(code: str, version: str, name: str, message: str, path: str | N
 @lru_cache(maxsize=None)
 def requirements() -> dict:
     """Requirement objects the validator files issues under: each of our codes, and DJ.007."""
-    out = {code: _requirement(code, __version__, code.lower().replace("_", "-"), description, "docs/conventions.md#validator-codes")
+    doc = "docs/conventions.md#validator-codes"
+    out = {code: _requirement(code, __version__, code.lower().replace("_", "-"), description, doc)
            for code, (_, description) in CODES.items()}
     out[DJ_007] = _requirement(DJ_007, DJ_007_VERSION, "mimic-api-check",
                                "Mimic API configuration must be properly validated for coordinated joint motion.",

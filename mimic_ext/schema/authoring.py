@@ -276,12 +276,12 @@ def _storable(follower: str, name: str, value: float) -> float:
     if not math.isfinite(value):
         raise MimicInputError(f"{follower}: {name} would be {value}: give finite numbers")
     if abs(value) > F32_MAX:
-        raise MimicInputError(f"{follower}: {name} would be {value:.7g}, which overflows a 32-bit USD float "
-                              f"(largest {F32_MAX:.7g}) and would be stored as inf: give a smaller value")
+        raise MimicInputError(f"{follower}: {name} would be {value:.7g} (as stored), which overflows a 32-bit "
+                              f"USD float (largest {F32_MAX:.7g}) and would be stored as inf: give a smaller value")
     if value != 0.0 and abs(value) < F32_TINY:
-        raise MimicInputError(f"{follower}: {name} would be {value:.7g}, below the smallest normal 32-bit USD "
-                              f"float ({F32_TINY:.7g}), so it would be stored as 0 or lose precision: give 0 "
-                              "or a larger value")
+        raise MimicInputError(f"{follower}: {name} would be {value:.7g} (as stored), below the smallest normal "
+                              f"32-bit USD float ({F32_TINY:.7g}), so it would be stored as 0 or lose precision: "
+                              "give 0 or a larger value")
     return value
 
 
