@@ -1,7 +1,8 @@
 """USD side of mimic joints: schema registration, the canonical relation, authoring, checks.
 
-Importing this package registers the codeless PhysxMimicJointAPI / NewtonMimicAPI schemas
-(unless real ones are loaded).
+Importing this package makes PhysxMimicJointAPI / NewtonMimicAPI known to USD through their
+owners' plugins (physx-usd-schemas, newton-usd-schemas), loading one only for a schema no
+plugin declares yet (Kit's compiled PhysxSchema is used as it is); see registration.py.
 """
 
 from .registration import register_schemas, schema_resolvable
