@@ -68,5 +68,14 @@ def rebuild_menus() -> None:
     pass
 
 
+def _stub_click(item: MenuItemDescription):
+    """What clicking a menu item does: run its action (``onclick_action``), else its ``onclick_fn``."""
+    if item.onclick_action:
+        import omni.kit.actions.core
+
+        return omni.kit.actions.core.execute_action(*item.onclick_action)
+    return item.onclick_fn() if item.onclick_fn else None
+
+
 def get_merged_menus() -> dict:
     return {name: list(items) for name, items in _menus.items()}
