@@ -227,7 +227,9 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         prim = stage.GetPrimAtPath(self._prim_path) if stage else None
         if not prim:
             return
-        for rel in read_joint_relations(prim):
+        relations = read_joint_relations(prim)
+        self._leaders = {Sdf.Path(r.leader) for r in relations if r.leader and Sdf.Path.IsValidPathString(r.leader)}
+        for rel in relations:
             key = rel.instance if rel.schema == PHYSX else NEWTON
             label = self._words.get(key)
             if label is not None:

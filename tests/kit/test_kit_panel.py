@@ -142,7 +142,7 @@ def test_shown_only_for_revolute_and_prismatic_joints(kit, stage):
 def test_fields_refresh_in_place_and_keep_focus_while_physx_writes_joint_state(kit, stage):
     """Typing in Gearing while PhysX writes joint state and a script sets the offset: nothing is rebuilt."""
     import omni.kit.commands
-    from pxr import Gf, UsdGeom
+    from pxr import Gf, Sdf, UsdGeom
 
     widget = _widget(kit)
     kit.select(FOLLOWER)
@@ -169,6 +169,11 @@ def test_fields_refresh_in_place_and_keep_focus_while_physx_writes_joint_state(k
     gearing.model.end_edit()                                             # Enter
     kit.frames(4)
     assert _gearing(stage) == 2.5 and widget.build_count == builds
+    # A new reference is watched from then on: its limits change the sentence's units, in place.
+    assert omni.kit.commands.execute("SetMimicReferenceJoint", prim_path=FOLLOWER, reference_joint_path=OTHER)[0]
+    kit.frames(4)
+    assert words.text.startswith("follows left_inner_finger_joint:") and widget.build_count == builds
+    assert widget._leaders == {Sdf.Path(OTHER)}                         # noqa: SLF001
     # Gaining or losing a relation changes the section's layout: that one is rebuilt.
     assert omni.kit.commands.execute("RemoveMimicJoint", prim_path=FOLLOWER)[0]
     kit.frames(4)
