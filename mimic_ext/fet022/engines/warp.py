@@ -2,8 +2,10 @@
 
 All swept joints of a stage run in one batched model (one environment each). The
 temporary test drive goes through ``model.set_drive``, so the stage is only read.
-Per step the cost is the solver step plus one small copy of the targets; positions are
-copied into a history buffer on the device and read back once at the end.
+Per step the cost is the solver step plus one small copy of the targets (uploaded a block
+of steps at a time); positions are copied into a history buffer on the device and read
+back once at the end; body positions for the bounding-box check come from the solver's
+own forward kinematics (``solver.inspect.body_poses``) at the samples.
 """
 
 from __future__ import annotations
@@ -80,36 +82,84 @@ class WarpEngine:
         trace.timings["build_s"] = time.perf_counter() - t0
 
         t1 = time.perf_counter()
-        n_env, n_dof = control.joint_target_pos.shape
-        dtype = control.joint_target_pos.dtype
-        table = np.repeat(control.joint_target_pos.numpy()[None], plan.total_steps, axis=0)
-        wanted = plan.targets()                     # (steps, env, swept joint)
-        for j, pj in enumerate(plan.joints):
-            table[:, :, dof[pj.path]] = wanted[:, :, j]
-        targets = wp.array(table, dtype=dtype, device=self.device)
-        per_step = n_env * n_dof
-        # joint_q has a column per coordinate (a floating base has 7 for 6 DOFs); dof_index
-        # is valid for both, as the 1-DOF joints come first
-        n_q = state_a.joint_q.shape[1]
-        per_sample = n_env * n_q
-        sample_after = set(int(s) for s in plan.sample_steps)
-        history = wp.zeros((len(sample_after), n_env, n_q), dtype=state_a.joint_q.dtype, device=self.device)
-        solver = Solver(model)
-        dt = plan.dt
-        k = 0
-        if 0 in sample_after:
-            wp.copy(history, state_a.joint_q, 0, 0, per_sample)
-            k = 1
-        for step in range(plan.total_steps):
-            wp.copy(control.joint_target_pos, targets, 0, step * per_step, per_step)
+        q = _step_through(wp, Solver(model), model, state_a, state_b, control, plan,
+                          [dof[pj.path] for pj in plan.joints])
+        trace.timings["simulate_s"] = time.perf_counter() - t1
+        trace.timings["steps"] = float(plan.total_steps)
+        for path, i in dof.items():
+            trace.positions[path] = np.ascontiguousarray(q[:, :, i].T, dtype=float)
+        t2 = time.perf_counter()
+        trace.body_samples = body_sample_indices(q.shape[0])
+        trace.body_positions = _body_positions(model, q, trace.body_samples)
+        trace.timings["body_positions_s"] = time.perf_counter() - t2
+        return trace
+
+
+#: Steps whose targets are on the device at once: long runs stream in blocks of this many.
+BLOCK_STEPS = 1024
+
+
+def _step_through(wp, solver, model, state_a, state_b, control, plan: SweepPlan, columns: list[int]) -> np.ndarray:
+    """Run the whole plan (every step of every environment) and return the recorded
+    ``joint_q`` at the plan's samples, (samples, num_envs, coordinates).
+
+    The only place the warp engine steps: targets go to the device one block of steps at a
+    time (``plan.target_block``) and each sample's positions are copied into a history
+    buffer on the device, read back once at the end.
+    """
+    n_env, n_dof = control.joint_target_pos.shape
+    dtype = control.joint_target_pos.dtype
+    base = control.joint_target_pos.numpy()            # (env, dof): the stage's own targets
+    per_step = n_env * n_dof
+    # joint_q has a column per coordinate (a floating base has 7 for 6 DOFs); dof_index
+    # is valid for both, as the 1-DOF joints come first
+    n_q = state_a.joint_q.shape[1]
+    per_sample = n_env * n_q
+    sample_after = set(int(s) for s in plan.sample_steps)
+    history = wp.zeros((len(sample_after), n_env, n_q), dtype=state_a.joint_q.dtype, device=model.device)
+    dt = plan.dt
+    k = 0
+    if 0 in sample_after:
+        wp.copy(history, state_a.joint_q, 0, 0, per_sample)
+        k = 1
+    for start in range(0, plan.total_steps, BLOCK_STEPS):
+        stop = min(start + BLOCK_STEPS, plan.total_steps)
+        table = np.repeat(base[None], stop - start, axis=0)
+        table[:, :, columns] = plan.target_block(start, stop)
+        block = wp.array(table, dtype=dtype, device=model.device)
+        for i, step in enumerate(range(start, stop)):
+            wp.copy(control.joint_target_pos, block, 0, i * per_step, per_step)
             solver.step(state_a, state_b, control, dt)
             state_a, state_b = state_b, state_a
             if step + 1 in sample_after:
                 wp.copy(history, state_a.joint_q, k * per_sample, 0, per_sample)
                 k += 1
-        q = history.numpy()                          # (samples, env, coordinate); synchronises
-        trace.timings["simulate_s"] = time.perf_counter() - t1
-        trace.timings["steps"] = float(plan.total_steps)
-        for path, i in dof.items():
-            trace.positions[path] = np.ascontiguousarray(q[:, :, i].T, dtype=float)
-        return trace
+    return history.numpy()                               # synchronises
+
+
+#: Body positions are computed at about this many samples per environment (the harness
+#: checks its bounding box every 20 steps: every second sample of the default sweep).
+BODY_CHECKS = 25
+
+
+def body_sample_indices(n_samples: int) -> list[int]:
+    """Every second sample (the harness's cadence), thinned to about ``BODY_CHECKS`` on long runs,
+    always with the first (the baseline) and the last."""
+    stride = max(2, -(-n_samples // BODY_CHECKS))
+    idx = list(range(0, n_samples, stride))
+    if n_samples and idx[-1] != n_samples - 1:
+        idx.append(n_samples - 1)
+    return idx
+
+
+def _body_positions(model, q: np.ndarray, samples: list[int]) -> dict[str, np.ndarray]:
+    """World origin (m) of every body at the given samples, path -> (num_envs, len(samples), 3)."""
+    from ...solver.inspect import body_poses
+
+    n_env = q.shape[1]
+    out: dict[str, np.ndarray] = {}
+    for e in range(n_env):
+        for k, s in enumerate(samples):
+            for path, pose in body_poses(model, q[s, e]).items():
+                out.setdefault(path, np.empty((n_env, len(samples), 3)))[e, k] = pose[:3, 3]
+    return out
