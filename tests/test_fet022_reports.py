@@ -204,3 +204,50 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert len(re.findall(r'<svg class="ratio-plot"', dom)) == 3
     assert len(re.findall(r"<circle ", dom)) == 3 * 49
     assert 'id="summary"' in dom
+
+
+def test_two_engine_html_renders_with_overlaid_plots(tmp_path):
+    """Two engine columns of hand-made results; the screenshot is kept for a person to look at."""
+    run = _run()
+    other = SweepResult(asset=run.stages[0].asset, config=run.config, engine="other", num_envs=1,
+                        timings={"total_s": 0.2}, references=list(run.stages[0].references))
+    other.followers = [_follower("f_ok", ratio=0.98, engine="other"),
+                       _follower("f_bad", status="fail", ratio=0.55, engine="other", messages=["ratio 0.55"]),
+                       _follower("f_rev", ratio=-1.02, direction="reversed", engine="other")]
+    other.settle_status()
+    run.stages.insert(1, other)
+    page = write_html(run, tmp_path / "two.html")
+    dom = render_in_chromium(page, tmp_path, ARTIFACTS / "fet022_report_two_engines.png")
+    assert dom.count('<table class="conformance">') == 1
+    assert dom.count('class="cell" data-engine="warp"') == dom.count('class="cell" data-engine="other"') == 3
+    assert dom.count('<g class="samples" data-engine="other"') == 3   # overlaid on the warp plots
+
+
+def test_html_text_is_whole_tokens_and_plain_values():
+    html = format_html(_run())
+    assert "break-all" not in html                       # words and numbers never split mid-token
+    assert re.search(r"td\.num\{[^}]*white-space:nowrap", html)
+    config = html[html.index('<table class="config">'):html.index("</table>", html.index('<table class="config">'))]
+    assert "True" not in config and "{" not in config and "<th>fix_base</th><td class=\"num\">true</td>" in config
+    assert "<th>test_drive.angular_stiffness</th>" in config
+    # the references table says what the numbers are: authored limits, then the planned sweep range
+    assert "<th>limits</th><th>swept range</th>" in html and "limits less the margin" in html
+
+
+def test_plot_axes_hold_both_tolerance_bands():
+    """The opposite-direction band is drawn whole, not clipped to a dash at the plot's edge."""
+    html = format_html(_run())
+    for poly in re.findall(r'class="tolerance-band-mirror"[^>]*points="([^"]+)"', html):
+        ys = [float(p.split(",")[1]) for p in poly.split()]
+        # plot area: y from 14 to 256 (svg.TOP, H - BOTTOM); 0.01 px: the printed precision
+        assert min(ys) >= 14 - 0.01 and max(ys) <= 256 + 0.01
+        assert max(ys) - min(ys) > 100, "the band spans the plot"
+
+
+def test_mixed_pair_gearing_carries_its_unit():
+    f = _follower("slider")
+    f.follower_unit = "stage units"
+    html = format_html(SweepResult(asset="a.usda", followers=[f], engine="warp", config=SweepConfig().to_dict()))
+    assert "1 stage units/deg" in html
+    assert "1 stage units/deg" in format_console(SweepResult(asset="a.usda", followers=[f], engine="warp",
+                                                             config=SweepConfig().to_dict()))

@@ -170,6 +170,12 @@ Unit = tuple[Path, str]                      # (stage, engine label)
 Report = Callable[[int, SweepResult], None]  # (unit index, its result)
 
 
+class _Retries:
+    """How many units were run again after their worker died."""
+
+    count = 0
+
+
 def _died(unit: Unit, config: SweepConfig, where: str) -> SweepResult:
     return error_result(str(unit[0]), f"the {where} sweeping this stage died twice (a crash in native code, or "
                         f"the machine ran out of memory); run it alone to see why", config, engine=unit[1])
@@ -208,6 +214,7 @@ def _run_pool(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[
     # a worker that died takes the pool down: retry those units one per pool, so that the
     # one that kills its worker is named and the others still get their result
     by_index = dict(units)
+    _Retries.count += len(broken)
     for i in broken:
         if _pool_once([(i, by_index[i])], config, options, 1, report):
             report(i, _died(by_index[i], config, "worker process"))
@@ -274,6 +281,7 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
             except Exception:  # noqa: BLE001  (KilledWorker, a lost connection: the unit did not finish)
                 if tries[i] == 0:
                     tries[i] = 1
+                    _Retries.count += 1
                     held.append(submit(i))
                     futures[held[-1].key] = i
                     pending.add(held[-1])
@@ -329,11 +337,12 @@ def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig | None 
         if progress:
             progress(done, len(units), res)
 
+    _Retries.count = 0
     if executor == "dask":
         used = _run_dask(units, cfg, options, scheduler, report)
     else:
         used = _run_local(units, cfg, options, jobs, report)
     run = RunResult(stages=[r for r in results if r is not None], config=cfg.to_dict(),
-                    wall_seconds=time.perf_counter() - t0, jobs=used)
+                    wall_seconds=time.perf_counter() - t0, jobs=used, retried=_Retries.count)
     run.versions = next((s.versions for s in run.stages if s.versions), None) or {}
     return run

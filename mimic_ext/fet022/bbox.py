@@ -83,10 +83,10 @@ def explosion(body_positions: dict[str, np.ndarray], radii: dict[str, float], en
     if not body_positions:
         return None
     names = sorted(body_positions)
-    pts = np.stack([np.asarray(body_positions[n][env], float) for n in names], axis=1)   # (samples, bodies, 3)
     r = np.array([radii.get(n, 0.0) for n in names])
-    if not (r > 0).any():
+    if not (r > 0).any():            # decided before any position is read (an engine may compute them lazily)
         return Explosion(math.nan, 0.0, None, "no body carries geometry to bound (are its meshes missing?)")
+    pts = np.stack([np.asarray(body_positions[n][env], float) for n in names], axis=1)   # (samples, bodies, 3)
     vol = np.prod(_extents(pts, r), axis=1)
     start = float(vol[0])
     if not (start > MIN_VOLUME and math.isfinite(start)):

@@ -238,6 +238,7 @@ class RunResult:
     versions: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     jobs: int = 1
+    retried: int = 0     # units run again because the process or Dask worker sweeping them died
 
     @property
     def exit_code(self) -> int:

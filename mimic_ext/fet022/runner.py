@@ -164,7 +164,8 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
     times = plan.sample_times.tolist()
     watched = {p: trace.positions[p] for c in found.cases_of(pj.path) for p in (c.follower, c.reference, pj.path)
                if p in trace.positions}
-    bad = _first_nonfinite(watched, env) or _first_nonfinite(trace.body_positions, env)
+    boxed = any(r > 0 for r in radii.values())     # body positions are read only where geometry is bounded
+    bad = _first_nonfinite(watched, env) or (_first_nonfinite(trace.body_positions, env) if boxed else None)
     boom = None if bad else explosion(trace.body_positions, radii, env, cfg.bbox_explode_ratio)
     read = {(r.follower, r.leader): r for r in (trace.relations or [])}
     for case in found.cases_of(pj.path):

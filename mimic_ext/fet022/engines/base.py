@@ -47,7 +47,8 @@ class Trace:
     ``body_positions`` (optional; empty when the engine cannot say): rigid-body prim path ->
     world position of the body's origin (m), ndarray (num_envs, len(body_samples), 3), at
     the samples listed in ``body_samples`` (indices into the joint samples, ascending, the
-    first being 0); the sweep's bounding-box explosion check reads them.
+    first being 0); the sweep's bounding-box explosion check reads them. Any mapping will
+    do (the warp engine's computes the positions on first read).
     """
 
     positions: dict[str, Any] = field(default_factory=dict)

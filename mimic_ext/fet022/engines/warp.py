@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Mapping
 from typing import Sequence
 
 import numpy as np
@@ -88,10 +89,8 @@ class WarpEngine:
         trace.timings["steps"] = float(plan.total_steps)
         for path, i in dof.items():
             trace.positions[path] = np.ascontiguousarray(q[:, :, i].T, dtype=float)
-        t2 = time.perf_counter()
         trace.body_samples = body_sample_indices(q.shape[0])
-        trace.body_positions = _body_positions(model, q, trace.body_samples)
-        trace.timings["body_positions_s"] = time.perf_counter() - t2
+        trace.body_positions = _LazyBodyPositions(model, q, trace.body_samples)
         return trace
 
 
@@ -152,14 +151,34 @@ def body_sample_indices(n_samples: int) -> list[int]:
     return idx
 
 
-def _body_positions(model, q: np.ndarray, samples: list[int]) -> dict[str, np.ndarray]:
-    """World origin (m) of every body at the given samples, path -> (num_envs, len(samples), 3)."""
-    from ...solver.inspect import body_poses
+class _LazyBodyPositions(Mapping):
+    """Body path -> world origins (m), (num_envs, len(samples), 3), computed on first use: the
+    paths are known at once, the forward kinematics (``solver.inspect.body_poses``, about as
+    costly as the sweep itself) runs only when a check reads a position."""
 
-    n_env = q.shape[1]
-    out: dict[str, np.ndarray] = {}
-    for e in range(n_env):
-        for k, s in enumerate(samples):
-            for path, pose in body_poses(model, q[s, e]).items():
-                out.setdefault(path, np.empty((n_env, len(samples), 3)))[e, k] = pose[:3, 3]
-    return out
+    def __init__(self, model, q: np.ndarray, samples: list[int]):
+        self._model, self._q, self._samples = model, q, samples
+        self._paths = [path for lk in model.links for path, _ in lk.bodies]
+        self._values: dict[str, np.ndarray] | None = None
+
+    def _compute(self) -> dict[str, np.ndarray]:
+        if self._values is None:
+            from ...solver.inspect import body_poses
+
+            n_env = self._q.shape[1]
+            out = {p: np.empty((n_env, len(self._samples), 3)) for p in self._paths}
+            for e in range(n_env):
+                for k, s in enumerate(self._samples):
+                    for path, pose in body_poses(self._model, self._q[s, e]).items():
+                        out[path][e, k] = pose[:3, 3]
+            self._values = out
+        return self._values
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        return self._compute()[path]
+
+    def __iter__(self):
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
