@@ -192,8 +192,8 @@ def check_output(out_path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     _refuse_non_regular(_real_target(out), out)
     for inp in inputs:
         if same_file(out, inp):
-            raise MimicInputError(f"{out}: is an input of this command ({inp}, same file); writing it would "
-                                  "overwrite that input: choose another output file")
+            raise MimicInputError(f"{out}: is an input of this command ({inp}, same file); refusing to "
+                                  "overwrite it: choose another output file")
     return out
 
 

@@ -104,12 +104,14 @@ def sublayered_geared(d: Path) -> None:
     (d / "root.usda").write_text("#usda 1.0\n(\n    subLayers = [@./g.usda@]\n)\n")
 
 
+def _urdf_link(name: str, mass: float, inertia: float) -> str:
+    diagonal = f'ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"'
+    return f'  <link name="{name}"><inertial><mass value="{mass}"/><inertia {diagonal}/></inertial></link>\n'
+
+
 URDF = """<?xml version="1.0"{decl}?>
 <robot name="r">
-  <link name="base"><inertial><mass value="1"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="a"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="b"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="ja" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+""" + _urdf_link("base", 1, 1e-3) + _urdf_link("a", 0.1, 1e-4) + _urdf_link("b", 0.1, 1e-4) + """  <joint name="ja" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
     <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
   <joint name="jb" type="revolute"><parent link="base"/><child link="b"/><axis xyz="0 0 1"/>
     <limit lower="-2" upper="2" effort="1" velocity="1"/>
@@ -260,8 +262,11 @@ def _cases() -> list[Case]:
         mjcf(gains='kp="-5" dampratio="1"'))
     add("urdf_unknown_encoding", NO_TRACEBACK, "importers", ["import", "r.urdf", "-o", "out.usda"], 2,
         r"(?i)encoding", urdf(decl=' encoding="x-no-such-encoding"'))
-    add("list_gearing_is_a_string", NO_TRACEBACK, "hosts", ["list", "g.usda"], 2, r"gearing",
-        geared_edit("float physxMimicJoint:rotX:gearing = -2", 'string physxMimicJoint:rotX:gearing = "-2"'))
+    # a mistyped attribute reads as an invalid relation: listed, and reported by validate
+    gearing_string = geared_edit("float physxMimicJoint:rotX:gearing = -2", 'string physxMimicJoint:rotX:gearing = "-2"')
+    add("list_gearing_is_a_string", NO_TRACEBACK, "hosts", ["list", "g.usda"], 0, None, gearing_string)
+    add("validate_gearing_is_a_string", NO_TRACEBACK, "hosts", ["validate", "g.usda"], 1,
+        r"gearing.*(?i:string|type)", gearing_string, search_stdout=True)
     add("set_instance_with_space", NO_TRACEBACK, "harden", [*SET_G, "--multiplier", "2", "--instance", "bad name"],
         2, r"--instance: invalid choice: 'bad name'", geared)
     add("sweep_config_not_utf8", NO_TRACEBACK, "harden", ["sweep", "g.usda", "--config", "c.yaml"], 2,
@@ -333,7 +338,7 @@ def _cases() -> list[Case]:
         geared_edit("float physics:lowerLimit = -60\n            float physics:upperLimit = 60",
                     "float physics:lowerLimit = 60\n            float physics:upperLimit = -60"),
         search_stdout=True)
-    add("sweep_joint_without_bodies", REFUSED, "fet022", ["sweep", "g.usda"], (1, 2), r"(?i)bod(y|ies)",
+    add("sweep_joint_without_bodies", REFUSED, "solver", ["sweep", "g.usda"], (1, 2), r"(?i)bod(y|ies)",
         geared_edit("            rel physics:body0 = </Gears/base>\n            rel physics:body1 = </Gears/gear2>\n",
                     ""), search_stdout=True)
 
