@@ -111,23 +111,12 @@ def _outputs(targets: dict) -> list[str]:
 
 
 def _refuse_inputs(outputs, inputs) -> None:
-    """``MimicInputError`` when an output would replace an input (symlinks followed)."""
-    from pathlib import Path
+    """``MimicInputError`` when an output would replace an input (``atomic_write.check_output``:
+    symlinks and hard links followed, devices and folders refused)."""
+    from ..atomic_write import check_output
 
-    taken = {}
-    for p in inputs:
-        try:
-            taken[Path(p).resolve()] = p
-        except OSError:
-            continue
     for out in outputs:
-        try:
-            real = Path(out).resolve()
-        except OSError:
-            continue
-        if real in taken:
-            raise MimicInputError(f"{out}: is the input {taken[real]} (or links to it); refusing to overwrite it: "
-                                  f"write the report somewhere else")
+        check_output(out, inputs, what="report")
 
 
 def _input_files(paths, config_path) -> list:

@@ -204,13 +204,12 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML file; ``MimicInputError`` naming the file (and line) otherwise."""
     import yaml
 
+    from ..input_files import read_input_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MimicInputError(f"{p}: no such config file") from None
-    except OSError as exc:
-        raise MimicInputError(f"{p}: cannot read: {exc.strerror}") from None
+    if not p.exists() and not p.is_symlink():
+        raise MimicInputError(f"{p}: no such config file")
+    text = read_input_text(p, "config file")   # a regular file, capped, UTF-8: else one line
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

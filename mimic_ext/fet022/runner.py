@@ -46,10 +46,10 @@ def versions() -> dict[str, str]:
 def _open(stage_or_path):
     """(stage, asset name, composition warning or None, seconds spent opening)."""
     if isinstance(stage_or_path, (str, os.PathLike)):
-        from ..schema.stage_io import open_stage
+        from ..importers.opening import open_stage_or_robot   # a URDF/MJCF file is imported in memory
 
         t0 = time.perf_counter()
-        opened = open_stage(stage_or_path)
+        opened = open_stage_or_robot(stage_or_path)
         return opened.stage, str(opened.path), opened.composition_summary(), time.perf_counter() - t0
     stage = stage_or_path
     if stage is None or not hasattr(stage, "GetRootLayer"):

@@ -24,14 +24,6 @@ from .base import ReadRelation, Trace
 from ..plan import SweepPlan
 
 
-def quiet_warp(wp) -> None:
-    """Keep Warp's start-up banner off stdout (the console report lives there); errors still show."""
-    if hasattr(wp.config, "log_level") and hasattr(wp, "LOG_WARNING"):
-        wp.config.log_level = max(wp.config.log_level, wp.LOG_WARNING)
-    else:   # older Warp
-        wp.config.quiet = True
-
-
 class WarpEngine:
     name = "warp"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
@@ -46,13 +38,14 @@ class WarpEngine:
 
     def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
                  fix_base: bool = True) -> Trace:
-        import warp as wp
+        from ...warp_runtime import announce_cold_compile, init_warp
 
-        quiet_warp(wp)
+        wp = init_warp()                # quiet, without the CUDA-driver warning
         try:
             from ...solver import Solver, build_model
         except ImportError as exc:   # the solver part is not installed in this checkout
             raise MimicInputError(f"the warp sweep engine needs mimic_ext.solver ({exc})") from None
+        announce_cold_compile(self.device)
 
         trace = Trace()
         t0 = time.perf_counter()
