@@ -138,3 +138,4 @@ def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
 
 
 register_engine("warp", _module_factory("warp", "WarpEngine"))
+register_engine("physx", _module_factory("physx", "PhysxEngine"))
