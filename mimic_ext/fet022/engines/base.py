@@ -139,3 +139,5 @@ def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
 
 register_engine("warp", _module_factory("warp", "WarpEngine"))
 register_engine("physx", _module_factory("physx", "PhysxEngine"))
+register_engine("mujoco", _module_factory("mujoco", "MujocoEngine"))
+register_engine("newton", _module_factory("newton", "NewtonEngine"))

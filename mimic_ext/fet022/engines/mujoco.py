@@ -215,6 +215,19 @@ class MujocoEngine:
     # --------------------------------------------------------------- simulate
     def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
                  fix_base: bool = True) -> Trace:
+        """MuJoCo's warnings (an unstable step, say) become notes instead of a MUJOCO_LOG.TXT in the cwd."""
+        mujoco = self.mujoco
+        said: list[str] = []
+        previous = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(lambda msg: said.append(" ".join(str(msg).split())))
+        try:
+            trace = self._simulate(stage, plan, watch, relations, fix_base)
+        finally:
+            mujoco.set_mju_user_warning(previous)
+        trace.notes.extend(f"MuJoCo: {m}" for m in dict.fromkeys(said))
+        return trace
+
+    def _simulate(self, stage, plan, watch, relations, fix_base) -> Trace:
         mujoco = self.mujoco
         t0 = time.perf_counter()
         model, ids, actuator, drives, notes = self.build(stage, plan, relations, fix_base)
