@@ -7,12 +7,15 @@ error that names the extra).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
 import mimic_ext.schema as schema  # noqa: E402
+from mimic_ext.errors import MimicInputError  # noqa: E402
 from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run  # noqa: E402
 from mimic_ext.fet022.config import SweepConfig  # noqa: E402
 from mimic_ext.fet022.discovery import discover  # noqa: E402
@@ -31,6 +34,14 @@ def _engine(name):
 
 def test_the_four_engines_are_registered():
     assert set(PEERS) <= set(engine_names())
+
+
+@pytest.mark.parametrize("name", ["physx", "newton", "mujoco"])
+def test_a_missing_peer_is_one_line_naming_the_extra(name, monkeypatch):
+    monkeypatch.setitem(sys.modules, PEERS[name], None)       # importing the peer now raises ImportError
+    with pytest.raises(MimicInputError, match=rf"pip install 'mimic-ext\[{name}\]'") as err:
+        get_engine(name)
+    assert "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize("name", list(PEERS))

@@ -9,7 +9,6 @@ Featherstone kernels compile on first use (minutes on a cold cache, then cached)
 from __future__ import annotations
 
 import math
-import sys
 
 import pytest
 
@@ -118,9 +117,3 @@ def test_newton_solver_choice_and_its_errors():
     with pytest.raises(MimicInputError, match="unknown solver 'semi'"):
         get_engine("newton", solver="semi")
 
-
-def test_missing_newton_is_one_line_naming_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "newton", None)
-    with pytest.raises(MimicInputError, match=r"pip install 'mimic-ext\[newton\]'") as err:
-        get_engine("newton")
-    assert "\n" not in str(err.value)

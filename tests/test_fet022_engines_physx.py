@@ -7,8 +7,6 @@ extra (ovphysx + ovstage); CI installs it through the ``test`` extra.
 from __future__ import annotations
 
 import hashlib
-import math
-import sys
 
 import numpy as np
 import pytest
@@ -196,13 +194,6 @@ def test_prepared_copy_hides_relations_that_are_not_simulated_and_leaves_the_sta
     assert any("removed from the simulated copy" in n and relations[1].follower in n for n in prep.notes)
     assert source == "/Chain"
     assert stage.GetRootLayer().ExportToString() == before and not stage.GetRootLayer().dirty
-
-
-def test_missing_ovphysx_is_one_line_naming_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ovphysx", None)      # import ovphysx now raises ImportError
-    with pytest.raises(MimicInputError, match=r"pip install 'mimic-ext\[physx\]'") as err:
-        get_engine("physx")
-    assert "\n" not in str(err.value)
 
 
 def test_a_bad_physx_device_is_an_input_error():

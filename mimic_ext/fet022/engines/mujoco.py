@@ -89,7 +89,9 @@ class MujocoEngine:
     name = "mujoco"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, solref=None, substeps: int | None = None, default_masses: bool = True):
+    def __init__(self, solref=None, substeps: int | None = None, default_masses: bool = True, device: str = "cpu"):
+        if device != "cpu":
+            raise MimicInputError(f"mujoco engine: MuJoCo's C library runs on the CPU only, not '{device}'")
         self.mujoco = import_mujoco()
         self.solref = _solref(solref)
         if substeps is not None and (not isinstance(substeps, int) or substeps < 1):

@@ -29,7 +29,6 @@ no collision pipeline (no contacts), as our solver.
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from typing import Sequence
@@ -125,20 +124,7 @@ class NewtonEngine:
 
     # ------------------------------------------------------------------ build
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
-        prep = prepared.private_copy(stage, prepared.hidden_relations(stage, relations))
-        prepared.ensure_scene(prep)
-        prepared.write_test_drives(prep, plan)
-        if self.default_masses:
-            prepared.default_masses(prep, "Newton (NaN)")
-        if fix_base:
-            try:
-                roots = prepared.floating_roots(prep.stage)
-            except MimicInputError as exc:
-                prep.notes.append(f"floating roots not looked for ({exc}); none welded")
-                roots = []
-            for body in roots:
-                prepared.weld(prep, body, prepared.robot_root(prep.stage))
-        return prep
+        return prepared.simulator_copy(stage, plan, relations, "Newton (NaN)", self.default_masses, fix_base)
 
     def _builder(self, prep):
         newton = self.newton

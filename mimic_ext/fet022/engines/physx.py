@@ -83,20 +83,8 @@ class PhysxEngine:
 
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
         """(the private copy PhysX reads, the robot root that is cloned per environment or None)."""
-        prep = prepared.private_copy(stage, prepared.hidden_relations(stage, relations))
-        prepared.ensure_scene(prep)
-        prepared.write_test_drives(prep, plan)
-        if self.default_masses:
-            prepared.default_masses(prep, "PhysX")
+        prep = prepared.simulator_copy(stage, plan, relations, "PhysX", self.default_masses, fix_base)
         source = prepared.robot_root(prep.stage)
-        if fix_base:
-            try:
-                roots = prepared.floating_roots(prep.stage)
-            except MimicInputError as exc:   # the solver's reader rejects joints it cannot model
-                prep.notes.append(f"floating roots not looked for ({exc}); none welded")
-                roots = []
-            for body in roots:
-                prepared.weld(prep, body, source)
         return prep, source
 
     def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],

@@ -78,6 +78,29 @@ def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> Prep
     return prep
 
 
+def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], engine: str,
+                   masses: bool = True, fix_base: bool = True) -> PreparedStage:
+    """The copy a USD-reading simulator runs the plan on: rejects hidden, a scene, the test
+    drives, our default masses (``masses``) and floating roots welded (``fix_base``), the weld
+    inside the robot's root prim so that a clone of that prim carries it."""
+    prep = private_copy(stage, hidden_relations(stage, simulated))
+    ensure_scene(prep)
+    write_test_drives(prep, plan)
+    if masses:
+        default_masses(prep, engine)
+    if fix_base:
+        from ...errors import MimicInputError
+
+        try:
+            roots = floating_roots(prep.stage)
+        except MimicInputError as exc:   # the solver's reader rejects joints it cannot model
+            prep.notes.append(f"floating roots not looked for ({exc}); none welded")
+            roots = []
+        for body in roots:
+            weld(prep, body, robot_root(prep.stage))
+    return prep
+
+
 def down_axis(stage: Usd.Stage) -> tuple[float, float, float]:
     up = _AXES.get(UsdGeom.GetStageUpAxis(stage), _AXES["Z"])
     return tuple(-c for c in up)
