@@ -66,10 +66,8 @@ def import_to(tmp: Path, source: Path, schema: str = "physx", self_collisions: b
 
 
 def self_collisions_off(stage_path: Path) -> bool:
-    """True when every articulation root of the stage authors enabledSelfCollisions = false."""
-    from pxr import UsdPhysics
+    """True when every articulation root of the stage switches self-collision off."""
+    from mimic_ext.fet022.engines import prepared
 
-    stage = Usd.Stage.Open(str(stage_path))
-    roots = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
-    return bool(roots) and all(p.GetAttribute("physxArticulation:enabledSelfCollisions").Get() is False
-                               for p in roots)
+    roots = prepared.articulation_roots(Usd.Stage.Open(str(stage_path)))
+    return bool(roots) and all(prepared.self_collisions(r) is False for r in roots)

@@ -111,7 +111,7 @@ class MujocoEngine:
         mujoco = self.mujoco
         prep = prepared.private_copy(stage, prepared.hidden_relations(stage, relations))
         if self.default_masses:
-            prepared.default_masses(prep, "MuJoCo")
+            prepared.default_masses(prep, "instead of MuJoCo's own")
         notes = list(prep.notes)
         floating = []
         with contextlib.suppress(MimicInputError):
@@ -160,7 +160,8 @@ class MujocoEngine:
                 act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
                 act.forcerange = [-float(fmax), float(fmax)]
             actuator[path] = len(actuator)
-        if not _self_collisions(prep.stage):
+        roots = prepared.articulation_roots(prep.stage)
+        if roots and all(prepared.self_collisions(r) is False for r in roots):
             for geom in spec.geoms:   # robot geoms still meet the world (contype 2 vs conaffinity 1)
                 geom.contype, geom.conaffinity = 2, 1
             notes.append("physxArticulation:enabledSelfCollisions = false carried over: the robot's geoms do not "
@@ -278,20 +279,6 @@ class MujocoEngine:
         trace.timings["substeps"] = float(n_sub)
         trace.positions = pos
         return trace
-
-
-def _self_collisions(stage) -> bool:
-    """False when every articulation root turns self-collision off (PhysX's attribute, Newton's fallback)."""
-    from pxr import UsdPhysics
-
-    roots = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
-    for root in roots:
-        attr = root.GetAttribute("physxArticulation:enabledSelfCollisions")
-        if not (attr and attr.HasAuthoredValue()):
-            attr = root.GetAttribute("newton:selfCollisionEnabled")
-        if not (attr and attr.HasAuthoredValue() and attr.Get() is False):
-            return True
-    return not roots
 
 
 def sign_of(ids, path: str) -> float:

@@ -124,7 +124,7 @@ class NewtonEngine:
 
     # ------------------------------------------------------------------ build
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
-        return prepared.simulator_copy(stage, plan, relations, "Newton (NaN)", self.default_masses, fix_base)
+        return prepared.simulator_copy(stage, plan, relations, "Newton would give NaN", self.default_masses, fix_base)
 
     def _builder(self, prep):
         newton = self.newton
@@ -155,7 +155,7 @@ class NewtonEngine:
         """The stage's relations as Newton's ``add_usd`` reads them, without simulating anything."""
         prep = prepared.private_copy(stage)
         if self.default_masses:
-            prepared.default_masses(prep, "Newton (NaN)")
+            prepared.default_masses(prep, "Newton would give NaN")
         builder, _ = self._builder(prep)
         return self._read(builder, prep.stage)
 

@@ -48,19 +48,13 @@ def self_collision_notes(stage) -> list[str]:
     from pxr import Usd, UsdPhysics
 
     notes = []
-    for prim in stage.Traverse():
-        if not prim.HasAPI(UsdPhysics.ArticulationRootAPI):
+    for root in prepared.articulation_roots(stage):
+        value = prepared.self_collisions(root)
+        if value is False or not any(p.HasAPI(UsdPhysics.CollisionAPI) for p in Usd.PrimRange(root)):
             continue
-        authored = prim.GetAttribute("physxArticulation:enabledSelfCollisions")
-        newton = prim.GetAttribute("newton:selfCollisionEnabled")
-        value = authored.Get() if authored and authored.HasAuthoredValue() else (
-            newton.Get() if newton and newton.HasAuthoredValue() else None)
-        if value is False:
-            continue
-        if any(p.HasAPI(UsdPhysics.CollisionAPI) for p in Usd.PrimRange(prim)):
-            notes.append(f"links of {prim.GetPath()} collide with each other on PhysX "
-                         f"({'authored' if value else 'PhysX default: physxArticulation:enabledSelfCollisions unset'}); "
-                         f"mimic_ext's solver simulates no contacts, so overlapping colliders act only here")
+        notes.append(f"links of {root.GetPath()} collide with each other on PhysX "
+                     f"({'authored' if value else 'PhysX default: physxArticulation:enabledSelfCollisions unset'}); "
+                     f"mimic_ext's solver simulates no contacts, so overlapping colliders act only here")
     return notes
 
 
@@ -83,7 +77,8 @@ class PhysxEngine:
 
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
         """(the private copy PhysX reads, the robot root that is cloned per environment or None)."""
-        prep = prepared.simulator_copy(stage, plan, relations, "PhysX", self.default_masses, fix_base)
+        prep = prepared.simulator_copy(stage, plan, relations, "PhysX would give each 1 kg", self.default_masses,
+                                       fix_base)
         source = prepared.robot_root(prep.stage)
         return prep, source
 

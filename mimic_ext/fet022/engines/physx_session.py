@@ -221,7 +221,8 @@ class PhysxSession:
             warnings.simplefilter("ignore", DeprecationWarning)   # tensor bindings: see the module doc
             for a, root in enumerate(articulations):
                 rows = [self.layout.env_path(root, e) for e in range(self.num_envs)]
-                pos = self.physx.create_tensor_binding(prim_paths=rows, tensor_type=TensorType.ARTICULATION_DOF_POSITION)
+                pos = self.physx.create_tensor_binding(prim_paths=rows,
+                                                       tensor_type=TensorType.ARTICULATION_DOF_POSITION)
                 tgt = self.physx.create_tensor_binding(prim_paths=rows,
                                                        tensor_type=TensorType.ARTICULATION_DOF_POSITION_TARGET)
                 self._bindings += [pos, tgt]
@@ -316,13 +317,6 @@ class PhysxRun:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def articulation_roots(stage) -> list[str]:
-    from pxr import Usd, UsdPhysics
-
-    return [str(p.GetPath()) for p in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate))
-            if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
-
-
 def joint_names(stage, under: str | None = None) -> tuple[dict[str, str], set[str], set[str]]:
     """(prim name -> path of the 1-DOF joints, names used twice, prismatic paths), within ``under``."""
     from pxr import Usd
@@ -366,7 +360,7 @@ def run_physx(stage, steps: int, dt: float, targets: Mapping[str, np.ndarray], r
     t0 = time.perf_counter()
     with prepared._quiet():
         usda = stage.Flatten().ExportToString()
-    roots = articulation_roots(stage)
+    roots = [str(p.GetPath()) for p in prepared.articulation_roots(stage)]
     if not roots:
         raise MimicInputError(f"{stage.GetRootLayer().identifier}: no PhysicsArticulationRootAPI: PhysX simulates "
                               f"mimic joints only inside an articulation")

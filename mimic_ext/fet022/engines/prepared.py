@@ -78,16 +78,17 @@ def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> Prep
     return prep
 
 
-def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], engine: str,
+def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], instead: str,
                    masses: bool = True, fix_base: bool = True) -> PreparedStage:
     """The copy a USD-reading simulator runs the plan on: rejects hidden, a scene, the test
-    drives, our default masses (``masses``) and floating roots welded (``fix_base``), the weld
+    drives, our default masses (``masses``; ``instead``: what the engine does without them) and
+    floating roots welded (``fix_base``), the weld
     inside the robot's root prim so that a clone of that prim carries it."""
     prep = private_copy(stage, hidden_relations(stage, simulated))
     ensure_scene(prep)
     write_test_drives(prep, plan)
     if masses:
-        default_masses(prep, engine)
+        default_masses(prep, instead)
     if fix_base:
         from ...errors import MimicInputError
 
@@ -99,6 +100,22 @@ def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], e
         for body in roots:
             weld(prep, body, robot_root(prep.stage))
     return prep
+
+
+def self_collisions(root: Usd.Prim) -> bool | None:
+    """Whether an articulation root lets its links collide: ``physxArticulation:enabledSelfCollisions``,
+    else Newton's ``newton:selfCollisionEnabled`` (PhysX's fallback); None when neither is authored
+    (PhysX's default then: they collide)."""
+    for name in ("physxArticulation:enabledSelfCollisions", "newton:selfCollisionEnabled"):
+        attr = root.GetAttribute(name)
+        if attr and attr.HasAuthoredValue():
+            return bool(attr.Get())
+    return None
+
+
+def articulation_roots(stage: Usd.Stage) -> list[Usd.Prim]:
+    return [p for p in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate))
+            if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
 
 
 def down_axis(stage: Usd.Stage) -> tuple[float, float, float]:
@@ -214,7 +231,7 @@ def _set_mass(prim: Usd.Prim, mass: float, radius: float) -> None:
     api.CreateCenterOfMassAttr(Gf.Vec3f(0, 0, 0))
 
 
-def default_masses(prep: PreparedStage, engine: str) -> None:
+def default_masses(prep: PreparedStage, instead: str) -> None:
     """Give bodies without mass properties mimic_ext's documented default, as our solver does.
 
     A body with neither mass nor colliders has no mass in the asset; each simulator fills in
@@ -223,7 +240,8 @@ def default_masses(prep: PreparedStage, engine: str) -> None:
     and gives a merged link with no mass at all ``DEFAULT_MASS`` (a ``DEFAULT_RADIUS`` solid
     sphere); a massless body welded to a massive one adds nothing. Here, per welded group:
     the same default on one body of a group that has no mass, and ``WELDED_MASS`` on the
-    other massless bodies (the simulators need a positive mass on every link).
+    other massless bodies (the simulators need a positive mass on every link). ``instead``
+    says what the engine would have done (for the note).
     """
     from ...solver.stage_reader import DEFAULT_MASS, DEFAULT_RADIUS
 
@@ -264,7 +282,7 @@ def default_masses(prep: PreparedStage, engine: str) -> None:
     if defaulted:
         prep.notes.append(f"{len(defaulted)} bod{'y' if len(defaulted) == 1 else 'ies'} without mass or colliders "
                           f"given mimic_ext's default {DEFAULT_MASS} kg ({DEFAULT_RADIUS} m solid sphere), as our "
-                          f"solver does, instead of {engine}'s own: {_listing(defaulted)}")
+                          f"solver does ({instead}): {_listing(defaulted)}")
     if welded:
         prep.notes.append(f"{len(welded)} massless bod{'y' if len(welded) == 1 else 'ies'} welded to a body with mass "
                           f"given {WELDED_MASS} kg (our solver merges them, adding nothing): {_listing(welded)}")
