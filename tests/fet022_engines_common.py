@@ -69,5 +69,6 @@ def self_collisions_off(stage_path: Path) -> bool:
     """True when every articulation root of the stage switches self-collision off."""
     from mimic_ext.fet022.engines import prepared
 
-    roots = prepared.articulation_roots(Usd.Stage.Open(str(stage_path)))
+    stage = Usd.Stage.Open(str(stage_path))     # kept alive while its prims are read
+    roots = prepared.articulation_roots(stage)
     return bool(roots) and all(prepared.self_collisions(r) is False for r in roots)
