@@ -49,7 +49,7 @@ def test_each_engine_returns_the_trace_the_runner_reads(name):
     """chain3 has one swept joint and two followers (a chain: Newton refuses it), so the
     gripper is used for Newton and chain3 for the rest: positions (num_envs, n_samples) in SI
     for every watched joint, the relations read, notes and timings."""
-    from pxr import Usd
+    from pxr import Usd, UsdGeom, UsdPhysics
 
     engine = _engine(name)
     assert isinstance(engine, SweepEngine) and engine.name == name
@@ -71,6 +71,25 @@ def test_each_engine_returns_the_trace_the_runner_reads(name):
     pj = plan.joints[0]
     moved = np.ptp(trace.positions[pj.path][0])
     assert moved > 0.5 * pj.excursion
+    # body positions for the bounding-box check: ours from its forward kinematics, PhysX's link
+    # poses, Newton's body_q; MuJoCo's URDF links are not the USD bodies, so it reports none
+    if name == "mujoco":
+        assert not trace.body_positions
+        return
+    samples = trace.body_samples      # indices into the joint samples, ascending, from 0
+    assert samples[0] == 0 and samples == sorted(set(samples)) and samples[-1] < len(plan.sample_steps)
+    bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
+    assert set(trace.body_positions) <= bodies
+    for xyz in trace.body_positions.values():
+        xyz = np.asarray(xyz)
+        assert xyz.shape == (plan.num_envs, len(samples), 3) and np.isfinite(xyz).all()
+    if name == "warp":      # ours reports the moving links (a base welded to the world is not one)
+        return
+    assert set(trace.body_positions) == bodies
+    # the welded base stays where the stage puts it (metres; float32 poses)
+    base = "/Gripper/base" if name == "newton" else "/Chain/base"
+    world = UsdGeom.Xformable(stage.GetPrimAtPath(base)).ComputeLocalToWorldTransform(0).ExtractTranslation()
+    assert np.abs(trace.body_positions[base][0] - np.array(world)).max() < 1e-4
 
 
 @pytest.mark.parametrize("name", list(PEERS))

@@ -51,6 +51,8 @@ STABLE_DAMPING = 0.5
 #: A relation read back differs from the authored one when a coefficient moved by more than
 #: float32 round-off of USD's numbers.
 SAME = 1e-5
+#: Plan steps whose targets are taken at a time (long runs never hold them all).
+BLOCK = 2048
 
 
 def import_newton():
@@ -259,9 +261,14 @@ class NewtonEngine:
         cols = {p: np.array([q_start[e * n_j + index[p]] for e in range(plan.num_envs)]) for p in live}
         dofs = [np.array([qd_start[e * n_j + index[pj.path]] for e in range(plan.num_envs)]) for pj in plan.joints]
         target = control.joint_target_q.numpy()
-        table = plan.targets()
         samples = [int(s) for s in plan.sample_steps]
         pos = {p: np.zeros((plan.num_envs, len(samples))) for p in live}
+        # bodies: prim path -> their index in every world (Newton's body labels are the prim paths)
+        n_b = single.body_count
+        body_rows = {lab: np.array([e * n_b + i for e in range(plan.num_envs)])
+                     for i, lab in enumerate(single.body_label) if prep.stage.GetPrimAtPath(lab)}
+        trace.body_positions = {b: np.zeros((plan.num_envs, len(samples), 3)) for b in body_rows}
+        trace.body_samples = list(range(len(samples)))
         trace.timings["build_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
 
@@ -273,20 +280,26 @@ class NewtonEngine:
             q = s0.joint_q.numpy()
             for p in live:
                 pos[p][:, k] = q[cols[p]] * scale[p]
+            body_q = s0.body_q.numpy()
+            for b, rows in body_rows.items():
+                trace.body_positions[b][:, k] = body_q[rows, :3] * prep.meters_per_unit
 
         k = 0
         if samples and samples[0] == 0:
             sample(0)
             k = 1
-        for step in range(plan.total_steps):
-            for j, pj in enumerate(plan.joints):
-                target[dofs[j]] = table[step, :, j] / scale[pj.path]
-            control.joint_target_q.assign(target)
-            solver.step(s0, s1, control, None, plan.dt)
-            s0, s1 = s1, s0
-            while k < len(samples) and samples[k] == step + 1:
-                sample(k)
-                k += 1
+        for start in range(0, plan.total_steps, BLOCK):
+            stop = min(plan.total_steps, start + BLOCK)
+            table = plan.target_block(start, stop)
+            for i in range(stop - start):
+                for j, pj in enumerate(plan.joints):
+                    target[dofs[j]] = table[i, :, j] / scale[pj.path]
+                control.joint_target_q.assign(target)
+                solver.step(s0, s1, control, None, plan.dt)
+                s0, s1 = s1, s0
+                while k < len(samples) and samples[k] == start + i + 1:
+                    sample(k)
+                    k += 1
         trace.timings["simulate_s"] = time.perf_counter() - t1
         trace.timings["steps"] = float(plan.total_steps)
         trace.positions = pos

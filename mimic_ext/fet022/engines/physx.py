@@ -90,14 +90,19 @@ class PhysxEngine:
         prep, source = self.prepare(stage, plan, relations, fix_base)
         trace = Trace(notes=list(prep.notes) + self_collision_notes(prep.stage))
         trace.relations = [physx_reading(r) for r in read_relations(prep.stage)]
-        table = plan.targets()
         prep_s = time.perf_counter() - t0
-        run = run_physx(prep.stage, plan.total_steps, plan.dt,
-                        {pj.path: table[:, :, j] for j, pj in enumerate(plan.joints)},
+
+        def targets(start: int, stop: int) -> dict:
+            block = plan.target_block(start, stop)
+            return {pj.path: block[:, :, j] for j, pj in enumerate(plan.joints)}
+
+        run = run_physx(prep.stage, plan.total_steps, plan.dt, targets,
                         record=list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch))),
                         num_envs=plan.num_envs, sample_steps=plan.sample_steps, device=self.device,
-                        clone_source=source, threads=self.threads)
+                        clone_source=source, threads=self.threads, bodies=True)
         trace.positions, trace.missing = run.positions, run.missing
+        trace.body_positions = run.body_positions
+        trace.body_samples = list(range(len(plan.sample_steps))) if run.body_positions else []
         trace.notes.extend(run.notes)
         trace.timings = {**run.timings, "build_s": prep_s + run.timings.get("build_s", 0.0)}
         return trace

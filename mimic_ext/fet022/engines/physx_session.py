@@ -179,7 +179,8 @@ class PhysxSession:
 
     def __init__(self, usda: str, articulations: Sequence[str], joints_by_name: Mapping[str, str],
                  env: Layout | None = None, device: str = "cpu", meters_per_unit: float = 1.0,
-                 prismatic: Sequence[str] = (), name: str = "mimic_ext", threads: int = 0):
+                 prismatic: Sequence[str] = (), name: str = "mimic_ext", threads: int = 0,
+                 bodies_by_name: Mapping[str, str] | None = None):
         self.ovphysx, self.ovstage = import_ovphysx()
         self.layout = env or Layout(None, [], [])
         self.num_envs = 1 + len(self.layout.targets)
@@ -191,6 +192,8 @@ class PhysxSession:
         self.physx = self.stage = None
         try:
             self._open(usda, articulations, joints_by_name, device, set(prismatic), name, threads)
+            if bodies_by_name:
+                self._open_links(articulations, bodies_by_name)
         except BaseException:
             self.close()
             raise
@@ -249,6 +252,24 @@ class PhysxSession:
                 self._t.append(t)
         self.scale = {p: (self.mpu if p in prismatic else 1.0) for p in self.columns}
 
+    def _open_links(self, articulations, bodies_by_name) -> None:
+        """Link pose bindings, for the world positions of the articulations' bodies."""
+        from ovphysx.types import TensorType
+
+        self.links: dict[str, tuple[int, int]] = {}     # body path -> (articulation, link column)
+        self._poses, self._p = [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for a, root in enumerate(articulations):
+                rows = [self.layout.env_path(root, e) for e in range(self.num_envs)]
+                pose = self.physx.create_tensor_binding(prim_paths=rows, tensor_type=TensorType.ARTICULATION_LINK_POSE)
+                self._bindings.append(pose)
+                for col, body in enumerate(pose.body_names):
+                    if body in bodies_by_name:
+                        self.links[bodies_by_name[body]] = (a, col)
+                self._poses.append((pose, [rows.index(p) for p in pose.prim_paths]))
+                self._p.append(np.zeros(pose.shape, np.float32))
+
     # ------------------------------------------------------------ stepping
     def set_targets(self, values: Mapping[str, np.ndarray]) -> None:
         """Position targets (SI), one per environment, for the joints named; others keep theirs."""
@@ -278,6 +299,15 @@ class PhysxSession:
             _, order = self._pos[a]
             out[path] = self._q[a][order, col].astype(float) * self.scale[path]
         return out
+
+    def body_positions(self) -> dict[str, np.ndarray]:
+        """World positions (m) of the bodies' origins, (num_envs, 3) each, environment order."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for (pose, _), p in zip(self._poses, self._p):
+                pose.read(p)
+        return {path: self._p[a][self._poses[a][1], col, :3].astype(float) * self.mpu
+                for path, (a, col) in self.links.items()}
 
     def close(self) -> None:
         for b in self._bindings:
@@ -315,6 +345,8 @@ class PhysxRun:
     missing: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: with ``bodies=True``: rigid-body path -> world position of its origin (m), (num_envs, n_samples, 3)
+    body_positions: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def joint_names(stage, under: str | None = None) -> tuple[dict[str, str], set[str], set[str]]:
@@ -337,24 +369,50 @@ def joint_names(stage, under: str | None = None) -> tuple[dict[str, str], set[st
     return unique, {n for n, ps in found.items() if len(ps) > 1}, prismatic
 
 
-def run_physx(stage, steps: int, dt: float, targets: Mapping[str, np.ndarray], record: Sequence[str] | None = None,
+#: Steps of targets taken at a time from a target function (long runs never hold them all).
+BLOCK = 2048
+
+
+def body_names(stage, under: str | None = None) -> dict[str, str]:
+    """Prim name -> path of the rigid bodies (within ``under``) whose name is used once."""
+    from pxr import Usd, UsdPhysics
+
+    found: dict[str, list[str]] = {}
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
+        path = str(prim.GetPath())
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI) and (not under or path.startswith(under.rstrip("/") + "/")):
+            found.setdefault(prim.GetName(), []).append(path)
+    return {n: ps[0] for n, ps in found.items() if len(ps) == 1}
+
+
+def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | None = None,
               num_envs: int = 1, sample_steps: Sequence[int] | None = None, device: str = "cpu",
-              clone_source: str | None = None, spacing: float | None = None, threads: int = 0) -> PhysxRun:
+              clone_source: str | None = None, spacing: float | None = None, threads: int = 0,
+              bodies: bool = False) -> PhysxRun:
     """Step ``stage`` (a ``Usd.Stage`` PhysX can simulate as it is) ``steps`` times on real PhysX.
 
     ``targets``: joint path -> position targets (SI), shape (steps,) or (steps, num_envs), row k
-    applied during step k. ``record``: joint paths to return (default: every target joint).
-    ``sample_steps``: step counts after which positions are taken (default: after every step;
-    0 = before the first). ``num_envs`` copies of ``clone_source`` (default: the prim holding
-    every body and joint) are cloned ``spacing`` stage units apart; when no such prim exists
-    the environments run one after another. ``threads``: PhysX CPU worker threads (0: the
-    calling thread, fastest for small scenes). The stage is read, never edited: prepare it
-    first (``engines.prepared``) when it needs a scene or drives. Returns positions
-    path -> (num_envs, len(sample_steps)).
+    applied during step k; or a function ``(start, stop) -> {path: array (stop - start,
+    num_envs)}`` asked for one block of steps at a time. ``record``: joint paths to return
+    (default: every target joint). ``sample_steps``: step counts after which positions are
+    taken (default: after every step; 0 = before the first). ``num_envs`` copies of
+    ``clone_source`` (default: the prim holding every body and joint) are cloned ``spacing``
+    stage units apart; when no such prim exists the environments run one after another.
+    ``threads``: PhysX CPU worker threads (0: the calling thread, fastest for small scenes).
+    ``bodies``: also return the articulation bodies' world positions at the samples. The
+    stage is read, never edited: prepare it first (``engines.prepared``) when it needs a
+    scene or drives. Returns positions path -> (num_envs, len(sample_steps)).
     """
     from . import prepared
 
-    record = list(record if record is not None else targets)
+    if callable(targets):
+        block_of = targets
+        first = block_of(0, min(steps, 1))
+    else:
+        table = {p: np.asarray(v, float).reshape(steps, -1) for p, v in targets.items()}
+        block_of = lambda a, b: {p: v[a:b] for p, v in table.items()}   # noqa: E731
+        first = table
+    record = list(record if record is not None else first)
     samples = list(range(1, steps + 1)) if sample_steps is None else [int(s) for s in sample_steps]
     out = PhysxRun()
     t0 = time.perf_counter()
@@ -365,11 +423,11 @@ def run_physx(stage, steps: int, dt: float, targets: Mapping[str, np.ndarray], r
         raise MimicInputError(f"{stage.GetRootLayer().identifier}: no PhysicsArticulationRootAPI: PhysX simulates "
                               f"mimic joints only inside an articulation")
     source = clone_source if clone_source is not None else prepared.robot_root(stage)
+    mpu = joints.meters_per_unit(stage)
     if num_envs > 1 and spacing is None and source is not None:
-        mpu = joints.meters_per_unit(stage)
         spacing = max(1.0 / mpu, 2.0 * prepared.extent(stage, source) + 0.5 / mpu)
     by_name, twice, prismatic = joint_names(stage, source if num_envs > 1 else None)
-    table = {p: np.asarray(v, float).reshape(steps, -1) for p, v in targets.items()}
+    links = body_names(stage, source if num_envs > 1 else None) if bodies else None
     runs = [(list(range(num_envs)), layout(stage, source, num_envs, spacing or 0.0))] if source or num_envs == 1 \
         else [([e], Layout(None, [], [])) for e in range(num_envs)]
     if num_envs > 1 and source is None:
@@ -378,8 +436,8 @@ def run_physx(stage, steps: int, dt: float, targets: Mapping[str, np.ndarray], r
     pos = {p: np.full((num_envs, len(samples)), np.nan) for p in record}
     sim_s = 0.0
     for envs, env_layout in runs:
-        session = PhysxSession(usda, roots, by_name, env_layout, device=device,
-                               meters_per_unit=joints.meters_per_unit(stage), prismatic=prismatic, threads=threads)
+        session = PhysxSession(usda, roots, by_name, env_layout, device=device, meters_per_unit=mpu,
+                               prismatic=prismatic, threads=threads, bodies_by_name=links)
         try:
             for p in record:
                 if p not in session.columns:
@@ -387,26 +445,39 @@ def run_physx(stage, steps: int, dt: float, targets: Mapping[str, np.ndarray], r
                     out.missing[p] = session.ambiguous.get(p) or (
                         f"PhysX names DOFs by prim name and '{name}' is used by more than one joint" if name in twice
                         else "not a degree of freedom of any PhysX articulation (not simulated by PhysX)")
-            absent = [p for p in table if p not in session.columns]
+            absent = [p for p in first if p not in session.columns]
             if absent:
                 raise MimicInputError(f"cannot drive {', '.join(absent)} on PhysX: "
                                       f"{out.missing.get(absent[0]) or 'not a PhysX articulation DOF'}")
             live = [p for p in record if p in session.columns]
-            cols = {p: (v[:, envs] if v.shape[1] > 1 else np.repeat(v, len(envs), axis=1)) for p, v in table.items()}
+            if bodies:
+                for b in session.links:
+                    out.body_positions.setdefault(b, np.full((num_envs, len(samples), 3), np.nan))
             out.timings["build_s"] = out.timings.get("build_s", 0.0) + time.perf_counter() - t0
             t1 = time.perf_counter()
+
+            def sample(k: int) -> None:
+                for p, v in session.positions(live).items():
+                    pos[p][envs, k] = v
+                if bodies:
+                    for b, v in session.body_positions().items():
+                        out.body_positions[b][envs, k] = v
+
             k = 0
             if samples and samples[0] == 0:
-                for p, v in session.positions(live).items():
-                    pos[p][envs, 0] = v
+                sample(0)
                 k = 1
-            for step in range(steps):
-                session.set_targets({p: v[step] for p, v in cols.items()})
-                session.step(dt)
-                while k < len(samples) and samples[k] == step + 1:
-                    for p, v in session.positions(live).items():
-                        pos[p][envs, k] = v
-                    k += 1
+            for start in range(0, steps, BLOCK):
+                stop = min(steps, start + BLOCK)
+                block = {p: np.asarray(v, float).reshape(stop - start, -1) for p, v in block_of(start, stop).items()}
+                block = {p: (v[:, envs] if v.shape[1] > 1 else np.repeat(v, len(envs), axis=1))
+                         for p, v in block.items()}
+                for i in range(stop - start):
+                    session.set_targets({p: v[i] for p, v in block.items()})
+                    session.step(dt)
+                    while k < len(samples) and samples[k] == start + i + 1:
+                        sample(k)
+                        k += 1
             sim_s += time.perf_counter() - t1
         finally:
             session.close()
