@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
 from typing import Sequence
 
@@ -57,23 +56,6 @@ def import_mujoco():
     except ImportError:
         raise MimicInputError(f"the mujoco engine needs MuJoCo (mujoco is not installed): {EXTRA}") from None
     return mujoco
-
-
-@contextlib.contextmanager
-def _quiet_stdout():
-    """MuJoCo's URDF compiler prints warnings (duplicate geom names) straight to fd 1."""
-    try:
-        fd = os.dup(1)
-    except OSError:
-        yield
-        return
-    with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1)
-        try:
-            yield
-        finally:
-            os.dup2(fd, 1)
-            os.close(fd)
 
 
 def _solref(value) -> tuple[float, float] | None:
@@ -128,7 +110,7 @@ class MujocoEngine:
             notes.append(f"MuJoCo's URDF compiler welds the URDF root to the world: floating root(s) "
                          f"{', '.join(floating)} fixed" + ("" if fix_base else " although fix_base is false"))
         try:
-            with _quiet_stdout(), prepared._quiet():
+            with prepared._quiet():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 spec = mujoco.MjSpec.from_string(exported.text)
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
@@ -176,7 +158,7 @@ class MujocoEngine:
             notes.append(f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
                          f"MuJoCo's default (0.02 s, 1)")
         try:
-            with _quiet_stdout(), prepared._quiet():
+            with prepared._quiet():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 model = spec.compile()
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
