@@ -174,4 +174,20 @@ def _warp_available() -> None:
     """Warp and the solver are base dependencies: nothing to check before the run."""
 
 
+def _peers(extra: str, *modules: str) -> Callable[[], None]:
+    """A check that the engine's peer packages are installed (found, not imported: Newton's
+    import alone takes seconds), naming the extra that brings them."""
+    def check() -> None:
+        import importlib.util
+
+        for module in modules:
+            if importlib.util.find_spec(module) is None:
+                raise MimicInputError(f"the {extra} engine needs {module}, which is not installed: "
+                                      f"pip install 'mimic-ext[{extra}]'")
+    return check
+
+
 register_engine("warp", _module_factory("warp", "WarpEngine"), check=_warp_available)
+register_engine("physx", _module_factory("physx", "PhysxEngine"), check=_peers("physx", "ovphysx", "ovstage"))
+register_engine("mujoco", _module_factory("mujoco", "MujocoEngine"), check=_peers("mujoco", "mujoco"))
+register_engine("newton", _module_factory("newton", "NewtonEngine"), check=_peers("newton", "newton"))
