@@ -39,6 +39,7 @@ from ...schema.relation import MimicRelation
 from ..discovery import authored_drive
 from ..plan import SweepPlan
 from . import prepared
+from ...native_stderr import quiet_native_stderr
 from .base import ReadRelation, Trace
 
 EXTRA = "pip install 'mimic-ext[mujoco]'"
@@ -110,7 +111,7 @@ class MujocoEngine:
             notes.append(f"MuJoCo's URDF compiler welds the URDF root to the world: floating root(s) "
                          f"{', '.join(floating)} fixed" + ("" if fix_base else " although fix_base is false"))
         try:
-            with prepared._quiet():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 spec = mujoco.MjSpec.from_string(exported.text)
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
@@ -158,7 +159,7 @@ class MujocoEngine:
             notes.append(f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
                          f"MuJoCo's default (0.02 s, 1)")
         try:
-            with prepared._quiet():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 model = spec.compile()
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None

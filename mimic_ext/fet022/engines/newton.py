@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import MimicInputError
+from ...warp_runtime import init_warp
 from ...schema import joints, read_relations
 from ...schema.relation import PHYSX, MimicRelation
 from ..plan import SweepPlan
@@ -212,11 +213,7 @@ class NewtonEngine:
     # --------------------------------------------------------------- simulate
     def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
                  fix_base: bool = True) -> Trace:
-        import warp as wp
-
-        from .warp import quiet_warp
-
-        quiet_warp(wp)
+        init_warp()     # quiet, and no CUDA-driver warning on a CPU machine
         newton = self.newton
         t0 = time.perf_counter()
         leader_of = {r.follower: r.leader for r in relations if r.enabled and r.leader}

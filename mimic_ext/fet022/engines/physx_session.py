@@ -53,6 +53,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from ...errors import MimicInputError
+from ...native_stderr import quiet_native_stderr
 from ...schema import joints
 
 EXTRA = "pip install 'mimic-ext[physx]'"
@@ -416,7 +417,7 @@ def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | Non
     samples = list(range(1, steps + 1)) if sample_steps is None else [int(s) for s in sample_steps]
     out = PhysxRun()
     t0 = time.perf_counter()
-    with prepared._quiet():
+    with quiet_native_stderr():
         usda = stage.Flatten().ExportToString()
     roots = [str(p.GetPath()) for p in prepared.articulation_roots(stage)]
     if not roots:

@@ -20,18 +20,12 @@ from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 from ...schema import joints, read_relations
 from ...schema.relation import MimicRelation
+from ...native_stderr import quiet_native_stderr
 from .base import stage_without
 
 #: Gravity where a stage has no PhysicsScene: what our solver assumes (stage_reader._gravity).
 DEFAULT_GRAVITY = 9.81
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
-
-
-def _quiet():
-    """USD prints a warning per unknown metadata field while flattening Kit assets."""
-    from ...schema.stage_io import _quiet_stderr   # the one fd-2 silencer (stage_io owns it)
-
-    return _quiet_stderr()
 
 
 def hidden_relations(stage: Usd.Stage, simulated: Sequence[MimicRelation]) -> list[MimicRelation]:
@@ -65,7 +59,7 @@ def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> Prep
     """
     source = stage.GetRootLayer().identifier
     view = stage_without(stage, hidden) if hidden else stage
-    with _quiet():
+    with quiet_native_stderr():   # USD warns per unknown metadata field while flattening Kit assets
         layer = view.Flatten()
     copy = Usd.Stage.Open(layer)
     prep = PreparedStage(stage=copy, source=source)
