@@ -1,315 +1,252 @@
-"""Environment-steps per second of the mimic solver on the Robotiq 2F-85 tree, next to peers.
+"""Step throughput of the mimic solver next to MuJoCo, Newton and real PhysX, on the same mechanisms.
 
-    python benchmarks/step_throughput.py [--steps 200] [--sizes 1 64 1024 4096] [--quick]
+    python benchmarks/step_throughput.py [--quick] [--rows ROW ...] [--threads T] [--rounds R]
 
-Builds the 2F-85 (six revolute joints, five mimic relations) from the shared
-``pybullet_ur5_robotiq/urdf/robotiq_85.urdf`` through ``mimic_ext.importers.import_robot``
-(or, without it, the shared Robotiq PhysX USD with its base welded), steps it on the CPU for
-N = 1, 64, 1024, 4096 environments, and prints env-steps/s next to MuJoCo (``mj_step`` on
-the same mechanism, joint equalities, one thread) and, when installed, Newton's
-``SolverFeatherstone`` (same URDF through ``ModelBuilder.add_urdf``, which turns ``<mimic>``
-into joint-owned mimics that Featherstone reduces exactly; same N worlds replicated, same
-link masses as ours), once with its defaults and once with ``use_tile_gemm=True``. Also prints
-Warp's first-compile and cached-load times of our solver module and Newton's first-run time
-(measured in fresh subprocesses, the first with an empty kernel cache).
+Every engine gets the same mechanism from one geometry-free URDF (``benchmarks/mechanisms.py``:
+DOFs, active mimics, limits, gravity and drive gains are printed), the same initial pose
+and the same driven targets (a 1 Hz sinusoid on every independent joint, a per-environment
+phase; ``benchmarks/peers.py`` steps each engine). Per row (a mechanism and N environments):
+
+1. **Trajectory check.** Every engine runs the first ``--check-steps`` steps (fewer for an
+   engine too slow for ``--check-budget`` seconds, at least 24); joint positions are sampled
+   every 6 steps and compared with ours. ``dev`` is the largest |q - q_ours| over the samples,
+   environments and joints; an engine with ``dev`` above ``TOLERANCE_SHARE`` of the
+   mechanism's largest joint excursion (or a non-finite state) gets no ratio. ``rel`` is the
+   largest mimic residual |q_f - m q_l - c| the engine itself shows over the window.
+2. **Timing.** Rounds ``A B C .. A B C ..`` (``--rounds``, at least 5), each engine stepping a
+   block sized to about ``--block-s`` seconds; medians of wall time (``perf_counter``) and of
+   CPU time (``process_time``: every thread of this process, so a thread pool's work counts).
+
+Engines: ``ours`` (``Solver.step``, one thread as Warp runs a CPU launch; ``ours T`` when the
+solver takes ``threads=``, ``step_many`` when it has one: detected, else "not available
+yet"), MuJoCo ``mj_step`` (N = 1) and ``mujoco.rollout`` on the calling thread and on a
+persistent pool of T threads, Newton 1.8 ``SolverFeatherstone`` and ``SolverXPBD`` (CPU;
+XPBD's first compile takes minutes and is never timed: the check runs it first), and real
+PhysX on the CPU through ovphysx (the robot cloned N times; its tasks on the calling thread,
+and on T worker threads). A peer that is not installed is listed as such.
+
+Rows: ``robotiq`` at N = 1, 64, 1024, 4096, ``inspire`` at 1 and 1024, ``chain8`` ..
+``chain64`` and ``humanoid`` (53 DOFs, 12 mimics) at 256; ``--rows robotiq chains`` picks
+groups, ``--rows humanoid:1`` any N. At the end: one line per target of issue 13, and (not with ``--quick``) the cold
+compile time of the solver's Warp module.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
-import xml.etree.ElementTree as ET
-from functools import lru_cache
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT.parent / "shared" / "assets"
-URDF = ASSETS / "pybullet_ur5_robotiq" / "urdf" / "robotiq_85.urdf"
-USD = ASSETS / "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda"
-DT = 1.0 / 240.0
+if __package__ in (None, ""):          # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import mechanisms as M  # noqa: E402
+from benchmarks import peers as P  # noqa: E402
+
+#: Largest trajectory deviation from ours, as a share of the mechanism's largest joint
+#: excursion, for a peer to count as simulating the same motion. Measured here (dt 1/240):
+#: peers that hold the relations agree with ours to 1-8 % (first-order integrators differ
+#: by O(dt) in phase, and all converge together as dt shrinks); MuJoCo's soft joint
+#: equalities let loaded followers lag by up to 15 % (its ``rel``). Unit errors, a resting
+#: leader, wrong relations or a diverging step are many times this.
+TOLERANCE_SHARE = 0.2
+SAMPLE_EVERY = 6
+MIN_CHECK_STEPS = 24
+
+#: (mechanism, N) rows; ``--rows`` takes ``name`` (all its rows) or ``name:N`` (any N).
+ROWS = [("robotiq", 1), ("robotiq", 64), ("robotiq", 1024), ("robotiq", 4096), ("inspire", 1), ("inspire", 1024),
+        ("chain8", 256), ("chain16", 256), ("chain32", 256), ("chain64", 256), ("humanoid", 256)]
+QUICK_ROWS = [("robotiq", 1), ("robotiq", 1024), ("chain8", 64), ("chain64", 64), ("humanoid", 64)]
+CHAINS = ("chain8", "chain16", "chain32", "chain64")
 
 
-def robotiq_stage():
-    warnings.simplefilter("ignore")
+@dataclass
+class Measured:
+    kind: str
+    name: str
+    threads: int
+    num_envs: int
+    wall: list[float] = field(default_factory=list)      # seconds per step, per round
+    cpu: list[float] = field(default_factory=list)
+    dev: float = math.nan
+    rel: float = math.nan
+    checked_steps: int = 0
+    ok: bool = False
+    note: str = ""
+
+    @property
+    def wall_step(self) -> float:
+        return statistics.median(self.wall) if self.wall else math.nan
+
+    @property
+    def cpu_step(self) -> float:
+        return statistics.median(self.cpu) if self.cpu else math.nan
+
+
+def excursion(mech: M.Mechanism) -> float:
+    """Largest amplitude of any joint's commanded motion (a follower moves |m| times its leader's)."""
+    amp = dict(mech.amplitude)
+    for m in mech.mimics:
+        amp[m.follower] = abs(m.multiplier) * mech.amplitude[m.leader]
+    return max(amp.values())
+
+
+def relation_residual(mech: M.Mechanism, q: np.ndarray) -> float:
+    """max |q_f - m q_l - c| over the samples (..., DOFs in mech.joints order)."""
+    idx = {j: i for i, j in enumerate(mech.joints)}
+    if not mech.mimics:
+        return 0.0
+    return max(float(np.max(np.abs(q[..., idx[m.follower]] - m.multiplier * q[..., idx[m.leader]] - m.offset)))
+               for m in mech.mimics)
+
+
+def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[str]:
+    kinds = ["ours"]
+    if threads > 1:
+        kinds.append(f"ours:{threads}")
+    if num_envs == 1:
+        kinds += ["step_many", "mj_step"]
+    kinds.append("rollout:0")
+    if threads > 1:
+        kinds.append(f"rollout:{threads}")
+    kinds += ["featherstone", "xpbd", "remote:physx:0"]     # PhysX in processes of its own (peers.Remote)
+    if threads > 1:
+        kinds.append(f"remote:physx:{threads}")
+    if only:
+        kinds = [k for k in kinds if k == "ours" or k.removeprefix("remote:").partition(":")[0] in only or k in only]
+    return kinds
+
+
+def unavailable(kind: str) -> str | None:
+    """Why an engine kind cannot be measured here, or None."""
+    name = kind.partition(":")[0]
+    if name == "ours" and ":" in kind and not P.solver_has_threads():
+        return "Solver(model, threads=...) not available yet"
+    if name == "step_many" and not P.solver_has_step_many():
+        return "Solver.step_many not available yet"
+    return P.peer_missing(kind)
+
+
+def check(runners: dict, mech: M.Mechanism, steps: int, budget_s: float, out: dict[str, Measured]) -> None:
+    """Trajectory check from the initial pose (untimed); each runner is left warm."""
+    traj = {}
+    for kind, r in runners.items():
+        samples = [r.positions()]
+        done, est = 0, None
+        limit = steps
+        while done < limit:
+            t0 = time.perf_counter()
+            r.prepare(SAMPLE_EVERY)
+            r.advance(SAMPLE_EVERY)
+            if done:                 # the first block compiles or warms up: estimate from the second
+                est = (time.perf_counter() - t0) / SAMPLE_EVERY
+                if kind != "ours":
+                    limit = int(min(steps, max(MIN_CHECK_STEPS, budget_s / est)))
+            done += SAMPLE_EVERY
+            samples.append(r.positions())
+        traj[kind] = np.array(samples)
+        out[kind].checked_steps = done
+        out[kind].rel = relation_residual(mech, traj[kind])
+    ref = traj["ours"]
+    tol = TOLERANCE_SHARE * excursion(mech)
+    for kind, q in traj.items():
+        m = out[kind]
+        common, envs = min(len(q), len(ref)), min(q.shape[1], ref.shape[1])    # environment e: the same phase
+        d = np.abs(q[:common, :envs] - ref[:common, :envs])
+        m.dev = float(np.max(d)) if np.all(np.isfinite(q)) else math.inf
+        m.ok = bool(m.dev <= tol)
+        if not m.ok:
+            m.note = f"trajectory off by {m.dev:.3g} rad > {tol:.3g}: no ratio"
+
+
+def time_rounds(runners: dict, out: dict[str, Measured], rounds: int, block_s: float) -> None:
+    """Interleaved rounds; each engine's block sized from its check-window speed."""
+    sizes = {}
+    for kind, r in runners.items():
+        est = max(r.timed(2)[0] / 2, 1e-7)
+        sizes[kind] = int(min(4000, max(2, round(block_s / est))))
+    for _ in range(rounds):
+        for kind, r in runners.items():
+            n = sizes[kind]
+            wall, cpu = r.timed(n)
+            out[kind].wall.append(wall / n)
+            out[kind].cpu.append(cpu / n)
+    for kind, r in runners.items():
+        q = r.positions()
+        if not np.all(np.isfinite(q)):
+            out[kind].ok = False
+            out[kind].note = "state became non-finite while timed: no ratio"
+
+
+def _build(kind: str, mech: M.Mechanism, num_envs: int, max_step_s: float):
+    """(runner, N): a peer whose step at ``num_envs`` takes over ``max_step_s`` (Newton's dense
+    Featherstone on 64 joints: seconds) is measured on fewer environments, as many as fit;
+    its figures are then per env-step like every other's."""
+    def make(n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return P.make(kind, mech, n)
+    r = make(num_envs)
+    if kind == "ours" or num_envs == 1:
+        return r, num_envs
+    r.timed(1)                           # first step: compile / warm-up
+    est = r.timed(1)[0]
+    if est <= max_step_s:
+        return r, num_envs
+    r.close()
+    n = max(1, int(num_envs * max_step_s / est))
+    return make(n), n
+
+
+def run_row(key: str, mech: M.Mechanism, num_envs: int, args) -> list[Measured]:
+    kinds = engine_kinds(num_envs, args.threads, args.engines)
+    out: dict[str, Measured] = {}
+    runners = {}
+    skipped = []
+    for kind in kinds:
+        why = unavailable(kind)
+        if why:
+            skipped.append(Measured(kind, kind, 0, num_envs, note=why))
+            continue
+        r, n = _build(kind, mech, num_envs, args.max_step_s)
+        runners[kind] = r
+        out[kind] = Measured(kind, r.name + (f" (N={n})" if n != num_envs else ""), r.threads, n)
     try:
-        from mimic_ext.importers import import_robot
-        return import_robot(URDF).stage, f"{URDF.name} via import_robot"
-    except ImportError:
-        from mimic_ext.schema.stage_io import open_stage
-        return open_stage(USD).stage, f"{USD.name} (import_robot not available)"
+        check(runners, mech, args.check_steps, args.check_budget, out)
+        time_rounds(runners, out, args.rounds, args.block_s)
+    finally:
+        for r in runners.values():
+            r.close()
+    return list(out.values()) + skipped
 
 
-def build(num_envs: int):
-    from mimic_ext.solver import build_model
-    stage, src = robotiq_stage()
-    return build_model(stage, num_envs=num_envs, fix_base=True), src
+def fmt_row(key: str, m: Measured, ours: Measured) -> str:
+    if not m.wall:
+        return f"{key:<13} {m.name:<30} {'-':>3} {'':>10} {'':>9} {'':>9} {'':>11} {'':>7} {'':>7}  {m.note}"
+    n = m.num_envs
+    ratio_w = ratio_c = ""
+    if m is not ours and m.ok and ours.ok:        # per env-step (a slow peer may run fewer environments)
+        ratio_w = f"{(m.wall_step / n) / (ours.wall_step / ours.num_envs):7.2f}"
+        ratio_c = f"{(m.cpu_step / n) / (ours.cpu_step / ours.num_envs):7.2f}"
+    elif m is not ours:
+        ratio_w = ratio_c = f"{'n/a':>7}"
+    return (f"{key:<13} {m.name:<30} {m.threads:>3} {m.wall_step * 1e6:>10.1f} {m.wall_step / n * 1e6:>9.3f} "
+            f"{m.cpu_step / n * 1e6:>9.3f} {n / m.wall_step:>11,.0f} {ratio_w:>7} {ratio_c:>7}  dev {m.dev:.1e} "
+            f"rel {m.rel:.1e} ({m.checked_steps} st){'  ' + m.note if m.note else ''}")
 
 
-def warp_rate(num_envs: int, steps: int) -> tuple[float, float]:
-    """(env-steps/s, seconds per step) for a leader sweep with per-env targets."""
-    import warp as wp
-    from mimic_ext.solver import Solver
-    model, _ = build(num_envs)
-    solver = Solver(model)
-    s0, s1, ctl = model.state(), model.state(), model.control()
-    lo, hi = model.lower[0], model.upper[0]
-    tp = ctl.joint_target_pos.numpy()
-    tp[:, 0] = np.linspace(lo, hi, num_envs)
-    ctl.joint_target_pos.assign(tp)
-    for _ in range(5):
-        solver.step(s0, s1, ctl, DT)
-        s0, s1 = s1, s0
-    wp.synchronize()
-    t = time.perf_counter()
-    for _ in range(steps):
-        solver.step(s0, s1, ctl, DT)
-        s0, s1 = s1, s0
-    wp.synchronize()
-    el = time.perf_counter() - t
-    q = s0.joint_q.numpy()
-    assert np.isfinite(q).all()
-    return num_envs * steps / el, el / steps
-
-
-def mjcf_of(model) -> str:
-    """The same links, frames, inertias and relations as an MJCF string (q = 0 pose)."""
-    from mimic_ext.solver.stage_reader import mat_to_quat_xyzw
-    children: dict[int, list[int]] = {}
-    for i, lk in enumerate(model.links):
-        children.setdefault(lk.parent, []).append(i)
-
-    def fmt(a):
-        return " ".join(f"{x:.9g}" for x in a)
-
-    def body(i: int, depth: int) -> str:
-        lk = model.links[i]
-        rel = lk.X_p @ np.linalg.inv(lk.X_c)
-        qx = mat_to_quat_xyzw(rel[:3, :3])
-        quat = (qx[3], qx[0], qx[1], qx[2])
-        jpos = lk.X_c[:3, 3]
-        jaxis = lk.X_c[:3, :3] @ lk.axis
-        inertia = lk.inertia
-        full = (inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2])
-        name = model.joint_paths[i].split("/")[-1]
-        lim = ""
-        if np.isfinite(model.lower[i]):
-            lim = f' limited="true" range="{model.lower[i]:.9g} {model.upper[i]:.9g}"'
-        pad = "  " * depth
-        inner = "".join(body(c, depth + 1) for c in children.get(i, []))
-        return (f'{pad}<body name="b{i}" pos="{fmt(rel[:3, 3])}" quat="{fmt(quat)}">\n'
-                f'{pad}  <inertial pos="{fmt(lk.com)}" mass="{lk.mass:.9g}" fullinertia="{fmt(full)}"/>\n'
-                f'{pad}  <joint name="{name}" type="{"hinge" if lk.jtype == 0 else "slide"}" pos="{fmt(jpos)}" '
-                f'axis="{fmt(jaxis)}" armature="{model.armature[i]:.9g}"{lim}/>\n{inner}{pad}</body>\n')
-
-    bodies = "".join(body(c, 2) for c in children.get(-1, []))
-    eq = "".join(
-        f'    <joint joint1="{r.follower.split("/")[-1]}" joint2="{r.leader.split("/")[-1]}" '
-        f'polycoef="{r.offset:.9g} {r.multiplier:.9g} 0 0 0"/>\n' for r in model.projection.rows)
-    lead = model.joint_paths[0].split("/")[-1]
-    kp = model.stiffness[0]
-    g = model.gravity
-    return (f'<mujoco>\n  <option timestep="{DT}" integrator="implicitfast" gravity="{fmt(g)}"/>\n'
-            f'  <worldbody>\n{bodies}  </worldbody>\n  <equality>\n{eq}  </equality>\n'
-            f'  <actuator><position joint="{lead}" kp="{kp:.9g}" kv="{model.drive_damping[0]:.9g}"/></actuator>\n'
-            f'</mujoco>\n')
-
-
-def mujoco_rate(steps: int) -> float | None:
-    try:
-        import mujoco
-    except ImportError:
-        return None
-    model, _ = build(1)
-    m = mujoco.MjModel.from_xml_string(mjcf_of(model))
-    d = mujoco.MjData(m)
-    d.ctrl[0] = 0.5 * (model.lower[0] + model.upper[0])
-    for _ in range(10):
-        mujoco.mj_step(m, d)
-    n = steps * 20
-    t = time.perf_counter()
-    for _ in range(n):
-        mujoco.mj_step(m, d)
-    return n / (time.perf_counter() - t)
-
-
-#: Newton's Featherstone applies joint limits as explicit penalty springs; its defaults
-#: (ke 1e4 N m/rad, kd 10 N m s/rad) blow up (|q| ~ 1e3 rad after 3 steps, then NaN) at
-#: dt = 1/240 on these 0.1 kg, 1e-4 kg m^2 links, and so does ke 50, kd 0.05. With these the
-#: gripper rests 1.2 mrad past its limits (ours holds it at 0); gains do not change the work per step.
-NEWTON_LIMIT_KE, NEWTON_LIMIT_KD = 10.0, 0.01
-
-
-def newton_missing() -> str | None:
-    """Why the Newton peer is not measured here, or None when it is."""
-    try:
-        import newton
-    except ImportError:
-        return "not installed"
-    if not hasattr(newton.ModelBuilder, "set_joint_mimic"):
-        return f"{newton.__version__} has no joint-owned mimics (needs >= 1.8): not measured"
-    return None
-
-
-@lru_cache(maxsize=1)
-def newton_gripper():
-    """One 2F-85 in a Newton ModelBuilder, the same mechanism as ours, or None without newton.
-
-    The URDF goes through Newton's own importer (frames, axes, limits, ``<mimic>`` ->
-    ``set_joint_mimic``) with visuals and collisions stripped: our solver has no contacts, so
-    Newton gets no shapes (no contact kernels, no mesh loading). The URDF's inertials are
-    commented out, so each body gets our model's mass, COM and inertia for the link of the
-    same name (the 0.1 kg / 5 cm sphere default); fixed joints are collapsed as ours are.
-    """
-    if newton_missing():
-        return None
-    import newton
-    import warp as wp
-    model, _ = build(1)
-    root = ET.parse(URDF).getroot()
-    for link in root.iter("link"):
-        for tag in ("visual", "collision"):
-            for el in link.findall(tag):
-                link.remove(el)
-    b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=tuple(float(g) for g in model.gravity))
-    b.add_urdf(ET.tostring(root, encoding="unicode"), floating=False, collapse_fixed_joints=True)
-    links = {lk.body.split("/")[-1]: lk for lk in model.links}
-    names = [p.split("/")[-1] for p in model.joint_paths]
-    nw_names = [lab.split("/")[-1] for lab in b.joint_label]
-    if sorted(links) != sorted(lab.split("/")[-1] for lab in b.body_label) or sorted(names) != sorted(nw_names):
-        raise RuntimeError("Newton's import of the URDF does not have our links/joints: not the same mechanism")
-    for i, lab in enumerate(b.body_label):
-        lk = links[lab.split("/")[-1]]
-        b.body_mass[i], b.body_inv_mass[i] = float(lk.mass), 1.0 / float(lk.mass)
-        b.body_com[i] = wp.vec3(*lk.com)
-        b.body_inertia[i] = wp.mat33(*lk.inertia.flatten())
-        b.body_inv_inertia[i] = wp.mat33(*np.linalg.inv(lk.inertia).flatten())
-    perm = [nw_names.index(n) for n in names]          # our joint i -> Newton joint perm[i]
-    for i, j in enumerate(perm):
-        d = b.joint_qd_start[j]
-        b.joint_armature[d] = float(model.armature[i])
-        b.joint_target_ke[d], b.joint_target_kd[d] = float(model.stiffness[i]), float(model.drive_damping[i])
-        b.joint_limit_ke[d], b.joint_limit_kd[d] = NEWTON_LIMIT_KE, NEWTON_LIMIT_KD
-    mimics = {(nw_names[f], nw_names[r], round(float(b.joint_mimic_coeffs[f][1]), 6),
-               round(float(b.joint_mimic_coeffs[f][0]), 6)) for f, r in enumerate(b.joint_mimic_joint) if r >= 0}
-    ours = {(r.follower.split("/")[-1], r.leader.split("/")[-1], round(float(r.multiplier), 6),
-             round(float(r.offset), 6)) for r in model.projection.rows}
-    return b, perm, mimics == ours, len(mimics)
-
-
-def newton_solver(num_envs: int, tile_gemm: bool):
-    """N replicated grippers (one world each, as ours has one environment each) and their solver."""
-    import newton
-    single, perm, _, _ = newton_gripper()
-    mb = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=tuple(float(g) for g in single.gravity))
-    mb.replicate(single, num_envs)
-    m = mb.finalize(device="cpu")
-    # angular_damping 0: ours has no such artificial damping (it costs the same either way)
-    solver = newton.solvers.SolverFeatherstone(m, angular_damping=0.0, use_tile_gemm=tile_gemm)
-    s0, s1, ctl = m.state(), m.state(), m.control()
-    newton.eval_fk(m, s0.joint_q, s0.joint_qd, s0)
-    return m, solver, s0, s1, ctl, perm
-
-
-def newton_rate(num_envs: int, steps: int, tile_gemm: bool = False) -> tuple[float, float] | None:
-    """(env-steps/s, seconds per step) for the same sweep as ``warp_rate``; None without newton.
-
-    Newton's step is ~20 kernel launches from Python; on the CPU there is no CUDA graph to
-    replay them, so each step pays that launch overhead (ours replays one recorded launch).
-    """
-    gripper = newton_gripper()
-    if gripper is None:
-        return None
-    import warp as wp
-    single, perm = gripper[:2]
-    lo, hi = single.joint_limit_lower[perm[0]], single.joint_limit_upper[perm[0]]   # the URDF's, as ours
-    _, solver, s0, s1, ctl, _ = newton_solver(num_envs, tile_gemm)
-    tq = ctl.joint_target_q.numpy().reshape(num_envs, -1)
-    tq[:, perm[0]] = np.linspace(lo, hi, num_envs)
-    ctl.joint_target_q.assign(tq.reshape(-1))
-    for _ in range(5):                                  # the first step compiles the kernels
-        solver.step(s0, s1, ctl, None, DT)
-        s0, s1 = s1, s0
-    wp.synchronize()
-    t = time.perf_counter()
-    for _ in range(steps):
-        solver.step(s0, s1, ctl, None, DT)
-        s0, s1 = s1, s0
-    wp.synchronize()
-    el = time.perf_counter() - t
-    assert np.isfinite(s0.joint_q.numpy()).all()
-    return num_envs * steps / el, el / steps
-
-
-def newton_agreement(steps: int = 8) -> float:
-    """Max |q_newton - q_ours| (rad) after ``steps`` steps from rest at finger_joint = 0.4 rad.
-
-    Mid-range, so no limit is active, and short enough that no joint reaches the URDF's
-    2 rad/s velocity limit (ours enforces it, Newton's Featherstone does not): a check that
-    both simulate the same masses, frames, gravity and relations, not a timing.
-    """
-    from mimic_ext.solver import Solver
-    model, _ = build(1)
-    mult = np.ones(len(model.joint_paths))
-    for r in model.projection.rows:
-        mult[model.joint_paths.index(r.follower)] = r.multiplier
-    q0 = 0.4 * mult
-    for r in model.projection.rows:
-        q0[model.joint_paths.index(r.follower)] += r.offset
-    _, solver, n0, n1, nctl, perm = newton_solver(1, False)
-    qn = n0.joint_q.numpy()
-    qn[perm] = q0
-    n0.joint_q.assign(qn)
-    ours = Solver(model)
-    o0, o1, octl = model.state(), model.state(), model.control()
-    qo = o0.joint_q.numpy()
-    qo[0, :len(q0)] = q0
-    o0.joint_q.assign(qo)
-    for _ in range(steps):
-        solver.step(n0, n1, nctl, None, DT)
-        n0, n1 = n1, n0
-        ours.step(o0, o1, octl, DT)
-        o0, o1 = o1, o0
-    return float(np.abs(n0.joint_q.numpy()[perm] - o0.joint_q.numpy()[0]).max())
-
-
-def newton_first_run() -> tuple[float, float]:
-    """(seconds to the end of the first default step, extra seconds for the tile-GEMM first step).
-
-    Starts after the import and the URDF parse (``newton_gripper``, which also builds our model
-    for the masses): replicate + finalize + solver + one step at N = 1, mostly Warp compiling
-    Newton's kernel modules into an empty cache, or loading them from it.
-    """
-    import warp as wp
-    newton_gripper()
-    t = time.perf_counter()
-    _, solver, s0, s1, ctl, _ = newton_solver(1, False)
-    solver.step(s0, s1, ctl, None, DT)
-    wp.synchronize()
-    first = time.perf_counter() - t
-    t = time.perf_counter()
-    _, solver, s0, s1, ctl, _ = newton_solver(1, True)
-    solver.step(s0, s1, ctl, None, DT)
-    wp.synchronize()
-    return first, time.perf_counter() - t
-
-
-def newton_compile_times() -> tuple[tuple[float, float], tuple[float, float]]:
-    """newton_first_run() into an empty kernel cache, then again from that cache (fresh processes)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--newton-first-run"]
-    out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, WARP_CACHE_PATH=tmp)
-        for _ in range(2):
-            words = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout.split()
-            out.append((float(words[-2]), float(words[-1])))
-    return out[0], out[1]
+HEADER = (f"{'row':<13} {'engine':<30} {'thr':>3} {'us/step':>10} {'us/env-st':>9} {'cpu/env':>9} "
+          f"{'env-steps/s':>11} {'x wall':>7} {'x cpu':>7}  trajectory check")
 
 
 def compile_times() -> tuple[float, float]:
@@ -326,60 +263,135 @@ def compile_times() -> tuple[float, float]:
     return first, cached
 
 
+def _get(results, key, kind) -> Measured | None:
+    """The measurement of ``kind`` in row ``key`` (``(name, N)``, or a name: its largest N)."""
+    if isinstance(key, str):
+        ns = [n for (name, n) in results if name == key]
+        if not ns:
+            return None
+        key = (key, max(ns))
+    m = next((x for x in results.get(key, []) if x.kind == kind), None)
+    return m if m is not None and m.wall else None
+
+
+def _verdict(value: float, target: float) -> str:
+    return "met" if value >= target else "NOT met"
+
+
+def summary(results: dict, args) -> list[str]:
+    T = args.threads
+    lines = []
+    key = ("robotiq", 1024)
+    ours = _get(results, key, "ours")
+    ours_t = _get(results, key, f"ours:{T}")
+    ro = _get(results, key, f"rollout:{T}") or _get(results, key, "rollout:0")
+    if ours and ro:
+        best = ours_t if ours_t and ours_t.ok else ours
+        why = "" if best is ours_t else (f" (ours on 1 thread: {unavailable(f'ours:{T}') or 'ours T failed its check'})"
+                                         if T > 1 else "")
+        r = (ro.wall_step / ro.num_envs) / (best.wall_step / best.num_envs)
+        lines.append(f"Robotiq N = 1024, wall time, {best.name} vs {ro.name}: {r:.2f}x (target >= 4x): "
+                     f"{_verdict(r, 4.0) if ro.ok else 'no ratio (trajectory check failed)'}{why}")
+    else:
+        lines.append("Robotiq N = 1024 vs MuJoCo rollout: row not run")
+    chains = [(int(k[5:]), _get(results, k, "ours"), _get(results, k, "rollout:0"))
+              for k in CHAINS if _get(results, k, "ours")]
+    if len(chains) >= 2:
+        n = np.log([c[0] for c in chains])
+        ex_o = float(np.polyfit(n, np.log([c[1].cpu_step / c[1].num_envs for c in chains]), 1)[0])
+        mj = [c for c in chains if c[2] is not None]
+        ex_m = float(np.polyfit(np.log([c[0] for c in mj]), np.log([c[2].cpu_step / c[2].num_envs for c in mj]), 1)[0]) \
+            if len(mj) >= 2 else math.nan
+        lines.append(f"growth of CPU time per env-step with joints ({', '.join(str(c[0]) for c in chains)}): exponent "
+                     f"ours {ex_o:.2f}, MuJoCo rollout {ex_m:.2f} (target ours <= 1.4): "
+                     f"{'met' if ex_o <= 1.4 else 'NOT met'}")
+    else:
+        lines.append("growth exponent: fewer than two chain rows run")
+    for key, what in (("chain64", "64-joint chain"), ("humanoid", "53-DOF humanoid tree (12 mimics)")):
+        o, mj = _get(results, key, "ours"), _get(results, key, "rollout:0")
+        if o and mj:
+            r = (mj.cpu_step / mj.num_envs) / (o.cpu_step / o.num_envs)
+            lines.append(f"{what}, CPU per env-step, one thread each, ours vs MuJoCo rollout: {r:.2f}x (target >= "
+                         f"1.5x): {_verdict(r, 1.5) if mj.ok else 'no ratio (trajectory check failed)'}")
+        else:
+            lines.append(f"{what}: row not run")
+    sm, mjs, o1 = (_get(results, ("robotiq", 1), k) for k in ("step_many", "mj_step", "ours"))
+    if sm and mjs:
+        r = mjs.wall_step / sm.wall_step
+        lines.append(f"Robotiq N = 1 with step_many vs mj_step: {r:.2f}x (target >= 2x): {_verdict(r, 2.0)}")
+    elif o1 and mjs:
+        lines.append(f"Robotiq N = 1 with step_many: {unavailable('step_many') or 'not run'}; Solver.step "
+                     f"{o1.wall_step * 1e6:.1f} us vs mj_step {mjs.wall_step * 1e6:.1f} us per step "
+                     f"({mjs.wall_step / o1.wall_step:.2f}x)")
+    else:
+        lines.append("Robotiq N = 1: row not run")
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--sizes", type=int, nargs="*", default=[1, 64, 1024, 4096])
-    ap.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")
     ap.add_argument("--quick", action="store_true",
-                    help="N = 1, 64, 1024 only, 100 steps, no compile-time subprocesses (about 10 s)")
-    ap.add_argument("--newton-first-run", action="store_true", help=argparse.SUPPRESS)
+                    help="fewer rows (Robotiq N = 1, 1024; chain8, chain64, humanoid at N = 64), shorter check and "
+                         "blocks; still interleaved and checked")
+    ap.add_argument("--rows", nargs="*", help="rows: a mechanism (its default rows), mechanism:N, or chains; "
+                                              f"mechanisms: {', '.join(M.MECHANISMS)}")
+    ap.add_argument("--threads", type=int, default=P.cpu_count(), help="threads for the multi-threaded variants "
+                                                                       "(default: all cores)")
+    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours always): mj_step rollout featherstone "
+                                                 "xpbd physx step_many")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--block-s", type=float, default=0.25, help="seconds per timed block (per engine, per round)")
+    ap.add_argument("--check-steps", type=int, default=120)
+    ap.add_argument("--check-budget", type=float, default=5.0, help="seconds an engine may take for its check")
+    ap.add_argument("--max-step-s", type=float, default=0.25,
+                    help="a peer slower than this per step is measured on fewer environments")
+    ap.add_argument("--no-compile", action="store_true", help="skip the cold-compile subprocesses")
     args = ap.parse_args(argv)
-    import warp as wp
-    wp.config.quiet = True                      # older Warp; newer ones read log_level
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)
-    if args.newton_first_run:                   # the subprocess of newton_compile_times()
-        warnings.simplefilter("ignore")
-        print(*newton_first_run())
-        return 0
+    if args.rounds < 5:
+        ap.error("--rounds must be at least 5 (medians of interleaved rounds)")
+    from mimic_ext.warp_runtime import init_warp
+    init_warp()
+    rows = QUICK_ROWS if args.quick else ROWS
     if args.quick:
-        args.sizes, args.steps, args.no_compile = [n for n in args.sizes if n <= 1024], 100, True
-    model, src = build(1)
-    print(f"mechanism: {src}: {len(model.joint_paths)} joints, {len(model.projection.rows)} relations, "
-          f"{model.dof_count} DOFs, reduced to {model.projection.columns()[4]}")
+        args.check_steps, args.block_s, args.check_budget, args.max_step_s, args.no_compile = 48, 0.05, 1.5, 0.03, True
+    if args.rows:
+        picked = []
+        for word in args.rows:
+            name, _, n = word.partition(":")
+            if name == "chains":
+                picked += [r for r in rows if r[0] in CHAINS]
+            elif name not in M.MECHANISMS or (n and not n.isdigit()):
+                ap.error(f"--rows {word}: use one of {', '.join(M.MECHANISMS)} or chains, optionally :N")
+            else:
+                picked += [(name, int(n))] if n else [r for r in rows if r[0] == name]
+        rows = list(dict.fromkeys(picked))
+    print(f"dt {M.DT:.6g} s, {args.rounds} interleaved rounds, medians; {args.threads} threads for the T variants "
+          f"({P.cpu_count()} cores here); trajectory tolerance {TOLERANCE_SHARE:g} x largest joint excursion")
+    print("x wall / x cpu: the peer's time over ours (above 1: ours is faster), given only when both pass the check")
+    described, results = set(), {}
+    print(HEADER, flush=True)
+    for name, n in rows:
+        key = f"{name}:{n}"
+        try:
+            mech = M.MECHANISMS[name]()
+        except FileNotFoundError as exc:
+            print(f"{key:<13} skipped: {exc}")
+            continue
+        if name not in described:
+            described.add(name)
+            print(f"# {mech.describe()}; largest excursion {excursion(mech):.3g} rad", flush=True)
+        res = run_row(key, mech, n, args)
+        results[(name, n)] = res
+        ours = next(m for m in res if m.kind == "ours")
+        for m in res:
+            print(fmt_row(key, m, ours), flush=True)
+    print()
+    for line in summary(results, args):
+        print(line)
     if not args.no_compile:
         first, cached = compile_times()
-        print(f"warp solver module: first compile {first:.2f} s, cached load {cached * 1e3:.1f} ms")
-    mj = mujoco_rate(args.steps)
-    print("mujoco mj_step (1 thread): " + (f"{mj:,.0f} env-steps/s ({1e6 / mj:.1f} us/step)" if mj else "not installed"))
-    gripper = newton_gripper()
-    if gripper is None:
-        print(f"newton featherstone: {newton_missing()}")
-    else:
-        import newton
-        _, _, same, count = gripper
-        print(f"newton {newton.__version__} SolverFeatherstone (cpu, no CUDA graph): {count} joint-owned mimics from "
-              f"<mimic>, {'the same as ours' if same else 'NOT the same as ours'}, reduced exactly by the solver; "
-              f"limits as penalty springs ke {NEWTON_LIMIT_KE:g}, kd {NEWTON_LIMIT_KD:g}; no velocity limits")
-        print(f"newton vs ours, 8 steps from rest at finger_joint 0.4 rad: max |dq| {newton_agreement():.1e} rad")
-        if not args.no_compile:
-            (f_def, f_tile), (c_def, c_tile) = newton_compile_times()
-            print(f"newton first run (replicate + finalize + solver + first step, N = 1): empty kernel cache "
-                  f"{f_def:.1f} s (+{f_tile:.1f} s for use_tile_gemm), cached {c_def:.2f} s (+{c_tile:.2f} s)")
-    print(f"{'N':>6} {'env-steps/s':>12} {'us/step':>9} {'x mujoco':>9} {'newton':>9} {'x newton':>9} "
-          f"{'newton tile':>12} {'x tile':>7}")
-    for n in args.sizes:
-        steps = max(20, args.steps if n <= 64 else args.steps // 4)
-        rate, per = warp_rate(n, steps)
-        ratio = f"{rate / mj:9.2f}" if mj else "      n/a"
-        row = f"{n:>6} {rate:>12,.0f} {per * 1e6:>9.1f} {ratio}"
-        nw = newton_rate(n, steps, tile_gemm=False)
-        nt = newton_rate(n, steps, tile_gemm=True)
-        if nw is None:
-            row += f" {'-':>9} {'-':>9} {'-':>12} {'-':>7}"
-        else:
-            row += f" {nw[0]:>9,.0f} {rate / nw[0]:>9.1f} {nt[0]:>12,.0f} {rate / nt[0]:>7.1f}"
-        print(row, flush=True)
+        print(f"cold compile of the solver's Warp module {first:.2f} s (target < 10 s), cached load "
+              f"{cached * 1e3:.1f} ms")
     return 0
 
 
