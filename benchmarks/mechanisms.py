@@ -142,7 +142,8 @@ class Mechanism:
                 f"mimics, limits on {limited} joints (every motion stays inside them), gravity "
                 f"{tuple(round(g, 3) for g in self.gravity)} m/s^2, {sum(self.masses.values()):.4g} kg in "
                 f"{len(self.masses)} links, PD drives kp {min(kps):.3g}..{max(kps):.3g}, kd {min(kds):.3g}.."
-                f"{max(kds):.3g} (SI, kp dt^2/m = {self.stiffness_scale:.3g}, critically damped), targets: {FREQUENCY_HZ:g} Hz "
+                f"{max(kds):.3g} (SI, kp dt^2/m = {self.stiffness_scale:.3g}, critically damped), targets: "
+                f"{FREQUENCY_HZ:g} Hz "
                 f"sinusoid, per-env phase; source: {self.source}")
 
 
@@ -356,7 +357,9 @@ def _urdf(name: str, base_mass: float, base_diag: tuple, parts: list[_Part], ext
                    f'iyz="0"/></inertial></link>')
         body = (f'    <origin xyz="{_fmt(p.xyz)}" rpy="{_fmt(p.rpy)}"/><parent link="{p.parent}"/>'
                 f'<child link="{p.name}"/>')
-        if p.kind != "fixed":
+        if p.kind == "continuous":
+            body += f'<axis xyz="{_fmt(p.axis)}"/>'
+        elif p.kind != "fixed":
             body += f'<axis xyz="{_fmt(p.axis)}"/><limit lower="{p.lower:.10g}" upper="{p.upper:.10g}"/>'
         if p.mimic:
             body += f'<mimic joint="{p.mimic[0]}" multiplier="{p.mimic[1]:.10g}" offset="{p.mimic[2]:.10g}"/>'
@@ -367,29 +370,39 @@ def _urdf(name: str, base_mass: float, base_diag: tuple, parts: list[_Part], ext
 
 
 @lru_cache(maxsize=None)
-def chain(joints: int, armature: float = CHAIN_ARMATURE) -> Mechanism:
+def chain(joints: int, armature: float = CHAIN_ARMATURE, independent: int | None = None,
+          limits: bool = True) -> Mechanism:
     """A hanging chain of ``joints`` revolute joints; every other joint follows the one above it.
 
     Links: 5 cm, 50 g rods, each joint with ``armature`` (a small geared servo's rotor). Pairs
     alternate between the y and x axes (a 3-D motion); the follower of each pair turns at 0.5
-    times its leader (``q_f = 0.5 q_l``), limits +-1.5 rad.
+    times its leader (``q_f = 0.5 q_l``), limits +-1.5 rad. ``independent`` (a divisor of
+    ``joints``; default half) spreads that many leaders evenly, each followed by the joints
+    below it up to the next leader (all at 0.5); ``limits=False`` makes every joint
+    continuous (no limit rows). Both only for profiling our step (``step_profile.py``).
     """
     if joints < 2 or joints % 2:
         raise ValueError("a chain needs an even number of joints >= 2")
+    k = joints // 2 if independent is None else int(independent)
+    if k < 1 or joints % k:
+        raise ValueError("independent must divide the number of joints")
+    group = joints // k
     length, mass = 0.05, 0.05
     parts = []
     parent = "base"
     for i in range(joints):
         axis = (0.0, 1.0, 0.0) if (i // 2) % 2 == 0 else (1.0, 0.0, 0.0)
         name = f"l{i}"
-        mimic = (f"j_l{i - 1}", 0.5, 0.0) if i % 2 else None
+        mimic = (f"j_l{i - i % group}", 0.5, 0.0) if i % group else None
         parts.append(_Part(name, parent, (0.0, 0.0, -length if i else 0.0), axis=axis, mass=mass,
                            com=(0.0, 0.0, -length / 2), diag=_rod(mass, length, 0.01), mimic=mimic,
-                           armature=armature))
+                           armature=armature, kind="revolute" if limits else "continuous"))
         parent = name
-    urdf = _urdf(f"chain{joints}", 0.5, (1e-3, 1e-3, 1e-3), parts)
-    return _finish(_describe_urdf(f"chain{joints}", f"synthetic hanging chain, {joints} joints, every other joint "
-                                                    f"a follower, armature {armature:g} kg m^2", urdf,
+    label = f"chain{joints}" + ("" if independent is None else f"_k{k}") + ("" if limits else "_free")
+    urdf = _urdf(label, 0.5, (1e-3, 1e-3, 1e-3), parts)
+    what = "every other joint a follower" if independent is None else f"{k} independent joints"
+    return _finish(_describe_urdf(label, f"synthetic hanging chain, {joints} joints, {what}, armature "
+                                         f"{armature:g} kg m^2" + ("" if limits else ", no limits"), urdf,
                                   {f"j_{p.name}": p.armature for p in parts}))
 
 
@@ -565,13 +578,40 @@ def newton_builder(mech: Mechanism):
 
 # ------------------------------------------------------------------- FET022 scale stages
 
+def _scale_body(stage, path: str, pos, mass: float) -> None:
+    from pxr import Gf, UsdGeom, UsdPhysics
+
+    xf = UsdGeom.Xform.Define(stage, path)
+    xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
+    prim = xf.GetPrim()
+    UsdPhysics.RigidBodyAPI.Apply(prim)
+    mapi = UsdPhysics.MassAPI.Apply(prim)
+    mapi.CreateMassAttr(mass)
+    mapi.CreateDiagonalInertiaAttr(Gf.Vec3f(*[0.4 * mass * 0.02 ** 2] * 3))   # a 2 cm solid sphere
+    mapi.CreateCenterOfMassAttr(Gf.Vec3f(0, 0, 0))
+
+
+def _scale_revolute(stage, path: str, b0: str, b1: str, p0, lo_deg: float, hi_deg: float):
+    from pxr import Gf, Sdf, UsdPhysics
+
+    j = UsdPhysics.RevoluteJoint.Define(stage, path)
+    j.CreateBody0Rel().SetTargets([Sdf.Path(b0)])
+    j.CreateBody1Rel().SetTargets([Sdf.Path(b1)])
+    j.CreateLocalPos0Attr(Gf.Vec3f(*p0))
+    j.CreateLocalPos1Attr(Gf.Vec3f(0, 0, 0))
+    j.CreateAxisAttr("Y")
+    j.CreateLowerLimitAttr(lo_deg)
+    j.CreateUpperLimitAttr(hi_deg)
+    return j
+
+
 def scale_stage(pairs: int, per_articulation: int = 1, out: Path | None = None):
     """A USD stage with ``pairs`` mimic pairs (2 * pairs revolute joints): FET022's scale rows.
 
     ``per_articulation`` pairs share one fixed-base articulation (a fan of two-joint fingers
-    on one palm); the articulations stand 0.5 m apart. Each pair: a leader with limits
-    +-60 deg and a position drive, and a follower at multiplier 0.5 through
-    ``PhysxMimicJointAPI``. Written to ``out`` (.usda) when given. Returns the stage.
+    on one palm); the articulations stand 0.5 m apart on a grid. Each pair: a leader with
+    limits +-60 deg and a position drive, and a follower at multiplier 0.5 through
+    ``PhysxMimicJointAPI``. Written to ``out`` (.usda, atomically) when given. Returns the stage.
     """
     from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
@@ -584,39 +624,16 @@ def scale_stage(pairs: int, per_articulation: int = 1, out: Path | None = None):
     scene = UsdPhysics.Scene.Define(stage, "/PhysicsScene")
     scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
     scene.CreateGravityMagnitudeAttr(9.81)
-    world = UsdGeom.Xform.Define(stage, "/World")
-    stage.SetDefaultPrim(world.GetPrim())
+    stage.SetDefaultPrim(UsdGeom.Xform.Define(stage, "/World").GetPrim())
     n_art = -(-pairs // per_articulation)
     side = max(1, int(math.ceil(math.sqrt(n_art))))
-
-    def body(path: str, pos, mass: float) -> None:
-        xf = UsdGeom.Xform.Define(stage, path)
-        xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
-        prim = xf.GetPrim()
-        UsdPhysics.RigidBodyAPI.Apply(prim)
-        mapi = UsdPhysics.MassAPI.Apply(prim)
-        mapi.CreateMassAttr(mass)
-        mapi.CreateDiagonalInertiaAttr(Gf.Vec3f(*[0.4 * mass * 0.02 ** 2] * 3))
-        mapi.CreateCenterOfMassAttr(Gf.Vec3f(0, 0, 0))
-
-    def revolute(path: str, b0: str, b1: str, p0, p1, lo: float, hi: float):
-        j = UsdPhysics.RevoluteJoint.Define(stage, path)
-        j.CreateBody0Rel().SetTargets([Sdf.Path(b0)])
-        j.CreateBody1Rel().SetTargets([Sdf.Path(b1)])
-        j.CreateLocalPos0Attr(Gf.Vec3f(*p0))
-        j.CreateLocalPos1Attr(Gf.Vec3f(*p1))
-        j.CreateAxisAttr("Y")
-        j.CreateLowerLimitAttr(lo)
-        j.CreateUpperLimitAttr(hi)
-        return j
-
     made = 0
     for a in range(n_art):
         root = f"/World/mech{a}"
         x, y = 0.5 * (a % side), 0.5 * (a // side)
         UsdGeom.Xform.Define(stage, root)
         palm = f"{root}/palm"
-        body(palm, (x, y, 0.5), 0.2)
+        _scale_body(stage, palm, (x, y, 0.5), 0.2)
         UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(root))
         fix = UsdPhysics.FixedJoint.Define(stage, f"{root}/fix")
         fix.CreateBody1Rel().SetTargets([Sdf.Path(palm)])
@@ -624,15 +641,15 @@ def scale_stage(pairs: int, per_articulation: int = 1, out: Path | None = None):
         for p in range(min(per_articulation, pairs - made)):
             dx = 0.02 * (p - (per_articulation - 1) / 2)
             k1, k2 = f"{root}/f{p}a", f"{root}/f{p}b"
-            body(k1, (x + dx, y, 0.46), 0.02)
-            body(k2, (x + dx, y, 0.42), 0.02)
-            lead = revolute(f"{root}/lead{p}", palm, k1, (dx, 0, -0.04), (0, 0, 0), -60.0, 60.0)
-            foll = revolute(f"{root}/follow{p}", k1, k2, (0, 0, -0.04), (0, 0, 0), -60.0, 60.0)
+            _scale_body(stage, k1, (x + dx, y, 0.46), 0.02)
+            _scale_body(stage, k2, (x + dx, y, 0.42), 0.02)
+            lead = _scale_revolute(stage, f"{root}/lead{p}", palm, k1, (dx, 0, -0.04), -60.0, 60.0)
+            follow = _scale_revolute(stage, f"{root}/follow{p}", k1, k2, (0, 0, -0.04), -60.0, 60.0)
             drive = UsdPhysics.DriveAPI.Apply(lead.GetPrim(), "angular")
             drive.CreateTypeAttr("force")
             drive.CreateStiffnessAttr(0.05)          # N m/deg
             drive.CreateDampingAttr(0.001)
-            set_relation(stage, MimicRelation(follower=str(foll.GetPath()), leader=str(lead.GetPath()),
+            set_relation(stage, MimicRelation(follower=str(follow.GetPath()), leader=str(lead.GetPath()),
                                               multiplier=0.5, offset=0.0, instance="rotX", schema="physx"))
             made += 1
     if out is not None:

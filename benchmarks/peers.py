@@ -153,11 +153,16 @@ class OursStepMany(Ours):
 
 # ------------------------------------------------------------------------------- MuJoCo
 
+#: MuJoCo's warnings (an unstable step), collected instead of a MUJOCO_LOG.TXT in the cwd.
+MUJOCO_WARNINGS: list[str] = []
+
+
 class _Mujoco(Runner):
     def __init__(self, mech, num_envs):
         super().__init__(mech, num_envs)
         import mujoco
         self.mj = mujoco
+        mujoco.set_mju_user_warning(lambda msg: MUJOCO_WARNINGS.append(" ".join(str(msg).split())))
         self.m, self.adr, self.act = M.mujoco_model(mech)
         d = mujoco.MjData(self.m)
         for a, q in zip(self.adr, mech.q0().values()):
@@ -470,8 +475,8 @@ def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
     raise ValueError(f"unknown engine kind {kind!r}")
 
 
-ENGINE_OF = {"ours": "ours", "step_many": "ours", "mj_step": "mujoco", "rollout": "mujoco", "featherstone": "newton", "xpbd": "newton",
-             "physx": "physx"}
+ENGINE_OF = {"ours": "ours", "step_many": "ours", "mj_step": "mujoco", "rollout": "mujoco", "featherstone": "newton",
+             "xpbd": "newton", "physx": "physx"}
 
 
 def peer_missing(kind: str) -> str | None:

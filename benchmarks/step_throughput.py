@@ -221,12 +221,17 @@ def run_row(key: str, mech: M.Mechanism, num_envs: int, args) -> list[Measured]:
         r, n = _build(kind, mech, num_envs, args.max_step_s)
         runners[kind] = r
         out[kind] = Measured(kind, r.name + (f" (N={n})" if n != num_envs else ""), r.threads, n)
+    said = len(P.MUJOCO_WARNINGS)
     try:
         check(runners, mech, args.check_steps, args.check_budget, out)
         time_rounds(runners, out, args.rounds, args.block_s)
     finally:
         for r in runners.values():
             r.close()
+    warned = list(dict.fromkeys(P.MUJOCO_WARNINGS[said:]))
+    for m in out.values():
+        if warned and m.kind.partition(":")[0] in ("mj_step", "rollout"):
+            m.note = (m.note + "; " if m.note else "") + f"MuJoCo warned: {warned[0]}"
     return list(out.values()) + skipped
 
 
@@ -300,8 +305,10 @@ def summary(results: dict, args) -> list[str]:
         n = np.log([c[0] for c in chains])
         ex_o = float(np.polyfit(n, np.log([c[1].cpu_step / c[1].num_envs for c in chains]), 1)[0])
         mj = [c for c in chains if c[2] is not None]
-        ex_m = float(np.polyfit(np.log([c[0] for c in mj]), np.log([c[2].cpu_step / c[2].num_envs for c in mj]), 1)[0]) \
-            if len(mj) >= 2 else math.nan
+        ex_m = math.nan
+        if len(mj) >= 2:
+            per = [c[2].cpu_step / c[2].num_envs for c in mj]
+            ex_m = float(np.polyfit(np.log([c[0] for c in mj]), np.log(per), 1)[0])
         lines.append(f"growth of CPU time per env-step with joints ({', '.join(str(c[0]) for c in chains)}): exponent "
                      f"ours {ex_o:.2f}, MuJoCo rollout {ex_m:.2f} (target ours <= 1.4): "
                      f"{'met' if ex_o <= 1.4 else 'NOT met'}")

@@ -114,7 +114,8 @@ def test_newton_has_the_mechanism(mech):
     masses = {lab.rsplit("/", 1)[-1]: float(m) for lab, m in zip(b.body_label, b.body_mass)}
     expected = moving_masses(mech)
     assert {k: masses[k] for k in expected} == pytest.approx(expected, rel=1e-9)
-    got = {(labels[f], labels[r], round(float(b.joint_mimic_coeffs[f][1]), 5), round(float(b.joint_mimic_coeffs[f][0]), 5))
+    coeffs = b.joint_mimic_coeffs        # (offset, multiplier) per follower
+    got = {(labels[f], labels[r], round(float(coeffs[f][1]), 5), round(float(coeffs[f][0]), 5))
            for f, r in enumerate(b.joint_mimic_joint) if r >= 0}
     assert got == relations_of(mech)
     for j, ji in zip(mech.joints, index):
