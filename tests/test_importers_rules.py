@@ -191,7 +191,7 @@ def test_contradicting_cycle_is_an_error_consistent_one_a_warning(tmp_path):
         import_robot(bad)
     ok = urdf(tmp_path, rev("j1", "l0", "l1", '<mimic joint="j2" multiplier="0.5" offset="0.05"/>')
               + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="-0.1"/>'), name="ok.urdf")
-    result = import_robot(ok)
+    result = import_robot(ok, schema="physx")
     assert len(result.relations) == 1
     assert any("redundant" in w for w in result.warnings)
 
@@ -199,12 +199,36 @@ def test_contradicting_cycle_is_an_error_consistent_one_a_warning(tmp_path):
 def test_chain_stays_a_chain(tmp_path):
     path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
                 + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
-    result = import_robot(path)
+    result = import_robot(path, schema="physx")
     rels = _relations(result)
     assert rels == {"j2": ("j1", 2.0, 0.0), "j3": ("j2", -1.0, 0.2)}  # not flattened to j1
     validation = pytest.importorskip("mimic_ext.schema.validation")
     codes = {f.code for f in validation.validate(result.stage)}
     assert "MIMIC_CHAIN" in codes
+
+
+def test_newton_relations_are_flattened_to_the_chain_root(tmp_path):
+    """Newton refuses a leader that is itself a follower ("Reference joint .. is already a
+    mimic joint"), so NewtonMimicAPI names the chain's root with the composed relation,
+    while PhysxMimicJointAPI keeps the chain: j3 = -(2 j1) + 0.2 = -2 j1 + 0.2."""
+    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
+                + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
+    result = import_robot(path)  # default: both schemas
+    name_of = {p: n for n, p in result.joint_paths.items()}
+    by_schema = {(r.schema, name_of[r.follower]): (name_of[r.leader], r.multiplier, r.offset)
+                 for r in result.relations}
+    assert by_schema[("physx", "j3")] == ("j2", -1.0, 0.2)
+    assert by_schema[("newton", "j3")] == ("j1", -2.0, 0.2)  # exact: float64 products of the file's numbers
+    assert by_schema[("newton", "j2")] == by_schema[("physx", "j2")] == ("j1", 2.0, 0.0)
+    newton = pytest.importorskip("newton", reason="the newton extra checks Newton reads the flattened relations")
+    out = tmp_path / "chain.usda"
+    import_robot(path, out=out)
+    builder = newton.ModelBuilder()
+    builder.add_usd(str(out))  # raises "already a mimic joint" on a chain
+    coeffs = {builder.joint_label[f].rsplit("/", 1)[-1]: (builder.joint_label[l].rsplit("/", 1)[-1], tuple(c))
+              for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)) if l != -1}
+    assert coeffs["j3"][0] == "j1"
+    assert coeffs["j3"][1] == pytest.approx((0.2, -2.0), abs=F32)  # float32 in USD
 
 
 @pytest.mark.parametrize("joints, pattern", [
@@ -341,17 +365,22 @@ def test_mjcf_equality_errors_name_the_equality(tmp_path, equality, pattern):
         import_robot(mjcf(tmp_path, equality))
 
 
-def test_connect_weld_tendon_are_listed_in_one_warning(tmp_path):
+def test_tendons_are_listed_in_one_warning_connect_and_weld_become_closures(tmp_path):
     path = mjcf(tmp_path, '<joint joint1="j2" joint2="j1"/><connect name="loop" body1="a" body2="b" anchor="0 0 0"/>'
                 '<weld body1="a" body2="b"/>')
     text = path.read_text().replace("</mujoco>", '<tendon><fixed name="split"><joint joint="j1" coef="1"/>'
                                                  '</fixed></tendon></mujoco>')
     path.write_text(text)
-    result = import_robot(path)
+    result = import_robot(path, schema="physx")
     listed = [w for w in result.warnings if "not imported (not mimic relations)" in w]
     assert len(listed) == 1
-    assert "connect 'loop'" in listed[0] and "weld" in listed[0] and "tendon fixed 'split'" in listed[0]
+    assert "tendon fixed 'split'" in listed[0] and "connect" not in listed[0] and "weld" not in listed[0]
     assert len(result.relations) == 1
+    closures = {p.GetName(): p for p in result.stage.Traverse()
+                if p.IsA(UsdPhysics.Joint) and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()}
+    assert closures["loop"].IsA(UsdPhysics.SphericalJoint)
+    assert [n for n in closures if n != "loop"] and all(closures[n].IsA(UsdPhysics.FixedJoint)
+                                                        for n in closures if n != "loop")
 
 
 def test_unsupported_element_is_an_error_with_its_line(tmp_path):

@@ -478,6 +478,8 @@ def _mirrors(rel: MimicRelation, kept: list[MimicRelation]) -> bool:
     """True when a kept relation of the other schema says the same on the same follower.
 
     PhysX and Newton each read only their own API, so an asset authored for both engines
-    carries the relation twice on purpose; the forest has already found the two agree.
+    carries the relation twice on purpose; the forest has already found the two agree. The
+    leaders may differ: Newton refuses chains, so its relation names the chain's root with
+    the composed coefficients where PhysX keeps the chain (``import --schema both``).
     """
-    return any(k.follower == rel.follower and k.leader == rel.leader and k.schema != rel.schema for k in kept)
+    return any(k.follower == rel.follower and k.schema != rel.schema for k in kept)
