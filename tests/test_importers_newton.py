@@ -8,7 +8,7 @@ against Newton's own ``add_urdf`` / ``add_mjcf`` of the same file, in this proce
   tolerance; USD stores float32, 1e-7); our extra bodies are only the massless links of
   MJCF bodies with several joints (Newton merges such joints into one D6 instead), and
   Newton's ``add_urdf`` adds the URDF ``world`` link as a massless body, which is the world;
-- the same mimic relations once chains are composed onto their roots (Newton refuses
+- the same mimic relations as constraints, whoever leads (``relation_sets``: Newton refuses
   chains from USD, so NewtonMimicAPI holds them composed; from MJCF it keeps the
   equalities, and those between two joints of one body stay MuJoCo equality rows),
   coefficients within 1e-5 (float32 in the USD);
@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from importer_cases import write_cases
+from relation_sets import as_constraints
 from mimic_ext.importers import import_robot
 
 newton = pytest.importorskip("newton", reason="the newton extra (pip install 'mimic-ext[newton]')")
@@ -141,14 +142,14 @@ def _refs(source: Path) -> dict[str, float]:
 
 
 def _relations(builder, names: list[list[str]], refs: dict[str, float]) -> dict[str, tuple[str, float, float]]:
-    """follower -> (leader, offset, multiplier) in joint coordinates (SI, MuJoCo's q for
+    """follower -> (leader, multiplier, offset) in joint coordinates (SI, MuJoCo's q for
     MJCF), from every place Newton keeps a coupling: joint mimics, the deprecated mimic
     constraints (its MJCF path) and MuJoCo joint-equality rows."""
     out = {}
 
     def add(f: str, l: str, c0: float, c1: float) -> None:
         # Newton's MJCF coordinates are q - ref: q_f - ref_f = c0 + c1 (q_l - ref_l)
-        out[f] = (l, c0 + refs.get(f, 0.0) - c1 * refs.get(l, 0.0), c1)
+        out[f] = (l, c1, c0 + refs.get(f, 0.0) - c1 * refs.get(l, 0.0))
 
     for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)):
         if l != -1:  # a mimic couples two whole 1-DOF joints
@@ -176,18 +177,6 @@ def _relations(builder, names: list[list[str]], refs: dict[str, float]) -> dict[
     return out
 
 
-def _composed(rels: dict[str, tuple[str, float, float]]) -> dict[str, tuple[str, float, float]]:
-    """Every follower on its chain's root: q_f = c + m q_root."""
-    out = {}
-    for f in rels:
-        leader, c, m = rels[f]
-        while leader in rels:
-            up_leader, up_c, up_m = rels[leader]
-            leader, c, m = up_leader, c + m * up_c, m * up_m
-        out[f] = (leader, c, m)
-    return out
-
-
 def _masses(builder, name) -> dict[str, float]:
     return {name(label): float(mass) for label, mass in zip(builder.body_label, builder.body_mass)}
 
@@ -209,12 +198,12 @@ def test_newton_loads_the_import_as_it_loads_the_source(case, files, imported):
         if body != "world":
             assert mine[body] == pytest.approx(mass, rel=MASS_RTOL, abs=1e-9), body
 
-    got = _composed(_relations(ours, _dof_names(ours, out, name), {}))
-    want = _composed(_relations(theirs, _dof_names(theirs, source, name), _refs(source)))
+    got = as_constraints(_relations(ours, _dof_names(ours, out, name), {}))
+    want = as_constraints(_relations(theirs, _dof_names(theirs, source, name), _refs(source)))
     assert set(got) == set(want)
-    for follower, (leader, c, m) in want.items():
-        assert got[follower][0] == leader, follower
-        assert got[follower][1:] == pytest.approx((c, m), abs=COEF_ATOL), follower
+    for joint, (ref, m, c) in want.items():
+        assert got[joint][0] == ref, joint
+        assert got[joint][1:] == pytest.approx((m, c), abs=COEF_ATOL), joint
 
 
 def _chain_links(usd: Path) -> list[str]:

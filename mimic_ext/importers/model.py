@@ -153,3 +153,16 @@ class RobotModel:
             if j.name == name:
                 return j
         return None
+
+
+def chain_root(mimics, mimic) -> tuple[str, float, float]:
+    """(root leader, multiplier, offset) of ``mimic`` composed down its chain of ``mimics``
+    (anything with follower, leader, multiplier, offset: ``Mimic``, ``MimicRelation``):
+    ``q_f = m1 q_b + c1`` and ``q_b = m2 q_a + c2`` give ``q_f = m1 m2 q_a + m1 c2 + c1``.
+    The relations were checked acyclic (``check_relations``), so the walk ends."""
+    leader_of = {m.follower: m for m in mimics}
+    leader, multiplier, offset = mimic.leader, mimic.multiplier, mimic.offset
+    while leader in leader_of:
+        up = leader_of[leader]
+        leader, multiplier, offset = up.leader, multiplier * up.multiplier, multiplier * up.offset + offset
+    return leader, multiplier, offset

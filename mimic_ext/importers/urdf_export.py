@@ -26,6 +26,7 @@ from ..schema import joints as J
 from ..schema.authoring import read_relations
 from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
+from .model import chain_root
 from .transforms import AXES, Transform, quat_to_rot, rot_to_rpy
 from .values import UNBOUNDED
 from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
@@ -45,6 +46,8 @@ class ExportResult:
     out: Path | None = None
     joints: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    #: each link's URDF frame in its USD body's frame (identity unless the joint is off the body origin)
+    link_frames: dict[str, Transform] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -158,7 +161,8 @@ def _moving_links(joints: list["_UrdfJoint"]) -> set[str]:
     return moving
 
 
-def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]], names, warnings) -> list[str]:
+def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]], names, link_names,
+                         warnings) -> list[str]:
     """Make every leader come before its followers in urdfdom's traversal.
 
     urdfdom (Pinocchio, ROS) visits the children of a link in the order of their joint
@@ -205,7 +209,7 @@ def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]]
             continue
         width = len(str(len(ordered)))
         for k, child in enumerate(ordered):
-            hub = names(f"{link}_order_{k:0{width}d}")
+            hub = link_names(f"{link}_order_{k:0{width}d}")
             joints.append(_UrdfJoint(names(f"{link}_order_{k:0{width}d}_joint"), link, hub,
                                      ['  <joint name="{name}" type="fixed">', '    <origin xyz="0 0 0" rpy="0 0 0"/>']))
             child.parent = hub
@@ -361,12 +365,12 @@ class UrdfExporter:
     # ---------------------------------------------------------------- writing
     def export(self) -> ExportResult:
         bodies, root, edges = self.build_tree()
-        names = _UniqueNames()
+        link_names, names = _UniqueNames(), _UniqueNames()  # URDF keeps links and joints apart
         order = list(dict.fromkeys([root] + [e.child for e in edges]))
-        link_name = {b: names(_source_name(bodies[b])) for b in order}
+        link_name = {b: link_names(_source_name(bodies[b])) for b in order}
         base = self._base_joint(bodies[root], edges)
         has_world = base is not None or any(e.parent is None for e in edges)
-        world_name = names(WORLD) if has_world else None
+        world_name = link_names(WORLD) if has_world else None
         link_frame: dict[str, Transform] = {root: Transform.identity()}
         joint_name: dict[str, str] = {}
         sign: dict[str, float] = {}
@@ -412,7 +416,7 @@ class UrdfExporter:
             joints.append(_UrdfJoint(name, parent, link_name[e.child], out, body, str(e.prim.GetPath())))
         offset = len(joints) - len(edges)
         written = self._mimics([j.body for j in joints[offset:]], edges, joint_name, sign)
-        wrappers = _order_for_pinocchio(joints, written, names, self.warnings)
+        wrappers = _order_for_pinocchio(joints, written, names, link_names, self.warnings)
         weightless = []
         for b in order:
             link_lines = self._link(bodies[b], link_name[b], link_frame[b])
@@ -444,7 +448,8 @@ class UrdfExporter:
             self.warnings.append("drive stiffness has no URDF equivalent (URDF has no controllers); not written for: "
                                  + ", ".join(servo_joints))
         return ExportResult(text="\n".join(lines) + "\n", warnings=self.warnings,
-                            joints=list(joint_name.values()), links=list(link_name.values()))
+                            joints=list(joint_name.values()), links=list(link_name.values()),
+                            link_frames={link_name[b]: link_frame[b] for b in order})
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
         """("fixed" | "floating", the root's world pose) when the URDF needs a joint from the
@@ -503,47 +508,113 @@ class UrdfExporter:
             out.append(f"    <dynamics damping=\"{_f32(damping, 1 / usd_scale)}\" friction=\"{_f32(friction)}\"/>")
         return out
 
-    def _mimics(self, joint_lines, edges, joint_name, sign) -> list[tuple[str, str]]:  # noqa: C901
-        """Write one ``<mimic>`` per follower; returns the (follower, leader) joint paths."""
-        written = []
-        relations = [r for r in read_relations(self.stage) if r.follower in joint_name]
+    def _chosen_relations(self, joint_name) -> list:
+        """One relation per follower: PhysX's first instance, else an enabled Newton one."""
         by_follower: dict[str, list] = {}
-        for r in relations:
-            by_follower.setdefault(r.follower, []).append(r)
-        index = {str(e.prim.GetPath()): i for i, e in enumerate(edges)}
+        for r in read_relations(self.stage):
+            if r.follower in joint_name:
+                by_follower.setdefault(r.follower, []).append(r)
+        chosen, newton_of = [], {}
         for follower, rels in by_follower.items():
             physx = [r for r in rels if r.schema == PHYSX]
             newton = [r for r in rels if r.schema != PHYSX and r.enabled]
-            chosen = (physx or newton)
-            if not chosen:
+            if not physx and not newton:
                 self.warnings.append(f"{follower}: disabled NewtonMimicAPI relation not written")
                 continue
             if len(physx) > 1:
                 self.warnings.append(f"{follower}: {len(physx)} PhysxMimicJointAPI instances; URDF keeps one "
                                      f"(instance {physx[0].instance})")
-            r = chosen[0]
-            if physx and newton and (abs(physx[0].multiplier - newton[0].multiplier) > 1e-6
-                                     or abs(physx[0].offset - newton[0].offset) > 1e-6):
-                self.warnings.append(f"{follower}: PhysX and Newton relations differ; the PhysX one is written")
+            r = (physx or newton)[0]
+            if physx and newton:
+                newton_of[follower] = newton[0]
             if r.compliant:
-                self.warnings.append(f"{follower}: compliant relation written as a hard <mimic> "
-                                     "(URDF has no compliance)")
+                self.warnings.append(f"{follower}: compliant relation written as a hard <mimic> (URDF has no compliance)")
             if r.leader not in joint_name:
                 self.warnings.append(f"{follower}: leader {r.leader} is not an exported joint; <mimic> not written")
                 continue
-            s_f, s_l = sign[follower], sign[r.leader]
-            follower_prim = self.stage.GetPrimAtPath(follower)
-            _finite(follower_prim, "the mimic multiplier (gearing)", r.multiplier)
-            _finite(follower_prim, "the mimic offset", r.offset)
-            leader_prim = self.stage.GetPrimAtPath(r.leader)
-            ratio = (J.unit_scale(follower_prim) or 1.0) / (J.unit_scale(leader_prim, r.reference_axis) or 1.0)
-            m = s_f * s_l * r.multiplier
-            c = s_f * r.offset
-            scale_c = J.unit_scale(follower_prim) or 1.0
-            joint_lines[index[follower]].append(
-                f"    <mimic joint={quoteattr(joint_name[r.leader])} multiplier=\"{_f32(m, ratio)}\" "
-                f"offset=\"{_f32(c, scale_c)}\"/>")
-            written.append((follower, r.leader))
+            _finite(self.stage.GetPrimAtPath(follower), "the mimic multiplier (gearing)", r.multiplier)
+            _finite(self.stage.GetPrimAtPath(follower), "the mimic offset", r.offset)
+            chosen.append(r)
+        for r in chosen:  # Newton's names the chain's root (import --schema both): compare composed
+            n = newton_of.get(r.follower)
+            if n is not None:
+                leader, m, c = chain_root(chosen, r)
+                if n.leader != leader or abs(n.multiplier - m) > 1e-6 or abs(n.offset - c) > 1e-6:
+                    self.warnings.append(f"{r.follower}: PhysX and Newton relations differ; the PhysX one is written")
+        return chosen
+
+    def _mimics(self, joint_lines, edges, joint_name, sign) -> list[tuple[str, str]]:
+        """Write the ``<mimic>`` tags; returns the (follower, leader) joint paths written.
+
+        URDF readers that build the tree first (Pinocchio) need every leader above or
+        before its followers and no leader that is itself a follower. So the joints each
+        set of relations couples are written against one of them, the one highest in the
+        tree (the file's leader when it is highest), with each relation composed along
+        the way: a chain becomes relations to its root, and a follower above its leader
+        (MJCF's two joints of one body, the first following the second) leads instead;
+        the constraints are the same.
+        """
+        chosen = self._chosen_relations(joint_name)
+        depth: dict[str, int] = {}
+        body_depth: dict[str | None, int] = {None: 0}
+        for e in edges:  # breadth-first: a parent comes before its children
+            d = body_depth.get(e.parent, 0) + 1
+            body_depth[e.child] = d
+            depth[str(e.prim.GetPath())] = d
+        links: dict[str, list[tuple[str, float, float, bool]]] = {}
+        for r in chosen:  # q_f = m q_l + c, walked both ways
+            links.setdefault(r.leader, []).append((r.follower, r.multiplier, r.offset, True))
+            links.setdefault(r.follower, []).append((r.leader, r.multiplier, r.offset, False))
+        followers = {r.follower for r in chosen}
+        index = {str(e.prim.GetPath()): i for i, e in enumerate(edges)}
+        written, seen, moved = [], set(), []
+        order = list(dict.fromkeys([j for r in chosen for j in (r.leader, r.follower)]))
+        for start in order:
+            if start in seen:
+                continue
+            component, stack = [], [start]
+            seen.add(start)
+            while stack:
+                j = stack.pop()
+                component.append(j)
+                for other, *_ in links.get(j, []):
+                    if other not in seen:
+                        seen.add(other)
+                        stack.append(other)
+            original = [j for j in component if j not in followers]
+            root = min(component, key=lambda j: (depth.get(j, 0), j not in original))
+            affine = {root: (1.0, 0.0)}  # q_j = m q_root + c
+            stack = [root]
+            while stack:
+                j = stack.pop()
+                mj, cj = affine[j]
+                for other, m, c, other_follows in links.get(j, []):
+                    if other in affine:
+                        continue
+                    # other follows j: q_o = m q_j + c; j follows other: q_o = (q_j - c) / m
+                    affine[other] = (m * mj, m * cj + c) if other_follows else (mj / m, (cj - c) / m)
+                    stack.append(other)
+            if root not in original:
+                moved.append(f"{Path(root).name} now leads {', '.join(Path(j).name for j in original)}")
+            for j in component:
+                if j == root:
+                    continue
+                mj, cj = affine[j]
+                s_f, s_l = sign[j], sign[root]
+                follower_prim, leader_prim = self.stage.GetPrimAtPath(j), self.stage.GetPrimAtPath(root)
+                ratio = (J.unit_scale(follower_prim) or 1.0) / (J.unit_scale(leader_prim) or 1.0)
+                scale_c = J.unit_scale(follower_prim) or 1.0
+                joint_lines[index[j]].append(
+                    f"    <mimic joint={quoteattr(joint_name[root])} multiplier=\"{_f32(s_f * s_l * mj, ratio)}\" "
+                    f"offset=\"{_f32(s_f * cj, scale_c)}\"/>")
+                written.append((j, root))
+        chained = [Path(r.follower).name for r in chosen if r.leader in followers]
+        if chained:
+            self.warnings.append(f"mimic chains written onto their roots (Pinocchio refuses a leader that is itself a "
+                                 f"follower; the motion is the same): {', '.join(chained)}")
+        if moved:
+            self.warnings.append("relations written from the joint highest in the tree (Pinocchio needs the leader "
+                                 "above its followers; the constraint is the same): " + "; ".join(moved))
         return written
 
     def _link(self, prim: Usd.Prim, name: str, G: Transform) -> list[str]:

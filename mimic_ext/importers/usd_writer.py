@@ -19,7 +19,7 @@ from pxr import Gf, Sdf, Tf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import MimicRelation, set_relation
 from ..schema.relation import NEWTON, PHYSX
-from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel
+from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel, chain_root
 from .transforms import Transform
 from .usd_pose import quatf, set_frames, set_pose, vec3f
 from .usd_shapes import ShapeWriter
@@ -268,18 +268,6 @@ class StageWriter:
                 set_relation(self.stage, rel)
                 out.append(rel)
         return out
-
-
-def chain_root(mimics, mimic) -> tuple[str, float, float]:
-    """(root leader, multiplier, offset) of ``mimic`` composed down its chain:
-    ``q_f = m1 q_b + c1`` and ``q_b = m2 q_a + c2`` give ``q_f = m1 m2 q_a + m1 c2 + c1``.
-    The relations were checked acyclic (``check_relations``), so the walk ends."""
-    leader_of = {m.follower: m for m in mimics}
-    leader, multiplier, offset = mimic.leader, mimic.multiplier, mimic.offset
-    while leader in leader_of:
-        up = leader_of[leader]
-        leader, multiplier, offset = up.leader, multiplier * up.multiplier, multiplier * up.offset + offset
-    return leader, multiplier, offset
 
 
 def write_stage(model: RobotModel, schema: str) -> tuple[Usd.Stage, list[MimicRelation], StageWriter]:
