@@ -113,7 +113,7 @@ TELESCOPE = """<mujoco model="telescope">
               <geom class="collision" type="box" size="0.02 0.02 0.01"/>
               <body name="slider" pos="0.08 0 0">
                 <joint name="gripper_slide" type="slide" axis="1 0 0" range="-0.005 0.04" damping="0.1"/>
-                <geom type="box" size="0.03 0.005 0.005" mass="0.05" rgba="0 0 0 0"/>
+                <geom class="visual" type="box" size="0.03 0.005 0.005" mass="0.05" rgba="0 0 0 0"/>
                 <body name="finger_left" pos="0 0.01 0">
                   <joint name="finger_left_open" axis="0 0 1" range="-0.6 0.6" damping="0.1"/>
                   <geom type="capsule" size="0.005 0.03" pos="0.03 0 0" quat="1 0 1 0" mass="0.038" shellinertia="true"/>

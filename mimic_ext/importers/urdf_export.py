@@ -534,6 +534,14 @@ class UrdfExporter:
                 continue
             _finite(self.stage.GetPrimAtPath(follower), "the mimic multiplier (gearing)", r.multiplier)
             _finite(self.stage.GetPrimAtPath(follower), "the mimic offset", r.offset)
+            kinds = {J.joint_kind(self.stage.GetPrimAtPath(p)) for p in (follower, r.leader)}
+            if not kinds <= {J.REVOLUTE, J.PRISMATIC}:
+                self.warnings.append(f"{follower}: a relation with a {'/'.join(sorted(k for k in kinds if k))} joint "
+                                     "is not a URDF <mimic> (revolute and prismatic joints only); not written")
+                continue
+            if r.multiplier == 0.0:
+                self.warnings.append(f"{follower}: multiplier 0 couples nothing; <mimic> not written")
+                continue
             chosen.append(r)
         for r in chosen:  # Newton's names the chain's root (import --schema both): compare composed
             n = newton_of.get(r.follower)
@@ -567,7 +575,7 @@ class UrdfExporter:
             links.setdefault(r.follower, []).append((r.leader, r.multiplier, r.offset, False))
         followers = {r.follower for r in chosen}
         index = {str(e.prim.GetPath()): i for i, e in enumerate(edges)}
-        written, seen, moved = [], set(), []
+        written, seen, moved, cycles = [], set(), [], set()
         order = list(dict.fromkeys([j for r in chosen for j in (r.leader, r.follower)]))
         for start in order:
             if start in seen:
@@ -589,10 +597,14 @@ class UrdfExporter:
                 j = stack.pop()
                 mj, cj = affine[j]
                 for other, m, c, other_follows in links.get(j, []):
-                    if other in affine:
-                        continue
                     # other follows j: q_o = m q_j + c; j follows other: q_o = (q_j - c) / m
-                    affine[other] = (m * mj, m * cj + c) if other_follows else (mj / m, (cj - c) / m)
+                    implied = (m * mj, m * cj + c) if other_follows else (mj / m, (cj - c) / m)
+                    if other in affine:  # a cycle: the tree already says how ``other`` moves
+                        mo, co = affine[other]
+                        if abs(mo - implied[0]) > 1e-6 * max(1.0, abs(mo)) or abs(co - implied[1]) > 1e-6:
+                            cycles.add(Path(other).name)
+                        continue
+                    affine[other] = implied
                     stack.append(other)
             if root not in original:
                 moved.append(f"{Path(root).name} now leads {', '.join(Path(j).name for j in original)}")
@@ -612,6 +624,9 @@ class UrdfExporter:
         if chained:
             self.warnings.append(f"mimic chains written onto their roots (Pinocchio refuses a leader that is itself a "
                                  f"follower; the motion is the same): {', '.join(chained)}")
+        if cycles:
+            self.warnings.append("relations that contradict the others in a cycle are not written (URDF keeps one "
+                                 f"relation per follower): {', '.join(sorted(cycles))}")
         if moved:
             self.warnings.append("relations written from the joint highest in the tree (Pinocchio needs the leader "
                                  "above its followers; the constraint is the same): " + "; ".join(moved))

@@ -29,7 +29,7 @@ from .usd_pose import set_pose, vec3f
 LIBRARY = "Meshes"
 #: mesh data (points and indices) above which ``save_with_mesh_library`` moves the
 #: library into a binary ``.usdc`` beside a text stage
-LIBRARY_INLINE_MAX_BYTES = 512 * 1024
+LIBRARY_INLINE_MAX_BYTES = 64 * 1024
 
 
 class ShapeWriter:
