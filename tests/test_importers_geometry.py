@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from importer_cases import TEXTURE_RGB, write_cases
+from importer_cases import TEXTURE_RGB, built  # noqa: F401  (built: a fixture)
 from mimic_ext.importers import import_robot, read_robot
 
 pytest.importorskip("trimesh", reason="the mesh extra (pip install 'mimic-ext[mesh]')")
@@ -28,14 +28,6 @@ def _need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared asset {path} absent")
     return path
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    cases = write_cases(tmp_path_factory.mktemp("built"))
-    if cases is None:
-        pytest.skip("trimesh/Pillow absent")
-    return cases
 
 
 def _gprims(stage):

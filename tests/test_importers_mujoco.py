@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from pxr import UsdGeom, UsdPhysics
 
+from importer_cases import built  # noqa: F401  (a fixture)
 from mimic_ext.importers import import_robot
 from mimic_ext.importers.transforms import AXES, quat_to_rot
 
@@ -203,15 +204,6 @@ def test_floating_base_welds_ball_and_geared_dampratio_match_mujoco(tmp_path):
     assert joints["ball"].IsA(UsdPhysics.SphericalJoint)
     assert joints["tool_weld"].IsA(UsdPhysics.FixedJoint)
     assert not any(not UsdPhysics.Joint(p).GetBody0Rel().GetTargets() for p in joints.values())  # floating
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    from importer_cases import write_cases
-    cases = write_cases(tmp_path_factory.mktemp("built"))
-    if cases is None:
-        pytest.skip("trimesh absent (the mesh extra builds these cases' meshes)")
-    return cases
 
 
 @pytest.mark.parametrize("name", ["rolling_finger.xml", "telescope.xml"])
