@@ -38,7 +38,7 @@ from mimic_ext.schema import joints as J
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 SHARED = sorted(str(p.relative_to(ASSETS)) for p in [*ASSETS.rglob("*.urdf"), *ASSETS.rglob("*.xml")]) \
     if ASSETS.is_dir() else []
-BUILT = ["built/rolling_finger.xml", "built/telescope.xml", "built/textured.urdf"]
+BUILT = ["built/rolling_finger.xml", "built/telescope.xml", "built/textured.urdf", "built/softfoot_like.xml"]
 COEF = 1e-6  # float32 in the USD, then the shortest decimal that is the same float32
 MASS_RTOL = 1e-2  # the 1%
 POSE = 1e-5  # float32 joint frames composed over a chain of up to ~10 links

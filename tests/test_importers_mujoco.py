@@ -206,7 +206,7 @@ def test_floating_base_welds_ball_and_geared_dampratio_match_mujoco(tmp_path):
     assert not any(not UsdPhysics.Joint(p).GetBody0Rel().GetTargets() for p in joints.values())  # floating
 
 
-@pytest.mark.parametrize("name", ["rolling_finger.xml", "telescope.xml"])
+@pytest.mark.parametrize("name", ["rolling_finger.xml", "telescope.xml", "softfoot_like.xml"])
 def test_built_cases_match_mujoco(name, built):
     """Bodies with two joints (every joint its own prim, its axis and anchor where MuJoCo
     puts them, as moved by the joints before it), the inertial between them, a dampratio
