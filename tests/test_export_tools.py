@@ -10,9 +10,10 @@ to URDF, then each tool loads the URDF and must agree with the imported USD on
   whichever joint of a coupled set leads (``relation_sets``): Pinocchio needs each set written
   from its joint highest in the tree, so the export composes chains onto their roots and
   lets the first joint of an MJCF body lead when the second led;
-- masses: the mass that moves (bodies below a moving joint: MuJoCo fuses what is welded to
-  the world into it and stops counting it), 1%; links MuJoCo is told to bound (massless
-  moving links) add 1 mg each;
+- masses (1%): Pinocchio's moving mass (what is welded to the world it merges into the
+  universe); MuJoCo's per body, each the links it fuses (welded by fixed joints) where all of
+  them have their mass (MuJoCo weighs a link without <inertial> by its geoms); Newton's per
+  link where the USD has the mass (Newton weighs one without by its colliders);
 - root pose: every body's world pose at q = 0 (1e-5 m / rad: float32 frames composed along
   the chain), which is where the file puts the robot (the Franka hand upside down, the
   2F-85 7 mm up).
@@ -31,7 +32,6 @@ from importer_cases import write_cases
 from relation_sets import as_constraints
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.importers.transforms import quat_to_rot
-from mimic_ext.importers.urdf_export import BOUND_MASS
 from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
 from mimic_ext.schema import joints as J
 

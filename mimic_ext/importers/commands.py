@@ -28,6 +28,8 @@ def cmd_import(args) -> int:
     _warn(result.warnings)
     summary = (f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
                f"{len(result.relations)} mimic relation(s) ({args.schema}) from {result.format} {result.source}")
+    if len(result.files) > 1:
+        summary += f"; meshes in {', '.join(str(p) for p in result.files[:-1])}"
     try:
         from ..schema.validation import validate
     except ImportError:
