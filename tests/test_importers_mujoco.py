@@ -284,3 +284,37 @@ def test_robotiq_2f85_mass_comes_from_its_meshes_as_in_mujoco():
                 if p.HasAPI(UsdPhysics.MassAPI))
     assert total == pytest.approx(float(m.body_mass.sum()), rel=1e-6)  # float32 masses
     assert not result.massless_bodies
+
+
+def test_shellinertia_on_a_mesh_geom_is_the_meshs_shell_inertia(built, tmp_path):
+    """MuJoCo before 3.2 read shellinertia="true" on a mesh geom as the mesh's surface
+    (older Menagerie files do this); MuJoCo 3.16 refuses it and wants inertia="shell" on the
+    asset. The importer takes the old meaning, says so, and matches MuJoCo's compile of the
+    asset form (1e-6: float32)."""
+    meshes = built["telescope.xml"].parent / "meshes"
+    old = tmp_path / "old.xml"
+    body = ('<worldbody><body name="b"><freejoint/><geom type="mesh" mesh="plate" mass="0.2"{}/></body>'
+            '</worldbody></mujoco>')
+    old.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj"/></asset>'
+                   + body.format(' shellinertia="true"'))
+    new = tmp_path / "new.xml"
+    new.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj" '
+                   'inertia="shell"/></asset>' + body.format(""))
+    with pytest.raises(ValueError, match="inertia should be specified in the mesh asset"):
+        mujoco.MjModel.from_xml_path(str(old))
+    m = mujoco.MjModel.from_xml_path(str(new))
+    result = import_robot(old)
+    assert any("shellinertia on a mesh geom" in w for w in result.warnings)
+    api = UsdPhysics.MassAPI(result.stage.GetPrimAtPath(result.body_paths["b"]))
+    assert api.GetMassAttr().Get() == pytest.approx(0.2, rel=F32)
+    assert sorted(api.GetDiagonalInertiaAttr().Get()) == pytest.approx(sorted(m.body_inertia[1]), rel=1e-5)
+
+
+def test_a_mesh_made_of_vertices_in_the_file_is_left_out_not_an_error(tmp_path):
+    path = tmp_path / "inline.xml"
+    path.write_text('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+                    '<worldbody><body name="b"><inertial mass="1" pos="0 0 0" diaginertia="1 1 1"/>'
+                    '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>')
+    result = import_robot(path)
+    assert any("made of vertices in the file" in w for w in result.warnings)
+    assert "b" in result.body_paths

@@ -12,6 +12,7 @@ by MuJoCo as written (never converted by ``<compiler angle>``), and so is it her
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -194,14 +195,17 @@ class MjcfReader:
 
     def _read_assets(self) -> None:
         self.meshes: dict[str, MeshAsset] = {}
+        self.inline_meshes: dict[str, Element] = {}
         self.materials: dict[str, tuple[np.ndarray, str | None]] = {}  # name -> (rgba, texture)
         self.textures: dict[str, Path] = {}
         for asset in self.root.findall("asset"):
             for el in asset.findall("mesh"):
                 a = self._attrs(el)
                 file = a.get("file")
-                if not file:
-                    continue  # meshes made from vertices in the file: not converted
+                if not file:  # made from vertices in the file: not converted, and said where used
+                    if a.get("name"):
+                        self.inline_meshes[a.get("name")] = el
+                    continue
                 name = a.get("name") or Path(file).stem
                 what = f"mesh '{name}'"
                 inertia = a.get("inertia", "legacy")
@@ -513,6 +517,10 @@ class MjcfReader:
         if gtype == "plane":
             return Geom(name, "plane", pose, (size[0], size[1]), collision, **extra)
         if gtype == "mesh":
+            if a.get("mesh") in self.inline_meshes:
+                self.model.warnings.append(f"{a.el.where}: mesh '{a.get('mesh')}' is made of vertices in the file, "
+                                           "which are not converted: left out")
+                return None
             mesh = self._mesh_asset(a, body)
             return Geom(name, "mesh", pose * self._mesh_offset(mesh), mesh.scale, collision,
                         mesh_file=mesh.path if mesh.path.exists() else None, mesh_ref=mesh.ref, **extra)
@@ -587,10 +595,15 @@ class MjcfReader:
             if given == 0 or (given is None and density == 0):
                 continue
             if gtype == "mesh":
-                if shell:
-                    raise MimicInputError(f"{g_el.where}: {what}: shellinertia on a mesh geom; MuJoCo wants the "
-                                          "mesh's own inertia=\"shell\" in its <mesh> asset")
+                if a.get("mesh") in self.inline_meshes:
+                    self._mesh_inertia_bodies.append(body)
+                    return None
                 mesh = self._mesh_asset(a, body)
+                if shell:  # MuJoCo before 3.2 read this as the mesh's surface; MuJoCo 3.2+ refuses it
+                    self.model.warnings.append(
+                        f"{g_el.where}: {what}: shellinertia on a mesh geom, taken as the mesh's inertia=\"shell\" "
+                        "(current MuJoCo refuses it there: set inertia=\"shell\" on the <mesh> asset)")
+                    mesh = dataclasses.replace(mesh, inertia="shell")
                 props = self._mesh_mass(mesh, g_el, body)
                 if props is None:
                     return None
