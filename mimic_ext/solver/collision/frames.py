@@ -39,7 +39,6 @@ class FrameLayout:
 
     names: list[str]                          # the body each frame is named after
     body_frame: dict[str, tuple[int, np.ndarray]]   # body -> (frame, body pose in that frame)
-    tree: list[int]                           # frame -> articulation tree (its root link), free bodies own one
     n_links: int
 
     @property
@@ -48,18 +47,16 @@ class FrameLayout:
 
     @classmethod
     def from_model(cls, model, free_bodies=()) -> "FrameLayout":
-        names, body_frame, tree = [], {}, []
+        names, body_frame = [], {}
         for i, lk in enumerate(model.links):
             to_m = link_to_motion_frame(lk)
             for body, pose in lk.bodies:
                 body_frame[body] = (i, to_m @ pose)
             names.append(lk.body)
-            tree.append(i if lk.parent < 0 else tree[lk.parent])
         for fb in free_bodies:
             body_frame[fb.path] = (len(names), np.eye(4))
-            tree.append(len(names))
             names.append(fb.path)
-        return cls(names=names, body_frame=body_frame, tree=tree, n_links=len(model.links))
+        return cls(names=names, body_frame=body_frame, n_links=len(model.links))
 
 
 def motion_frames(model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

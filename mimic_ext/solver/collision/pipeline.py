@@ -161,7 +161,7 @@ class CollisionModel:
                          velocity=np.zeros(3), angular_velocity=np.zeros(3),
                          shapes=[i for i, s in enumerate(shapes) if s.body == b]) for b in bodies]
         layout = FrameLayout(names=list(bodies), body_frame={b: (i, np.eye(4)) for i, b in enumerate(bodies)},
-                             tree=list(range(len(bodies))), n_links=0)
+                             n_links=0)
         sets = {s.groups for s in shapes}
         spec = CollisionSpec(shapes=list(shapes), free_bodies=free, group_table={(a, b): True for a in sets for b in sets},
                              joint_pairs=list(joint_pairs), no_self_collision=[], filtered_pairs=list(filtered_pairs),
@@ -232,13 +232,8 @@ def build_collision(stage, model, num_envs: int | None = None, device=None, grou
     """Colliders of ``stage`` against the links of the solver ``model`` (plus free bodies)."""
     from .usd_colliders import read_colliders
 
-    tree_of = {}
-    roots = {}
-    for i, lk in enumerate(model.links):
-        roots[i] = i if lk.parent < 0 else roots[lk.parent]
-        for body, _ in lk.bodies:
-            tree_of[body] = model.links[roots[i]].body
-    spec = read_colliders(stage, dynamic_bodies=tree_of.keys(), tree_of=tree_of, ground_plane=ground_plane)
+    bodies = [body for lk in model.links for body, _ in lk.bodies]
+    spec = read_colliders(stage, dynamic_bodies=bodies, ground_plane=ground_plane)
     layout = FrameLayout.from_model(model, spec.free_bodies)
     return CollisionModel(spec, layout, num_envs=model.num_envs if num_envs is None else num_envs,
                           device=model.device if device is None else device, capacity=capacity)

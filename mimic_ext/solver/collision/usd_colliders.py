@@ -96,10 +96,9 @@ def _size(prim, attr: str, default: float, mpu: float) -> float:
 
 
 class _Reader:
-    def __init__(self, stage: Usd.Stage, dynamic: set[str], tree_of: dict[str, str], ground_plane):
+    def __init__(self, stage: Usd.Stage, dynamic: set[str], ground_plane):
         self.stage = stage
         self.dynamic = dynamic            # bodies a Model simulates (articulation links)
-        self.tree_of = tree_of            # articulated body -> its tree's root body
         self.ground = ground_plane
         self.mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
         if not self.mpu > 0 or not math.isfinite(self.mpu):
@@ -112,7 +111,8 @@ class _Reader:
         self.bodies: dict[str, Usd.Prim] = {}
         self.inactive: set[str] = set()   # disabled or kinematic bodies (static for contacts)
         self.jointed: set[str] = set()
-        self.joint_pairs: list[tuple[str, str]] = []
+        self.joint_pairs: list[tuple[str, str]] = []   # kept apart (collisionEnabled false)
+        self.links: dict[str, str] = {}                # body -> union-find parent over joints
         self.roots: list[Usd.Prim] = []
         self.colliders: list[Usd.Prim] = []
         self.groups: list[tuple[str, object]] = []
@@ -141,8 +141,10 @@ class _Reader:
                 if joint.GetJointEnabledAttr().Get() is not False:
                     b0, b1 = J.joint_bodies(prim)
                     self.jointed.update(b for b in (b0, b1) if b)
-                    if b0 and b1 and not joint.GetCollisionEnabledAttr().Get():
-                        self.joint_pairs.append((b0, b1))
+                    if b0 and b1:
+                        self.join(b0, b1)
+                        if not joint.GetCollisionEnabledAttr().Get():
+                            self.joint_pairs.append((b0, b1))
             if prim.IsA(UsdPhysics.CollisionGroup):
                 group = UsdPhysics.CollisionGroup(prim)
                 self.groups.append((path, group.GetCollidersCollectionAPI().ComputeMembershipQuery()))
@@ -151,6 +153,24 @@ class _Reader:
                 self.filters.append((path, [str(t) for t in targets]))
             if prim.HasAPI(UsdPhysics.CollisionAPI):
                 self.colliders.append(prim)
+
+    def find(self, b: str) -> str:
+        while self.links.get(b, b) != b:
+            b = self.links[b]
+        return b
+
+    def join(self, a: str, b: str) -> None:
+        self.links.setdefault(a, a)
+        self.links.setdefault(b, b)
+        self.links[self.find(a)] = self.find(b)
+
+    def articulation(self, root: str) -> list[str]:
+        """Bodies an articulation root prim stands for: the bodies joined to it (when it is
+        a body) and the bodies under it."""
+        mine = self.find(root) if root in self.links else None
+        return [b for b in self.bodies
+                if (mine is not None and b in self.links and self.find(b) == mine)
+                or b == root or b.startswith(root + "/")]
 
     def owner(self, prim: Usd.Prim) -> str | None:
         p = prim
@@ -360,16 +380,8 @@ class _Reader:
         return {(a, b): collide(a, b) for a in sets for b in sets}
 
     def self_collision_off(self) -> list[list[str]]:
-        out = []
-        for root in self.roots:
-            if _attr(root, "physxArticulation:enabledSelfCollisions") is not False:
-                continue
-            rp = str(root.GetPath())
-            tree = self.tree_of.get(rp)
-            members = [b for b in self.bodies
-                       if (tree is not None and self.tree_of.get(b) == tree) or b == rp or b.startswith(rp + "/")]
-            out.append(members)
-        return out
+        return [self.articulation(str(root.GetPath())) for root in self.roots
+                if _attr(root, "physxArticulation:enabledSelfCollisions") is False]
 
     def filtered_pairs(self, shapes: list[ShapeSpec]) -> list[tuple[list[int], list[int]]]:
         def under(p: str, x: str | None) -> bool:
@@ -377,10 +389,8 @@ class _Reader:
 
         def resolve(p: str) -> list[int]:
             prim = self.stage.GetPrimAtPath(p)
-            tree = self.tree_of.get(p) if prim and prim.HasAPI(UsdPhysics.ArticulationRootAPI) else None
-            return [i for i, s in enumerate(shapes)
-                    if under(p, s.path) or under(p, s.body)
-                    or (tree is not None and s.body is not None and self.tree_of.get(s.body) == tree)]
+            bodies = set(self.articulation(p)) if prim and prim.HasAPI(UsdPhysics.ArticulationRootAPI) else set()
+            return [i for i, s in enumerate(shapes) if under(p, s.path) or under(p, s.body) or s.body in bodies]
         out = []
         for path, targets in self.filters:
             mine = resolve(path)
@@ -389,10 +399,9 @@ class _Reader:
         return out
 
 
-def read_colliders(stage: Usd.Stage, dynamic_bodies=(), tree_of: dict | None = None,
-                   ground_plane: float | None = None) -> CollisionSpec:
+def read_colliders(stage: Usd.Stage, dynamic_bodies=(), ground_plane: float | None = None) -> CollisionSpec:
     """Colliders of ``stage``. ``dynamic_bodies``: the bodies a solver Model simulates as
-    articulation links (``tree_of`` maps each to its tree's root body); other enabled,
-    non-kinematic, unjointed rigid bodies are free bodies; the rest are static.
-    ``ground_plane``: add an infinite plane at this height (metres) along the up axis."""
-    return _Reader(stage, set(dynamic_bodies), dict(tree_of or {}), ground_plane).read()
+    articulation links; other enabled, non-kinematic, unjointed rigid bodies are free
+    bodies; the rest are static. ``ground_plane``: add an infinite plane at this height
+    (metres) along the stage's up axis."""
+    return _Reader(stage, set(dynamic_bodies), ground_plane).read()
