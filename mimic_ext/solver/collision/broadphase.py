@@ -47,49 +47,46 @@ def in_sorted(keys: wp.array(dtype=int), n: int, key: int):
 
 
 @wp.func
-def filtered(cd: CollisionData, i: int, j: int, si: ShapeData, sj: ShapeData):
+def filtered(cd: CollisionData, i: int, j: int):
     """True when the pair never collides: one actor, two static shapes, collision groups,
     actors filtered by joints (``physics:collisionEnabled`` false, the default) or
     articulation self-collision, and ``FilteredPairsAPI``."""
-    if si.owner == sj.owner:
-        return True
-    if si.frame < 0 and sj.frame < 0:
-        return True
-    if cd.gtable[si.gset * cd.n_gsets + sj.gset] == 0:
-        return True
-    if cd.n_owner_pairs > 0:
-        if in_sorted(cd.owner_pairs, cd.n_owner_pairs,
-                     wp.min(si.owner, sj.owner) * cd.n_owners + wp.max(si.owner, sj.owner)):
-            return True
-    if cd.n_shape_pairs > 0:
-        if in_sorted(cd.shape_pairs, cd.n_shape_pairs, wp.min(i, j) * cd.n_shapes + wp.max(i, j)):
-            return True
-    return False
+    si = cd.shapes[i]
+    sj = cd.shapes[j]
+    out = si.owner == sj.owner or (si.frame < 0 and sj.frame < 0) \
+        or cd.gtable[si.gset * cd.n_gsets + sj.gset] == 0
+    if not out and cd.n_owner_pairs > 0:
+        out = in_sorted(cd.owner_pairs, cd.n_owner_pairs,
+                        wp.min(si.owner, sj.owner) * cd.n_owners + wp.max(si.owner, sj.owner))
+    if not out and cd.n_shape_pairs > 0:
+        out = in_sorted(cd.shape_pairs, cd.n_shape_pairs, wp.min(i, j) * cd.n_shapes + wp.max(i, j))
+    return out
+
+
+@wp.func
+def cell(lo: wp.vec3, hi: wp.vec3, inv_cell: float, hash_mask: int, q: int):
+    """The q-th (of at most 2 x 2 x 2) cell a box touches: (touched, cell, bucket)."""
+    c0 = cell_of(lo, inv_cell)
+    c1 = cell_of(hi, inv_cell)
+    c = c0 + wp.vec3i(q & 1, (q >> 1) & 1, (q >> 2) & 1)
+    ok = c[0] <= c1[0] and c[1] <= c1[1] and c[2] <= c1[2]
+    return ok, c, bucket(c[0], c[1], c[2], hash_mask)
 
 
 @wp.func
 def insert_cells(cd: CollisionData, sc: CollisionScratch, e: int):
     """Enter every small shape into the cells its box touches."""
-    s_lo = sc.lo
-    s_hi = sc.hi
     s_heads = sc.heads
     s_ent = sc.ent
     s_nxt = sc.nxt
-    c_small = cd.small
     for h in range(cd.hash_mask + 1):
         s_heads[e, h] = -1
     ne = int(0)
-    cap = s_ent.shape[1]
-    for k in range(cd.n_small):
-        s = c_small[k]
-        c0 = cell_of(s_lo[e, s], cd.inv_cell)
-        c1 = cell_of(s_hi[e, s], cd.inv_cell)
-        for x in range(c0[0], c1[0] + 1):
-            for y in range(c0[1], c1[1] + 1):
-                for z in range(c0[2], c1[2] + 1):
-                    if ne < cap:
-                        h = bucket(x, y, z, cd.hash_mask)
-                        s_ent[e, ne] = wp.vec4i(s, x, y, z)
-                        s_nxt[e, ne] = s_heads[e, h]
-                        s_heads[e, h] = ne
-                        ne = ne + 1
+    for k in range(cd.n_small * 8):
+        s = cd.small[k // 8]
+        ok, c, h = cell(sc.lo[e, s], sc.hi[e, s], cd.inv_cell, cd.hash_mask, k % 8)
+        if ok and ne < s_ent.shape[1]:
+            s_ent[e, ne] = wp.vec4i(s, c[0], c[1], c[2])
+            s_nxt[e, ne] = s_heads[e, h]
+            s_heads[e, h] = ne
+            ne = ne + 1

@@ -15,7 +15,7 @@ import warp as wp
 
 from .primitives import MANIFOLD, NOTHING
 from .support import support
-from .wp_types import MAXE, MAXF, MAXV, O_SA, O_SW, CollisionData, CollisionScratch, Pair
+from .wp_types import MAXE, MAXF, MAXV, O_SA, O_SW, CollisionData, CollisionScratch, Pair, ShapeData
 
 SEPARATED = wp.constant(0)
 OVERLAP = wp.constant(1)
@@ -23,50 +23,37 @@ FAR = wp.constant(2)
 
 
 @wp.func
-def msupport(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, d: wp.vec3):
-    """Support point of a - b along d, and its point on a (both relative to ``o``)."""
-    pa = wp.vec3(0.0)
-    pb = wp.vec3(0.0)
-    for side in range(2):
-        idx = pr.a
-        dd = d
-        if side == 1:
-            idx = pr.b
-            dd = -d
-        p = support(cd, sc, pr.e, idx, dd) - o
-        if side == 0:
-            pa = p
-        else:
-            pb = p
-    return pa - pb, pa
+def msupport(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData,
+             Rb: wp.mat33, cb: wp.vec3, d: wp.vec3):
+    """Support point of a - b along d, and its point on a."""
+    a = support(sa, verts, Ra, ca, d)
+    return a - support(sb, verts, Rb, cb, -d), a
 
 
 @wp.func
-def set_point(sc: CollisionScratch, e: int, i: int, w: wp.vec3, a: wp.vec3):
-    s_pts = sc.pts
-    s_pts[e, O_SW + i] = w
-    s_pts[e, O_SA + i] = a
+def set_point(pts: wp.array2d(dtype=wp.vec3), e: int, i: int, w: wp.vec3, a: wp.vec3):
+    pts[e, O_SW + i] = w
+    pts[e, O_SA + i] = a
 
 
 @wp.func
-def sub_simplex(sc: CollisionScratch, e: int, i0: int, i1: int, i2: int, cnt: int):
+def sub_simplex(pts: wp.array2d(dtype=wp.vec3), e: int, i0: int, i1: int, i2: int, cnt: int):
     """Closest point to the origin of the affine hull of 1-3 simplex points, if it lies
     strictly inside them: (ok, point, witness on a)."""
-    s_pts = sc.pts
-    w0 = s_pts[e, O_SW + i0]
-    a0 = s_pts[e, O_SA + i0]
+    w0 = pts[e, O_SW + i0]
+    a0 = pts[e, O_SA + i0]
     if cnt == 1:
         return True, w0, a0
-    e1 = s_pts[e, O_SW + i1] - w0
-    f1 = s_pts[e, O_SA + i1] - a0
+    e1 = pts[e, O_SW + i1] - w0
+    f1 = pts[e, O_SA + i1] - a0
     if cnt == 2:
         den = wp.dot(e1, e1)
         if den < 1.0e-24:
             return False, w0, a0
         t = -wp.dot(w0, e1) / den
         return t > 0.0 and t < 1.0, w0 + t * e1, a0 + t * f1
-    e2 = s_pts[e, O_SW + i2] - w0
-    f2 = s_pts[e, O_SA + i2] - a0
+    e2 = pts[e, O_SW + i2] - w0
+    f2 = pts[e, O_SA + i2] - a0
     g11 = wp.dot(e1, e1)
     g12 = wp.dot(e1, e2)
     g22 = wp.dot(e2, e2)
@@ -81,10 +68,9 @@ def sub_simplex(sc: CollisionScratch, e: int, i0: int, i1: int, i2: int, cnt: in
 
 
 @wp.func
-def origin_in_tetrahedron(sc: CollisionScratch, e: int):
-    s_pts = sc.pts
-    w0 = s_pts[e, O_SW]
-    m = wp.matrix_from_cols(s_pts[e, O_SW + 1] - w0, s_pts[e, O_SW + 2] - w0, s_pts[e, O_SW + 3] - w0)
+def origin_in_tetrahedron(pts: wp.array2d(dtype=wp.vec3), e: int):
+    w0 = pts[e, O_SW]
+    m = wp.matrix_from_cols(pts[e, O_SW + 1] - w0, pts[e, O_SW + 2] - w0, pts[e, O_SW + 3] - w0)
     det = wp.determinant(m)
     if wp.abs(det) < 1.0e-18:
         return False
@@ -93,12 +79,11 @@ def origin_in_tetrahedron(sc: CollisionScratch, e: int):
 
 
 @wp.func
-def closest_on_simplex(sc: CollisionScratch, e: int, n: int):
+def closest_on_simplex(pts: wp.array2d(dtype=wp.vec3), e: int, n: int):
     """Closest point of the simplex to the origin; the simplex shrinks to the points that
     support it. Returns (point, witness on a, new count, origin inside)."""
-    s_pts = sc.pts
     if n == 4:
-        if origin_in_tetrahedron(sc, e):
+        if origin_in_tetrahedron(pts, e):
             return wp.vec3(0.0), wp.vec3(0.0), 4, True
     best = float(3.0e38)
     bm = int(1)
@@ -119,7 +104,7 @@ def closest_on_simplex(sc: CollisionScratch, e: int, n: int):
                     i2 = k
                 cnt = cnt + 1
         if cnt <= 3:
-            ok, v, a = sub_simplex(sc, e, i0, i1, i2, cnt)
+            ok, v, a = sub_simplex(pts, e, i0, i1, i2, cnt)
             if ok:
                 d = wp.length_sq(v)
                 if d < best:
@@ -130,27 +115,26 @@ def closest_on_simplex(sc: CollisionScratch, e: int, n: int):
     j = int(0)
     for k in range(n):
         if (bm >> k) & 1 == 1:
-            set_point(sc, e, j, s_pts[e, O_SW + k], s_pts[e, O_SA + k])
+            set_point(pts, e, j, pts[e, O_SW + k], pts[e, O_SA + k])
             j = j + 1
     return bv, ba, j, False
 
 
 @wp.func
-def gjk(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, far: float):
-    """(status, v = pa - pb, pa, simplex size), relative to ``o``: SEPARATED with the
-    closest core points, OVERLAP with the simplex left for EPA, or FAR once a separating
-    plane proves the cores farther apart than ``far``."""
-    s_pw = sc.pw
-    e = pr.e
-    v = s_pw[e, pr.a] - s_pw[e, pr.b]
+def gjk(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData, Rb: wp.mat33,
+        cb: wp.vec3, pts: wp.array2d(dtype=wp.vec3), e: int, far: float):
+    """(status, v = pa - pb, pa, simplex size): SEPARATED with the closest core points,
+    OVERLAP with the simplex left for EPA, or FAR once a separating plane proves the
+    cores farther apart than ``far``."""
+    v = ca - cb
     if wp.length_sq(v) < 1.0e-18:
         v = wp.vec3(1.0, 0.0, 0.0)
     pa = wp.vec3(0.0)
     n = int(0)
     for it in range(48):
-        w, a = msupport(cd, sc, pr, o, -v)
+        w, a = msupport(verts, sa, Ra, ca, sb, Rb, cb, -v)
         if n == 0:
-            set_point(sc, e, 0, w, a)
+            set_point(pts, e, 0, w, a)
             n = 1
             v = w
             pa = a
@@ -159,58 +143,60 @@ def gjk(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, far: floa
             vw = wp.dot(v, w)
             if vw > 0.0 and vw * vw > far * far * vv:
                 return FAR, v, pa, n
-            if vv - vw <= 1.0e-6 * vv + 1.0e-13:
+            # converged: the support plane is within 1e-5 of |v| (float32 cannot do much better)
+            if vv - vw <= 1.0e-5 * vv + 1.0e-12:
                 return SEPARATED, v, pa, n
-            set_point(sc, e, n, w, a)
+            set_point(pts, e, n, w, a)
+            v0 = v
+            pa0 = pa
             inside = bool(False)
-            v, pa, n, inside = closest_on_simplex(sc, e, n + 1)
+            v, pa, n, inside = closest_on_simplex(pts, e, n + 1)
             if inside:
                 return OVERLAP, v, pa, n
+            if wp.length_sq(v) >= vv:       # no progress left: rounding, not geometry
+                return SEPARATED, v0, pa0, n
         if wp.length_sq(v) < 1.0e-14:
             return OVERLAP, v, pa, n
     return SEPARATED, v, pa, n
 
 
 @wp.func
-def epa_face(sc: CollisionScratch, e: int, f: int, i: int, j: int, k: int):
-    s_pts = sc.pts
-    s_tri = sc.tri
-    s_pln = sc.pln
-    a = s_pts[e, O_SW + i]
-    nrm = wp.cross(s_pts[e, O_SW + j] - a, s_pts[e, O_SW + k] - a)
+def epa_face(pts: wp.array2d(dtype=wp.vec3), tri: wp.array2d(dtype=wp.vec3i), pln: wp.array2d(dtype=wp.vec4),
+             e: int, f: int, i: int, j: int, k: int):
+    a = pts[e, O_SW + i]
+    nrm = wp.cross(pts[e, O_SW + j] - a, pts[e, O_SW + k] - a)
     l = wp.length(nrm)
-    s_tri[e, f] = wp.vec3i(i, j, k)
+    tri[e, f] = wp.vec3i(i, j, k)
     if l < 1.0e-20:
-        s_pln[e, f] = wp.vec4(0.0, 0.0, 0.0, 3.0e38)      # degenerate: never nearest, never visible
+        pln[e, f] = wp.vec4(0.0, 0.0, 0.0, 3.0e38)      # degenerate: never nearest, never visible
     else:
         nrm = nrm / l
-        s_pln[e, f] = wp.vec4(nrm[0], nrm[1], nrm[2], wp.dot(nrm, a))
+        pln[e, f] = wp.vec4(nrm[0], nrm[1], nrm[2], wp.dot(nrm, a))
 
 
 @wp.func
-def horizon_edge(sc: CollisionScratch, e: int, ne: int, a: int, b: int):
+def horizon_edge(edges: wp.array2d(dtype=wp.vec2i), e: int, ne: int, a: int, b: int):
     """Add edge a->b of a removed face, or cancel it against b->a of a neighbour removed too."""
-    s_edges = sc.edges
     for k in range(ne):
-        ed = s_edges[e, k]
+        ed = edges[e, k]
         if ed[0] == b and ed[1] == a:
-            s_edges[e, k] = s_edges[e, ne - 1]
+            edges[e, k] = edges[e, ne - 1]
             return ne - 1
     if ne < MAXE:
-        s_edges[e, ne] = wp.vec2i(a, b)
+        edges[e, ne] = wp.vec2i(a, b)
         return ne + 1
     return ne
 
 
 @wp.func
-def epa(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, n: int):
+def epa(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData, Rb: wp.mat33,
+        cb: wp.vec3, sc: CollisionScratch, e: int, n: int):
     """(ok, unit direction of least penetration (the normal of a - b's nearest face),
     depth, witness point on a) from GJK's simplex of n points containing the origin."""
-    s_pts = sc.pts
-    s_tri = sc.tri
-    s_pln = sc.pln
-    s_edges = sc.edges
-    e = pr.e
+    pts = sc.pts
+    tri = sc.tri
+    pln = sc.pln
+    edges = sc.edges
     # a tetrahedron from GJK's points, each kept only if it adds a dimension (1 um), then
     # support points along the axes and normals of what is there (symmetric poses leave
     # GJK with flat simplices)
@@ -218,13 +204,13 @@ def epa(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, n: int):
     for k in range(1, n + 12):
         w = wp.vec3(0.0)
         a = wp.vec3(0.0)
-        w0 = s_pts[e, O_SW]
-        u = s_pts[e, O_SW + 1] - w0
-        t = wp.cross(u, s_pts[e, O_SW + 2] - w0)
+        w0 = pts[e, O_SW]
+        u = pts[e, O_SW + 1] - w0
+        t = wp.cross(u, pts[e, O_SW + 2] - w0)
         if nn < 4:
             if k < n:
-                w = s_pts[e, O_SW + k]
-                a = s_pts[e, O_SA + k]
+                w = pts[e, O_SW + k]
+                a = pts[e, O_SA + k]
             else:
                 j = k - n
                 d = wp.vec3(0.0)
@@ -233,7 +219,7 @@ def epa(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, n: int):
                     d = wp.cross(u, d)
                 elif nn == 3:
                     d = t * (1.0 - 2.0 * float(j % 2))
-                w, a = msupport(cd, sc, pr, o, wp.normalize(d))
+                w, a = msupport(verts, sa, Ra, ca, sb, Rb, cb, wp.normalize(d))
             x = w - w0
             gain = wp.length_sq(x)
             if nn == 2:
@@ -241,21 +227,21 @@ def epa(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, n: int):
             elif nn == 3:
                 gain = wp.dot(x, t) * wp.dot(x, t) / wp.max(wp.length_sq(t), 1.0e-30)
             if gain > 1.0e-12:
-                set_point(sc, e, nn, w, a)
+                set_point(pts, e, nn, w, a)
                 nn = nn + 1
-    w0 = s_pts[e, O_SW]
-    vol = wp.dot(wp.cross(s_pts[e, O_SW + 1] - w0, s_pts[e, O_SW + 2] - w0), s_pts[e, O_SW + 3] - w0)
+    w0 = pts[e, O_SW]
     if nn < 4:
         return False, wp.vec3(0.0), 0.0, w0
+    vol = wp.dot(wp.cross(pts[e, O_SW + 1] - w0, pts[e, O_SW + 2] - w0), pts[e, O_SW + 3] - w0)
     if vol > 0.0:           # make face (0, 1, 2) point away from point 3
-        w1 = s_pts[e, O_SW + 1]
-        a1 = s_pts[e, O_SA + 1]
-        set_point(sc, e, 1, s_pts[e, O_SW + 2], s_pts[e, O_SA + 2])
-        set_point(sc, e, 2, w1, a1)
-    epa_face(sc, e, 0, 0, 1, 2)
-    epa_face(sc, e, 1, 0, 3, 1)
-    epa_face(sc, e, 2, 0, 2, 3)
-    epa_face(sc, e, 3, 1, 3, 2)
+        w1 = pts[e, O_SW + 1]
+        a1 = pts[e, O_SA + 1]
+        set_point(pts, e, 1, pts[e, O_SW + 2], pts[e, O_SA + 2])
+        set_point(pts, e, 2, w1, a1)
+    epa_face(pts, tri, pln, e, 0, 0, 1, 2)
+    epa_face(pts, tri, pln, e, 1, 0, 3, 1)
+    epa_face(pts, tri, pln, e, 2, 0, 2, 3)
+    epa_face(pts, tri, pln, e, 3, 1, 3, 2)
     nf = int(4)
     nv = int(4)
     bf = int(0)
@@ -263,65 +249,70 @@ def epa(cd: CollisionData, sc: CollisionScratch, pr: Pair, o: wp.vec3, n: int):
         best = float(3.0e38)
         bf = int(-1)
         for f in range(nf):
-            if s_tri[e, f][0] >= 0 and s_pln[e, f][3] < best:
-                best = s_pln[e, f][3]
+            if tri[e, f][0] >= 0 and pln[e, f][3] < best:
+                best = pln[e, f][3]
                 bf = f
         if bf < 0:
             return False, wp.vec3(0.0), 0.0, w0
-        p = s_pln[e, bf]
+        p = pln[e, bf]
         nrm = wp.vec3(p[0], p[1], p[2])
-        w, a = msupport(cd, sc, pr, o, nrm)
+        w, a = msupport(verts, sa, Ra, ca, sb, Rb, cb, nrm)
         if wp.dot(w, nrm) - best <= 1.0e-6 + 1.0e-5 * wp.abs(best) or nv >= MAXV:
             break
-        set_point(sc, e, nv, w, a)
+        set_point(pts, e, nv, w, a)
         ne = int(0)
         for f in range(nf):
-            tf = s_tri[e, f]
+            tf = tri[e, f]
             if tf[0] >= 0:
-                q = s_pln[e, f]
+                q = pln[e, f]
                 if q[0] * w[0] + q[1] * w[1] + q[2] * w[2] - q[3] > 1.0e-6:      # 1 um: a face w lies on is kept
                     for c in range(3):
-                        ne = horizon_edge(sc, e, ne, tf[c], tf[(c + 1) % 3])
-                    s_tri[e, f] = wp.vec3i(-1, -1, -1)
+                        ne = horizon_edge(edges, e, ne, tf[c], tf[(c + 1) % 3])
+                    tri[e, f] = wp.vec3i(-1, -1, -1)
         slot = int(0)
         for k in range(ne):
             while slot < nf:
-                if s_tri[e, slot][0] < 0:
+                if tri[e, slot][0] < 0:
                     break
                 slot = slot + 1
             if slot == nf:
                 if nf == MAXF:
                     break
                 nf = nf + 1
-            ed = s_edges[e, k]
-            epa_face(sc, e, slot, ed[0], ed[1], nv)
+            ed = edges[e, k]
+            epa_face(pts, tri, pln, e, slot, ed[0], ed[1], nv)
         nv = nv + 1
-    tb = s_tri[e, bf]
-    pb = s_pln[e, bf]
+    tb = tri[e, bf]
+    pb = pln[e, bf]
     nb = wp.vec3(pb[0], pb[1], pb[2])
     v = nb * pb[3]
-    x0 = s_pts[e, O_SW + tb[0]]
-    x1 = s_pts[e, O_SW + tb[1]]
-    x2 = s_pts[e, O_SW + tb[2]]
+    x0 = pts[e, O_SW + tb[0]]
+    x1 = pts[e, O_SW + tb[1]]
+    x2 = pts[e, O_SW + tb[2]]
     tc = wp.cross(x1 - x0, x2 - x0)
     den = wp.max(wp.dot(tc, tc), 1.0e-30)
     l0 = wp.dot(wp.cross(x1 - v, x2 - v), tc) / den
     l1 = wp.dot(wp.cross(x2 - v, x0 - v), tc) / den
-    pa = l0 * s_pts[e, O_SA + tb[0]] + l1 * s_pts[e, O_SA + tb[1]] + (1.0 - l0 - l1) * s_pts[e, O_SA + tb[2]]
+    pa = l0 * pts[e, O_SA + tb[0]] + l1 * pts[e, O_SA + tb[1]] + (1.0 - l0 - l1) * pts[e, O_SA + tb[2]]
     return True, nb, pb[3], pa
 
 
 @wp.func
 def convex_pair(cd: CollisionData, sc: CollisionScratch, pr: Pair):
-    """Cylinders and hulls with anything but a plane: GJK on the cores, EPA when they
-    overlap; radii added after. Positions relative to a's centre keep float32 precise."""
-    s_pw = sc.pw
-    c_shapes = cd.shapes
+    """Cylinders and hulls with anything but a plane, and boxes apart: GJK on the cores, EPA
+    when they overlap; radii added after. Positions relative to a's centre keep float32
+    precise far from the world origin."""
     e = pr.e
-    o = s_pw[e, pr.a]
-    ra = c_shapes[pr.a].radius
-    rb = c_shapes[pr.b].radius
-    status, v, pa, n = gjk(cd, sc, pr, o, pr.margin + ra + rb)
+    sa = cd.shapes[pr.a]
+    sb = cd.shapes[pr.b]
+    o = sc.pw[e, pr.a]
+    Ra = sc.Rw[e, pr.a]
+    Rb = sc.Rw[e, pr.b]
+    cb = sc.pw[e, pr.b] - o
+    z = wp.vec3(0.0)
+    ra = sa.radius
+    rb = sb.radius
+    status, v, pa, n = gjk(cd.verts, sa, Ra, z, sb, Rb, cb, sc.pts, e, pr.margin + ra + rb)
     nrm = wp.vec3(0.0, 0.0, 1.0)
     sep = float(3.0e38)
     if status == SEPARATED:
@@ -329,7 +320,7 @@ def convex_pair(cd: CollisionData, sc: CollisionScratch, pr: Pair):
         nrm = v / l
         sep = l - ra - rb
     elif status == OVERLAP:
-        ok, m, depth, pa2 = epa(cd, sc, pr, o, n)
+        ok, m, depth, pa2 = epa(cd.verts, sa, Ra, z, sb, Rb, cb, sc, e, n)
         if ok:
             nrm = -m
             sep = -depth - ra - rb

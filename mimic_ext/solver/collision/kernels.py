@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .broadphase import bucket, cell_of, filtered, insert_cells
+from .broadphase import cell, cell_of, filtered, insert_cells
 from .narrowphase import narrow
 from .support import col
 from .wp_types import PLANE, CollisionData, CollisionScratch, ContactBuffer
@@ -40,101 +40,90 @@ def shape_bounds(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p
         s_pw[e, i] = p
         if s.kind != PLANE:
             c = p + R * s.center
-            hw = wp.vec3(0.0)
-            for k in range(3):
-                hw[k] = wp.abs(R[k, 0]) * s.half[0] + wp.abs(R[k, 1]) * s.half[1] \
-                    + wp.abs(R[k, 2]) * s.half[2] + s.offset
+            A = wp.mat33(wp.abs(R[0, 0]), wp.abs(R[0, 1]), wp.abs(R[0, 2]), wp.abs(R[1, 0]), wp.abs(R[1, 1]),
+                         wp.abs(R[1, 2]), wp.abs(R[2, 0]), wp.abs(R[2, 1]), wp.abs(R[2, 2]))
+            hw = A * s.half + wp.vec3(s.offset)
             s_lo[e, i] = c - hw
             s_hi[e, i] = c + hw
 
 
 @wp.func
-def boxes_overlap(sc: CollisionScratch, e: int, i: int, j: int):
-    s_lo = sc.lo
-    s_hi = sc.hi
-    a0 = s_lo[e, i]
-    a1 = s_hi[e, i]
-    b0 = s_lo[e, j]
-    b1 = s_hi[e, j]
-    return a0[0] <= b1[0] and b0[0] <= a1[0] and a0[1] <= b1[1] and b0[1] <= a1[1] \
-        and a0[2] <= b1[2] and b0[2] <= a1[2]
+def boxes_overlap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int):
+    return wp.min(wp.min(hi[e, i] - lo[e, j], hi[e, j] - lo[e, i])) >= 0.0
 
 
 @wp.func
-def near_plane(cd: CollisionData, sc: CollisionScratch, e: int, plane: int, j: int):
-    s_Rw = sc.Rw
-    s_pw = sc.pw
-    s_lo = sc.lo
-    s_hi = sc.hi
-    c_shapes = cd.shapes
-    n = col(s_Rw[e, plane], 2)
-    c = 0.5 * (s_lo[e, j] + s_hi[e, j])
-    h = 0.5 * (s_hi[e, j] - s_lo[e, j])
-    r = wp.abs(n[0]) * h[0] + wp.abs(n[1]) * h[1] + wp.abs(n[2]) * h[2]
-    return wp.dot(c - s_pw[e, plane], n) - r <= c_shapes[plane].offset
-
-
-@wp.func
-def consider(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, i: int, j: int,
-             near: bool, stats: wp.vec4i):
-    """A candidate pair: count it, filter it, collide it when its bounds meet."""
-    c_shapes = cd.shapes
-    stats[0] = stats[0] + 1
-    if near:
-        if filtered(cd, i, j, c_shapes[i], c_shapes[j]):
-            stats[2] = stats[2] + 1
-        else:
-            stats[1] = stats[1] + 1
-            narrow(cd, sc, out, e, i, j)
-    return stats
+def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo: wp.array2d(dtype=wp.vec3),
+               hi: wp.array2d(dtype=wp.vec3), e: int, plane: int, j: int, offset: float):
+    n = col(Rw[e, plane], 2)
+    c = 0.5 * (lo[e, j] + hi[e, j])
+    h = 0.5 * (hi[e, j] - lo[e, j])
+    return wp.dot(c - pw[e, plane], n) - wp.dot(wp.vec3(wp.abs(n[0]), wp.abs(n[1]), wp.abs(n[2])), h) <= offset
 
 
 @wp.func
 def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
                 sc: CollisionScratch, out: ContactBuffer, e: int):
-    """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``."""
-    s_lo = sc.lo
-    s_hi = sc.hi
-    s_heads = sc.heads
-    s_ent = sc.ent
-    s_nxt = sc.nxt
-    c_shapes = cd.shapes
-    c_small = cd.small
-    c_big = cd.big
-    c_planes = cd.planes
+    """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``. Counts:
+    candidate pairs, pairs whose bounds meet and that are collided, and those filtered."""
+    lo = sc.lo
+    hi = sc.hi
+    heads = sc.heads
+    ent = sc.ent
+    nxt = sc.nxt
+    shapes = cd.shapes
     out.count[e] = 0
     out.lost[e] = 0
-    stats = wp.vec4i(0, 0, 0, 0)
+    n_cand = int(0)
+    n_hit = int(0)
+    n_filt = int(0)
     shape_bounds(cd, frame_R, frame_p, sc, e)
     insert_cells(cd, sc, e)
-    for k in range(cd.n_small):
-        s = c_small[k]
-        c0 = cell_of(s_lo[e, s], cd.inv_cell)
-        c1 = cell_of(s_hi[e, s], cd.inv_cell)
-        for x in range(c0[0], c1[0] + 1):
-            for y in range(c0[1], c1[1] + 1):
-                for z in range(c0[2], c1[2] + 1):
-                    it = s_heads[e, bucket(x, y, z, cd.hash_mask)]
-                    while it >= 0:
-                        en = s_ent[e, it]
-                        t = en[0]
-                        if t > s and en[1] == x and en[2] == y and en[3] == z:
-                            first = cell_of(wp.max(s_lo[e, s], s_lo[e, t]), cd.inv_cell)
-                            if first[0] == x and first[1] == y and first[2] == z:
-                                stats = consider(cd, sc, out, e, s, t, boxes_overlap(sc, e, s, t), stats)
-                        it = s_nxt[e, it]
-    for k in range(cd.n_big):
-        s = c_big[k]
-        for t in range(cd.n_shapes):
-            st = c_shapes[t]
-            if t != s and st.kind != PLANE and (st.big == 0 or t > s):
-                stats = consider(cd, sc, out, e, s, t, boxes_overlap(sc, e, s, t), stats)
-    for k in range(cd.n_planes):
-        s = c_planes[k]
-        for t in range(cd.n_shapes):
-            if c_shapes[t].kind != PLANE:
-                stats = consider(cd, sc, out, e, s, t, near_plane(cd, sc, e, s, t), stats)
-    out.stats[e] = stats
+    for k in range(cd.n_small * 8):
+        s = cd.small[k // 8]
+        ok, c, h = cell(lo[e, s], hi[e, s], cd.inv_cell, cd.hash_mask, k % 8)
+        it = int(-1)
+        if ok:
+            it = heads[e, h]
+        while it >= 0:
+            en = ent[e, it]
+            t = en[0]
+            # t in this very cell (not another one hashed alike), and this is the cell of
+            # the lowest corner of the two boxes' overlap: the pair is examined once
+            if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
+                if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
+                    n_cand = n_cand + 1
+                    if boxes_overlap(lo, hi, e, s, t):
+                        if filtered(cd, s, t):
+                            n_filt = n_filt + 1
+                        else:
+                            n_hit = n_hit + 1
+                            narrow(cd, sc, out, e, s, t)
+            it = nxt[e, it]
+    # shapes too big for the cells, and planes, against every (other) finite shape
+    for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
+        s = int(0)
+        plane = k >= cd.n_big * cd.n_shapes
+        if plane:
+            s = cd.planes[k // cd.n_shapes - cd.n_big]
+        else:
+            s = cd.big[k // cd.n_shapes]
+        t = k % cd.n_shapes
+        st = shapes[t]
+        if t != s and st.kind != PLANE and (plane or st.big == 0 or t > s):
+            n_cand = n_cand + 1
+            near = bool(False)
+            if plane:
+                near = near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, shapes[s].offset)
+            else:
+                near = boxes_overlap(lo, hi, e, s, t)
+            if near:
+                if filtered(cd, s, t):
+                    n_filt = n_filt + 1
+                else:
+                    n_hit = n_hit + 1
+                    narrow(cd, sc, out, e, s, t)
+    out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, 0)
 
 
 @wp.kernel

@@ -12,26 +12,13 @@ import warp as wp
 
 from .gjk import convex_pair
 from .manifold import manifold, reduce_emit
-from .primitives import CONVEX, MANIFOLD, NOTHING, box_box, plane_pair, seg_box, segments
+from .primitives import CONVEX, MANIFOLD, NOTHING, box_box, plane_pair, segments
 from .wp_types import BOX, CAPSULE, PLANE, CollisionData, CollisionScratch, ContactBuffer, Pair
-
-
-@wp.func
-def combine(x: float, y: float, mode: int):
-    """PhysX PxCombineMode: average, min, multiply, max."""
-    if mode == 1:
-        return wp.min(x, y)
-    if mode == 2:
-        return x * y
-    if mode == 3:
-        return wp.max(x, y)
-    return 0.5 * (x + y)
 
 
 @wp.func
 def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, i: int, j: int):
     c_shapes = cd.shapes
-    c_mats = cd.mats
     a = i
     b = j
     if c_shapes[j].kind < c_shapes[i].kind:
@@ -39,20 +26,11 @@ def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, 
         b = i
     sa = c_shapes[a]
     sb = c_shapes[b]
-    ma = c_mats[sa.mat]
-    mb = c_mats[sb.mat]
-    fm = wp.max(ma.friction_mode, mb.friction_mode)      # PhysX: the higher mode wins
     pr = Pair()
     pr.e = e
     pr.a = a
     pr.b = b
-    pr.fa = sa.frame
-    pr.fb = sb.frame
     pr.margin = sa.offset + sb.offset
-    pr.rest = sa.rest + sb.rest
-    pr.mat = wp.vec3(combine(ma.static_friction, mb.static_friction, fm),
-                     combine(ma.dynamic_friction, mb.dynamic_friction, fm),
-                     combine(ma.restitution, mb.restitution, wp.max(ma.restitution_mode, mb.restitution_mode)))
     ka = sa.kind
     kb = sb.kind
     hit = int(NOTHING)
@@ -65,8 +43,6 @@ def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, 
             hit, n, sep, pa, m = plane_pair(cd, sc, pr)
     elif kb <= CAPSULE:
         hit, n, sep, pa, m = segments(cd, sc, pr)
-    elif kb == BOX and ka <= CAPSULE:
-        hit, n, sep, pa, m = seg_box(cd, sc, pr)
     elif kb == BOX:
         hit, n, sep, pa, m = box_box(cd, sc, pr)
     else:
@@ -75,4 +51,4 @@ def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, 
         hit, n, sep, pa, m = convex_pair(cd, sc, pr)
     if hit == MANIFOLD and sep <= pr.margin:
         m = manifold(cd, sc, pr, n, sep, pa)
-    reduce_emit(sc, out, pr, m, n)
+    reduce_emit(sc.cand, sc.cs, out, pr, m, n)

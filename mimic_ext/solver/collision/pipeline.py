@@ -18,6 +18,17 @@ CONTACTS_PER_SHAPE = 8
 BIG_FACTOR = 4.0
 
 
+def combine_materials(a, b) -> tuple[float, float, float]:
+    """PhysX's pair material: each value averaged, or min / multiply / max when a material
+    asks; with two different modes the later in average < min < multiply < max wins."""
+    def one(x, y, mode):
+        return {"average": 0.5 * (x + y), "min": min(x, y), "multiply": x * y, "max": max(x, y)}[mode]
+    fm = max(a.friction_mode, b.friction_mode, key=COMBINE_MODES.index)
+    rm = max(a.restitution_mode, b.restitution_mode, key=COMBINE_MODES.index)
+    return (one(a.static_friction, b.static_friction, fm), one(a.dynamic_friction, b.dynamic_friction, fm),
+            one(a.restitution, b.restitution, rm))
+
+
 def _pow2(n: int) -> int:
     p = 16
     while p < n:
@@ -112,13 +123,12 @@ class CollisionModel:
         cd.verts = arr(verts, wp.vec3)
         cd.faces = arr(faces, T.FaceData)
         cd.fverts = arr(fverts, int)
-        md = []
-        for m in mats:
-            x = T.MaterialData()
-            x.static_friction, x.dynamic_friction, x.restitution = m.static_friction, m.dynamic_friction, m.restitution
-            x.friction_mode, x.restitution_mode = COMBINE_MODES.index(m.friction_mode), COMBINE_MODES.index(m.restitution_mode)
-            md.append(x)
-        cd.mats = arr(md, T.MaterialData)
+        cd.n_mats = max(len(mats), 1)
+        self.pair_material = np.array([combine_materials(x, y) for x in mats for y in mats]).reshape(-1, 3) \
+            if mats else np.zeros((1, 3))
+        cd.pair_mat = arr([wp.vec3(*v) for v in self.pair_material], wp.vec3)
+        self.shape_material = np.array([mats.index(s.material) for s in shapes], int)
+        self.shape_rest = np.array([s.rest_offset for s in shapes], float)
         cd.n_gsets = max(len(gsets), 1)
         table = [int(spec.group_table.get((a, b), True)) for a in gsets for b in gsets]
         cd.gtable = arr(table or [1], int)
@@ -183,9 +193,9 @@ class CollisionModel:
         b = T.ContactBuffer()
         b.count, b.lost = wp.zeros(N, dtype=int, device=d), wp.zeros(N, dtype=int, device=d)
         b.stats = wp.zeros(N, dtype=wp.vec4i, device=d)
-        b.shapes, b.frames = z(C, wp.vec2i), z(C, wp.vec2i)
+        b.shapes = z(C, wp.vec2i)
         b.point, b.normal = z(C, wp.vec3), z(C, wp.vec3)
-        b.sep, b.rest, b.mat = z(C, float), z(C, float), z(C, wp.vec3)
+        b.sep = z(C, float)
         self.buffer = b
 
     # ---- detection ----------------------------------------------------------------------------
@@ -216,11 +226,21 @@ class CollisionModel:
         return self.buffer
 
     def contacts(self) -> Contacts:
+        """The buffer as numpy, with each contact's frames, material and rest offset looked
+        up from its shapes (as ``pairs.py`` does in kernels)."""
         b = self.buffer
-        return Contacts(count=b.count.numpy(), lost=b.lost.numpy(), shapes=b.shapes.numpy(), frames=b.frames.numpy(),
-                        point=b.point.numpy(), normal=b.normal.numpy(), separation=b.sep.numpy(),
-                        rest_offset=b.rest.numpy(), material=b.mat.numpy(), shape_paths=self.shape_paths,
-                        shape_bodies=self.shape_bodies)
+        shapes = b.shapes.numpy()
+        sa, sb = shapes[..., 0], shapes[..., 1]
+        if not self.shape_paths:                 # nothing to look up (the buffer stays empty)
+            sa = sb = np.zeros_like(sa)
+            frame, mat_of, rest = np.full(1, -1), np.zeros(1, int), np.zeros(1)
+        else:
+            frame, mat_of, rest = self.shape_frame, self.shape_material, self.shape_rest
+        return Contacts(count=b.count.numpy(), lost=b.lost.numpy(), shapes=shapes,
+                        frames=np.stack([frame[sa], frame[sb]], -1), point=b.point.numpy(), normal=b.normal.numpy(),
+                        separation=b.sep.numpy(), rest_offset=rest[sa] + rest[sb],
+                        material=self.pair_material[mat_of[sa] * self.data.n_mats + mat_of[sb]],
+                        shape_paths=self.shape_paths, shape_bodies=self.shape_bodies)
 
     def stats(self) -> np.ndarray:
         """Per environment: (candidate pairs, pairs collided, pairs filtered, 0) of the last detection."""

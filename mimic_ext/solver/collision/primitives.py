@@ -1,12 +1,12 @@
 """Closed-form narrow phase for primitive pairs (normals from shape b to shape a).
 
 Spheres and capsules are a point or a segment (their *core*) inflated by a radius, so
-sphere/sphere, sphere/capsule and capsule/capsule are closest points of two segments,
-and sphere/box and capsule/box the closest points of a segment and a box: the segment's
-ends and the box's 12 edges when it stays outside, a 6-axis separating-axis test when it
-enters. Box/box is the separating-axis test on 15 axes (GJK when they are apart). Every pair with a plane starts
-from the shape's support point towards the plane. Pairs that return ``MANIFOLD`` get
-their contact points from the clipped features (``manifold``).
+sphere/sphere, sphere/capsule and capsule/capsule are closest points of two segments.
+Box/box is the separating-axis test on 15 axes, and sphere/box and capsule/box the same
+test with the core as a flat box: exact whenever the cores overlap; cores apart go to
+GJK, exact too. Every pair with a plane starts from the shape's support point towards
+the plane. Pairs that return ``MANIFOLD`` get their contact points from the clipped
+features (``manifold``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import warp as wp
 
 from .manifold import add_candidate
 from .support import box_corner, col, sgn, support
-from .wp_types import CollisionData, CollisionScratch, Pair
+from .wp_types import BOX, CollisionData, CollisionScratch, Pair, ShapeData
 
 NOTHING = wp.constant(0)
 MANIFOLD = wp.constant(1)       # normal, separation, deepest point known: clip the features
@@ -112,105 +112,8 @@ def segments(cd: CollisionData, sc: CollisionScratch, pr: Pair):
             n = nk
         sep = l - ra - rb
         if sep <= pr.margin:
-            m = add_candidate(sc, e, m, 0.5 * ((x - ra * nk) + (y + rb * nk)), sep)
+            m = add_candidate(sc.cand, sc.cs, e, m, 0.5 * ((x - ra * nk) + (y + rb * nk)), sep)
     return WRITTEN, n, 0.0, x0, m
-
-
-@wp.func
-def seg_box(cd: CollisionData, sc: CollisionScratch, pr: Pair):
-    """A sphere's or capsule's core segment (shape a) against a box (shape b)."""
-    s_Rw = sc.Rw
-    s_pw = sc.pw
-    c_shapes = cd.shapes
-    e = pr.e
-    sb = c_shapes[pr.b]
-    h = sb.size
-    Rb = s_Rw[e, pr.b]
-    cb = s_pw[e, pr.b]
-    Rt = wp.transpose(Rb)
-    ax = core_axis(cd, sc, e, pr.a)
-    ca = s_pw[e, pr.a]
-    r = c_shapes[pr.a].radius
-    p0 = Rt * (ca - ax - cb)
-    p1 = Rt * (ca + ax - cb)
-    dseg = p1 - p0
-    # does the segment enter the box? (slabs)
-    t0 = float(0.0)
-    t1 = float(1.0)
-    for k in range(3):
-        if wp.abs(dseg[k]) < 1.0e-12:
-            if wp.abs(p0[k]) > h[k]:
-                t0 = 2.0
-        else:
-            ta = (-h[k] - p0[k]) / dseg[k]
-            tb = (h[k] - p0[k]) / dseg[k]
-            t0 = wp.max(t0, wp.min(ta, tb))
-            t1 = wp.min(t1, wp.max(ta, tb))
-    nl = wp.vec3(0.0)
-    xa = p0
-    sep = float(0.0)
-    if t0 > t1:
-        # outside: nearest of the ends' clamped points and the 12 edges' closest points
-        best = float(3.0e38)
-        for k in range(14):
-            ya = p0
-            yb = wp.vec3(0.0)
-            if k < 2:
-                if k == 1:
-                    ya = p1
-                yb = wp.vec3(wp.clamp(ya[0], -h[0], h[0]), wp.clamp(ya[1], -h[1], h[1]), wp.clamp(ya[2], -h[2], h[2]))
-            else:
-                i = (k - 2) // 4          # edge along axis i, at corner (+-h_j, +-h_k)
-                q = (k - 2) % 4
-                e0 = wp.vec3(h[0], h[1], h[2])
-                if q & 1 == 1:
-                    e0[(i + 1) % 3] = -e0[(i + 1) % 3]
-                if q >= 2:
-                    e0[(i + 2) % 3] = -e0[(i + 2) % 3]
-                e1 = wp.vec3(e0)
-                e0[i] = -h[i]
-                e1[i] = h[i]
-                s, t = segment_params(p0, p1, e0, e1)
-                ya = p0 + s * dseg
-                yb = e0 + t * (e1 - e0)
-            d2 = wp.length_sq(ya - yb)
-            if d2 < best:
-                best = d2
-                xa = ya
-                nl = ya - yb
-        l = wp.sqrt(best)
-        sep = l - r
-        nl = nl / wp.max(l, 1.0e-12)
-        if l <= 1.0e-12:
-            nl = wp.vec3(0.0, 0.0, 1.0)
-    else:
-        # the core enters the box: least overlap over the box axes and segment x box axes
-        u = wp.normalize(dseg)
-        depth = float(3.0e38)
-        for k in range(6):
-            L = wp.vec3(0.0)
-            L[k % 3] = 1.0
-            if k >= 3:
-                L = wp.cross(u, L)
-            ll = wp.length(L)
-            if ll > 1.0e-6:
-                L = L / ll
-                rb = h[0] * wp.abs(L[0]) + h[1] * wp.abs(L[1]) + h[2] * wp.abs(L[2])
-                a0 = wp.dot(p0, L)
-                a1 = wp.dot(p1, L)
-                up = rb - wp.min(a0, a1)         # push a along +L until it clears the box
-                dn = wp.max(a0, a1) + rb         # or along -L
-                if up < depth:
-                    depth = up
-                    nl = L
-                if dn < depth:
-                    depth = dn
-                    nl = -L
-        if wp.dot(p1, nl) < wp.dot(p0, nl):
-            xa = p1
-        sep = -depth - r
-    n = Rb * nl
-    return MANIFOLD, n, sep, Rb * xa + cb - r * n, 0
 
 
 @wp.func
@@ -220,23 +123,34 @@ def box_radius(R: wp.mat33, h: wp.vec3, L: wp.vec3):
 
 
 @wp.func
+def core_box(s: ShapeData):
+    """Half extents of a shape's core as a box: a sphere's is a point, a capsule's a segment."""
+    if s.kind == BOX:
+        return s.size
+    return wp.vec3(0.0, 0.0, s.size[1])
+
+
+@wp.func
 def box_box(cd: CollisionData, sc: CollisionScratch, pr: Pair):
-    """Separating axes: 3 + 3 face normals, 9 edge cross products. Overlapping boxes take
-    the axis of least overlap (exact for boxes), an edge axis only when it beats the best
-    face clearly; its deepest point is then the closest point of the two edges. Boxes apart
-    but within the margin go to GJK for their exact distance."""
+    """A box, or a sphere's or capsule's core as a flat box, against a box (b): separating
+    axes, 3 + 3 face normals and 9 edge cross products. Overlapping cores take the axis of
+    least overlap (exact: it is among these), an edge axis only when it beats the best face
+    clearly; its deepest point is then the closest point of the two edges. Cores apart are
+    left to GJK, as the axes only bound their distance from below (a corner facing an edge
+    is nearer along none of them)."""
     s_Rw = sc.Rw
     s_pw = sc.pw
     c_shapes = cd.shapes
     e = pr.e
-    ha = c_shapes[pr.a].size
+    ha = core_box(c_shapes[pr.a])
+    r = c_shapes[pr.a].radius
     hb = c_shapes[pr.b].size
     Ra = s_Rw[e, pr.a]
     Rb = s_Rw[e, pr.b]
     ca = s_pw[e, pr.a]
     cb = s_pw[e, pr.b]
     D = ca - cb
-    tol = 1.0e-3 * wp.min(wp.min(ha[0], wp.min(ha[1], ha[2])), wp.min(hb[0], wp.min(hb[1], hb[2])))
+    tol = 1.0e-3 * wp.min(hb[0], wp.min(hb[1], hb[2]))
     best = float(-3.0e38)
     face_best = float(-3.0e38)
     bn = wp.vec3(0.0)
@@ -253,7 +167,7 @@ def box_box(cd: CollisionData, sc: CollisionScratch, pr: Pair):
         if l > 1.0e-5:
             L = L / l
             s = wp.abs(wp.dot(D, L)) - box_radius(Ra, ha, L) - box_radius(Rb, hb, L)
-            if s > pr.margin:
+            if s - r > pr.margin:
                 return NOTHING, bn, s, ca, 0
             if q < 6:
                 face_best = wp.max(face_best, s)
@@ -262,35 +176,33 @@ def box_box(cd: CollisionData, sc: CollisionScratch, pr: Pair):
                 bn = L * sgn(wp.dot(D, L))
                 bq = q
     if best > 0.0:
-        # apart: separating axes only bound the distance from below (a corner facing an edge
-        # is nearer along no axis of the 15); GJK gives it exactly
         return CONVEX, bn, best, ca, 0
+    sep = best - r
+    pa = box_corner(Ra, ca, ha, -bn) - r * bn
     if bq >= 6:
         # edge x edge: a's edge along its axis i farthest along -n, b's along +n
         i = (bq - 6) // 3
         j = (bq - 6) % 3
         ua = col(Ra, i) * ha[i]
         ub = col(Rb, j) * hb[j]
-        pa = box_corner(Ra, ca, ha, -bn)
-        pa = pa - col(Ra, i) * (wp.dot(pa - ca, col(Ra, i)))
-        pb = box_corner(Rb, cb, hb, bn)
-        pb = pb - col(Rb, j) * (wp.dot(pb - cb, col(Rb, j)))
-        s, t = segment_params(pa - ua, pa + ua, pb - ub, pb + ub)
-        xa = pa - ua + (2.0 * s) * ua
-        return MANIFOLD, bn, wp.dot(xa - (pb - ub + (2.0 * t) * ub), bn), xa, 0
-    pa = box_corner(Ra, ca, ha, -bn)
-    if bq < 3:
-        pa = box_corner(Rb, cb, hb, bn) + best * bn
-    return MANIFOLD, bn, best, pa, 0
+        xa = box_corner(Ra, ca, ha, -bn)
+        xa = xa - col(Ra, i) * (wp.dot(xa - ca, col(Ra, i)))
+        xb = box_corner(Rb, cb, hb, bn)
+        xb = xb - col(Rb, j) * (wp.dot(xb - cb, col(Rb, j)))
+        s, t = segment_params(xa - ua, xa + ua, xb - ub, xb + ub)
+        xa = xa - ua + (2.0 * s) * ua
+        sep = wp.dot(xa - (xb - ub + (2.0 * t) * ub), bn) - r
+        pa = xa - r * bn
+    elif bq < 3:
+        pa = box_corner(Rb, cb, hb, bn) + sep * bn
+    return MANIFOLD, bn, sep, pa, 0
 
 
 @wp.func
 def plane_pair(cd: CollisionData, sc: CollisionScratch, pr: Pair):
     """Any shape (a) against a static infinite plane (b): its support point towards it."""
-    s_Rw = sc.Rw
-    s_pw = sc.pw
-    c_shapes = cd.shapes
     e = pr.e
-    n = col(s_Rw[e, pr.b], 2)
-    pa = support(cd, sc, e, pr.a, -n) - n * c_shapes[pr.a].radius
-    return MANIFOLD, n, wp.dot(pa - s_pw[e, pr.b], n), pa, 0
+    n = col(sc.Rw[e, pr.b], 2)
+    sa = cd.shapes[pr.a]
+    pa = support(sa, cd.verts, sc.Rw[e, pr.a], sc.pw[e, pr.a], -n) - n * sa.radius
+    return MANIFOLD, n, wp.dot(pa - sc.pw[e, pr.b], n), pa, 0

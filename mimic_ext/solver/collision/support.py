@@ -4,16 +4,19 @@
 is its centre, a capsule's its segment: GJK works on cores and adds the radius after).
 ``feature`` writes the surface points of the face, edge or vertex a shape turns towards a
 direction: a box's most aligned face, a plane's square under the other shape, a
-cylinder's cap (an octagon whose first corner is the rim's support point) or side line,
+cylinder's cap (its inscribed square, a corner at the rim's support point) or side line,
 a capsule's segment, a hull's most aligned face. The manifold clips one feature against
 the other. Polygons' winding is not used (side planes are oriented by the centroid).
+
+Helpers called in loops take the arrays they read, not the model and scratch structs:
+Warp passes structs by value, and copying them per call cost more than the geometry.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from .wp_types import BOX, CAPSULE, CYLINDER, HULL, MAXP, PLANE, CollisionData, CollisionScratch
+from .wp_types import BOX, CAPSULE, CYLINDER, HULL, MAXP, PLANE, FaceData, ShapeData
 
 
 @wp.func
@@ -40,15 +43,8 @@ def box_corner(R: wp.mat33, c: wp.vec3, h: wp.vec3, d: wp.vec3):
 
 
 @wp.func
-def support(cd: CollisionData, sc: CollisionScratch, e: int, idx: int, d: wp.vec3):
-    """Farthest point of shape ``idx``'s core along ``d`` (world)."""
-    s_Rw = sc.Rw
-    s_pw = sc.pw
-    c_shapes = cd.shapes
-    c_verts = cd.verts
-    s = c_shapes[idx]
-    R = s_Rw[e, idx]
-    c = s_pw[e, idx]
+def support(s: ShapeData, verts: wp.array(dtype=wp.vec3), R: wp.mat33, c: wp.vec3, d: wp.vec3):
+    """Farthest point of a shape's core along ``d`` (world)."""
     if s.kind == BOX:
         return box_corner(R, c, s.size, d)
     dl = wp.transpose(R) * d
@@ -63,33 +59,44 @@ def support(cd: CollisionData, sc: CollisionScratch, e: int, idx: int, d: wp.vec
     elif s.kind == HULL:
         best = float(-3.0e38)
         for i in range(s.v0, s.v0 + s.nv):
-            h = wp.dot(c_verts[i], dl)
+            h = wp.dot(verts[i], dl)
             if h > best:
                 best = h
-                loc = c_verts[i]
+                loc = verts[i]
     return c + R * loc
 
 
 @wp.func
-def feature(cd: CollisionData, sc: CollisionScratch, e: int, idx: int, d: wp.vec3, off: int,
-            near: wp.vec3, extent: float):
-    """Write the surface points of the feature shape ``idx`` turns towards ``d`` at
-    ``sc.pts[e, off:]``; return their count (1 point, 2 a segment, more a face). A plane's
+def feature(s: ShapeData, verts: wp.array(dtype=wp.vec3), faces: wp.array(dtype=FaceData),
+            fverts: wp.array(dtype=int), R: wp.mat33, c: wp.vec3, d: wp.vec3,
+            pts: wp.array2d(dtype=wp.vec3), e: int, off: int, near: wp.vec3, extent: float):
+    """Write the surface points of the feature a shape turns towards ``d`` at
+    ``pts[e, off:]``; return their count (1 point, 2 a segment, more a face). A plane's
     feature is a square of half side ``extent`` under the point ``near``."""
-    s_pts = sc.pts
-    s_Rw = sc.Rw
-    s_pw = sc.pw
-    c_shapes = cd.shapes
-    c_verts = cd.verts
-    c_faces = cd.faces
-    c_fverts = cd.fverts
-    s = c_shapes[idx]
-    R = s_Rw[e, idx]
-    c = s_pw[e, idx]
     dl = wp.transpose(R) * d
     n = int(0)
-    if s.kind == BOX or s.kind == PLANE:
-        cen = near - col(R, 2) * wp.dot(near - c, col(R, 2))
+    h = s.size[1]
+    r = s.size[0]
+    rxy = wp.sqrt(dl[0] * dl[0] + dl[1] * dl[1])
+    u = wp.vec3(1.0, 0.0, 0.0)                  # d across a cylinder's axis, its local frame
+    if rxy > 1.0e-9:
+        u = wp.vec3(dl[0] / rxy, dl[1] / rxy, 0.0)
+    if s.kind == HULL:
+        best = float(-3.0e38)
+        bf = int(s.f0)
+        for f in range(s.f0, s.f0 + s.nf):
+            a = wp.dot(faces[f].n, dl)
+            if a > best:
+                best = a
+                bf = f
+        fd = faces[bf]
+        n = wp.min(fd.count, MAXP)
+        for q in range(n):
+            # a face with more corners than a feature holds: every (count / MAXP)-th corner
+            pts[e, off + q] = c + R * verts[fverts[fd.start + (q * fd.count) // n]]
+    elif s.kind == BOX or s.kind == PLANE or (s.kind == CYLINDER and wp.abs(dl[2]) >= 0.70710678):
+        # a quad: centre +- t1 +- t2
+        cen = near - col(R, 2) * wp.dot(near - c, col(R, 2))     # a plane: a square under ``near``
         t1 = col(R, 0) * extent
         t2 = col(R, 1) * extent
         if s.kind == BOX:
@@ -101,46 +108,27 @@ def feature(cd: CollisionData, sc: CollisionScratch, e: int, idx: int, d: wp.vec
             cen = c + col(R, k) * (sgn(dl[k]) * s.size[k])
             t1 = col(R, (k + 1) % 3) * s.size[(k + 1) % 3]
             t2 = col(R, (k + 2) % 3) * s.size[(k + 2) % 3]
+        elif s.kind == CYLINDER:
+            # the cap's inscribed square with a corner at the rim's support point
+            v = wp.vec3(-u[1], u[0], 0.0)
+            cen = c + col(R, 2) * (sgn(dl[2]) * h)
+            t1 = R * (u + v) * (0.5 * r)
+            t2 = R * (u - v) * (0.5 * r)
         for q in range(4):      # corners (+,+), (-,+), (-,-), (+,-)
             a = 1.0 - 2.0 * float((q ^ (q >> 1)) & 1)
             b = 1.0 - 2.0 * float(q >> 1)
-            s_pts[e, off + q] = cen + a * t1 + b * t2
+            pts[e, off + q] = cen + a * t1 + b * t2
         n = 4
-    elif s.kind == CYLINDER:
-        r = s.size[0]
-        h = s.size[1]
-        rxy = wp.sqrt(dl[0] * dl[0] + dl[1] * dl[1])
-        u = wp.vec3(1.0, 0.0, 0.0)
-        if rxy > 1.0e-9:
-            u = wp.vec3(dl[0] / rxy, dl[1] / rxy, 0.0)
-        if wp.abs(dl[2]) >= 0.70710678:
-            n = 8
-            for q in range(8):
-                s_pts[e, off + q] = c + R * (u * r + wp.vec3(0.0, 0.0, sgn(dl[2]) * h))
-                u = wp.vec3(0.70710678 * (u[0] - u[1]), 0.70710678 * (u[0] + u[1]), 0.0)
-        else:
-            n = 2
-            s_pts[e, off] = c + R * (u * r + wp.vec3(0.0, 0.0, h))
-            s_pts[e, off + 1] = c + R * (u * r - wp.vec3(0.0, 0.0, h))
-    elif s.kind == HULL:
-        best = float(-3.0e38)
-        bf = int(s.f0)
-        for f in range(s.f0, s.f0 + s.nf):
-            a = wp.dot(c_faces[f].n, dl)
-            if a > best:
-                best = a
-                bf = f
-        fd = c_faces[bf]
-        n = wp.min(fd.count, MAXP)
-        for q in range(n):
-            # a face with more corners than a feature holds: every (count / MAXP)-th corner
-            s_pts[e, off + q] = c + R * c_verts[c_fverts[fd.start + (q * fd.count) // n]]
     else:
-        # sphere or capsule: the segment (a point for a sphere) pushed out by the radius
-        ax = col(R, 2) * s.size[1]
-        s_pts[e, off] = c + ax + d * s.radius
-        s_pts[e, off + 1] = c - ax + d * s.radius
+        # a segment pushed out by the radius: a capsule's (a sphere's is a point), or the
+        # side line of a cylinder facing d
+        out = d * s.radius
+        if s.kind == CYLINDER:
+            out = R * (u * r)
+        ax = col(R, 2) * h
+        pts[e, off] = c + ax + out
+        pts[e, off + 1] = c - ax + out
         n = 1
-        if s.size[1] > 0.0:
+        if h > 0.0:
             n = 2
     return n

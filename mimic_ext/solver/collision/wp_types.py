@@ -70,15 +70,6 @@ class FaceData:
 
 
 @wp.struct
-class MaterialData:
-    static_friction: float
-    dynamic_friction: float
-    restitution: float
-    friction_mode: int      # PhysX PxCombineMode: 0 average, 1 min, 2 multiply, 3 max
-    restitution_mode: int
-
-
-@wp.struct
 class CollisionData:
     n_shapes: int
     n_owners: int
@@ -86,7 +77,8 @@ class CollisionData:
     verts: wp.array(dtype=wp.vec3)
     faces: wp.array(dtype=FaceData)
     fverts: wp.array(dtype=int)
-    mats: wp.array(dtype=MaterialData)
+    n_mats: int
+    pair_mat: wp.array(dtype=wp.vec3)   # [mat_a * n_mats + mat_b]: combined (static, dynamic friction, restitution)
     n_gsets: int
     gtable: wp.array(dtype=int)         # [gset_a * n_gsets + gset_b] = 1 when they collide
     n_owner_pairs: int
@@ -124,29 +116,23 @@ class CollisionScratch:
 @wp.struct
 class ContactBuffer:
     """Per environment: ``count`` contacts in ``[0, count)``; ``lost`` the ones that did not
-    fit; ``stats``: (candidate pairs, pairs sent to the narrow phase, filtered pairs, 0)."""
+    fit; ``stats``: (candidate pairs, pairs sent to the narrow phase, filtered pairs, 0).
+    A contact's frames, material and rest offset follow from its shapes (``pairs.py``)."""
 
     count: wp.array(dtype=int)
     lost: wp.array(dtype=int)
     stats: wp.array(dtype=wp.vec4i)
     shapes: wp.array2d(dtype=wp.vec2i)  # (a, b): the normal points from b to a
-    frames: wp.array2d(dtype=wp.vec2i)  # their frames (-1: world)
     point: wp.array2d(dtype=wp.vec3)    # world, midway between the two surfaces
     normal: wp.array2d(dtype=wp.vec3)   # world, unit, from shape b to shape a
     sep: wp.array2d(dtype=float)        # signed distance between the surfaces (< 0: penetration)
-    rest: wp.array2d(dtype=float)       # rest offset of the pair (rest_a + rest_b)
-    mat: wp.array2d(dtype=wp.vec3)      # combined (static friction, dynamic friction, restitution)
 
 
 @wp.struct
 class Pair:
-    """The pair being collided: environment, shapes, frames, margin and material."""
+    """The pair being collided: environment, shapes (kind of a <= kind of b), margin."""
 
     e: int
     a: int
     b: int
-    fa: int
-    fb: int
     margin: float
-    rest: float
-    mat: wp.vec3
