@@ -64,3 +64,20 @@ def test_candidate_pairs_grow_linearly_with_the_shape_count():
     per_shape = {n: c / n for n, c in counts.items()}
     assert per_shape[1728] < 1.15 * per_shape[512], counts   # linear (quadratic: x 3.4)
     assert per_shape[1728] < 40, counts                      # each shape meets its neighbours and the table
+
+
+def test_a_full_buffer_counts_the_contacts_it_could_not_keep():
+    # two boxes resting flat on the plane: 8 contacts, room for 5
+    shapes = [box((0.05, 0.05, 0.05), "a"), box((0.05, 0.05, 0.05), "b"), plane(0.0)]
+    poses = {"a": pose((0, 0, 0.049))[None], "b": pose((0.5, 0, 0.049))[None]}
+    _, full = collide(shapes, poses)
+    _, c = collide(shapes, poses, capacity=5)
+    assert full.count[0] == 8 and full.lost[0] == 0
+    assert c.count[0] == 5 and c.lost[0] == 3
+
+
+def test_no_colliders_and_static_only_scenes_detect_nothing():
+    _, c = collide([], {})
+    assert c.count[0] == 0
+    _, c = collide([box((0.1, 0.1, 0.1), None), plane(0.0)], {})      # static box in the plane: never a pair
+    assert c.count[0] == 0

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import warp as wp
-from pxr import Gf, UsdGeom, UsdPhysics
+from pxr import Gf, UsdGeom, UsdPhysics, UsdShade
 
 from mimic_ext.solver import Solver, build_model
 from mimic_ext.solver.collision import build_collision, motion_frames
+from mimic_ext.solver.collision.pairs import pair_frames, pair_material, pair_rest
+from mimic_ext.solver.collision.wp_types import CollisionData, ContactBuffer
 from solver_stages import gripper
 
 FK = 2e-6
@@ -132,3 +134,44 @@ def test_contacts_read_back_per_shape_pair():
     assert len(pc.points) == 4
     np.testing.assert_allclose(pc.separations, -0.015, atol=1e-5)
     np.testing.assert_allclose(pc.normals, [[0, 0, 1]] * 4, atol=1e-6)
+
+
+@wp.kernel
+def _pair_lookup(cd: CollisionData, out: ContactBuffer, frames: wp.array2d(dtype=wp.vec2i),
+                 mats: wp.array2d(dtype=wp.vec3), rests: wp.array2d(dtype=float)):
+    e, c = wp.tid()
+    if c < out.count[e]:
+        ab = out.shapes[e, c]
+        frames[e, c] = pair_frames(cd, ab[0], ab[1])
+        mats[e, c] = pair_material(cd, ab[0], ab[1])
+        rests[e, c] = pair_rest(cd, ab[0], ab[1])
+
+
+def test_kernel_side_pair_lookups_match_the_readout():
+    """What contact rows will read per contact (frames, combined material, rest offset)
+    from the shapes alone, the same as the host readout."""
+    st, model = gripper_with_colliders(2)
+    rubber = UsdShade.Material.Define(st, "/World/rubber")
+    api = UsdPhysics.MaterialAPI.Apply(rubber.GetPrim())
+    api.CreateStaticFrictionAttr(1.1)
+    api.CreateDynamicFrictionAttr(0.9)
+    api.CreateRestitutionAttr(0.3)
+    UsdShade.MaterialBindingAPI.Apply(st.GetPrimAtPath("/World/palm/collider")).Bind(
+        rubber, UsdShade.Tokens.weakerThanDescendants, "physics")
+    cm = build_collision(st, model, ground_plane=-0.2)
+    q = np.tile(model.state().joint_q.numpy()[0], (2, 1))
+    q[:, len(model.joints) + 2] = -0.19
+    cm.collide(*cm.frames(model, q))
+    c = cm.contacts()
+    N, C = c.shapes.shape[:2]
+    frames = wp.zeros((N, C), dtype=wp.vec2i)
+    mats = wp.zeros((N, C), dtype=wp.vec3)
+    rests = wp.zeros((N, C), dtype=float)
+    wp.launch(_pair_lookup, dim=(N, C), inputs=[cm.data, cm.buffer, frames, mats, rests])
+    assert any(np.allclose(m, [0.8, 0.7, 0.15]) for m in c.material[0, :c.count[0]])   # rubber with the default
+    for e in range(N):
+        k = c.count[e]
+        assert k > 0
+        np.testing.assert_array_equal(frames.numpy()[e, :k], c.frames[e, :k])
+        np.testing.assert_allclose(mats.numpy()[e, :k], c.material[e, :k], rtol=1e-7)
+        np.testing.assert_allclose(rests.numpy()[e, :k], c.rest_offset[e, :k], atol=1e-9)

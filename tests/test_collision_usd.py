@@ -204,13 +204,20 @@ def test_disabled_colliders_and_unsupported_geometry_are_left_out():
     assert any("/World/b/cone: CollisionAPI on a Cone is not supported" in w for w in spec.warnings)
 
 
-def test_non_uniform_scale_on_a_sphere_warns_and_takes_the_largest():
+def test_non_uniform_scale_on_a_sphere_or_across_a_capsule_warns_and_takes_the_largest():
     st = new_stage()
     xform(st, "/World/b", body=True)
     geom(st, "/World/b/egg", "Sphere", scale=(1, 1, 3), radius=0.1)
+    geom(st, "/World/b/flat_pill", "Capsule", scale=(1, 2, 5), radius=0.1, height=0.2)   # axis Z
+    geom(st, "/World/b/long_pill", "Capsule", scale=(1, 1, 5), radius=0.1, height=0.2)   # along its axis: fine
     spec = read_colliders(st)
-    assert spec.shapes[0].size[0] == pytest.approx(0.3, rel=TOL)
-    assert any("/World/b/egg: non-uniform scale" in w for w in spec.warnings)
+    s = by_path(spec)
+    assert s["/World/b/egg"].size[0] == pytest.approx(0.3, rel=TOL)
+    np.testing.assert_allclose(s["/World/b/flat_pill"].size[:2], [0.2, 0.5], rtol=TOL)
+    np.testing.assert_allclose(s["/World/b/long_pill"].size[:2], [0.1, 0.5], rtol=TOL)
+    notes = "\n".join(spec.warnings)
+    assert "/World/b/egg: non-uniform scale" in notes and "/World/b/flat_pill: non-uniform scale" in notes
+    assert "long_pill" not in notes
 
 
 def test_contact_and_rest_offsets_authored_defaulted_and_from_newton():
