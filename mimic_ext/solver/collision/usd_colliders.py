@@ -269,7 +269,8 @@ class _Reader:
             size = 0.5 * _size(prim, "size", 2.0, self.mpu) * s
         elif kind == "sphere":
             if s.max() - s.min() > 1e-6 * s.max():
-                self.notes.append(f"{path}: non-uniform scale {tuple(s)} on a sphere; using the largest")
+                self.notes.append(f"{path}: non-uniform scale ({', '.join(f'{x:g}' for x in s)}) on a sphere; "
+                                  f"using the largest")
             size[0] = _size(prim, "radius", 1.0, self.mpu) * s.max()
         elif kind in ("capsule", "cylinder", "plane"):
             axis = str(prim.GetAttribute("axis").Get() or "Z")

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import warp as wp
 
-SPHERE = wp.constant(0)
-CAPSULE = wp.constant(1)
-BOX = wp.constant(2)
-CYLINDER = wp.constant(3)
-HULL = wp.constant(4)
-PLANE = wp.constant(5)
+from .shapes import KINDS
 
-KIND_NAMES = ("sphere", "capsule", "box", "cylinder", "hull", "plane")
+# shape kinds, in the order pairs are sorted by (``shapes.KINDS``)
+SPHERE, CAPSULE, BOX, CYLINDER, HULL, PLANE = (wp.constant(KINDS.index(k)) for k in
+                                               ("sphere", "capsule", "box", "cylinder", "hull", "plane"))
 
 # per-environment scratch sizes (vec3 slots in CollisionScratch.pts)
 MAXP = wp.constant(16)        # vertices of one contact feature (a face polygon)
