@@ -83,7 +83,9 @@ def convex_hull(points, vertex_limit: int | None = DEFAULT_VERTEX_LIMIT) -> Hull
             break
         f = faces[k]
         eye = int(f[3][np.argmax(p[f[3]] @ f[1] - f[2])])
-        visible = [fi for fi, g in enumerate(faces) if p[eye] @ g[1] - g[2] > tol]
+        normals = np.array([g[1] for g in faces])
+        offsets = np.array([g[2] for g in faces])
+        visible = np.nonzero(normals @ p[eye] - offsets > tol)[0]
         edges = set()
         for fi in visible:
             t = faces[fi][0]
@@ -94,7 +96,7 @@ def convex_hull(points, vertex_limit: int | None = DEFAULT_VERTEX_LIMIT) -> Hull
                     edges.add((x, y))
         orphans = np.unique(np.concatenate([faces[fi][3] for fi in visible]))
         orphans = orphans[orphans != eye]
-        vis = set(visible)
+        vis = set(visible.tolist())
         faces = [g for fi, g in enumerate(faces) if fi not in vis]
         new = []
         for x, y in edges:
@@ -118,23 +120,34 @@ def _assign(p, faces, idx, tol):
 
 
 def _merge(p, faces, tol, truncated) -> Hull:
-    groups: list[list] = []           # [normal sum, offset, triangle list]
-    for t, n, off_, _ in faces:
-        for g in groups:
-            gn = g[0] / np.linalg.norm(g[0])
-            if gn @ n > 1.0 - 1e-9 and abs(off_ - g[1]) <= 10 * tol:
-                g[0] = g[0] + n
-                g[2].append(t)
-                break
-        else:
-            groups.append([n.copy(), off_, [t]])
-    keep = sorted({v for g in groups for t in g[2] for v in t})
+    """Join neighbouring triangles of one plane (on a convex hull they are connected)."""
+    parent = list(range(len(faces)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    by_edge = {}
+    for fi, (t, _, _, _) in enumerate(faces):
+        for x, y in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
+            by_edge[(x, y)] = fi
+    for fi, (t, n, off_, _) in enumerate(faces):
+        for x, y in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
+            gi = by_edge.get((y, x))
+            if gi is not None and n @ faces[gi][1] > 1.0 - 1e-9 and abs(off_ - faces[gi][2]) <= 10 * tol:
+                parent[find(fi)] = find(gi)
+    groups: dict[int, list[int]] = {}
+    for fi in range(len(faces)):
+        groups.setdefault(find(fi), []).append(fi)
+    keep = sorted({v for t, _, _, _ in faces for v in t})
     remap = {v: i for i, v in enumerate(keep)}
     verts = p[keep]
     out_faces, normals, offsets = [], [], []
-    for g in groups:
-        n = g[0] / np.linalg.norm(g[0])
-        ids = np.array(sorted({remap[v] for t in g[2] for v in t}))
+    for members in groups.values():
+        n = sum(faces[fi][1] for fi in members)
+        n = n / np.linalg.norm(n)
+        ids = np.array(sorted({remap[v] for fi in members for v in faces[fi][0]}))
         q = verts[ids]
         cen = q.mean(0)
         x = q[0] - cen
