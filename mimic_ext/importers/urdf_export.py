@@ -48,6 +48,10 @@ class ExportResult:
     links: list[str] = field(default_factory=list)
     #: each link's URDF frame in its USD body's frame (identity unless the joint is off the body origin)
     link_frames: dict[str, Transform] = field(default_factory=dict)
+    #: USD joint path -> its URDF joint name, and -> -1 where the URDF joint runs the other way
+    #: (its coordinate is minus the USD one), else 1
+    joint_paths: dict[str, str] = field(default_factory=dict)
+    joint_signs: dict[str, float] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -449,7 +453,8 @@ class UrdfExporter:
                                  + ", ".join(servo_joints))
         return ExportResult(text="\n".join(lines) + "\n", warnings=self.warnings,
                             joints=list(joint_name.values()), links=list(link_name.values()),
-                            link_frames={link_name[b]: link_frame[b] for b in order})
+                            link_frames={link_name[b]: link_frame[b] for b in order},
+                            joint_paths=dict(joint_name), joint_signs=dict(sign))
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
         """("fixed" | "floating", the root's world pose) when the URDF needs a joint from the
