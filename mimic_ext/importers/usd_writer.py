@@ -228,13 +228,15 @@ class StageWriter:
             drive.CreateMaxForceAttr(float(joint.effort_limit))
 
     def _joint_properties(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
-        """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``) and for
-        Newton (``NewtonJointAPI``): each engine reads only its own attributes. Both take
-        armature (kg m^2 or kg) and friction (N m or N) in SI and the velocity limit in
-        deg/s (revolute) or m/s."""
+        """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``, also what our
+        solver reads) and, with the Newton schema, for Newton (``NewtonJointAPI``): Newton
+        reads only its own attributes. Both take armature (kg m^2 or kg) and friction (N m or
+        N) in SI and the velocity limit in deg/s (revolute) or m/s. (ovphysx reads the Newton
+        ones too, as seeds for its per-axis values.)"""
         velocity = joint.velocity_limit * scale if joint.velocity_limit else None
-        engines = (("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity")),
-                   (NEWTON_JOINT_API, NEWTON_JOINT_ATTRS))
+        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity"))]
+        if NEWTON in self.schemas:  # a stage for PhysX alone gets no Newton schema at all
+            engines.append((NEWTON_JOINT_API, NEWTON_JOINT_ATTRS))
         for api, names in engines:
             values = {n: v for n, v in zip(names, (joint.armature, joint.friction, velocity)) if v}
             if not values:
