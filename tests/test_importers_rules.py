@@ -710,8 +710,9 @@ def test_newton_joint_attributes_are_written_for_newton(tmp_path):
     assert "NewtonJointAPI" in prim.GetAppliedSchemas()
     assert prim.GetAttribute("newton:friction").Get() == pytest.approx(0.3, rel=F32)
     assert prim.GetAttribute("newton:velocityLimit").Get() == pytest.approx(math.degrees(2.5), rel=F32)
-    physx_only = import_robot(path, schema="physx").stage.GetPrimAtPath(result.joint_paths["j1"])
-    assert "NewtonJointAPI" not in physx_only.GetAppliedSchemas() and not physx_only.GetAttribute("newton:friction")
+    physx_only = import_robot(path, schema="physx")  # kept alive while its prim is read
+    j1 = physx_only.stage.GetPrimAtPath(physx_only.joint_paths["j1"])
+    assert "NewtonJointAPI" not in j1.GetAppliedSchemas() and not j1.GetAttribute("newton:friction")
     mjcf_path = tmp_path / "arm.xml"
     mjcf_path.write_text('<mujoco><worldbody><body><joint name="h" armature="0.02" frictionloss="0.4"/>'
                          '<geom size="0.1"/></body></worldbody></mujoco>')
