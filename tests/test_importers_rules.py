@@ -769,3 +769,35 @@ def test_mjcf_body_with_two_joints_and_a_same_body_relation_imports_and_sweeps(t
     for follower in sweep.followers:
         assert follower.status == "pass"
         assert follower.measured_ratio == pytest.approx(0.5, abs=1e-6)
+
+
+def test_hinge_following_a_slide_is_dimensionless_for_newton(tmp_path):
+    """polycoef 10 between a hinge follower and a slide leader (the Stretch gripper): PhysX's
+    gearing is -10 rad/m in degrees per metre; Newton's coef1 is dimensionless between its
+    joint coordinates, so 10 (Newton read 572.96 when it was written in degrees), and the
+    sweep's harness compares both as 572.958 deg/m (discovery converts Newton's)."""
+    path = tmp_path / "pinch.xml"
+    path.write_text("""<mujoco model="pinch">
+  <worldbody><body name="base"><geom type="box" size="0.05 0.05 0.02"/>
+    <body name="slider" pos="0 0 0.1"><joint name="slide" type="slide" axis="1 0 0" range="-0.005 0.04"/>
+      <geom type="box" size="0.02 0.005 0.005"/>
+      <body name="finger" pos="0 0.01 0"><joint name="open" axis="0 0 1" range="-0.6 0.6"/>
+        <geom type="capsule" fromto="0 0 0 0.05 0 0" size="0.005"/></body></body></body></worldbody>
+  <equality><joint joint1="open" joint2="slide" polycoef="0 10"/></equality>
+</mujoco>""")
+    result = import_robot(path)
+    prim = result.stage.GetPrimAtPath(result.joint_paths["open"])
+    assert prim.GetAttribute("newton:mimicCoef1").Get() == pytest.approx(10.0, rel=F32)
+    assert prim.GetAttribute("physxMimicJoint:rotX:gearing").Get() == pytest.approx(-10 * 180 / math.pi, rel=F32)
+    assert {r.schema: r.multiplier for r in read_relations(result.stage)} == pytest.approx(
+        {"physx": 10.0, "newton": 10.0}, rel=F32)
+    from mimic_ext.fet022.discovery import discover
+    cases = {c.relation.schema: c for c in discover(result.stage, read_relations(result.stage)).cases}
+    assert abs(cases["newton"].gearing) == pytest.approx(abs(cases["physx"].gearing), rel=F32)
+    newton = pytest.importorskip("newton", reason="the newton extra")
+    out = tmp_path / "pinch.usda"
+    import_robot(path, out=out)
+    builder = newton.ModelBuilder()
+    builder.add_usd(str(out))
+    follower = builder.joint_label.index(result.joint_paths["open"])
+    assert builder.joint_mimic_coeffs[follower][1] == pytest.approx(10.0, rel=F32)
