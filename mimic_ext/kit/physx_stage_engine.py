@@ -189,7 +189,7 @@ class _OpenStageRun:
         self._arts: list = []
         self._attached = False
         self._settings = carb.settings.get_settings()
-        self._saved: dict[str, bool] = {}
+        self._saved: dict[str, object] = {}
         self._gpu_setting = None
         name = stage.GetRootLayer().realPath or stage.GetRootLayer().identifier
         if self._physx.is_running():
@@ -205,7 +205,7 @@ class _OpenStageRun:
         try:
             self._edit(relations, fix_base, masses)
             for key in (SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD, SETTING_FABRIC):
-                self._saved[key] = self._settings.get_as_bool(key)
+                self._saved[key] = self._settings.get(key)      # None: not set (put back as not set)
                 self._settings.set(key, False)
             self._gpu_setting = self._physx.get_overwrite_gpu_setting()
             self._physx.overwrite_gpu_setting(FORCE_CPU)
@@ -362,7 +362,10 @@ class _OpenStageRun:
         with contextlib.suppress(Exception):
             self._release()
         for key, value in self._saved.items():
-            self._settings.set(key, value)
+            if value is None:
+                self._settings.destroy_item(key)
+            else:
+                self._settings.set(key, value)
         if self._gpu_setting is not None:
             with contextlib.suppress(Exception):
                 self._physx.overwrite_gpu_setting(self._gpu_setting)

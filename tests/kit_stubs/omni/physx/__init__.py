@@ -76,8 +76,9 @@ def _stub_stop() -> None:
 
 
 def _stub_outputs() -> dict:
-    """How many times PhysX wrote results to USD and to Fabric (fetch_results), and the attach/step counts."""
-    return {**SCENE.outputs, **SCENE.counts}
+    """How many times PhysX wrote results to USD and to Fabric (fetch_results), the attach/step counts, and
+    the threads that attached or stepped."""
+    return {**SCENE.outputs, **SCENE.counts, "threads": set(SCENE.threads)}
 
 
 def _stub_reset() -> None:
@@ -87,6 +88,7 @@ def _stub_reset() -> None:
     SCENE.playing, SCENE.gpu_setting = False, -1
     SCENE.outputs.update(usd=0, fabric=0)
     SCENE.counts.update(attach=0, detach=0, simulate=0)
+    SCENE.threads.clear()
 
 
 _stub_register()

@@ -21,6 +21,8 @@ stage units, link world poses ``(px, py, pz, qx, qy, qz, qw)`` in stage units).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from pxr import Usd, UsdPhysics
 
@@ -105,7 +107,9 @@ class WarpBackend:
         self._wp = wp
         self.roots = [str(p.GetPath()) for p in prepared.articulation_roots(flat)]
         self.mpu = joints.meters_per_unit(flat)
-        self.model = build_model(flat, num_envs=1, device="cpu", fix_base=False)
+        with warnings.catch_warnings(record=True) as caught:   # what PhysX would log, kept in ``log``
+            warnings.simplefilter("always")
+            self.model = build_model(flat, num_envs=1, device="cpu", fix_base=False)
         self.state, self._next = self.model.state(), self.model.state()
         self.control = self.model.control()
         self.solver = Solver(self.model)
@@ -121,7 +125,7 @@ class WarpBackend:
                 owner = next((a for a, r in enumerate(self.roots) if _under(body, r)), 0)
                 self._bodies[owner].append(body)
         self._scale = np.array([self.mpu if k == joints.PRISMATIC else 1.0 for k in self.model.joint_kind])
-        self.log: list[str] = []
+        self.log: list[str] = [str(w.message) for w in caught]
 
     def dof_paths(self, a: int) -> list[str]:
         return [self.model.joint_paths[i] for i in self._dofs[a]]
@@ -161,7 +165,7 @@ class WarpBackend:
         self.state, self._next = self._next, self.state
 
     def close(self) -> None:
-        self.log = list(getattr(self.model, "warnings", []))
+        pass
 
 
 def make_backend(name: str, stage: Usd.Stage):

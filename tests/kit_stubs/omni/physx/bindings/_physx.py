@@ -27,6 +27,8 @@ What the stand-in does, as the pyi says the real one does:
 
 from __future__ import annotations
 
+import threading
+
 import carb
 import carb.settings
 from pxr import Usd, UsdPhysics, UsdUtils
@@ -55,6 +57,7 @@ class _Scene:
         self.generation = 0              # bumped whenever every PhysX object is released
         self.outputs = {"usd": 0, "fabric": 0}
         self.counts = {"attach": 0, "detach": 0, "simulate": 0}
+        self.threads: set[int] = set()   # the threads that attached and stepped
         self.pending = False
 
     def release(self) -> None:
@@ -106,6 +109,7 @@ class IPhysxSimulation:
         SCENE.stage_id, SCENE.stage, SCENE.backend, SCENE.backend_name = int(stage_id), stage, backend, name
         SCENE.device_ordinal = 0 if _wants_gpu(stage, SCENE.gpu_setting) else -1
         SCENE.counts["attach"] += 1
+        SCENE.threads.add(threading.get_ident())
         return True
 
     def detach_stage(self) -> None:
@@ -122,6 +126,7 @@ class IPhysxSimulation:
             return
         SCENE.backend.step(float(elapsed_time))
         SCENE.counts["simulate"] += 1
+        SCENE.threads.add(threading.get_ident())
         SCENE.pending = True
 
     def check_results(self) -> bool:
