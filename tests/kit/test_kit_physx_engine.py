@@ -26,20 +26,11 @@ pytest.importorskip("mimic_ext.solver", reason="the Warp solver is not in this t
 SAME_PHYSX = 1e-6
 
 
+pytestmark = pytest.mark.usefixtures("physx_stand_in")   # a fresh stage PhysX per test (conftest)
+
+
 def _needs_ovphysx():
     pytest.importorskip("ovphysx", reason="the omni.physx stand-in runs real PhysX only with the physx extra")
-
-
-@pytest.fixture(autouse=True)
-def physx_stand_in():
-    """A fresh stage PhysX: nothing attached or playing, counters at zero, the default physics."""
-    import omni.physx
-
-    omni.physx._stub_reset()
-    omni.physx._stub_use_backend(None)
-    yield omni.physx
-    omni.physx._stub_reset()
-    omni.physx._stub_use_backend(None)
 
 
 @pytest.fixture

@@ -13,15 +13,7 @@ from fet022_engines_common import ROBOTIQ, shared
 ROOT = "/Robotiq_2F_85/Robotiq_2F_85"     # the Robotiq USD's articulation root
 
 
-@pytest.fixture(autouse=True)
-def physx_stand_in():
-    import omni.physx
-
-    omni.physx._stub_reset()
-    omni.physx._stub_use_backend(None)
-    yield omni.physx
-    omni.physx._stub_reset()
-    omni.physx._stub_use_backend(None)
+pytestmark = pytest.mark.usefixtures("physx_stand_in")   # a fresh stage PhysX per test (conftest)
 
 
 def _attach(stage) -> int:
