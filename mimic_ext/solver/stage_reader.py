@@ -173,6 +173,7 @@ class StageSpec:
     excluded: list[str]                  # joints that are not tree joints: loop closures, unsupported kinds
     source: str
     closures: list[ClosureSpec] = field(default_factory=list)
+    world_bodies: dict[str, np.ndarray] = field(default_factory=dict)   # bodies welded to the world: pose
 
 
 def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
@@ -476,7 +477,8 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
     _mark_closed_trees(links, closures)
     # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
     return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
-                     excluded=excluded, source=layer, closures=closures)
+                     excluded=excluded, source=layer, closures=closures,
+                     world_bodies={b: pose for b, (link, pose) in where.items() if link < 0})
 
 
 def _root(links: list[LinkSpec], i: int) -> int:
@@ -522,7 +524,9 @@ def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
             .GetAxisAttr().Get()
         lim = J.limits_si(prim)
         dof = "angular" if kind == J.REVOLUTE else "linear"
-        if lim is not None or prim.HasAPI(UsdPhysics.DriveAPI, dof):
+        drive = UsdPhysics.DriveAPI(prim, dof) if prim.HasAPI(UsdPhysics.DriveAPI, dof) else None
+        driven = drive is not None and bool((drive.GetStiffnessAttr().Get() or 0) or (drive.GetDampingAttr().Get() or 0))
+        if lim is not None or driven:
             notes.append(f"{path}: limits and drives on a loop-closing joint are not enforced (only its locked "
                          f"directions are)")
         return CLOSURE_MASKS[kind], int(kind == J.REVOLUTE), _axis_turn(_AXES.get(str(token), _AXES["X"]))

@@ -61,6 +61,38 @@ def build(ns) -> None:
                     u0j = wp.clamp(-(md.erp / dt) * relation_error(md, q, t, e, j), -jd.ucap, jd.ucap)
             sc.ws[e, md.o_u0 + j] = u0j
 
+    @wp.func
+    def link_pose(md: MD, sc: SC, e: int, q: A2, l: int):
+        """(joint frame before its motion, link frame after it) of link l, world, from its parent's
+        frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
+        ld = md.links[l]
+        Rj = ld.Rp
+        pj = ld.pp
+        if ld.jtype == FREE:
+            qs = ld.qs
+            Rj = wp.quat_to_matrix(wp.normalize(Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
+            pj = V3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
+        elif ld.parent >= 0:
+            Rpar = sc.R[e, ld.parent]
+            Rj = Rpar * ld.Rp
+            pj = sc.pos[e, ld.parent] + Rpar * ld.pp
+        Rl = Rj
+        pl = pj
+        if ld.jtype == REVOLUTE:
+            qj = q[e, ld.qs]
+            Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
+        elif ld.jtype == PRISMATIC:
+            pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
+        return Rj, pj, Rl, pl
+
+    @wp.func(inline=False)
+    def poses(md: MD, sc: SC, e: int, q: A2):
+        """Every link's frame (``sc.R``, ``sc.pos``) at q, nothing else."""
+        for l in range(md.n_links):
+            Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
+            sc.R[e, l] = Rl
+            sc.pos[e, l] = pl
+
     @wp.func(inline=False)
     def forward(md: MD, e: int, q: A2, u: A2, sc: SC, o: V3, dt: T):
         """FK, joint motion axes, body velocities, bias accelerations, own inertias, and each
@@ -74,15 +106,11 @@ def build(ns) -> None:
         for l in range(md.n_links):
             ld = md.links[l]
             us = ld.us
-            Rl = wp.identity(n=3, dtype=T)
-            pl = V3(T(0.0))
+            Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
             vl = SV()
             al = a_world
             if ld.jtype == FREE:
                 # u = (angular velocity, velocity of the base frame origin), world axes
-                qs = ld.qs
-                Rl = wp.quat_to_matrix(wp.normalize(Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
-                pl = V3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
                 r = pl - o
                 om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
                 vp = V3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
@@ -94,26 +122,14 @@ def build(ns) -> None:
                 vl = sv(om, vp + wp.cross(r, om))
                 al = al + sv(V3(T(0.0)), wp.cross(vp, om))
             else:
-                p = ld.parent
-                Rj = ld.Rp
-                pj = ld.pp
                 vpar = SV()
-                if p >= 0:
-                    Rpar = sc.R[e, p]
-                    Rj = Rpar * ld.Rp
-                    pj = sc.pos[e, p] + Rpar * ld.pp
-                    vpar = sc.V[e, p]
-                    al = sc.Acc[e, p]
+                if ld.parent >= 0:
+                    vpar = sc.V[e, ld.parent]
+                    al = sc.Acc[e, ld.parent]
                 aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
-                qj = q[e, ld.qs]
                 s = sv(V3(T(0.0)), aw)
-                Rl = Rj
-                pl = pj
                 if ld.jtype == REVOLUTE:
-                    Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
                     s = sv(aw, wp.cross(pj - o, aw))
-                else:
-                    pl = pj + aw * qj
                 sc.S[e, us] = s
                 vj = s * u[e, us]
                 vl = vpar + vj
@@ -421,7 +437,7 @@ def build(ns) -> None:
                     u_out[e, us + 3 + d] = T(wp.float64(u_out[e, us + 3 + d]) + dvp[d])
 
     ns.unwrapped, ns.relation_error, ns.corrections = unwrapped, relation_error, corrections
-    ns.forward, ns.momentum64, ns.momentum_targets = forward, momentum64, momentum_targets
+    ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
     ns.composite_pass, ns.reduce_matrix, ns.joint_terms = composite_pass, reduce_matrix, joint_terms
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.integrate, ns.restore_momentum = integrate, restore_momentum

@@ -16,7 +16,7 @@
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
+from .dynamics import F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
 
 SOFT_ROW = wp.constant(2)
 
@@ -28,7 +28,8 @@ def build(ns) -> None:
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
     chol_factor, chol_solve, drop_factor, drop_solve = ns.chol_factor, ns.chol_solve, ns.drop_factor, ns.drop_solve
-    relation_error, unwrapped = ns.relation_error, ns.unwrapped
+    relation_error, unwrapped, poses = ns.relation_error, ns.unwrapped, ns.poses
+    Q = ns.quat
 
     @wp.func(inline=False)
     def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
@@ -39,6 +40,28 @@ def build(ns) -> None:
                 j = ld.us + d2
                 sc.ws[e, oj + j] = sc.ws[e, oj + j] + sign * wp.dot(sc.S[e, j], wr)
             l = ld.parent
+
+    @wp.func
+    def closure_frames(md: MD, sc: SC, e: int, cl: int):
+        """A loop closure's side-a frame (world), side-b anchor, the gap b - a and the rotation
+        error of b relative to a (the free axes' misalignment when x turns freely)."""
+        lp = md.loops[cl]
+        Ra = lp.Ra
+        pa = lp.pa
+        if lp.la >= 0:
+            Ra = sc.R[e, lp.la] * lp.Ra
+            pa = sc.pos[e, lp.la] + sc.R[e, lp.la] * lp.pa
+        Rb = lp.Rb
+        pb = lp.pb
+        if lp.lb >= 0:
+            Rb = sc.R[e, lp.lb] * lp.Rb
+            pb = sc.pos[e, lp.lb] + sc.R[e, lp.lb] * lp.pb
+        Ta = wp.transpose(Ra)
+        Tb = wp.transpose(Rb)
+        rot = wp.cross(Ta[0], Tb[0])
+        if lp.angmode == 0:
+            rot = T(0.5) * (rot + wp.cross(Ta[1], Tb[1]) + wp.cross(Ta[2], Tb[2]))
+        return Ta, pb, pb - pa, rot
 
     @wp.func(inline=False)
     def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T):
@@ -54,24 +77,10 @@ def build(ns) -> None:
         k = md.k
         for cl in range(md.n_loops):
             lp = md.loops[cl]
-            Ra = lp.Ra
-            pa = lp.pa
-            if lp.la >= 0:
-                Ra = sc.R[e, lp.la] * lp.Ra
-                pa = sc.pos[e, lp.la] + sc.R[e, lp.la] * lp.pa
-            Rb = lp.Rb
-            pb = lp.pb
-            if lp.lb >= 0:
-                Rb = sc.R[e, lp.lb] * lp.Rb
-                pb = sc.pos[e, lp.lb] + sc.R[e, lp.lb] * lp.pb
-            rot = wp.cross(wp.transpose(Ra)[0], wp.transpose(Rb)[0])   # revolute: misalignment of the free axes
-            if lp.angmode == 0:             # all rotations locked: small rotation of b relative to a
-                rot = T(0.5) * (rot + wp.cross(wp.transpose(Ra)[1], wp.transpose(Rb)[1])
-                                + wp.cross(wp.transpose(Ra)[2], wp.transpose(Rb)[2]))
-            gap = pb - pa
+            Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
             for rr in range(lp.row0, lp.row1):
                 d = md.loop_dir[rr]
-                ax = wp.transpose(Ra)[d % 3]
+                ax = Ta[d % 3]
                 err = wp.dot(rot, ax)
                 wr = sv(ax, V3(T(0.0)))
                 if d < 3:
@@ -94,6 +103,50 @@ def build(ns) -> None:
                         ju0 = ju0 + val * ws[e, md.o_u0 + j]
                 ws[e, md.o_eL + rr] = err
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
+
+    @wp.func(inline=False)
+    def loop_project(md: MD, sc: SC, e: int, q: A2):
+        """Post-stabilisation: move the integrated positions q by ``S dv``, ``dv = -Y S^+ e_L(q)``
+        (the step's loop factorisation), so that the loops close at the end of the step to second
+        order in the step's motion, whatever the velocity; velocities are untouched and
+        ``S dv`` keeps every hard relation."""
+        ws = sc.ws
+        k = md.k
+        poses(md, sc, e, q)
+        for cl in range(md.n_loops):
+            lp = md.loops[cl]
+            Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
+            for rr in range(lp.row0, lp.row1):
+                d = md.loop_dir[rr]
+                err = wp.dot(rot, Ta[d % 3])
+                if d < 3:
+                    err = wp.dot(gap, Ta[d % 3])
+                ws[e, md.o_tm + rr] = -err
+        drop_solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+        for c in range(k):
+            acc = T(0.0)
+            for r in range(md.m):
+                acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
+            ws[e, md.o_tk + c] = acc
+        for l in range(md.n_links):
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                qs = ld.qs
+                us = ld.us
+                dw = V3(ws[e, md.o_tk + md.dof_col[us]], ws[e, md.o_tk + md.dof_col[us + 1]],
+                        ws[e, md.o_tk + md.dof_col[us + 2]])
+                for d in range(3):
+                    q[e, qs + d] = q[e, qs + d] + ws[e, md.o_tk + md.dof_col[us + 3 + d]]
+                qr = Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
+                ang = wp.length(dw)
+                if ang > T(0.0):
+                    qr = wp.normalize(wp.quat_from_axis_angle(dw / ang, ang) * qr)
+                q[e, qs + 3] = qr[0]
+                q[e, qs + 4] = qr[1]
+                q[e, qs + 5] = qr[2]
+                q[e, qs + 6] = qr[3]
+            else:
+                q[e, ld.qs] = q[e, ld.qs] + md.dof_gain[ld.us] * ws[e, md.o_tk + md.dof_col[ld.us]]
 
     @wp.func(inline=False)
     def loop_schur(md: MD, ws: A2, e: int, oL: int, oYT: int, oS: int, okeep: int):
@@ -410,6 +463,6 @@ def build(ns) -> None:
                 acc = acc + tm.coef * rel_imp[e, tm.rel]
             rel_imp[e, st.rel] = acc / st.coef
 
-    ns.loop_rows, ns.loop_schur, ns.loop_correct = loop_rows, loop_schur, loop_correct
+    ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
     ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
