@@ -244,3 +244,22 @@ def four_bar_follower_angle(theta: float, a: float, b: float, c: float, d: float
     h = math.sqrt(b * b - x * x)
     C = B + x * r / L + h * np.array([-r[1], r[0]]) / L
     return math.atan2(C[1], C[0] - d)
+
+
+def closure_gaps(model, stage, q) -> float:
+    """Largest distance between the two anchors of every loop-closing joint of ``model`` at ``q``,
+    from the stage's own joint frames and float64 forward kinematics (independent of the kernel)."""
+    from mimic_ext.solver.inspect import body_poses
+
+    poses = body_poses(model, np.asarray(q, float))
+    mpu = UsdGeom.GetStageMetersPerUnit(stage)
+    worst = 0.0
+    for path in model.closure_paths:
+        j = UsdPhysics.Joint(stage.GetPrimAtPath(path))
+        ends = []
+        for rel, pos in ((j.GetBody0Rel(), j.GetLocalPos0Attr()), (j.GetBody1Rel(), j.GetLocalPos1Attr())):
+            targets = rel.GetTargets()
+            pose = poses[str(targets[0])] if targets else np.eye(4)
+            ends.append((pose @ np.r_[np.array(pos.Get(), float) * mpu, 1.0])[:3])
+        worst = max(worst, float(np.linalg.norm(ends[0] - ends[1])))
+    return worst

@@ -105,7 +105,7 @@ class LoopSpace:
         scale = max(np.linalg.norm(nf), np.linalg.norm(nl))
         if np.linalg.norm(nf) > self.tol * 1e2 and np.linalg.norm(nl) > self.tol * 1e2:
             s = np.linalg.svd(np.vstack([nf, nl]), compute_uv=False)
-            if s[-1] <= self.tol * 1e2 * scale:
+            if len(s) < 2 or s[1] <= self.tol * 1e2 * scale:     # the loops move the two in a fixed ratio
                 ratio = float(nf @ nl / (nl @ nl))
                 owners = self._owners(row)
                 raise LoopConflictError(

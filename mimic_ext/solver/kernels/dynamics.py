@@ -85,11 +85,30 @@ def build(ns) -> None:
             pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
         return Rj, pj, Rl, pl
 
+    @wp.func
+    def motion_axes(md: MD, sc: SC, e: int, l: int, Rj: M33, pj: V3, o: V3):
+        """Link l's joint motion axes (``sc.S``, spatial, about o) from its joint frame."""
+        ld = md.links[l]
+        us = ld.us
+        if ld.jtype == FREE:
+            for d in range(3):
+                ed = V3(T(0.0))
+                ed[d] = T(1.0)
+                sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
+                sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
+        else:
+            aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
+            s = sv(V3(T(0.0)), aw)
+            if ld.jtype == REVOLUTE:
+                s = sv(aw, wp.cross(pj - o, aw))
+            sc.S[e, us] = s
+
     @wp.func(inline=False)
-    def poses(md: MD, sc: SC, e: int, q: A2):
-        """Every link's frame (``sc.R``, ``sc.pos``) at q, nothing else."""
+    def poses(md: MD, sc: SC, e: int, q: A2, o: V3):
+        """Every link's frame (``sc.R``, ``sc.pos``) and motion axes (``sc.S``) at q, nothing else."""
         for l in range(md.n_links):
             Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
+            motion_axes(md, sc, e, l, Rj, pj, o)
             sc.R[e, l] = Rl
             sc.pos[e, l] = pl
 
@@ -109,29 +128,19 @@ def build(ns) -> None:
             Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
             vl = SV()
             al = a_world
+            motion_axes(md, sc, e, l, Rj, pj, o)
             if ld.jtype == FREE:
                 # u = (angular velocity, velocity of the base frame origin), world axes
-                r = pl - o
                 om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
                 vp = V3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
-                for d in range(3):
-                    ed = V3(T(0.0))
-                    ed[d] = T(1.0)
-                    sc.S[e, us + d] = sv(ed, wp.cross(r, ed))
-                    sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
-                vl = sv(om, vp + wp.cross(r, om))
+                vl = sv(om, vp + wp.cross(pl - o, om))
                 al = al + sv(V3(T(0.0)), wp.cross(vp, om))
             else:
                 vpar = SV()
                 if ld.parent >= 0:
                     vpar = sc.V[e, ld.parent]
                     al = sc.Acc[e, ld.parent]
-                aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
-                s = sv(V3(T(0.0)), aw)
-                if ld.jtype == REVOLUTE:
-                    s = sv(aw, wp.cross(pj - o, aw))
-                sc.S[e, us] = s
-                vj = s * u[e, us]
+                vj = sc.S[e, us] * u[e, us]
                 vl = vpar + vj
                 al = al + motion_cross(vl, vj)
             sc.R[e, l] = Rl

@@ -105,50 +105,6 @@ def build(ns) -> None:
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
 
     @wp.func(inline=False)
-    def loop_project(md: MD, sc: SC, e: int, q: A2):
-        """Post-stabilisation: move the integrated positions q by ``S dv``, ``dv = -Y S^+ e_L(q)``
-        (the step's loop factorisation), so that the loops close at the end of the step to second
-        order in the step's motion, whatever the velocity; velocities are untouched and
-        ``S dv`` keeps every hard relation."""
-        ws = sc.ws
-        k = md.k
-        poses(md, sc, e, q)
-        for cl in range(md.n_loops):
-            lp = md.loops[cl]
-            Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
-            for rr in range(lp.row0, lp.row1):
-                d = md.loop_dir[rr]
-                err = wp.dot(rot, Ta[d % 3])
-                if d < 3:
-                    err = wp.dot(gap, Ta[d % 3])
-                ws[e, md.o_tm + rr] = -err
-        drop_solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
-        for c in range(k):
-            acc = T(0.0)
-            for r in range(md.m):
-                acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
-            ws[e, md.o_tk + c] = acc
-        for l in range(md.n_links):
-            ld = md.links[l]
-            if ld.jtype == FREE:
-                qs = ld.qs
-                us = ld.us
-                dw = V3(ws[e, md.o_tk + md.dof_col[us]], ws[e, md.o_tk + md.dof_col[us + 1]],
-                        ws[e, md.o_tk + md.dof_col[us + 2]])
-                for d in range(3):
-                    q[e, qs + d] = q[e, qs + d] + ws[e, md.o_tk + md.dof_col[us + 3 + d]]
-                qr = Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
-                ang = wp.length(dw)
-                if ang > T(0.0):
-                    qr = wp.normalize(wp.quat_from_axis_angle(dw / ang, ang) * qr)
-                q[e, qs + 3] = qr[0]
-                q[e, qs + 4] = qr[1]
-                q[e, qs + 5] = qr[2]
-                q[e, qs + 6] = qr[3]
-            else:
-                q[e, ld.qs] = q[e, ld.qs] + md.dof_gain[ld.us] * ws[e, md.o_tk + md.dof_col[ld.us]]
-
-    @wp.func(inline=False)
     def loop_schur(md: MD, ws: A2, e: int, oL: int, oYT: int, oS: int, okeep: int):
         """Y^T = (H^-1 J_L^T)^T (m x k) and the factored Schur complement S = J_L H^-1 J_L^T,
         with H's factor at ``oL``."""
@@ -275,6 +231,48 @@ def build(ns) -> None:
                     ws[e, md.o_H + cf * k + cl] = ws[e, md.o_H + cf * k + cl] + gam * gx * gy
                     ws[e, md.o_H + cl * k + cf] = ws[e, md.o_H + cl * k + cf] + gam * gx * gy
                     ws[e, md.o_bh + cl] = ws[e, md.o_bh + cl] + rhs * gy
+
+    @wp.func(inline=False)
+    def loop_project(md: MD, sc: SC, e: int, q: A2, o: V3, dt: T):
+        """Post-stabilisation, one Gauss-Newton step in the metric of H: the loop rows' errors and
+        Jacobian at the integrated positions q, then q += S dv with ``dv = -Y S^+ e_L(q)``, so that
+        the loops close at the end of the step whatever the velocity. Velocities are untouched;
+        ``S dv`` keeps every hard relation. (It reuses the step's loop work space: call it after
+        the coupling impulses are read.)"""
+        ws = sc.ws
+        k = md.k
+        poses(md, sc, e, q, o)
+        for j in range(md.n_u):
+            ws[e, md.o_u0 + j] = T(0.0)     # u0 is spent; loop_rows folds it into its targets
+        loop_rows(md, sc, e, o, dt)
+        loop_schur(md, ws, e, md.o_H, md.o_YT, md.o_SL, md.o_keep)
+        for r in range(md.m):
+            ws[e, md.o_tm + r] = -ws[e, md.o_eL + r]
+        drop_solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+        for c in range(k):
+            acc = T(0.0)
+            for r in range(md.m):
+                acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
+            ws[e, md.o_tk + c] = acc
+        for l in range(md.n_links):
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                qs = ld.qs
+                us = ld.us
+                dw = V3(ws[e, md.o_tk + md.dof_col[us]], ws[e, md.o_tk + md.dof_col[us + 1]],
+                        ws[e, md.o_tk + md.dof_col[us + 2]])
+                for d in range(3):
+                    q[e, qs + d] = q[e, qs + d] + ws[e, md.o_tk + md.dof_col[us + 3 + d]]
+                qr = Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
+                ang = wp.length(dw)
+                if ang > T(0.0):
+                    qr = wp.normalize(wp.quat_from_axis_angle(dw / ang, ang) * qr)
+                q[e, qs + 3] = qr[0]
+                q[e, qs + 4] = qr[1]
+                q[e, qs + 5] = qr[2]
+                q[e, qs + 6] = qr[3]
+            else:
+                q[e, ld.qs] = q[e, ld.qs] + md.dof_gain[ld.us] * ws[e, md.o_tk + md.dof_col[ld.us]]
 
     @wp.func(inline=False)
     def loop_solve(md: MD, ws: A2, e: int):

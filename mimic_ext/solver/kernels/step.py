@@ -89,8 +89,9 @@ def build(ns) -> None:
         if md.n_rel > 0:
             f.coupling_impulses(md, sc, e, u_out, rel_imp)
         f.integrate(md, e, q_in, t_in, u_out, dt, q_out, t_out)
-        if md.m > 0:
-            f.loop_project(md, sc, e, q_out)
+        if md.m > 0:                # two Gauss-Newton projections onto the closed loops
+            for proj in range(2):
+                f.loop_project(md, sc, e, q_out, o, dt)
         if md.has_float != 0:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         bad = int(0)
