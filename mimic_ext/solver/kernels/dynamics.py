@@ -328,10 +328,10 @@ def build(ns) -> None:
         """Armature and damping into A S and f' = f - A u0 (f += armature u); each drive's
         impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
 
-        A drive is folded into the reduced system (exact implicit PD) unless it has a max force
-        and its impulse at the start velocity is past it: then it starts as a bounded row of
-        its joint (``drv`` mode 1). A folded drive found past its bound after the solve is
-        turned into a row and the solve repeated (``Model`` steps: at most one repeat).
+        Every drive starts folded into the reduced system (exact implicit PD, ``drv`` mode 0); one
+        with a max force that the solve finds past it becomes a bounded row of its joint (mode
+        1) and the solve is repeated once (``drives_past_bound``): a drive within its bound is
+        solved exactly as one without.
         """
         ws = sc.ws
         k = md.k
@@ -349,8 +349,6 @@ def build(ns) -> None:
                 ws[e, od] = P
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)
-                if (jd.flags & F_DSAT) != 0 and wp.abs(P - gam * uj) > dt * jd.fmax:
-                    ws[e, od + 2] = T(1.0)
             ws[e, md.o_f + j] = ws[e, md.o_f + j] + jd.armature * uj - diag * ws[e, md.o_u0 + j]
             cj = md.o_AS + j * k + jd.col
             ws[e, cj] = ws[e, cj] + jd.gain * diag
