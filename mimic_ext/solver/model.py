@@ -344,6 +344,7 @@ class Model:
             jd = K.JointData()
             jd.flags, jd.col, jd.rootdof = int(flags[jj]), int(cols[jj]), int(roots[jj])
             jd.gain, jd.beta = float(gains[jj]), float(betas[jj])
+            jd.gain64, jd.beta64 = float(gains[jj]), float(betas[jj])
             jd.lower, jd.upper, jd.vmax = float(lower[jj]), float(upper[jj]), float(vmax[jj])
             jd.ucap = float(min(_BIG, abs(gains[jj]) * per_root[roots[jj]]))
             jd.friction, jd.armature = float(self.friction[jj]), float(self.armature[jj])
@@ -362,6 +363,7 @@ class Model:
             rd = K.RelData()
             rd.f, rd.l, rd.kind = r.fi, r.li, int(kd)
             rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
+            rd.m64, rd.c64 = r.multiplier, r.offset
             rels.append(rd)
         md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
         elim = projection.elimination()

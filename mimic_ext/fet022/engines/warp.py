@@ -108,6 +108,10 @@ class WarpEngine:
                 wp.copy(history, state_a.joint_q, k * per_sample, 0, per_sample)
                 k += 1
         q = history.numpy()                          # (samples, env, coordinate); synchronises
+        bad = solver.nonfinite_envs()                # NaN or inf in a state: an error, never a pass
+        if bad:
+            raise MimicInputError(f"the warp solver's state became NaN or infinite while sweeping "
+                                  f"{', '.join(plan.joints[i].path for i in bad)}")
         trace.timings["simulate_s"] = time.perf_counter() - t1
         trace.timings["steps"] = float(plan.total_steps)
         for path, i in dof.items():

@@ -46,7 +46,7 @@ def build(ns) -> None:
     def relation_error(md: MD, q: A2, t: I2, e: int, j: int):
         """``q_j - (a_j q_root + beta_j)`` of an eliminated DOF, from unwrapped angles."""
         jd = md.joints[j]
-        err = unwrapped(q, t, e, j) - wp.float64(jd.gain) * unwrapped(q, t, e, jd.rootdof) - wp.float64(jd.beta)
+        err = unwrapped(q, t, e, j) - jd.gain64 * unwrapped(q, t, e, jd.rootdof) - jd.beta64
         return T(err)
 
     @wp.func(inline=False)

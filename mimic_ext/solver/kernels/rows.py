@@ -203,7 +203,7 @@ def build(ns) -> None:
                 meff = T(1.0) / wp.max(r, T(1.0e-30))
                 gam, eta, kap = soft_coefficients(rd.w, rd.z, dt)
                 gam = gam * meff
-                err = T(unwrapped(q, t, e, rd.f) - wp.float64(rd.m) * unwrapped(q, t, e, rd.l) - wp.float64(rd.c))
+                err = T(unwrapped(q, t, e, rd.f) - rd.m64 * unwrapped(q, t, e, rd.l) - rd.c64)
                 w0 = u[e, rd.f] - rd.m * u[e, rd.l]
                 c2 = -meff * (kap * err + eta * w0)
                 ws[e, md.o_soft + 2 * g] = gam

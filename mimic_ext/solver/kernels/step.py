@@ -64,8 +64,8 @@ def build(ns) -> None:
             ws[e, cc] = ws[e, cc] + md.dof_gain[i] * ws[e, md.o_f + i]
         for g in range(md.n_rel):
             rd = md.rels[g]
-            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f) - wp.float64(rd.m) * f.unwrapped(q_in, t_in, e, rd.l)
-                              - wp.float64(rd.c))
+            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l)
+                              - rd.c64)
             rel_imp[e, g] = T(0.0)
         if md.n_soft > 0:
             f.soft_rows(md, sc, e, q_in, u_in, t_in, dt)

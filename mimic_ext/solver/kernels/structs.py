@@ -35,13 +35,17 @@ def build(ns) -> None:
     @wp.struct
     class JointData:
         """A 1-DOF joint's limits, drive and place in the reduced space (u_j = gain v_col + u0_j);
-        ``ucap``: the velocity cap its relation tree implies for its position-error correction."""
+        ``ucap``: the velocity cap its relation tree implies for its position-error correction.
+        Position errors use the float64 gain and offset: in float32 a gain's rounding times a
+        joint angle of thousands of radians would otherwise read as an error."""
 
         flags: int
         col: int
         rootdof: int
         gain: T
         beta: T
+        gain64: wp.float64      # the relation's gain and offset exactly, for position errors
+        beta64: wp.float64
         lower: T
         upper: T
         vmax: T
@@ -65,6 +69,8 @@ def build(ns) -> None:
         c: T
         w: T
         z: T
+        m64: wp.float64
+        c64: wp.float64
 
     @wp.struct
     class ElimStep:
