@@ -400,8 +400,8 @@ class Model:
         n, m, nr = self.dof_count, row0, max(len(rows), 1)
         soft = md.n_soft > 0
         off = 0
-        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("HB", k * k), ("H", k * k),
-                           ("HM", k * k if soft else 0), ("bhB", k), ("bh", k), ("v", k), ("tk", k), ("res", n),
+        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("HB", k * k), ("H", k * k), ("kH", k),
+                           ("HM", k * k if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k), ("tk", k), ("res", n),
                            ("lam", n1), ("drv", 3 * n1),
                            ("W", 2 * n1), ("resp", k * k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
                            ("JLr", m * k), ("tL", m), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),

@@ -386,39 +386,39 @@ def build(ns) -> None:
         return again
 
     @wp.func(inline=False)
-    def integrate(md: MD, e: int, q_in: A2, t_in: I2, u_out: A2, dt: T, q_out: A2, t_out: I2):
-        """q+ = q (+) dt u+; continuous joints wrap into [-pi, pi) in float64 and count the turn."""
+    def displace(md: MD, ws: A2, e: int, od: int, h: T, q_in: A2, t_in: I2, q_out: A2, t_out: I2):
+        """q_out = q_in (+) h du, du the DOF vector at ``ws[e, od:]``: 1-DOF joints add, continuous
+        ones wrap into [-pi, pi) in float64 and count the turn, floating bases move their origin and
+        turn by the rotation vector. (q_out may be q_in: the step's integration and its loop
+        projection share this.)"""
         for j in range(md.n1):
             t_out[e, j] = t_in[e, j]
+            d = h * ws[e, od + j]
             if (md.joints[j].flags & F_CONT) != 0:
-                x = wp.float64(q_in[e, j]) + wp.float64(dt) * wp.float64(u_out[e, j])
+                x = wp.float64(q_in[e, j]) + wp.float64(d)
                 turns = wp.floor((x + PI64) / TWO_PI)
                 q_out[e, j] = T(x - turns * TWO_PI)
                 t_out[e, j] = t_in[e, j] + wp.int32(turns)
             else:
-                q_out[e, j] = q_in[e, j] + dt * u_out[e, j]
+                q_out[e, j] = q_in[e, j] + d
         if md.has_float != 0:
             for l in range(md.n_links):
                 ld = md.links[l]
                 if ld.jtype == FREE:
                     qs = ld.qs
                     us = ld.us
-                    om = V3(u_out[e, us], u_out[e, us + 1], u_out[e, us + 2])
-                    vo = V3(u_out[e, us + 3], u_out[e, us + 4], u_out[e, us + 5])
-                    pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2])
+                    om = h * V3(ws[e, od + us], ws[e, od + us + 1], ws[e, od + us + 2])
+                    vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
+                    pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
                     rot = Q(q_in[e, qs + 3], q_in[e, qs + 4], q_in[e, qs + 5], q_in[e, qs + 6])
-                    pos = pos + dt * vo
-                    omn = wp.length(om)
-                    if omn > T(0.0):
-                        rot = wp.quat_from_axis_angle(om / omn, omn * dt) * rot
+                    ang = wp.length(om)
+                    if ang > T(0.0):
+                        rot = wp.quat_from_axis_angle(om / ang, ang) * rot
                     rot = wp.normalize(rot)
-                    q_out[e, qs] = pos[0]
-                    q_out[e, qs + 1] = pos[1]
-                    q_out[e, qs + 2] = pos[2]
-                    q_out[e, qs + 3] = rot[0]
-                    q_out[e, qs + 4] = rot[1]
-                    q_out[e, qs + 5] = rot[2]
-                    q_out[e, qs + 6] = rot[3]
+                    for c in range(3):
+                        q_out[e, qs + c] = pos[c]
+                    for c in range(4):
+                        q_out[e, qs + 3 + c] = rot[c]
 
     @wp.func(inline=False)
     def restore_momentum(md: MD, sc: SC, e: int, q_out: A2, u_out: A2, od: wp.vec3d):
@@ -447,4 +447,4 @@ def build(ns) -> None:
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
     ns.composite_pass, ns.reduce_matrix, ns.joint_terms = composite_pass, reduce_matrix, joint_terms
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
-    ns.integrate, ns.restore_momentum = integrate, restore_momentum
+    ns.displace, ns.restore_momentum = displace, restore_momentum

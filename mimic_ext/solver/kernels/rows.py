@@ -16,7 +16,7 @@
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
+from .dynamics import F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
 
 SOFT_ROW = wp.constant(2)
 
@@ -27,8 +27,8 @@ def build(ns) -> None:
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
-    chol_factor, chol_solve, drop_factor, drop_solve = ns.chol_factor, ns.chol_solve, ns.drop_factor, ns.drop_solve
-    relation_error, unwrapped, poses = ns.relation_error, ns.unwrapped, ns.poses
+    factor, factor_spd, solve = ns.factor, ns.factor_spd, ns.solve
+    relation_error, unwrapped, poses, displace = ns.relation_error, ns.unwrapped, ns.poses, ns.displace
     Q = ns.quat
 
     @wp.func(inline=False)
@@ -105,7 +105,7 @@ def build(ns) -> None:
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
 
     @wp.func(inline=False)
-    def loop_schur(md: MD, ws: A2, e: int, oL: int, oYT: int, oS: int, okeep: int):
+    def loop_schur(md: MD, ws: A2, e: int, oL: int, okL: int, oYT: int, oS: int, okeep: int):
         """Y^T = (H^-1 J_L^T)^T (m x k) and the factored Schur complement S = J_L H^-1 J_L^T,
         with H's factor at ``oL``."""
         k = md.k
@@ -113,7 +113,7 @@ def build(ns) -> None:
         for r in range(m):
             for c in range(k):
                 ws[e, oYT + r * k + c] = ws[e, md.o_JLr + r * k + c]
-            chol_solve(ws, e, oL, k, oYT + r * k)
+            solve(ws, e, oL, k, okL, oYT + r * k)
         for r in range(m):
             for s in range(m):
                 acc = T(0.0)
@@ -132,7 +132,7 @@ def build(ns) -> None:
             if md.loop_dir[r] < 3:
                 floor = big_lin
             ws[e, okeep + r] = md.rank_tol * floor
-        drop_factor(ws, e, oS, m, okeep, md.rank_tol)
+        factor(ws, e, oS, m, okeep, md.rank_tol)
 
     @wp.func(inline=False)
     def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int):
@@ -145,7 +145,7 @@ def build(ns) -> None:
             for c in range(k):
                 acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, ox + c]
             ws[e, md.o_tm + r] = acc
-        drop_solve(ws, e, oS, m, okeep, md.o_tm)
+        solve(ws, e, oS, m, okeep, md.o_tm)
         for r in range(m):
             lr = ws[e, md.o_tm + r]
             if lr != T(0.0):
@@ -180,9 +180,9 @@ def build(ns) -> None:
         at the leader's (one entry when both share a column)."""
         ws = sc.ws
         k = md.k
-        chol_factor(ws, e, md.o_HM, k)
+        factor_spd(ws, e, md.o_HM, k, md.o_kHM)
         if md.m > 0:
-            loop_schur(md, ws, e, md.o_HM, md.o_YM, md.o_SLM, md.o_keepM)
+            loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
         for g in range(md.n_rel):
             rd = md.rels[g]
             if rd.kind == SOFT_ROW:
@@ -194,7 +194,7 @@ def build(ns) -> None:
                 ws[e, md.o_tk + cl] = ws[e, md.o_tk + cl] - rd.m * md.dof_gain[rd.l]
                 gx = ws[e, md.o_tk + cf]
                 gy = ws[e, md.o_tk + cl]
-                chol_solve(ws, e, md.o_HM, k, md.o_tk)
+                solve(ws, e, md.o_HM, k, md.o_kHM, md.o_tk)
                 if md.m > 0:
                     loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk)
                 r = gx * ws[e, md.o_tk + cf]
@@ -233,7 +233,7 @@ def build(ns) -> None:
                     ws[e, md.o_bh + cl] = ws[e, md.o_bh + cl] + rhs * gy
 
     @wp.func(inline=False)
-    def loop_project(md: MD, sc: SC, e: int, q: A2, o: V3, dt: T):
+    def loop_project(md: MD, sc: SC, e: int, q: A2, t: I2, o: V3, dt: T):
         """Post-stabilisation, one Gauss-Newton step in the metric of H: the loop rows' errors and
         Jacobian at the integrated positions q, then q += S dv with ``dv = -Y S^+ e_L(q)``, so that
         the loops close at the end of the step whatever the velocity. Velocities are untouched;
@@ -245,47 +245,31 @@ def build(ns) -> None:
         for j in range(md.n_u):
             ws[e, md.o_u0 + j] = T(0.0)     # u0 is spent; loop_rows folds it into its targets
         loop_rows(md, sc, e, o, dt)
-        loop_schur(md, ws, e, md.o_H, md.o_YT, md.o_SL, md.o_keep)
+        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
         for r in range(md.m):
             ws[e, md.o_tm + r] = -ws[e, md.o_eL + r]
-        drop_solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+        solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
         for c in range(k):
             acc = T(0.0)
             for r in range(md.m):
                 acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
             ws[e, md.o_tk + c] = acc
-        for l in range(md.n_links):
-            ld = md.links[l]
-            if ld.jtype == FREE:
-                qs = ld.qs
-                us = ld.us
-                dw = V3(ws[e, md.o_tk + md.dof_col[us]], ws[e, md.o_tk + md.dof_col[us + 1]],
-                        ws[e, md.o_tk + md.dof_col[us + 2]])
-                for d in range(3):
-                    q[e, qs + d] = q[e, qs + d] + ws[e, md.o_tk + md.dof_col[us + 3 + d]]
-                qr = Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
-                ang = wp.length(dw)
-                if ang > T(0.0):
-                    qr = wp.normalize(wp.quat_from_axis_angle(dw / ang, ang) * qr)
-                q[e, qs + 3] = qr[0]
-                q[e, qs + 4] = qr[1]
-                q[e, qs + 5] = qr[2]
-                q[e, qs + 6] = qr[3]
-            else:
-                q[e, ld.qs] = q[e, ld.qs] + md.dof_gain[ld.us] * ws[e, md.o_tk + md.dof_col[ld.us]]
+        for j in range(md.n_u):
+            ws[e, md.o_res + j] = md.dof_gain[j] * ws[e, md.o_tk + md.dof_col[j]]
+        displace(md, ws, e, md.o_res, T(1.0), q, t, q, t)
 
     @wp.func(inline=False)
     def loop_solve(md: MD, ws: A2, e: int):
         """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
         k = md.k
         m = md.m
-        loop_schur(md, ws, e, md.o_H, md.o_YT, md.o_SL, md.o_keep)
+        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
         for r in range(m):
             acc = ws[e, md.o_tL + r]
             for c in range(k):
                 acc = acc - ws[e, md.o_JLr + r * k + c] * ws[e, md.o_v + c]
             ws[e, md.o_lamL + r] = acc
-        drop_solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
+        solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
         for r in range(m):
             lr = ws[e, md.o_lamL + r]
             for c in range(k):
@@ -390,7 +374,7 @@ def build(ns) -> None:
                 for i in range(k):
                     ws[e, oR + i] = T(0.0)
                 ws[e, oR + c] = T(1.0)
-                chol_solve(ws, e, md.o_H, k, oR)
+                solve(ws, e, md.o_H, k, md.o_kH, oR)
                 ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
                 if md.m > 0:
                     loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR)
@@ -415,13 +399,13 @@ def build(ns) -> None:
         if md.m > 0:
             for c in range(k):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
-            chol_solve(ws, e, md.o_H, k, md.o_tk)
+            solve(ws, e, md.o_H, k, md.o_kH, md.o_tk)
             for r in range(md.m):
                 acc = T(0.0)
                 for c in range(k):
                     acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, md.o_tk + c]
                 ws[e, md.o_tm + r] = acc
-            drop_solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+            solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
 

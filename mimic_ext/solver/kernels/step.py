@@ -74,10 +74,10 @@ def build(ns) -> None:
             f.fold_drives(md, ws, e)
             if md.n_soft > 0:
                 f.soft_fold(md, ws, e)
-            f.chol_factor(ws, e, md.o_H, k)
+            f.factor_spd(ws, e, md.o_H, k, md.o_kH)
             for c in range(k):
                 ws[e, md.o_v + c] = ws[e, md.o_bh + c]
-            f.chol_solve(ws, e, md.o_H, k, md.o_v)
+            f.solve(ws, e, md.o_H, k, md.o_kH, md.o_v)
             if md.m > 0:
                 f.loop_solve(md, ws, e)
             if md.has_rows != 0:
@@ -88,10 +88,12 @@ def build(ns) -> None:
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
         if md.n_rel > 0:
             f.coupling_impulses(md, sc, e, u_out, rel_imp)
-        f.integrate(md, e, q_in, t_in, u_out, dt, q_out, t_out)
+        for i in range(n):          # q+ = q (+) dt u+
+            ws[e, md.o_res + i] = u_out[e, i]
+        f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
         if md.m > 0:                # two Gauss-Newton projections onto the closed loops
             for proj in range(2):
-                f.loop_project(md, sc, e, q_out, o, dt)
+                f.loop_project(md, sc, e, q_out, t_out, o, dt)
         if md.has_float != 0:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         bad = int(0)

@@ -139,6 +139,8 @@ def build(ns) -> None:
         o_AS: int
         o_HB: int
         o_H: int
+        o_kH: int
+        o_kHM: int
         o_bhB: int
         o_HM: int
         o_bh: int
