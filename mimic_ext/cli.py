@@ -2,18 +2,22 @@
 
 Each part contributes sub-commands through ``<part>/commands.py:add_commands``; those
 modules import only the standard library at top level so that ``--help`` is instant.
-User errors (``MimicInputError``) become one line on stderr and exit code 2.
+User errors (``MimicInputError``, and argparse's) become one line on stderr and exit
+code 2. Edits are checked by the validator before anything is written, take a lock on
+the file for the read-modify-write, and never write over one of their inputs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
 import sys
 from typing import Sequence
 
+from .arguments import float32_number
 from .errors import MimicInputError
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
@@ -28,24 +32,45 @@ CONVENTIONS = (
 )
 
 
-def _open(path: str):
-    from .schema import open_stage
+def _warn(lines) -> None:
+    for line in lines:
+        if line:
+            print(f"mimic-ext: warning: {line}", file=sys.stderr)
 
-    opened = open_stage(path)
-    summary = opened.composition_summary()
-    if summary:
-        print(f"mimic-ext: warning: {summary}", file=sys.stderr)
+
+def _open(path: str, robots: bool = False):
+    """The stage at ``path`` (with ``robots``, a URDF/MJCF file is imported in memory)."""
+    if robots:
+        from .importers.opening import open_stage_or_robot as opener
+    else:
+        from .schema import open_stage as opener
+
+    opened = opener(path)
+    _warn([*opened.warnings, opened.composition_summary()])
     return opened
 
 
-def _authored_text(rel) -> str:
+def _api_text(rel) -> str:
+    return f"PhysxMimicJointAPI:{rel.instance}" if rel.schema == "physx" else "NewtonMimicAPI"
+
+
+def _num(value) -> str:
+    """An authored value for display: numbers with %g, anything else (a mistyped attribute) as written."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    return repr(value)
+
+
+def _values_text(rel) -> str:
     a = rel.authored or {}
     if rel.schema == "physx":
-        return (f"PhysxMimicJointAPI:{rel.instance} gearing={a.get('gearing', float('nan')):g} "
-                f"offset={a.get('offset', float('nan')):g}")
-    return (f"NewtonMimicAPI coef0={a.get('newton:mimicCoef0', float('nan')):g} "
-            f"coef1={a.get('newton:mimicCoef1', float('nan')):g}"
-            + ("" if rel.enabled else " (disabled)"))
+        return f"gearing={_num(a.get('gearing', float('nan')))} offset={_num(a.get('offset', float('nan')))}"
+    return (f"coef0={_num(a.get('newton:mimicCoef0', float('nan')))} "
+            f"coef1={_num(a.get('newton:mimicCoef1', float('nan')))}" + ("" if rel.enabled else " (disabled)"))
+
+
+def _authored_text(rel) -> str:
+    return f"{_api_text(rel)} {_values_text(rel)}"
 
 
 def _json_value(value):
@@ -76,7 +101,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def cmd_list(args) -> int:
     from .schema import read_relations
 
-    opened = _open(args.stage)
+    opened = _open(args.stage, robots=True)
     rels = read_relations(opened.stage)
     if args.json:
         print(json.dumps({"stage": str(opened.path), "relations": [relation_record(r) for r in rels]}, indent=2))
@@ -91,7 +116,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    opened = _open(args.stage)
+    opened = _open(args.stage, robots=True)
     from .schema.validation import validate
 
     findings = validate(opened.stage)
@@ -114,6 +139,27 @@ def cmd_validate(args) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _editing(stage_path: str, output: str | None):
+    """(opened stage, where to save) for a read-modify-write of ``stage_path``.
+
+    In place (no ``-o``, or one naming the stage itself) the file is locked from the read to
+    the write, so concurrent edits of one file all land; an ``-o`` that is another of the
+    stage's files (a sublayer, a reference) or not a USD file is refused before any work.
+    """
+    from .atomic_write import check_output, locked_for_update, same_file
+    from .schema.stage_io import WRITABLE_USD_EXTENSIONS
+
+    in_place = output is None or same_file(output, stage_path)
+    with (locked_for_update(stage_path) if in_place else contextlib.nullcontext()):
+        opened = _open(stage_path)
+        if in_place:
+            yield opened, None
+        else:
+            check_output(output, opened.files, WRITABLE_USD_EXTENSIONS, what="edited stage")
+            yield opened, output
+
+
 def _save(opened, out) -> None:
     from .schema import save_stage_atomically
 
@@ -121,59 +167,118 @@ def _save(opened, out) -> None:
     print(f"wrote {target}")
 
 
-def cmd_set(args) -> int:
+def _finding_keys(stage) -> set[tuple[str, str, str]]:
+    from .schema.validation import validate
+
+    return {(f.severity, f.code, f.path) for f in validate(stage)}
+
+
+def _check_edit(opened, before: set[tuple[str, str, str]]) -> None:
+    """Validate the edited (in-memory) stage: an error the edit introduced refuses it (one line,
+    nothing written); a new warning is shown. Findings the stage already had are not the edit's."""
+    from .schema.validation import validate
+
+    new = [f for f in validate(opened.stage) if (f.severity, f.code, f.path) not in before]
+    errors = [f for f in new if f.severity == "error"]
+    if errors:
+        f = errors[0]
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise MimicInputError(f"{opened.path}: {f.path}: {f.message} ({f.code}){more}; nothing written")
+    _warn(f"{f.path}: {f.message} ({f.code})" for f in new if f.severity == "warning")
+
+
+def _unchanged(before, after) -> bool:
+    return (before is not None and before.leader == after.leader and before.reference_axis == after.reference_axis
+            and before.authored == after.authored)
+
+
+def _change_line(before, after) -> str:
+    """What the edit changed, in the authored (file) values and in canonical form."""
+    text = lambda r: f"{_values_text(r)} ({r.describe()})"  # noqa: E731
+    head = f"{after.follower} {_api_text(after)}"
+    if _unchanged(before, after):
+        return f"{head}: unchanged, {text(after)}"
+    leader = "" if before is not None and before.leader == after.leader else f" leader={after.leader}"
+    was = "(none)" if before is None else text(before) + (f" leader={before.leader}" if leader else "")
+    return f"{head}: before {was}; after {text(after)}{leader}"
+
+
+def _prim_at(opened, path: str, role: str):
+    """The prim at the absolute prim path ``path``, else a one-line error naming it."""
     from pxr import Sdf
 
-    from .schema import MimicRelation, set_relation
+    valid = Sdf.Path.IsValidPathString(path)
+    valid = valid[0] if isinstance(valid, tuple) else valid      # (False, why) when ill-formed
+    if not valid or not (Sdf.Path(path).IsAbsolutePath() and Sdf.Path(path).IsPrimPath()):
+        raise MimicInputError(f"{opened.path}: '{path}' is not an absolute prim path for the {role} "
+                              "(e.g. /Robot/Joints/finger2)")
+    prim = opened.stage.GetPrimAtPath(path)
+    if not prim:
+        raise MimicInputError(f"{opened.path}: no prim at {path} (the {role})")
+    return prim
+
+
+def cmd_set(args) -> int:
+    from .schema import MimicRelation, read_joint_relations, set_relation
     from .schema.joints import unit_scale
     from .schema.relation import physx_to_canonical
 
-    opened = _open(args.stage)
-    stage = opened.stage
-    prim = stage.GetPrimAtPath(args.follower) if Sdf.Path.IsValidPathString(args.follower) else None
-    if not prim:
-        raise MimicInputError(f"{opened.path}: no prim at {args.follower}")
-    if not Sdf.Path.IsValidPathString(args.leader) or not stage.GetPrimAtPath(args.leader):
-        raise MimicInputError(f"{opened.path}: no reference joint prim at {args.leader}")
-    for name in ("multiplier", "gearing", "offset", "natural_frequency", "damping_ratio"):
-        value = getattr(args, name)
-        if value is not None and not math.isfinite(value):
-            raise MimicInputError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
-    if (args.multiplier if args.multiplier is not None else args.gearing) == 0:
-        raise MimicInputError("a gear ratio of 0 does not couple the joints: give a nonzero --multiplier/--gearing")
-    offset = args.offset or 0.0
-    if args.gearing is not None:
-        s_f = unit_scale(prim) or 1.0
-        s_l = unit_scale(stage.GetPrimAtPath(args.leader), args.reference_axis) or s_f
-        multiplier, offset = physx_to_canonical(args.gearing, offset, s_f, s_l)
-    else:
-        multiplier = args.multiplier
-    rel = MimicRelation(
-        follower=args.follower, leader=args.leader, multiplier=multiplier, offset=offset,
-        instance=args.instance if args.schema == "physx" else None, reference_axis=args.reference_axis,
-        natural_frequency=args.natural_frequency or 0.0, damping_ratio=args.damping_ratio or 0.0,
-        schema=args.schema)
-    written = set_relation(stage, rel)
-    _save(opened, args.output)
-    print(f"{written.follower}: {_authored_text(written)}  ({written.describe()})")
+    with _editing(args.stage, args.output) as (opened, out):
+        stage = opened.stage
+        prim = _prim_at(opened, args.follower, "follower")
+        _prim_at(opened, args.leader, "reference joint")
+        if (args.multiplier if args.multiplier is not None else args.gearing) == 0:
+            raise MimicInputError("a gear ratio of 0 does not couple the joints: give a nonzero --multiplier/--gearing")
+        offset = args.offset or 0.0
+        if args.gearing is not None:
+            s_f = unit_scale(prim) or 1.0
+            s_l = unit_scale(stage.GetPrimAtPath(args.leader), args.reference_axis) or s_f
+            multiplier, offset = physx_to_canonical(args.gearing, offset, s_f, s_l)
+        else:
+            multiplier = args.multiplier
+        instance = args.instance if args.schema == "physx" else None
+        rel = MimicRelation(
+            follower=args.follower, leader=args.leader, multiplier=multiplier, offset=offset,
+            instance=instance, reference_axis=args.reference_axis,
+            natural_frequency=args.natural_frequency or 0.0, damping_ratio=args.damping_ratio or 0.0,
+            schema=args.schema)
+        before = next((r for r in read_joint_relations(prim) if r.schema == args.schema
+                       and (args.schema != "physx" or r.instance == instance)), None)
+        findings_before = _finding_keys(stage)
+        written = set_relation(stage, rel)
+        _check_edit(opened, findings_before)
+        print(_change_line(before, written))
+        if out is None and _unchanged(before, written):
+            print(f"{opened.path}: nothing to change, not rewritten")
+        else:
+            _save(opened, out)
     return EXIT_OK
 
 
 def cmd_remove(args) -> int:
     from .schema import remove_relation
 
-    opened = _open(args.stage)
-    removed = remove_relation(opened.stage, args.follower, instance=args.instance, schema=args.schema)
-    _save(opened, args.output)
-    for rel in removed:
-        print(f"removed {rel.follower} {rel.schema}{':' + rel.instance if rel.instance else ''}")
+    with _editing(args.stage, args.output) as (opened, out):
+        removed = remove_relation(opened.stage, args.follower, instance=args.instance, schema=args.schema)
+        for rel in removed:
+            print(f"removed {rel.follower} {_authored_text(rel)} ({rel.describe()})")
+        _save(opened, out)
     return EXIT_OK
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors as one line (``mimic-ext: error: ...``) plus where help is, exit 2."""
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("mimic-ext").strip()
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_ERROR, f"mimic-ext: error: {where}{message} (see: {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mimic-ext", description="Mimic joints in USD stages. " + CONVENTIONS)
     parser.add_argument("--version", action="version", version=f"mimic-ext {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -181,40 +286,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list the mimic relations of a stage",
                        description="List every mimic relation, as authored and canonical. " + CONVENTIONS)
-    p.add_argument("stage", help="USD file (.usd/.usda/.usdc/.usdz)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("stage", help="USD file (.usd/.usda/.usdc/.usdz), or a URDF/MJCF robot (imported in memory)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table (also --json -)")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("validate", help="check mimic relations (exit 0 clean, 1 errors)",
                        description="Validate every mimic relation of a stage. Exit 0 when clean, 1 on errors "
                                    "(or warnings with --strict), 2 when the stage cannot be read. " + CONVENTIONS)
-    p.add_argument("stage", help="USD file")
-    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("set", help="add or replace a mimic relation (saved atomically)",
-                       description="Add or replace the mimic relation of FOLLOWER. The file is rewritten through a "
-                                   "temporary file; on failure the original is untouched. " + CONVENTIONS)
+                       description="Add or replace the mimic relation of FOLLOWER and print it before and after. "
+                                   "The edit is validated first (nothing is written when it would be an error); "
+                                   "the file is rewritten through a temporary file, so on failure the original is "
+                                   "untouched. " + CONVENTIONS)
     p.add_argument("stage", help="USD file to edit (its root layer is saved)")
     p.add_argument("follower", help="follower joint prim path, e.g. /Robot/Joints/finger2")
     p.add_argument("--leader", required=True, help="reference (leader) joint prim path")
     ratio = p.add_mutually_exclusive_group(required=True)
-    ratio.add_argument("--multiplier", type=float,
+    ratio.add_argument("--multiplier", type=float32_number,
                        help="canonical: q_f = multiplier*q_ref + offset; --offset then in radians or metres")
-    ratio.add_argument("--gearing", type=float,
+    ratio.add_argument("--gearing", type=float32_number,
                        help="PhysX: q_f + gearing*q_ref + offset = 0; --offset then in degrees (revolute "
                             "follower) or stage units (prismatic)")
-    p.add_argument("--offset", type=float, default=0.0,
+    p.add_argument("--offset", type=float32_number, default=0.0,
                    help="offset in the convention of --multiplier (rad/m) or --gearing (deg/stage units); default 0")
-    p.add_argument("--instance", default="rotX", help="PhysxMimicJointAPI instance: rotX, rotY or rotZ (default rotX)")
+    p.add_argument("--instance", default="rotX", choices=("rotX", "rotY", "rotZ"),
+                   help="PhysxMimicJointAPI instance: rotX, rotY or rotZ (default rotX; PhysX ignores any other)")
     p.add_argument("--reference-axis", default="rotX", choices=("rotX", "rotY", "rotZ"),
                    help="DOF of a multi-DOF reference joint (ignored for revolute/prismatic references)")
-    p.add_argument("--natural-frequency", type=float, help="compliance natural frequency (1/s); hard when unset or <= 0")
-    p.add_argument("--damping-ratio", type=float, help="compliance damping ratio; hard when unset or <= 0")
+    p.add_argument("--natural-frequency", type=float32_number, help="compliance natural frequency (1/s); hard when unset or <= 0")
+    p.add_argument("--damping-ratio", type=float32_number, help="compliance damping ratio; hard when unset or <= 0")
     p.add_argument("--schema", choices=("physx", "newton"), default="physx",
                    help="author PhysxMimicJointAPI (default) or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units)")
-    p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
+    p.add_argument("-o", "--output", help="write here (.usda/.usdc/.usd) instead of editing STAGE in place")
     p.set_defaults(func=cmd_set)
 
     p = sub.add_parser("remove", help="remove a mimic relation (saved atomically)",
@@ -237,10 +345,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: sub-commands whose --json is a flag (stdout); "--json -" means the same there
+_JSON_FLAG_COMMANDS = ("list", "validate")
+
+
+def _json_dash(argv: list[str]) -> list[str]:
+    """``--json -`` and ``--json=-`` as plain ``--json`` for the commands whose JSON goes to stdout."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in _JSON_FLAG_COMMANDS:
+        return argv
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--json=-":
+            out.append("--json")
+        elif argv[i] == "--json" and argv[i + 1:i + 2] == ["-"]:
+            out.append("--json")
+            i += 1
+        else:
+            out.append(argv[i])
+        i += 1
+    return out
+
+
+def _check_device(args) -> None:
+    device = getattr(args, "device", None)
+    if device and str(device) != "cpu":
+        from .warp_runtime import check_device
+
+        check_device(device)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(argv)   # --help, --version and usage errors exit here (SystemExit)
     try:
+        _check_device(args)
         return int(args.func(args) or 0)
     except MimicInputError as exc:
         print(f"mimic-ext: error: {exc}", file=sys.stderr)

@@ -39,6 +39,20 @@ def check_regular_file(path: str | os.PathLike, what: str = "input") -> Path:
     return p
 
 
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MiB"
+
+
+def check_input_file(path: str | os.PathLike, what: str = "input", max_bytes: int = MAX_INPUT_BYTES) -> Path:
+    """``check_regular_file`` plus a size cap, for inputs another library reads (USD layers):
+    a regular file's reported size is true, so this bounds what that library will parse."""
+    p = check_regular_file(path, what)
+    size = os.stat(p).st_size
+    if size > max_bytes:
+        raise MimicInputError(f"{p}: {_mib(size)}, larger than the {_mib(max_bytes)} allowed for a {what}")
+    return p
+
+
 def read_input_bytes(path: str | os.PathLike, what: str = "input", max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The whole content of a regular file, refusing more than ``max_bytes`` actually read
     (the size a file reports is not trusted)."""
@@ -49,5 +63,16 @@ def read_input_bytes(path: str | os.PathLike, what: str = "input", max_bytes: in
     except OSError as exc:
         raise MimicInputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise MimicInputError(f"{p}: larger than {max_bytes // (1024 * 1024)} MiB, too large for a {what}")
+        raise MimicInputError(f"{p}: larger than the {_mib(max_bytes)} allowed for a {what}")
     return data
+
+
+def read_input_text(path: str | os.PathLike, what: str = "input", max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """``read_input_bytes`` decoded as UTF-8; other bytes are one line naming the file and line."""
+    data = read_input_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise MimicInputError(f"{Path(path)}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                              f"save the {what} as UTF-8") from None

@@ -106,7 +106,9 @@ def test_judge_exact_follower_passes_with_matching_direction():
 def test_judge_reversed_follower_warns_but_magnitude_decides():
     q_l = np.radians(np.linspace(0, 35, 20))      # starts at 0: the rest offset agrees
     m = judge(_case(gearing=-1.0), q_l, -q_l, CFG)      # PhysX gearing -1 predicts "with", it moves against
-    assert m.status == "pass" and m.direction == REVERSED and m.dir_matches_gear is False
+    assert m.status == "pass" and m.direction == REVERSED
+    # the harness's own sign rule reads gearing -1 as "against": it calls this a match
+    assert m.harness.dir_matches_gear == 1
     assert len(m.warnings) == 1 and "direction mismatch" in m.warnings[0]
     # pointwise error against the signed relation: 2 * 35 deg (1e-12: round-off)
     assert m.max_error_si == pytest.approx(2 * math.radians(35), abs=1e-12)
@@ -115,13 +117,28 @@ def test_judge_reversed_follower_warns_but_magnitude_decides():
 def test_judge_tolerance_modes():
     q_l = np.radians(np.linspace(5, 40, 20))
     follower = 2.3 * q_l                   # |gearing| 2: 15 % relative, 0.3 absolute
+    # the default is the harness's: absolute 0.10
     assert judge(_case(gearing=-2.0), q_l, follower, CFG).status == "fail"
-    assert judge(_case(gearing=-2.0), q_l, follower, CFG.replace(gear_ratio_tolerance=0.16)).status == "pass"
-    absolute = CFG.replace(tolerance_mode="absolute", gear_ratio_tolerance=0.31)
-    assert judge(_case(gearing=-2.0), q_l, follower, absolute).status == "pass"
-    assert judge(_case(gearing=-2.0), q_l, follower, absolute.replace(gear_ratio_tolerance=0.29)).status == "fail"
-    msg = judge(_case(gearing=-2.0), q_l, follower, CFG).messages[0]
+    assert judge(_case(gearing=-2.0), q_l, follower, CFG.replace(gear_ratio_tolerance=0.31)).status == "pass"
+    assert judge(_case(gearing=-2.0), q_l, follower, CFG.replace(gear_ratio_tolerance=0.29)).status == "fail"
+    relative = CFG.replace(tolerance_mode="relative")
+    assert judge(_case(gearing=-2.0), q_l, follower, relative).status == "fail"
+    assert judge(_case(gearing=-2.0), q_l, follower, relative.replace(gear_ratio_tolerance=0.16)).status == "pass"
+    msg = judge(_case(gearing=-2.0), q_l, follower, relative).messages[0]
     assert "motion ratio 2.3" in msg and "15.00%" in msg
+
+
+def test_ratio_measures_differ_where_the_motion_is_not_linear():
+    """Peak-to-peak (the harness) only sees the extremes; the least-squares slope sees the path."""
+    q_l = np.radians(np.linspace(0, 40, 41))
+    follower = q_l + 0.2 * np.sin(np.linspace(0, np.pi, 41)) * np.radians(40)   # a bulge, same end points
+    m_ptp = judge(_case(gearing=-1.0), q_l, follower, CFG)
+    m_fit = judge(_case(gearing=-1.0), q_l, follower, CFG.replace(ratio_measure="fit_slope"))
+    assert m_ptp.motion_ratio == m_fit.motion_ratio            # both report the harness's ratio
+    # the bulge lifts the follower's peak-to-peak by its height; the fit's slope less (1e-9: round-off)
+    assert m_ptp.ratio_error == pytest.approx(abs(np.ptp(follower) / np.ptp(q_l) - 1.0), abs=1e-9)
+    assert m_fit.ratio_error == pytest.approx(abs(abs(m_fit.measured_ratio) - 1.0), abs=1e-12)
+    assert m_ptp.ratio_error != pytest.approx(m_fit.ratio_error, abs=1e-3)
 
 
 def test_judge_rest_offset_uses_the_authored_convention():

@@ -28,10 +28,28 @@ def test_project_yaml_and_dataclass_defaults_agree():
 
 
 def test_defaults_are_the_public_test_values():
+    """The harness's get_defaults() (articulation_phases/mimic_joint.py) and its absolute criterion."""
     c = SweepConfig()
-    assert (c.gear_ratio_tolerance, c.tolerance_mode, c.sweep_seconds, c.settle_seconds,
-            c.sweep_margin_ratio, c.physics_fps, c.sample_every) == (0.10, "relative", 2.0, 1.0, 0.10, 240, 10)
+    assert (c.gear_ratio_tolerance, c.tolerance_mode, c.ratio_measure, c.sweep_seconds, c.settle_seconds,
+            c.sweep_margin_ratio, c.physics_fps, c.sample_every, c.bbox_explode_ratio, c.follow_tolerance,
+            c.capture_fps) == (0.10, "absolute", "motion_ratio", 2.0, 1.0, 0.10, 240, 10, 10.0, 0.05, 15)
     assert (c.settle_steps, c.sweep_steps) == (240, 480)
+
+
+def test_the_harness_yaml_keys_load_unchanged(tmp_path):
+    """Every key of the harness's get_defaults(), with its own values, is a valid file here."""
+    f = tmp_path / "harness.yaml"
+    f.write_text("settle_seconds: 1.0\nsweep_seconds: 2.0\nfollow_tolerance: 0.05\ngear_ratio_tolerance: 0.10\n"
+                 "sweep_margin_ratio: 0.10\nbbox_explode_ratio: 10.0\nphysics_fps: 240.0\ncapture_fps: 15\n")
+    assert load_config(f) == SweepConfig()
+
+
+@pytest.mark.parametrize("flags", [{"sweep_seconds": 1e6}, {"settle_seconds": 1e7}, {"physics_fps": 1e7}])
+def test_runs_past_the_step_bound_are_refused_before_any_work(flags):
+    with pytest.raises(MimicInputError) as info:
+        load_config(None, **flags)
+    msg = str(info.value)
+    assert f"at most {cfgmod.MAX_STEPS:,}" in msg and "\n" not in msg
 
 
 def test_installed_package_falls_back_to_the_dataclass(monkeypatch, tmp_path):
@@ -52,7 +70,8 @@ def test_user_file_then_overrides(tmp_path):
 
 @pytest.mark.parametrize("text, words", [
     ("gear_ratio_tol: 0.1\n", ["unknown setting 'gear_ratio_tol'"]),
-    ("tolerance_mode: percent\n", ["tolerance_mode", "relative, absolute"]),
+    ("tolerance_mode: percent\n", ["tolerance_mode", "absolute, relative"]),
+    ("ratio_measure: slope\n", ["ratio_measure", "motion_ratio, fit_slope"]),
     ("sweep_margin_ratio: 0.5\n", ["sweep_margin_ratio", "[0, 0.5)"]),
     ("sample_every: 2.5\n", ["sample_every", "int"]),
     ("unlimited_range_m: [0.1, -0.1]\n", ["unlimited_range_m", "low < high"]),

@@ -97,7 +97,8 @@ def test_robotiq_five_followers_pass_with_exact_ratios(robotiq_run):
         # 1e-3: the brief's bound; a solver that holds the relation exactly at every step
         # is limited only by float round-off in the samples
         assert abs(f.motion_ratio - f.abs_gearing) < 1e-3
-        assert f.direction == "match" and f.dir_matches_gear is True
+        # our direction by PhysX's equation matches; the harness's sign rule says the opposite
+        assert f.direction == "match" and f.dir_matches_gear == 0
         assert not [w for w in f.warnings if "direction" in w]
         assert f.samples_used >= 40
     ref = result.references[0]
@@ -106,8 +107,10 @@ def test_robotiq_five_followers_pass_with_exact_ratios(robotiq_run):
     assert (ref.lo, ref.hi) == pytest.approx((4.7, 42.3), abs=1e-9)
     assert ref.excursion > 0.5 * (ref.hi - ref.lo)
     assert set(result.followers[0].metrics) == {f"mim_pair_right_outer_knuckle_joint_{s}" for s in
-                                                ("motion_ratio", "gear_ratio_error", "max_error_rad",
-                                                 "dir_matches_gear")}
+                                                ("max_error_rad", "mean_error_rad", "ref_swept_rad",
+                                                 "follower_observed_rad", "follower_expected_rad", "dir_matches_gear",
+                                                 "motion_ratio", "gear_ratio_error", "abs_formula_max_error_rad",
+                                                 "rest_residual_rad")}
 
 
 def test_robotiq_files_are_byte_identical_after_the_sweep(robotiq_run):
@@ -228,8 +231,8 @@ def test_soft_relation_under_load_fails_the_ratio_check():
     result = run(stage)
     f = result.follower(jf)
     assert f.status == "fail" and result.status == "fail"
-    # it sags and lags: well outside the 10 % band (the measured value is about 0.53)
-    assert f.ratio_error_relative > 0.3
+    # it sags and lags: well outside the harness's 0.10 band (the measured error is about 0.19)
+    assert f.ratio_error > 0.15
     assert any("rest offset mismatch" in w for w in f.warnings), "gravity sag shows as a rest offset"
     # the same stage with a hard relation passes: the failure comes from the compliance
     hard, _, _ = loaded_follower(natural_frequency=0.0)
@@ -243,9 +246,12 @@ def test_direction_warning_exactly_when_the_follower_moves_against_the_conventio
     # |ratio| about 0.98: the magnitude check passes a follower that is not coupled at all ...
     assert f.status == "pass" and abs(f.motion_ratio - 1.0) < 0.1
     # ... and the direction warning is what flags it (PhysX gearing -1 predicts "with")
-    assert f.measured_ratio < 0 and f.direction == "reversed" and f.dir_matches_gear is False
+    assert f.measured_ratio < 0 and f.direction == "reversed"
     assert [w for w in f.warnings if w.startswith("direction mismatch")]
-    assert f.metrics[f"mim_pair_{f.name}_dir_matches_gear"] is False
+    # the harness's rule (gearing -1 means "against") calls the same motion a match, and the
+    # report says that the two rules disagree on this follower
+    assert f.metrics[f"mim_pair_{f.name}_dir_matches_gear"] == 1
+    assert [n for n in f.notes if n.startswith("sign rules disagree")]
     # with the relation enforced the follower goes the authored way and nothing is flagged
     hard, _, _ = serial_follower(natural_frequency=0.0)
     h = run(hard).follower(jf)

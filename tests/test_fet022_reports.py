@@ -23,16 +23,24 @@ from mimic_ext.fet022.result import FollowerResult, ReferenceResult, RunResult, 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
-def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", warnings=(), messages=()):
+def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", warnings=(), messages=(),
+              engine="warp"):
     t = [i * 0.0417 for i in range(49)]
     ref = [40 * math.sin(math.pi * i / 48) for i in range(49)]
+    # the harness's measures of these invented samples (harness_pair's definitions, by hand)
+    harness = {"max_error_rad": 0.01, "mean_error_rad": 0.005, "ref_swept_rad": math.radians(40),
+               "follower_observed_rad": abs(ratio) * math.radians(40),
+               "follower_expected_rad": abs(gearing) * math.radians(40),
+               "dir_matches_gear": 1 if (ratio > 0) == (gearing >= 0) else 0, "motion_ratio": abs(ratio),
+               "gear_ratio_error": abs(abs(ratio) - abs(gearing)), "abs_formula_max_error_rad": 0.01,
+               "rest_residual_rad": 0.0}
     return FollowerResult(
         follower=f"/Robot/Joints/{name}", name=name, reference="/Robot/Joints/leader", swept="/Robot/Joints/leader",
         schema="physx", label="PhysxMimicJointAPI:rotX", compliant=False, follower_unit="deg",
         reference_unit="deg", gearing=gearing, offset=0.0, status=status, measured_ratio=ratio,
         motion_ratio=abs(ratio), ratio_error=abs(abs(ratio) - abs(gearing)),
-        ratio_error_relative=abs(abs(ratio) - abs(gearing)) / abs(gearing), max_error=0.01,
-        direction=direction, rest_offset=0.0, rest_offset_error=0.0, samples_used=45, reference_excursion=40.0,
+        ratio_error_relative=abs(abs(ratio) - abs(gearing)) / abs(gearing), relation_max_error=0.01,
+        harness=harness, engine=engine, direction=direction, rest_offset=0.0, rest_offset_error=0.0, samples_used=45, reference_excursion=40.0,
         warnings=list(warnings), messages=list(messages), sample_t=t, sample_reference=ref,
         sample_follower=[ratio * r for r in ref])
 
@@ -51,9 +59,9 @@ def _run() -> RunResult:
     ]
     good.settle_status()
     skipped = SweepResult(asset="data/plain.usda", status="skipped", reason="no joint carries PhysxMimicJointAPI",
-                          config=cfg, timings={"total_s": 0.01})
+                          config=cfg, engine="warp", timings={"total_s": 0.01})
     broken = SweepResult(asset="data/broken.usda", status="error", reason="data/broken.usda: cannot be read as USD",
-                         config=cfg, timings={"total_s": 0.0})
+                         config=cfg, engine="warp", timings={"total_s": 0.0})
     return RunResult(stages=[good, skipped, broken], config=cfg, versions={"mimic_ext": "0.1.0"},
                      wall_seconds=0.5, jobs=2)
 
@@ -61,12 +69,14 @@ def _run() -> RunResult:
 def test_console_table_and_summary():
     text = format_console(_run())
     lines = text.splitlines()
-    header = next(line for line in lines if "measured ratio" in line)
-    for col in ("follower", "reference", "|gearing|", "measured ratio", "error", "direction", "status"):
+    header = next(line for line in lines if "motion ratio" in line)
+    for col in ("follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"):
         assert col in header
     row = next(line for line in lines if line.strip().startswith("f_bad"))
-    assert "0.5" in row and "50%" in row and row.rstrip().endswith("FAIL")
+    assert "0.5" in row.split() and row.rstrip().endswith("FAIL")      # absolute error 0.5 (the default mode)
     assert "REVERSED" in next(line for line in lines if line.strip().startswith("f_rev"))
+    # the console says "match" where HTML and JSON do
+    assert "match" in next(line for line in lines if line.strip().startswith("f_ok")).split()
     assert "data/plain.usda: SKIPPED (no joint carries PhysxMimicJointAPI)" in text
     assert "data/broken.usda: ERROR" in text
     assert lines[-1].startswith("FET022 mimic_joint: ERROR: 3 stage(s): 0 pass, 1 fail, 1 skipped, 1 error")
@@ -82,8 +92,12 @@ def test_json_validates_and_carries_the_harness_metrics(tmp_path):
     assert len(stage["followers"]) == 3
     m = stage["metrics"]
     assert m["mim_pair_f_bad_motion_ratio"] == 0.5 and m["mim_pair_f_bad_gear_ratio_error"] == 0.5
-    assert m["mim_pair_f_rev_dir_matches_gear"] is False and m["mim_pair_f_ok_dir_matches_gear"] is True
+    # the harness's sign rule: gearing -1 expects "against"; f_rev moves against, f_ok with
+    assert m["mim_pair_f_rev_dir_matches_gear"] == 1 and m["mim_pair_f_ok_dir_matches_gear"] == 0
     assert m["mim_pair_f_ok_max_error_rad"] == 0.01
+    assert (m["mim_mimic_pairs_detected"], m["mim_skipped_pairs"], m["mim_pairs_passed"], m["mim_pairs_failed"]) == \
+        (3, 0, 2, 1)
+    assert stage["extra_metrics"]["mim_pair_f_ok_fit_slope"] == 1.0
     assert len(stage["followers"][0]["samples"]["t"]) == 49
     assert data["stages"][1]["status"] == "skipped" and data["stages"][1]["followers"] == []
 
@@ -120,6 +134,7 @@ def _junit_checks(root: ET.Element) -> None:
     cases = good.findall("testcase")
     assert [c.get("name") for c in cases] == [f"/Robot/Joints/{n}" for n in ("f_ok", "f_bad", "f_rev")]
     assert cases[1].find("failure").get("message").startswith("motion ratio 0.5")
+    assert good.find("properties/property[@name='mim_pairs_failed']").get("value") == "1"
     assert cases[0].find("failure") is None and "direction mismatch" in cases[2].find("system-out").text
     assert suites[1].find("testcase/skipped") is not None and len(suites[1].findall("testcase")) == 1
     assert suites[2].find("testcase/error").get("message").endswith("cannot be read as USD")
@@ -189,3 +204,50 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert len(re.findall(r'<svg class="ratio-plot"', dom)) == 3
     assert len(re.findall(r"<circle ", dom)) == 3 * 49
     assert 'id="summary"' in dom
+
+
+def test_two_engine_html_renders_with_overlaid_plots(tmp_path):
+    """Two engine columns of hand-made results; the screenshot is kept for a person to look at."""
+    run = _run()
+    other = SweepResult(asset=run.stages[0].asset, config=run.config, engine="other", num_envs=1,
+                        timings={"total_s": 0.2}, references=list(run.stages[0].references))
+    other.followers = [_follower("f_ok", ratio=0.98, engine="other"),
+                       _follower("f_bad", status="fail", ratio=0.55, engine="other", messages=["ratio 0.55"]),
+                       _follower("f_rev", ratio=-1.02, direction="reversed", engine="other")]
+    other.settle_status()
+    run.stages.insert(1, other)
+    page = write_html(run, tmp_path / "two.html")
+    dom = render_in_chromium(page, tmp_path, ARTIFACTS / "fet022_report_two_engines.png")
+    assert dom.count('<table class="conformance">') == 1
+    assert dom.count('class="cell" data-engine="warp"') == dom.count('class="cell" data-engine="other"') == 3
+    assert dom.count('<g class="samples" data-engine="other"') == 3   # overlaid on the warp plots
+
+
+def test_html_text_is_whole_tokens_and_plain_values():
+    html = format_html(_run())
+    assert "break-all" not in html                       # words and numbers never split mid-token
+    assert re.search(r"td\.num\{[^}]*white-space:nowrap", html)
+    config = html[html.index('<table class="config">'):html.index("</table>", html.index('<table class="config">'))]
+    assert "True" not in config and "{" not in config and "<th>fix_base</th><td class=\"num\">true</td>" in config
+    assert "<th>test_drive.angular_stiffness</th>" in config
+    # the references table says what the numbers are: authored limits, then the planned sweep range
+    assert "<th>limits</th><th>swept range</th>" in html and "limits less the margin" in html
+
+
+def test_plot_axes_hold_both_tolerance_bands():
+    """The opposite-direction band is drawn whole, not clipped to a dash at the plot's edge."""
+    html = format_html(_run())
+    for poly in re.findall(r'class="tolerance-band-mirror"[^>]*points="([^"]+)"', html):
+        ys = [float(p.split(",")[1]) for p in poly.split()]
+        # plot area: y from 14 to 256 (svg.TOP, H - BOTTOM); 0.01 px: the printed precision
+        assert min(ys) >= 14 - 0.01 and max(ys) <= 256 + 0.01
+        assert max(ys) - min(ys) > 100, "the band spans the plot"
+
+
+def test_mixed_pair_gearing_carries_its_unit():
+    f = _follower("slider")
+    f.follower_unit = "stage units"
+    html = format_html(SweepResult(asset="a.usda", followers=[f], engine="warp", config=SweepConfig().to_dict()))
+    assert "1 stage units/deg" in html
+    assert "1 stage units/deg" in format_console(SweepResult(asset="a.usda", followers=[f], engine="warp",
+                                                             config=SweepConfig().to_dict()))

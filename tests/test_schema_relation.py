@@ -1,6 +1,7 @@
 """Canonical relation, PhysX/Newton conversions and authoring round trips."""
 
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -125,6 +126,76 @@ def test_set_relation_rejects_unknown_prims():
     stage = _stage()
     with pytest.raises(MimicInputError, match="no prim at /R/nothing"):
         set_relation(stage, MimicRelation("/R/nothing", "/R/leader"))
+
+
+@pytest.mark.parametrize("instance", ["bad name", "a:b", "1x", "gearing"])
+def test_set_relation_refuses_instance_names_usd_cannot_hold(instance):
+    stage = _stage()
+    with pytest.raises(MimicInputError, match=f"/R/follower: '{instance}' cannot name a PhysxMimicJointAPI instance"):
+        set_relation(stage, MimicRelation("/R/follower", "/R/leader", 1.0, instance=instance))
+    assert read_relations(stage) == []  # nothing written
+
+
+# (schema, change to the canonical relation, the named value, the reason)
+UNSTORABLE = [
+    ("physx", {"multiplier": -1e39}, "physxMimicJoint:rotX:gearing", "overflows"),  # > float32 max 3.4e38: inf
+    ("physx", {"offset": 1e-50}, "physxMimicJoint:rotX:offset", "below the smallest normal"),  # stored as 0
+    ("physx", {"multiplier": 1e-50}, "physxMimicJoint:rotX:gearing", "below the smallest normal"),
+    ("physx", {"natural_frequency": 1e39}, "physxMimicJoint:rotX:naturalFrequency", "overflows"),
+    ("physx", {"multiplier": math.inf}, "multiplier", "finite"),
+    ("physx", {"offset": math.nan}, "offset", "finite"),
+    ("physx", {"damping_ratio": "0.5"}, "damping_ratio", "finite"),
+    ("newton", {"multiplier": 1e39}, "newton:mimicCoef1", "overflows"),
+    ("newton", {"offset": -1e-50}, "newton:mimicCoef0", "below the smallest normal"),
+    ("newton", {"multiplier": math.nan}, "multiplier", "finite"),
+]
+
+
+@pytest.mark.parametrize("schema, changes, name, why", UNSTORABLE)
+def test_set_relation_refuses_values_a_usd_float_cannot_hold(schema, changes, name, why):
+    stage = _stage()
+    rel = MimicRelation("/R/follower", "/R/leader", 2.0, 0.1, schema=schema,
+                        instance="rotX" if schema == "physx" else None).replace(**changes)
+    with pytest.raises(MimicInputError, match=why) as err:
+        set_relation(stage, rel)
+    assert str(err.value).startswith("/R/follower: ") and name in str(err.value) and "\n" not in str(err.value)
+    assert read_relations(stage) == []  # refused before anything was written
+
+
+def test_the_float32_bounds_themselves_are_accepted():
+    # 3e38 and 1.2e-38 are storable: they must round-trip (float32 relative rounding 6e-8 < F32)
+    stage = _stage()
+    back = set_relation(stage, MimicRelation("/R/follower", "/R/leader", multiplier=-3e38, offset=1.2e-38 * DEG))
+    assert back.multiplier == pytest.approx(-3e38, rel=F32) and back.offset == pytest.approx(1.2e-38 * DEG, rel=F32)
+
+
+@pytest.mark.parametrize("mpu", [0.0, -0.01, math.inf, math.nan])
+def test_bad_meters_per_unit_is_a_clear_error_naming_the_stage(mpu):
+    stage = Usd.Stage.CreateInMemory("bad_units.usda")
+    UsdGeom.SetStageMetersPerUnit(stage, mpu)
+    UsdPhysics.PrismaticJoint.Define(stage, "/R/follower")
+    UsdPhysics.PrismaticJoint.Define(stage, "/R/leader")
+    with pytest.raises(MimicInputError, match=r"bad_units\.usda: metersPerUnit is .*must be a positive number"):
+        set_relation(stage, MimicRelation("/R/follower", "/R/leader", 1.0))
+
+
+def test_solver_refuses_a_wrongly_typed_relation_naming_it():
+    """``list`` and ``validate`` read a string gearing (``invalid`` set); the solver must not simulate it."""
+    from pxr import Sdf
+
+    from mimic_ext.solver.model import build_model
+
+    text = (ROOT / "data" / "geared_pair.usda").read_text()
+    broken = re.sub(r"float physxMimicJoint:rotX:gearing = \S+", 'string physxMimicJoint:rotX:gearing = "two"', text)
+    assert broken != text
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.ImportFromString(broken)
+    stage = Usd.Stage.Open(layer)
+    (rel,) = read_relations(stage)
+    assert rel.invalid and math.isnan(rel.multiplier)
+    with pytest.raises(MimicInputError, match=r"/Gears/Joints/gear_follower: physxMimicJoint:rotX:gearing is "
+                                              r"authored as string \('two'\), not float"):
+        build_model(stage)
 
 
 SCHEMA_PROBE = textwrap.dedent("""

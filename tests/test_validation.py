@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from pxr import Sdf, Usd, UsdPhysics
 
-from mimic_ext.schema import MimicRelation, open_stage, set_relation
+from mimic_ext.errors import MimicInputError
+from mimic_ext.schema import MimicRelation, open_stage, read_relations, set_relation
 from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, WARNING, Finding, validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,6 +108,62 @@ def test_findings_are_sorted_errors_first_then_path():
     findings = validate(stage)
     assert [(f.severity, f.path) for f in findings] == [
         (ERROR, z), (WARNING, foll)]
+
+
+# ------------------------------------------------------------------ follower drives
+
+
+def test_passive_damping_on_a_follower_is_not_a_fighting_drive():
+    stage, r, foll, lead = samples.pair("damped follower")
+    samples.add_drive(stage.GetPrimAtPath(foll), "angular", 0.0, 0.05, 10.0)  # stiffness 0, targets 0
+    assert validate(stage) == []
+    drive = UsdPhysics.DriveAPI(stage.GetPrimAtPath(foll), "angular")
+    drive.CreateTargetVelocityAttr(10.0)  # damping toward 10 deg/s drives the follower
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "target velocity of 10" in f.message
+    drive.CreateTargetVelocityAttr(0.0)
+    drive.CreateStiffnessAttr(1.0)  # any stiffness pulls it to its own target
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "stiffness 1 " in f.message
+
+
+# MJCF files whose follower carries joint damping, which the importer writes as a
+# zero-stiffness drive (right for PhysX); and one whose follower has a position actuator.
+DAMPED_FOLLOWERS = ["menagerie_franka_hand/hand.xml", "menagerie_robotiq_2f85/2f85.xml"]
+STIFF_FOLLOWER = "menagerie_trossen_wx250s/wx250s.xml"
+
+
+def _follower_drives(stage):
+    out = []
+    for rel in read_relations(stage):
+        prim = stage.GetPrimAtPath(rel.follower)
+        for name in ("angular", "linear"):
+            if prim.HasAPI(UsdPhysics.DriveAPI, name):
+                d = UsdPhysics.DriveAPI(prim, name)
+                out.append((d.GetStiffnessAttr().Get() or 0.0, d.GetDampingAttr().Get() or 0.0))
+    return out
+
+
+@pytest.mark.parametrize("rel_path", DAMPED_FOLLOWERS)
+def test_imported_files_with_damped_followers_pass_strict_validation(rel_path, shared_assets, tmp_path, capsys):
+    from mimic_ext.cli import main
+    from mimic_ext.importers import import_robot
+
+    out = tmp_path / "robot.usda"
+    result = import_robot(shared_assets / rel_path, out=out)
+    drives = _follower_drives(result.stage)
+    # the case under test: every follower drive is damping only
+    assert drives and all(k == 0 and d > 0 for k, d in drives), drives
+    assert main(["validate", "--strict", str(out)]) == 0, capsys.readouterr().out
+
+
+def test_imported_follower_with_a_position_actuator_still_warns(shared_assets):
+    from mimic_ext.importers import import_robot
+
+    result = import_robot(shared_assets / STIFF_FOLLOWER)
+    assert any(k > 0 for k, _ in _follower_drives(result.stage))
+    (f,) = [f for f in validate(result.stage) if f.severity != INFO]
+    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "stiffness 200" in f.message
 
 
 # ------------------------------------------------------------------ tricky rules
@@ -226,9 +283,33 @@ def test_range_check_tolerates_float32_round_off_but_not_more():
     stage, r, foll, lead = samples.pair("thirds", follower_limits=(-10.0, 10.0), leader_limits=(-30, 30),
                                         multiplier=1.0 / 3.0)
     assert validate(stage) == []
-    # 1e-4 deg (1.7e-6 rad, above the 1e-6 rad tolerance) outside: a warning
+    # 0.01 deg outside a 20-degree range is 5e-4 of it, above RANGE_RTOL (1e-4): a warning
     prim = stage.GetPrimAtPath(foll)
-    prim.GetAttribute("physics:upperLimit").Set(10.0 - 1e-4)
+    prim.GetAttribute("physics:upperLimit").Set(10.0 - 0.01)
+    assert codes(validate(stage)) == {"MIMIC_RANGE_OUTSIDE_LIMITS"}
+
+
+SVH_DECIMAL_ROUNDING = [
+    # Schunk SVH hand (dex-urdf schunk_svh_hand_right.urdf), rad: leader upper, multiplier, follower upper.
+    # The overshoot is the URDF's decimal rounding: 2.7e-6, 2.9e-6, 1.9e-6 and 4.1e-5 rad.
+    (0.9704, 1.01511, 0.98506),   # j3 follows Thumb_Flexion
+    (0.9704, 1.44889, 1.406),     # j4 follows Thumb_Flexion
+    (0.98175, 1.3588, 1.334),     # j12 follows Ring_Finger
+    (0.9879, 1.0, 0.98786),       # j5 follows Thumb_Opposition
+]
+
+
+@pytest.mark.parametrize("leader_upper, multiplier, follower_upper", SVH_DECIMAL_ROUNDING)
+def test_range_check_ignores_decimal_rounding_of_source_files(leader_upper, multiplier, follower_upper):
+    overshoot = multiplier * leader_upper - follower_upper
+    assert 1e-6 < overshoot < 1e-4 * follower_upper  # the case: a real overshoot, within RANGE_RTOL of the range
+    deg = 180 / math.pi
+    stage, r, foll, lead = samples.pair("svh", follower_limits=(0.0, follower_upper * deg),
+                                        leader_limits=(0.0, leader_upper * deg), multiplier=multiplier)
+    assert validate(stage) == []
+    # the same relation ten times further out (still under 0.05 deg) is reported
+    stage.GetPrimAtPath(foll).GetAttribute("physics:upperLimit").Set(
+        (multiplier * leader_upper - max(10 * overshoot, 2e-4 * follower_upper)) * deg)
     assert codes(validate(stage)) == {"MIMIC_RANGE_OUTSIDE_LIMITS"}
 
 
@@ -277,18 +358,39 @@ def test_newton_zero_coef1_and_missing_target():
     assert f.code == "MIMIC_REFERENCE_MISSING" and "2 targets" in f.message
 
 
-def test_non_numeric_attribute_is_a_finding_not_a_traceback():
-    layer = Sdf.Layer.CreateAnonymous(".usda")
-    layer.ImportFromString("""#usda 1.0
+WRONGLY_TYPED = """#usda 1.0
 def PhysicsRevoluteJoint "L" {}
-def PhysicsRevoluteJoint "F" (prepend apiSchemas = ["PhysxMimicJointAPI:rotX"])
+def PhysicsRevoluteJoint "F" (prepend apiSchemas = ["PhysxMimicJointAPI:rotX", "NewtonMimicAPI"])
 {
     string physxMimicJoint:rotX:gearing = "two"
     rel physxMimicJoint:rotX:referenceJoint = </L>
+    string newton:mimicEnabled = "false"
+    rel newton:mimicJoint = </L>
 }
-""")
-    (f,) = validate(Usd.Stage.Open(layer))
-    assert f.code == "MIMIC_NONFINITE" and f.path == "/F" and "two" in f.message
+"""
+
+
+def test_wrongly_typed_attribute_is_a_finding_not_a_traceback():
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.ImportFromString(WRONGLY_TYPED)
+    findings = validate(Usd.Stage.Open(layer))
+    typed = sorted((f.message for f in findings if f.code == "MIMIC_NONFINITE"), key=len)
+    assert [f.path for f in findings if f.code == "MIMIC_NONFINITE"] == ["/F", "/F"]
+    assert "newton:mimicEnabled is authored as string ('false'), not bool" in typed[0]
+    assert "physxMimicJoint:rotX:gearing is authored as string ('two'), not float" in typed[1]
+    # the unreadable switch is not also reported as "disabled", nor the NaN gearing as non-finite
+    assert "MIMIC_DISABLED" not in codes(findings) and len(typed) == 2
+
+
+def test_wrongly_typed_relations_are_listed_and_refused_by_strict_readers():
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.ImportFromString(WRONGLY_TYPED)
+    stage = Usd.Stage.Open(layer)
+    physx, newton = read_relations(stage)
+    assert math.isnan(physx.multiplier) and "gearing" in physx.invalid and math.isnan(physx.authored["gearing"])
+    assert newton.invalid and not newton.enabled and newton.multiplier == 1.0
+    with pytest.raises(MimicInputError, match=r"/F: physxMimicJoint:rotX:gearing is authored as string"):
+        read_relations(stage, strict=True)
 
 
 def test_infinite_offset_and_partial_compliance_messages_name_the_attribute():

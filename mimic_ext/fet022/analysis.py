@@ -2,13 +2,16 @@
 
 Definitions (documented in docs/fet022.md):
 
+* the harness's measures (``harness.harness_pair``), among them its motion ratio, the
+  follower's peak-to-peak over the reference's, which the verdict compares with |gearing|
+  by default (``ratio_measure: motion_ratio``);
 * displacements are taken from the first sample (the start of the sweep), so rest
   offsets cancel, and expressed in the authored USD units (degrees or stage units), in
   which |gearing| is written;
-* the measured ratio is the least-squares slope through the origin of follower
-  displacement against reference displacement, over the samples whose |reference
-  displacement| is at least ``min_displacement_fraction`` of the largest one; its
-  magnitude is the "motion ratio" compared with |gearing|;
+* our fit (``measured_ratio``, metric ``_fit_slope``) is the least-squares slope through
+  the origin of follower displacement against reference displacement, over the samples
+  whose |reference displacement| is at least ``min_displacement_fraction`` of the largest
+  one (``ratio_measure: fit_slope`` judges its magnitude instead);
 * the max pointwise error is ``max |d_f - m d_ref|`` in SI (rad or m) with ``m`` the
   authored signed relation, over all samples;
 * the direction is the sign of the measured ratio against the sign the authored
@@ -28,6 +31,7 @@ from ..schema import joints
 from ..schema.relation import PHYSX
 from .config import SweepConfig
 from .discovery import FollowerCase
+from .harness import HarnessPair, harness_pair
 
 from .result import FAIL, PASS
 
@@ -40,9 +44,9 @@ DIRECTION_FLOOR = 1e-3
 
 @dataclass
 class Measurement:
-    measured_ratio: float          # signed slope, USD units
-    motion_ratio: float            # |measured_ratio|
-    ratio_error: float             # |motion_ratio - |gearing||
+    harness: HarnessPair           # the harness's measures (its motion ratio among them)
+    measured_ratio: float          # our signed least-squares slope, USD units
+    ratio_error: float             # |judged measure - |gearing||
     ratio_error_relative: float    # ratio_error / |gearing| (inf when gearing is 0)
     max_error_si: float            # rad or m
     direction: str
@@ -55,8 +59,8 @@ class Measurement:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def dir_matches_gear(self) -> bool | None:
-        return None if self.direction == UNDETERMINED else self.direction == MATCH
+    def motion_ratio(self) -> float:
+        return self.harness.motion_ratio
 
 
 def fit_ratio(d_ref: np.ndarray, d_f: np.ndarray, min_fraction: float) -> tuple[float, int]:
@@ -81,7 +85,11 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
     d_ref, d_f = d_ref_si / case.reference_scale, d_f_si / case.follower_scale
     slope, used = fit_ratio(d_ref, d_f, config.min_displacement_fraction)
     g = case.abs_gearing
-    motion = abs(slope) if math.isfinite(slope) else math.nan
+    pair = harness_pair(q_ref, q_f, case.gearing, case.offset, case.reference_scale, case.follower_scale)
+    if config.ratio_measure == "motion_ratio":
+        motion = pair.motion_ratio if np.ptp(q_ref) > 0 else math.nan
+    else:
+        motion = abs(slope) if math.isfinite(slope) else math.nan
     err = abs(motion - g) if math.isfinite(motion) else math.nan
     rel = (err / g if g > 0 else (0.0 if err == 0 else math.inf)) if math.isfinite(err) else math.nan
     m = case.relation.multiplier
@@ -101,7 +109,7 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
         rest = qf0 - case.gearing * ql0             # q_f = c0 + c1 q_ref
     rest_err_si = abs(rest - case.offset) * case.follower_scale
     out = Measurement(
-        measured_ratio=slope, motion_ratio=motion, ratio_error=err, ratio_error_relative=rel,
+        harness=pair, measured_ratio=slope, ratio_error=err, ratio_error_relative=rel,
         max_error_si=max_err, direction=direction, rest_offset=rest, rest_offset_error_si=rest_err_si,
         samples_used=used, reference_excursion=float(np.max(np.abs(d_ref))) if d_ref.size else 0.0)
 
@@ -121,8 +129,9 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
         out.messages.append(f"reference {case.reference} did not move during the sweep: no ratio can be measured")
     elif not judged <= config.gear_ratio_tolerance * (1 + 1e-12):
         out.status = FAIL
+        what = "motion ratio" if config.ratio_measure == "motion_ratio" else "fitted slope magnitude"
         out.messages.append(
-            f"motion ratio {motion:.6g} differs from |gearing| {g:.6g} by {err:.4g} ({rel:.2%}), over the "
+            f"{what} {motion:.6g} differs from |gearing| {g:.6g} by {err:.4g} ({rel:.2%}), over the "
             f"{tol_text} tolerance; max pointwise error {max_err:.4g} {unit_f}")
     if direction == REVERSED:
         word = lambda sign: "with" if sign > 0 else "against"  # noqa: E731

@@ -1,12 +1,23 @@
-"""Many stages at once: collect them from folders, sweep them in a process pool, keep going.
+"""Many stages (and engines) at once: collect them from folders, sweep them here, in a process
+pool or on a Dask cluster, and keep going whatever one of them does.
 
-Each stage runs in a worker process, so one that crashes the solver or raises cannot
-stop the others; its result says what went wrong. Workers are forked from a forkserver
-that has already imported USD, Warp and the solver (and, for CPU sweeps, loaded the
-cached Warp kernels), so each worker starts in milliseconds; the parent itself never
-imports USD or Warp, so the server's one start-up is the only one paid. As with any
-``multiprocessing`` code, a script calling ``sweep_paths`` needs the
-``if __name__ == "__main__":`` guard.
+A unit of work is one stage on one engine. Each runs through ``sweep_one``, which turns
+every exception into an error result, so one stage cannot stop the others. Where they run:
+
+* here, one after the other, while that is fastest: a pool costs a start-up
+  (``POOL_STARTUP_S``, measured by ``benchmarks/sweep_time.py``) that a few small stages never
+  win back; once the stages swept so far say the rest would take longer than the pool's
+  break-even, the remaining ones go to the pool (``jobs=None``, the default; ``jobs=N > 1``
+  always uses a pool, ``jobs=1`` never);
+* in a process pool forked from a forkserver that has already imported USD, Warp and the
+  solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
+  alone once, then reported as an error;
+* on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
+  unit is a task; a unit whose worker died is resubmitted once, then reported as an
+  error. Workers must see the stage files at the same paths (a shared file system).
+
+As with any ``multiprocessing`` code, a script calling ``sweep_paths`` with a pool needs
+the ``if __name__ == "__main__":`` guard (the forkserver imports the main module).
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ import multiprocessing as mp
 import os
 import time
 import traceback
+import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -26,9 +38,76 @@ from .result import ERROR, RunResult, SweepResult
 
 Progress = Callable[[int, int, SweepResult], None]
 PRELOAD_DEVICE_ENV = "MIMIC_EXT_FET022_PRELOAD_DEVICE"
-#: schema.stage_io.USD_EXTENSIONS, repeated so that the pool's parent never imports USD
+#: schema.stage_io.USD_EXTENSIONS, repeated so that ``mimic-ext --help`` never imports USD
 #: (a test keeps the two equal)
 STAGE_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
+#: Seconds a process pool takes to start and load USD, Warp and the solver kernels in its
+#: workers (2-core CPU machine; benchmarks/sweep_time.py prints the figure it is based on).
+POOL_STARTUP_S = 1.0
+EXECUTORS = ("local", "dask")
+
+
+# ----------------------------------------------------------------------------- collection
+def _dependencies(path: Path) -> set[Path]:
+    """The layers ``path`` pulls in (sublayers, references, payloads), resolved beside it."""
+    from pxr import Sdf, UsdUtils
+
+    from ..input_files import check_regular_file
+
+    try:
+        check_regular_file(path, "stage")
+        sublayers, references, payloads = UsdUtils.ExtractExternalReferences(str(path))
+    except Exception:  # noqa: BLE001  (an unreadable file is swept, and its error reported, later)
+        return set()
+    layer_dir = path.parent
+    out = set()
+    for asset in [*sublayers, *references, *payloads]:
+        asset = str(asset)
+        if not asset or Sdf.Layer.IsAnonymousLayerIdentifier(asset):
+            continue
+        target = Path(asset) if os.path.isabs(asset) else layer_dir / asset
+        try:
+            out.add(target.resolve())
+        except OSError:
+            continue
+    return out
+
+
+def roots_only(files: list[Path]) -> list[Path]:
+    """``files`` less every one that another of them composes in (as a sublayer, reference or
+    payload): NVIDIA converter folders hold ``Payload/Physics.usda`` and the like, which are
+    parts of the asset, not stages. A group that only composes itself (a cycle) keeps its
+    first file."""
+    if len(files) < 2:
+        return files
+    resolved = {f: f.resolve() for f in files}
+    inside = set(resolved.values())
+    used_by: dict[Path, set[Path]] = {}
+    for f in files:
+        for dep in _dependencies(f) & inside:
+            if dep != resolved[f]:
+                used_by.setdefault(dep, set()).add(resolved[f])
+    keep = [f for f in files if resolved[f] not in used_by]
+    covered: set[Path] = set()
+    stack = [resolved[f] for f in keep]
+    deps_of = {resolved[f]: _dependencies(f) & inside for f in files} if len(keep) < len(files) else {}
+    while stack:
+        p = stack.pop()
+        if p in covered:
+            continue
+        covered.add(p)
+        stack.extend(deps_of.get(p, ()))
+    for f in files:                       # members of a cycle nobody outside it composes
+        if resolved[f] not in covered:
+            keep.append(f)
+            stack = [resolved[f]]
+            while stack:
+                p = stack.pop()
+                if p not in covered:
+                    covered.add(p)
+                    stack.extend(deps_of.get(p, ()))
+    order = {f: i for i, f in enumerate(files)}
+    return sorted(keep, key=order.__getitem__)
 
 
 def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False) -> list[Path]:
@@ -36,7 +115,9 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
 
     Folders are read one level deep unless ``recursive`` (so ``data/`` does not sweep
     ``data/invalid/``); hidden files (a leading dot, e.g. an interrupted atomic save)
-    are left out. A path that does not exist is kept: it becomes an error result.
+    are left out, and so is a file that another file of the same folder composes in
+    (``roots_only``). A file named directly is always swept; one that does not exist is
+    kept: it becomes an error result.
     """
     out: list[Path] = []
     for item in inputs:
@@ -48,7 +129,7 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
             if not found:
                 raise MimicInputError(f"{p}: no USD files (.usd, .usda, .usdc, .usdz) in this folder"
                                       + ("" if recursive else " (use --recursive to look in sub-folders)"))
-            out.extend(found)
+            out.extend(roots_only(found))
         else:
             out.append(p)
     seen: set[Path] = set()
@@ -61,29 +142,46 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
     return unique
 
 
-def error_result(asset: str, reason: str, config: SweepConfig, seconds: float = 0.0) -> SweepResult:
-    return SweepResult(asset=asset, status=ERROR, reason=reason, config=config.to_dict(),
+# ----------------------------------------------------------------------------- one unit
+def error_result(asset: str, reason: str, config: SweepConfig, seconds: float = 0.0, engine: str = "") -> SweepResult:
+    return SweepResult(asset=asset, status=ERROR, reason=reason, config=config.to_dict(), engine=engine,
                        timings={"total_s": seconds})
 
 
 def sweep_one(path: str | os.PathLike, config: SweepConfig, engine: str = "warp",
               engine_options: dict[str, Any] | None = None) -> SweepResult:
-    """``run`` on one file, turning every exception into an error result (never raises)."""
-    from .engines import get_engine
-    from .runner import run
-
+    """``run`` on one file with one engine, turning every exception into an error result (never raises)."""
     t0 = time.perf_counter()
     try:
-        return run(path, config, get_engine(engine, **(engine_options or {})))
+        from .engines import get_engine
+        from .runner import run
+
+        return run(path, config, get_engine(engine, **(engine_options or {})), label=engine)
     except MimicInputError as exc:
-        return error_result(str(path), str(exc), config, time.perf_counter() - t0)
+        return error_result(str(path), str(exc), config, time.perf_counter() - t0, engine)
     except Exception as exc:  # noqa: BLE001  (a defect in one stage must not stop the others)
         res = error_result(str(path), f"internal error: {type(exc).__name__}: {exc}", config,
-                           time.perf_counter() - t0)
+                           time.perf_counter() - t0, engine)
         res.details = traceback.format_exc()
         return res
 
 
+Unit = tuple[Path, str]                      # (stage, engine label)
+Report = Callable[[int, SweepResult], None]  # (unit index, its result)
+
+
+class _Retries:
+    """How many units were run again after their worker died."""
+
+    count = 0
+
+
+def _died(unit: Unit, config: SweepConfig, where: str) -> SweepResult:
+    return error_result(str(unit[0]), f"the {where} sweeping this stage died twice (a crash in native code, or "
+                        f"the machine ran out of memory); run it alone to see why", config, engine=unit[1])
+
+
+# ----------------------------------------------------------------------------- local pool
 def _pool_context(engine_options: dict[str, Any]):
     """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS)."""
     if "forkserver" not in mp.get_all_start_methods():
@@ -95,12 +193,12 @@ def _pool_context(engine_options: dict[str, Any]):
     return ctx
 
 
-def _run_pool(paths: list[Path], config: SweepConfig, engine: str, options: dict[str, Any], jobs: int,
-              report: Callable[[int, SweepResult], None]) -> list[int]:
-    """Sweep ``paths`` (indices into the caller's list); return the indices whose worker died."""
+def _pool_once(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int,
+               report: Report) -> list[int]:
+    """Sweep ``units`` in one pool; return the indices whose worker died."""
     broken: list[int] = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(options)) as pool:
-        futures = {pool.submit(sweep_one, str(p), config, engine, options): i for i, p in enumerate(paths)}
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options)) as pool:
+        futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options): i for i, u in units}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
@@ -110,43 +208,141 @@ def _run_pool(paths: list[Path], config: SweepConfig, engine: str, options: dict
     return broken
 
 
-def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig, engine: str = "warp",
-                engine_options: dict[str, Any] | None = None, jobs: int | None = None,
-                recursive: bool = False, progress: Progress | None = None) -> RunResult:
-    """Sweep every stage in ``inputs`` (files or folders) and collect one ``RunResult``.
+def _run_pool(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int,
+              report: Report) -> None:
+    broken = _pool_once(units, config, options, jobs, report)
+    # a worker that died takes the pool down: retry those units one per pool, so that the
+    # one that kills its worker is named and the others still get their result
+    by_index = dict(units)
+    _Retries.count += len(broken)
+    for i in broken:
+        if _pool_once([(i, by_index[i])], config, options, 1, report):
+            report(i, _died(by_index[i], config, "worker process"))
 
-    ``jobs`` worker processes (default: one per CPU, at most one per stage); with one
-    stage or ``jobs=1`` everything runs in this process.
+
+def _run_local(units: list[Unit], config: SweepConfig, options: dict[str, Any], jobs: int | None,
+               report: Report) -> int:
+    """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used."""
+    cpus = os.cpu_count() or 1
+    pool_jobs = max(1, min(jobs or cpus, len(units)))
+    if pool_jobs > 1 and jobs is not None:
+        _run_pool(list(enumerate(units)), config, options, pool_jobs, report)
+        return pool_jobs
+    fastest = float("inf")
+    for i, unit in enumerate(units):
+        left = len(units) - i
+        if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
+            _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
+            return pool_jobs
+        res = sweep_one(unit[0], config, unit[1], options)
+        fastest = min(fastest, res.timings.get("total_s", 0.0))
+        report(i, res)
+    return 1
+
+
+# ----------------------------------------------------------------------------- Dask
+def _dask_client(scheduler):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise MimicInputError("--executor dask needs dask.distributed: pip install 'mimic-ext[dask]'") from None
+    if scheduler is None:
+        raise MimicInputError("--executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)")
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout="20s"), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise MimicInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+
+
+def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], scheduler, report: Report) -> int:
+    from distributed import as_completed as dask_completed
+
+    client, owned = _dask_client(scheduler)
+    try:
+        run_id = uuid.uuid4().hex[:8]
+        tries = {i: 0 for i in range(len(units))}
+
+        def submit(i: int):
+            return client.submit(sweep_one, str(units[i][0]), config, units[i][1], options, pure=False,
+                                 key=f"fet022-{run_id}-{i}-{tries[i]}")
+
+        futures: dict[str, int] = {}
+        held = []                              # a future nobody holds is released by Dask
+        for i in range(len(units)):
+            held.append(submit(i))
+            futures[held[-1].key] = i
+        pending = dask_completed(held)
+        for fut in pending:
+            i = futures[fut.key]
+            try:
+                res = fut.result()
+            except Exception:  # noqa: BLE001  (KilledWorker, a lost connection: the unit did not finish)
+                if tries[i] == 0:
+                    tries[i] = 1
+                    _Retries.count += 1
+                    held.append(submit(i))
+                    futures[held[-1].key] = i
+                    pending.add(held[-1])
+                    continue
+                res = _died(units[i], config, "Dask worker")
+            report(i, res)
+        workers = len(client.scheduler_info().get("workers", {})) or 1
+    finally:
+        if owned:
+            client.close()
+    return workers
+
+
+# ----------------------------------------------------------------------------- the run
+def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig | None = None,
+                engine: str | Sequence[str] = "warp", engine_options: dict[str, Any] | None = None,
+                jobs: int | None = None, recursive: bool = False, progress: Progress | None = None,
+                executor: str = "local", scheduler=None) -> RunResult:
+    """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
+
+    ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None (defaults).
+    ``engine``: a name or a list of names (``"warp,physx"`` also works); each gets its own
+    result per stage. ``jobs``: None decides by itself (see the module docs), 1 sweeps
+    here, N > 1 uses a pool of N. ``executor="dask"`` with ``scheduler`` (an address or a
+    ``distributed.Client``) runs the units on a Dask cluster. ``progress(done, total,
+    result)`` is called as each unit finishes.
     """
+    from .config import as_config
+    from .engines import check_engine
+
     t0 = time.perf_counter()
+    cfg = as_config(config)
+    engines = [e.strip() for e in (engine.split(",") if isinstance(engine, str) else engine) if e.strip()]
+    if not engines:
+        raise MimicInputError("no sweep engine named")
+    if executor not in EXECUTORS:
+        raise MimicInputError(f"unknown executor '{executor}' (choose {' or '.join(EXECUTORS)})")
+    for e in dict.fromkeys(engines):
+        check_engine(e)
     options = dict(engine_options or {})
     paths = collect_stages(inputs, recursive)
     if not paths:
         raise MimicInputError("no stage to sweep: name USD files or folders that hold them")
-    jobs = max(1, min(jobs or (os.cpu_count() or 1), len(paths)))
-    results: list[SweepResult | None] = [None] * len(paths)
+    units: list[Unit] = [(p, e) for p in paths for e in dict.fromkeys(engines)]
+    results: list[SweepResult | None] = [None] * len(units)
     done = 0
 
     def report(i: int, res: SweepResult) -> None:
         nonlocal done
+        if results[i] is None:
+            done += 1
         results[i] = res
-        done += 1
         if progress:
-            progress(done, len(paths), res)
+            progress(done, len(units), res)
 
-    if jobs == 1:
-        for i, p in enumerate(paths):
-            report(i, sweep_one(p, config, engine, options))
+    _Retries.count = 0
+    if executor == "dask":
+        used = _run_dask(units, cfg, options, scheduler, report)
     else:
-        broken = _run_pool(paths, config, engine, options, jobs, report)
-        # a worker that died takes the pool down: retry those stages one per pool, so that
-        # the stage that kills its worker is named and the others still get their result
-        for i in broken:
-            again = _run_pool([paths[i]], config, engine, options, 1, lambda _, res, i=i: report(i, res))
-            if again:
-                report(i, error_result(str(paths[i]), "the worker process sweeping this stage died "
-                                       "(a crash in native code); run it alone to see why", config))
-    run = RunResult(stages=[r for r in results if r is not None], config=config.to_dict(),
-                    wall_seconds=time.perf_counter() - t0, jobs=jobs)
+        used = _run_local(units, cfg, options, jobs, report)
+    run = RunResult(stages=[r for r in results if r is not None], config=cfg.to_dict(),
+                    wall_seconds=time.perf_counter() - t0, jobs=used, retried=_Retries.count)
     run.versions = next((s.versions for s in run.stages if s.versions), None) or {}
     return run

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import MimicInputError
+
 CONVENTION_LINES = (
     "Units: |gearing| and the measured ratio are in the authored USD units (degrees, stage units); "
     "max error is SI (rad or m).",
@@ -18,6 +20,8 @@ CONVENTION_LINES = (
 )
 
 REPORT_NAMES = {"json": "fet022_report.json", "junit": "fet022_junit.xml", "html": "fet022_report.html"}
+#: the folder under --report that holds the harness's result.json files
+RESULT_DIR = "result"
 
 
 def _positive(text: str) -> float:
@@ -59,14 +63,27 @@ def add_commands(subparsers) -> None:
     p.add_argument("--settle-seconds", type=float, metavar="S", help="hold at the start pose before sampling (s)")
     p.add_argument("--physics-fps", type=_positive, metavar="HZ", help="solver steps per second")
     p.add_argument("--report", metavar="DIR",
-                   help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())})")
-    p.add_argument("--json", metavar="FILE", help="write the JSON report (schema: mimic_ext/fet022/report.schema.json)")
-    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per follower)")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with one plot per follower")
+                   help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, and the harness's "
+                        f"result.json per stage under {RESULT_DIR}/)")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the JSON report (schema: mimic_ext/fet022/report.schema.json); - for stdout")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per follower and engine); - for stdout")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with one plot per follower; "
+                                                  "- for stdout")
+    p.add_argument("--result-json", metavar="DIR",
+                   help="write the public harness's result.json for every stage and engine, as "
+                        "DIR/<stage>/<engine>/result.json (on by default with --report)")
     p.add_argument("--no-samples", action="store_true", help="leave the sampled displacements out of the JSON")
-    p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: one per CPU)")
-    p.add_argument("--engine", default="warp", help="physics engine (default: warp, mimic_ext's own solver)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="worker processes (default: a pool only when it pays off; 1: never)")
+    p.add_argument("--engine", default="warp", metavar="NAMES",
+                   help="physics engine(s), comma-separated: warp (mimic_ext's own solver, default), physx, newton, "
+                        "mujoco; several print a conformance matrix (follower x engine)")
     p.add_argument("--device", default="cpu", help="Warp device for the warp engine (cpu, cuda:0, ...)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where stages run: here and in a local pool (default) or on a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask "
+                                                          "(workers must see the stage files at the same paths)")
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -74,8 +91,42 @@ def add_commands(subparsers) -> None:
 def _progress(done: int, total: int, res) -> None:
     t = res.timings.get("total_s", 0.0)
     note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error") else ""
-    print(f"[{done}/{total}] {res.asset}: {res.status.upper()}, {len(res.followers)} follower(s), "
+    engine = f" [{res.engine}]" if res.engine else ""
+    print(f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
           f"{t:.2f} s{note}", file=sys.stderr, flush=True)
+
+
+def _engines(text: str, device: str) -> list[str]:
+    """The engine labels asked for; ``--device`` picks the warp engine's device."""
+    out = []
+    for name in (e.strip() for e in text.split(",")):
+        if not name:
+            continue
+        out.append(f"warp:{device}" if name == "warp" and device and device != "cpu" else name)
+    return list(dict.fromkeys(out))
+
+
+def _outputs(targets: dict) -> list[str]:
+    return [v for v in targets.values() if v and v != "-"]
+
+
+def _refuse_inputs(outputs, inputs) -> None:
+    """``MimicInputError`` when an output would replace an input (``atomic_write.check_output``:
+    symlinks and hard links followed, devices and folders refused)."""
+    from ..atomic_write import check_output
+
+    for out in outputs:
+        check_output(out, inputs, what="report")
+
+
+def _input_files(paths, config_path) -> list:
+    """Every file the run reads: the stages, the layers they compose in, the config file."""
+    from .batch import _dependencies
+
+    files = list(paths) + ([config_path] if config_path else [])
+    for p in paths:
+        files.extend(_dependencies(p))
+    return files
 
 
 def cmd_sweep(args) -> int:
@@ -83,30 +134,60 @@ def cmd_sweep(args) -> int:
 
     from .batch import collect_stages, sweep_paths
     from .config import load_config
-    from .reports import format_console, write_html, write_json, write_junit
+    from .engines import check_engine
+    from .reports import (format_console, format_html, format_json, format_junit, result_paths, write_html,
+                          write_json, write_junit, write_result_json)
 
     config = load_config(args.config, gear_ratio_tolerance=args.tolerance, tolerance_mode=args.tolerance_mode,
                          sweep_seconds=args.sweep_seconds, settle_seconds=args.settle_seconds,
                          physics_fps=args.physics_fps)
-    from .engines import check_engine_name
-
-    check_engine_name(args.engine)   # an unknown engine is an input error, before any work
-    paths = collect_stages(args.stages, recursive=args.recursive)
-    show = None if args.quiet or len(paths) < 2 else _progress
-    run = sweep_paths(paths, config, engine=args.engine, engine_options={"device": args.device},
-                      jobs=args.jobs, progress=show)
-    print(format_console(run))
+    engines = _engines(args.engine, args.device)
+    if not engines:
+        raise MimicInputError("--engine names no engine")
+    for e in engines:
+        check_engine(e)     # an unknown engine or a missing extra is one line, before any work
     targets = {"json": args.json, "junit": args.junit, "html": args.html}
+    results_dir = args.result_json
     if args.report:
         for kind, name in REPORT_NAMES.items():
             targets[kind] = targets[kind] or str(Path(args.report) / name)
+        results_dir = results_dir or str(Path(args.report) / RESULT_DIR)
+    if sum(1 for v in targets.values() if v == "-") > 1:
+        raise MimicInputError("only one of --json, --junit, --html can be - (stdout)")
+    to_stdout = next((k for k, v in targets.items() if v == "-"), None)
+    paths = collect_stages(args.stages, recursive=args.recursive)
+    inputs = _input_files(paths, args.config) if (_outputs(targets) or results_dir) else []
+    _refuse_inputs(_outputs(targets), inputs)
+    if args.executor != "dask" and args.scheduler:
+        raise MimicInputError("--scheduler needs --executor dask")
+    show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
+    run = sweep_paths(paths, config, engine=engines, jobs=args.jobs, progress=show,
+                      executor=args.executor, scheduler=args.scheduler)
+    console = sys.stderr if to_stdout else sys.stdout
+    print(format_console(run), file=console)
+    for st in run.stages:
+        if st.status == "error":
+            reason = st.reason or "could not be swept"
+            where = "" if st.asset in reason else f"{st.asset}: "
+            tag = f" [{st.engine}]" if len(engines) > 1 else ""
+            print(f"mimic-ext: error: {where}{reason}{tag}".replace("\n", " "), file=sys.stderr)
     written = []
-    if targets["json"]:
+    if results_dir:
+        planned = result_paths(run, results_dir)
+        _refuse_inputs([str(p) for _, p in planned], inputs)
+        written += [write_result_json(stage, path) for stage, path in planned]
+    if targets["json"] == "-":
+        sys.stdout.write(format_json(run, samples=not args.no_samples))
+    elif targets["json"]:
         written.append(write_json(run, targets["json"], samples=not args.no_samples))
-    if targets["junit"]:
+    if targets["junit"] == "-":
+        sys.stdout.write(format_junit(run))
+    elif targets["junit"]:
         written.append(write_junit(run, targets["junit"]))
-    if targets["html"]:
+    if targets["html"] == "-":
+        sys.stdout.write(format_html(run))
+    elif targets["html"]:
         written.append(write_html(run, targets["html"]))
     for path in written:
-        print(f"wrote {path}")
+        print(f"wrote {path}", file=console)
     return run.exit_code

@@ -19,7 +19,13 @@ from ..errors import MimicInputError
 #: ``config/fet022.yaml`` beside the package in a source checkout (absent when installed).
 PROJECT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "fet022.yaml"
 
-TOLERANCE_MODES = ("relative", "absolute")
+TOLERANCE_MODES = ("absolute", "relative")
+#: What the verdict compares with |gearing|: the public harness's peak-to-peak motion ratio,
+#: or our least-squares slope of follower against reference displacement.
+RATIO_MEASURES = ("motion_ratio", "fit_slope")
+#: The most solver steps one sweep may take (settle + sweep): beyond it a run takes hours on
+#: a real engine (PhysX here: about 3 ms per Robotiq step) and its samples fill memory.
+MAX_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,8 @@ class SweepConfig:
     """Parameters of one FET022 mimic_joint sweep (SI units unless the name says otherwise)."""
 
     gear_ratio_tolerance: float = 0.10
-    tolerance_mode: str = "relative"
+    tolerance_mode: str = "absolute"
+    ratio_measure: str = "motion_ratio"
     sweep_seconds: float = 2.0
     settle_seconds: float = 1.0
     sweep_margin_ratio: float = 0.10
@@ -57,6 +64,13 @@ class SweepConfig:
     #: Weld floating articulation roots to the world where they stand (a gripper on a bench):
     #: the test is about joint coupling, and a free base would fall away under gravity.
     fix_base: bool = True
+    #: The harness's explosion canary: a warning when the articulation's bounding box grows
+    #: to more than this many times its volume at the start of the sweep.
+    bbox_explode_ratio: float = 10.0
+    #: The harness's legacy incremental-error tolerance (rad): accepted, unused (as by the harness).
+    follow_tolerance: float = 0.05
+    #: Read so that the harness's files load unchanged; no frames are captured here.
+    capture_fps: int = 15
 
     # ---------------------------------------------------------------- derived
     @property
@@ -86,7 +100,8 @@ class SweepConfig:
         def bad(name: str, why: str) -> MimicInputError:
             return MimicInputError(f"{source}: {name} = {getattr(self, name, '?')!r}: {why}")
 
-        positive = ("gear_ratio_tolerance", "sweep_seconds", "physics_fps")
+        positive = ("gear_ratio_tolerance", "sweep_seconds", "physics_fps", "bbox_explode_ratio",
+                    "follow_tolerance")
         for name in positive:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -98,6 +113,16 @@ class SweepConfig:
                 raise bad(name, "must be a number >= 0")
         if self.tolerance_mode not in TOLERANCE_MODES:
             raise bad("tolerance_mode", f"must be one of {', '.join(TOLERANCE_MODES)}")
+        if self.ratio_measure not in RATIO_MEASURES:
+            raise bad("ratio_measure", f"must be one of {', '.join(RATIO_MEASURES)}")
+        if not (isinstance(self.capture_fps, int) and self.capture_fps >= 0):
+            raise bad("capture_fps", "must be a whole number >= 0")
+        steps = self.settle_seconds * self.physics_fps + self.sweep_seconds * self.physics_fps
+        if not steps <= MAX_STEPS:
+            raise MimicInputError(
+                f"{source}: settle_seconds {self.settle_seconds:g} + sweep_seconds {self.sweep_seconds:g} at "
+                f"physics_fps {self.physics_fps:g} is {steps:.4g} steps; at most {MAX_STEPS:,} are allowed "
+                f"(lower physics_fps or the durations)")
         if not (0 <= self.sweep_margin_ratio < 0.5):
             raise bad("sweep_margin_ratio", "must be in [0, 0.5): the margin is taken at both ends")
         if not (isinstance(self.sample_every, int) and self.sample_every >= 1):
@@ -179,13 +204,12 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML file; ``MimicInputError`` naming the file (and line) otherwise."""
     import yaml
 
+    from ..input_files import read_input_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MimicInputError(f"{p}: no such config file") from None
-    except OSError as exc:
-        raise MimicInputError(f"{p}: cannot read: {exc.strerror}") from None
+    if not p.exists() and not p.is_symlink():
+        raise MimicInputError(f"{p}: no such config file")
+    text = read_input_text(p, "config file")   # a regular file, capped, UTF-8: else one line
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

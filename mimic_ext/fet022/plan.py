@@ -102,21 +102,27 @@ class SweepPlan:
         """Seconds since the start of the sweep, one per sample."""
         return (self.sample_steps - self.settle_steps) * self.dt
 
-    def targets(self) -> np.ndarray:
-        """Position targets (SI), shape (total_steps, num_envs, num_joints).
+    def target_block(self, start: int, stop: int) -> np.ndarray:
+        """Position targets (SI) of steps ``start .. stop-1``, shape (stop-start, num_envs, num_joints).
 
-        Row k is the target applied during step k, taken at the step's end time (an
-        implicit drive pulls toward where the target is at the end of the step).
+        Row k is the target applied during step ``start + k``, taken at the step's end time
+        (an implicit drive pulls toward where the target is at the end of the step). Engines
+        ask for blocks so that a long run never holds every step's targets at once.
         """
         n = self.num_envs
         lo = np.array([j.lo for j in self.joints])
         span = np.array([j.excursion for j in self.joints])
-        t_end = (np.arange(self.total_steps) + 1 - self.settle_steps) * self.dt
+        t_end = (np.arange(start, stop) + 1 - self.settle_steps) * self.dt
         s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)    # (steps,)
-        out = np.broadcast_to(lo, (self.total_steps, n, n)).copy()
+        out = np.broadcast_to(lo, (len(t_end), n, n)).copy()
         idx = np.arange(n)
         out[:, idx, idx] = lo[None, :] + s[:, None] * span[None, :]
         return out
+
+    def targets(self) -> np.ndarray:
+        """Every step's targets at once, (total_steps, num_envs, num_joints): ``target_block`` of
+        the whole run (fine for the default 720 steps; long runs should take blocks)."""
+        return self.target_block(0, self.total_steps)
 
 
 def make_plan(swept: list[SweptJoint], config: SweepConfig) -> SweepPlan:

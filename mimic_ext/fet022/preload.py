@@ -18,7 +18,7 @@ from mimic_ext.fet022 import analysis, runner  # noqa: F401
 try:
     import warp as wp
 
-    from mimic_ext.fet022.engines.warp import quiet_warp
+    from mimic_ext.warp_runtime import quiet_warp
 
     quiet_warp(wp)
     import mimic_ext.solver  # noqa: F401
@@ -29,7 +29,10 @@ except ImportError:
 if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") == "cpu"
         and ctypes.util.find_library("cuda") is None):
     try:
-        wp.init()
+        from mimic_ext.warp_runtime import announce_cold_compile, init_warp
+
+        init_warp()                       # without the CUDA-driver warning
+        announce_cold_compile("cpu")
         wp.force_load(device="cpu")
     except Exception:  # noqa: BLE001  (preloading is an optimisation: workers load on demand)
         pass

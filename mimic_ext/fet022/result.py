@@ -14,15 +14,24 @@ PASS, FAIL, SKIPPED, ERROR = "pass", "fail", "skipped", "error"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 STATUSES = (PASS, FAIL, SKIPPED, ERROR)
 
-#: The public harness's metric names, per follower (``<follower>`` is the joint's prim name).
-METRIC_SUFFIXES = ("motion_ratio", "gear_ratio_error", "max_error_rad", "dir_matches_gear")
+#: Our own per-follower measures, beside the harness's (``harness.PAIR_METRICS``): names the
+#: harness does not use, so its dashboards never read them for its own.
+EXTRA_SUFFIXES = ("fit_slope", "fit_ratio_error", "ratio_error_relative", "relation_max_error", "dir_convention",
+                  "bbox_volume_ratio")
 
 
 def finite_or_none(value: Any) -> Any:
-    """JSON has no NaN or infinity: such numbers become null."""
+    """JSON has no NaN or infinity: such numbers become null, also inside lists and mappings."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
     return value
+
+
+_DIRECTION_CODE = {"match": 1, "reversed": 0}
 
 
 @dataclass
@@ -38,20 +47,34 @@ class FollowerResult:
     reference_unit: str
     gearing: float                  # signed, as authored (PhysX gearing or Newton coef1)
     offset: float                   # as authored (PhysX offset or Newton coef0)
+    engine: str = ""                # the engine (label) whose run this is
     status: str = PASS
-    measured_ratio: float = math.nan
+    #: the harness's motion ratio: follower / reference peak-to-peak (authored units)
     motion_ratio: float = math.nan
-    ratio_error: float = math.nan
+    #: our least-squares slope of follower against reference displacement (signed, authored
+    #: units; metric ``mim_pair_<name>_fit_slope``)
+    measured_ratio: float = math.nan
+    ratio_measure: str = "motion_ratio"   # which of the two the verdict compared with |gearing|
+    ratio_error: float = math.nan         # |that measure - |gearing||
     ratio_error_relative: float = math.nan
-    max_error: float = math.nan     # SI: rad (revolute follower) or m (prismatic)
+    #: the harness's measures (``harness.PAIR_METRICS`` -> value); empty when not measured
+    harness: dict[str, Any] = field(default_factory=dict)
+    relation_max_error: float = math.nan  # SI: max |d_f - m d_ref| with the authored relation
     max_error_unit: str = "rad"
-    direction: str = "undetermined"
+    direction: str = "undetermined"       # against the schema's own equation (PhysX / Newton)
     rest_offset: float = math.nan   # offset the start pose implies, authored convention and units
     rest_offset_error: float = math.nan   # SI
     samples_used: int = 0
     reference_excursion: float = 0.0      # largest |reference displacement|, reference's authored unit
+    bbox_volume_ratio: float = math.nan   # largest box volume over the start volume in this sweep
+    #: the relation as the engine read it (``engines.ReadRelation`` fields, SI), None when it cannot say
+    read_relation: dict[str, Any] | None = None
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # explanations, not findings (e.g. sign rules)
+    #: positions at the first sample (authored units): add them to the displacements for positions
+    reference_start: float = math.nan
+    follower_start: float = math.nan
     #: seconds since sweep start, and reference / follower displacement in authored units
     sample_t: list[float] = field(default_factory=list)
     sample_reference: list[float] = field(default_factory=list)
@@ -67,30 +90,40 @@ class FollowerResult:
         return -self.gearing if self.schema == "physx" else self.gearing
 
     @property
-    def dir_matches_gear(self) -> bool | None:
-        return None if self.direction == "undetermined" else self.direction == "match"
+    def dir_matches_gear(self) -> int:
+        """The harness's metric: 1 match, 0 mismatch, -1 undetermined, by the harness's sign rule."""
+        return int(self.harness.get("dir_matches_gear", -1))
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.harness)
 
     @property
     def metrics(self) -> dict[str, Any]:
-        """This follower under the public harness's metric names."""
-        p = f"mim_pair_{self.name}_"
-        return {
-            p + "motion_ratio": finite_or_none(self.motion_ratio),
-            p + "gear_ratio_error": finite_or_none(self.ratio_error),
-            p + "max_error_rad": finite_or_none(self.max_error),
-            p + "dir_matches_gear": self.dir_matches_gear,
-        }
+        """This follower under the public harness's metric names (none when it was not measured)."""
+        return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in self.harness.items()}
+
+    @property
+    def extra_metrics(self) -> dict[str, Any]:
+        """Our own measures under names of our own (``EXTRA_SUFFIXES``)."""
+        if not self.measured:
+            return {}
+        values = (self.measured_ratio, abs(abs(self.measured_ratio) - self.abs_gearing), self.ratio_error_relative,
+                  self.relation_max_error, _DIRECTION_CODE.get(self.direction, -1), self.bbox_volume_ratio)
+        return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in zip(EXTRA_SUFFIXES, values)}
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
-        d = {k: finite_or_none(v) for k, v in asdict(self).items()}
+        d = finite_or_none(asdict(self))
         for key in ("sample_t", "sample_reference", "sample_follower"):
             d.pop(key)
-        d["abs_gearing"] = self.abs_gearing
-        d["expected_ratio"] = self.expected_ratio
+        d["abs_gearing"] = finite_or_none(self.abs_gearing)
+        d["expected_ratio"] = finite_or_none(self.expected_ratio)
         d["dir_matches_gear"] = self.dir_matches_gear
         d["metrics"] = self.metrics
+        d["extra_metrics"] = self.extra_metrics
         if samples:
-            d["samples"] = {"t": self.sample_t, "reference": self.sample_reference, "follower": self.sample_follower}
+            d["samples"] = finite_or_none({"t": self.sample_t, "reference": self.sample_reference,
+                                           "follower": self.sample_follower})
         return d
 
 
@@ -101,7 +134,7 @@ class ReferenceResult:
     path: str
     kind: str | None
     unit: str
-    lo: float                 # authored unit
+    lo: float                 # planned sweep range (authored unit): the limits less the margin
     hi: float
     range_source: str
     drive_source: str         # "authored" | "test"
@@ -109,9 +142,10 @@ class ReferenceResult:
     damping: float
     excursion: float = math.nan      # measured max displacement from the sweep start, authored unit
     followers: list[str] = field(default_factory=list)
+    limits: list[float] | None = None    # authored [lower, upper] (authored unit); None when unlimited
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: finite_or_none(v) for k, v in asdict(self).items()}
+        return finite_or_none(asdict(self))
 
 
 @dataclass
@@ -166,6 +200,24 @@ class SweepResult:
                 return f
         raise KeyError(path_or_name)
 
+    def harness_counts(self) -> dict[str, int]:
+        """The harness's stage metrics: pairs detected, skipped (not measured), passed, failed."""
+        c = self.counts()
+        return {"mim_mimic_pairs_detected": len(self.followers), "mim_skipped_pairs": c[SKIPPED] + c[ERROR],
+                "mim_pairs_passed": c[PASS], "mim_pairs_failed": c[FAIL]}
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """Every harness metric of this stage, flat, as its ``result.json`` holds them."""
+        out: dict[str, Any] = dict(self.harness_counts())
+        for f in self.followers:
+            out.update(f.metrics)
+        return out
+
+    @property
+    def extra_metrics(self) -> dict[str, Any]:
+        return {k: v for f in self.followers for k, v in f.extra_metrics.items()}
+
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
         return {
             "asset": self.asset, "status": self.status, "reason": self.reason, "details": self.details,
@@ -173,7 +225,7 @@ class SweepResult:
             "warnings": list(self.warnings), "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "references": [r.to_dict() for r in self.references],
             "followers": [f.to_dict(samples) for f in self.followers],
-            "metrics": {k: v for f in self.followers for k, v in f.metrics.items()},
+            "metrics": self.metrics, "extra_metrics": self.extra_metrics,
         }
 
 
@@ -186,6 +238,7 @@ class RunResult:
     versions: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     jobs: int = 1
+    retried: int = 0     # units run again because the process or Dask worker sweeping them died
 
     @property
     def exit_code(self) -> int:

@@ -9,6 +9,7 @@ session layer).
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -24,12 +25,15 @@ from ..errors import MimicInputError
 from ..schema import joints, read_relations
 from ..schema.relation import MimicRelation
 from .analysis import judge
-from .engines import SweepEngine, Trace, get_engine
+from .bbox import body_radii, explosion
 from .config import SweepConfig, as_config
 from .discovery import PHYSX_UNITS, Discovery, FollowerCase, discover
+from .engines import SweepEngine, Trace, get_engine
+from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
 from .result import ERROR, FAIL, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
+from .stage_checks import ignored_by_physx, nonfinite_physics, reversed_limits, why_not_simulated
 
 
 def versions() -> dict[str, str]:
@@ -42,10 +46,10 @@ def versions() -> dict[str, str]:
 def _open(stage_or_path):
     """(stage, asset name, composition warning or None, seconds spent opening)."""
     if isinstance(stage_or_path, (str, os.PathLike)):
-        from ..schema.stage_io import open_stage
+        from ..importers.opening import open_stage_or_robot   # a URDF/MJCF file is imported in memory
 
         t0 = time.perf_counter()
-        opened = open_stage(stage_or_path)
+        opened = open_stage_or_robot(stage_or_path)
         return opened.stage, str(opened.path), opened.composition_summary(), time.perf_counter() - t0
     stage = stage_or_path
     if stage is None or not hasattr(stage, "GetRootLayer"):
@@ -109,7 +113,7 @@ def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Find
         rec = _record(case)
         if case.relation.key in rejected:
             rec.status = FAIL
-            rec.messages.extend(f"rejected by the validator: {m}" for m in rejected[case.relation.key])
+            rec.messages.extend(rejected[case.relation.key])
         elif not case.relation.enabled:
             rec.status = SKIPPED
             rec.messages.append("relation disabled (newton:mimicEnabled = false): not checked")
@@ -134,62 +138,110 @@ def _velocity_cap_reason(pj, cfg: SweepConfig) -> str | None:
             f"(authored in USD units per second: deg/s for a revolute joint) or lengthen sweep_seconds")
 
 
+def _first_nonfinite(arrays: dict[str, np.ndarray], env: int) -> tuple[str, int] | None:
+    """(path, sample) of the first non-finite value in environment ``env``, or None."""
+    for path, a in arrays.items():
+        bad = ~np.isfinite(np.asarray(a[env], float))
+        if bad.any():
+            idx = np.argwhere(bad)[0]
+            return path, int(idx[0])
+    return None
+
+
 def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, records: dict, cfg: SweepConfig,
-               result: SweepResult) -> None:
+               result: SweepResult, stage, radii: dict[str, float]) -> None:
     """Judge every follower moved by the joint swept in environment ``env``."""
     pj = plan.joints[env]
     q_top = trace.positions[pj.path][env]
-    excursion = float(np.max(np.abs(q_top - q_top[0])))
+    finite = np.isfinite(q_top)
+    excursion = float(np.max(np.abs(q_top[finite] - q_top[0]))) if finite.all() else math.nan
     result.references.append(ReferenceResult(
         path=pj.path, kind=pj.joint.kind, unit=pj.joint.unit, lo=pj.lo / pj.joint.scale,
         hi=pj.hi / pj.joint.scale, range_source=pj.range_source, drive_source=pj.drive.source,
         stiffness=pj.drive.stiffness, damping=pj.drive.damping, excursion=excursion / pj.joint.scale,
-        followers=list(pj.joint.followers)))
+        followers=list(pj.joint.followers),
+        limits=None if pj.joint.limits is None else [v / pj.joint.scale for v in pj.joint.limits]))
     times = plan.sample_times.tolist()
+    watched = {p: trace.positions[p] for c in found.cases_of(pj.path) for p in (c.follower, c.reference, pj.path)
+               if p in trace.positions}
+    boxed = any(r > 0 for r in radii.values())     # body positions are read only where geometry is bounded
+    bad = _first_nonfinite(watched, env) or (_first_nonfinite(trace.body_positions, env) if boxed else None)
+    boom = None if bad else explosion(trace.body_positions, radii, env, cfg.bbox_explode_ratio)
+    read = {(r.follower, r.leader): r for r in (trace.relations or [])}
     for case in found.cases_of(pj.path):
         rec = records[case.relation.key]
+        rr = read.get((case.follower, case.reference))
+        if rr is not None:
+            rec.read_relation = {"follower": rr.follower, "leader": rr.leader, "multiplier": rr.multiplier,
+                                 "offset": rr.offset, "hard": rr.hard, "note": rr.note}
         missing = [p for p in (case.follower, case.reference) if p in trace.missing]
         if missing:
             rec.status = ERROR
-            rec.messages.extend(f"{p}: {trace.missing[p]}" for p in missing)
+            rec.messages.extend(f"{p}: {why_not_simulated(stage, p) or trace.missing[p]}" for p in missing)
+            continue
+        if bad:
+            path, k = bad
+            rec.status = ERROR
+            rec.messages.append(
+                f"the {result.engine} engine's output is not finite: {path} at sample {k} (t = {times[k]:.4g} s "
+                f"into the sweep of {pj.path}); the simulation diverged, so nothing can be measured (look for "
+                f"zero or extreme masses, inertias or gains on the stage)")
             continue
         q_ref, q_f = trace.positions[case.reference][env], trace.positions[case.follower][env]
-        if not (np.all(np.isfinite(q_ref)) and np.all(np.isfinite(q_f))):
-            rec.status = FAIL
-            rec.messages.append("the simulation diverged (non-finite joint positions)")
-            continue
         m = judge(case, q_ref, q_f, cfg, reference_excursion_si=excursion, planned_excursion_si=pj.excursion,
                   blocked_because=_velocity_cap_reason(pj, cfg))
         rec.status = m.status
         rec.messages.extend(m.messages)
         rec.warnings.extend(m.warnings)
-        for name in ("measured_ratio", "motion_ratio", "ratio_error", "ratio_error_relative", "direction",
+        rec.harness = dict(vars(m.harness))
+        rec.motion_ratio = m.harness.motion_ratio
+        rec.ratio_measure = cfg.ratio_measure
+        for name in ("measured_ratio", "ratio_error", "ratio_error_relative", "direction",
                      "rest_offset", "samples_used", "reference_excursion"):
             setattr(rec, name, getattr(m, name))
-        rec.max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
+        rec.relation_max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
+        note = sign_rule_note(case.relation.schema, case.gearing, m.harness.dir_matches_gear, m.direction)
+        if note:
+            rec.notes.append(note)
+        if boom is not None:
+            rec.bbox_volume_ratio = boom.ratio
+            if boom.sample is not None:
+                rec.warnings.append(
+                    f"bounding box exploded during the sweep of {pj.path}: its volume reached "
+                    f"{boom.ratio:.3g} times the start volume (limit bbox_explode_ratio {cfg.bbox_explode_ratio:g}), "
+                    f"first at t = {times[trace.body_samples[boom.sample]]:.4g} s; the coupling is unstable: "
+                    f"lower naturalFrequency or raise dampingRatio on {case.label}, or check the gearing")
+            elif boom.why_not:
+                rec.notes.append(f"bounding-box explosion check not run: {boom.why_not}")
         rec.sample_t = times
+        rec.reference_start, rec.follower_start = q_ref[0] / case.reference_scale, q_f[0] / case.follower_scale
         rec.sample_reference = ((q_ref - q_ref[0]) / case.reference_scale).tolist()
         rec.sample_follower = ((q_f - q_f[0]) / case.follower_scale).tolist()
 
 
 def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = None,
-        engine: str | SweepEngine = "warp") -> SweepResult:
+        engine: str | SweepEngine = "warp", label: str | None = None) -> SweepResult:
     """Run FET022 mimic_joint on ``stage`` (a ``Usd.Stage`` or a USD file path).
 
     ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None for the
-    defaults. Bad input (unreadable file, bad config, unknown engine) raises
+    defaults. ``engine``: a registered name (``"warp"``, ``"physx"``, ``"warp:cuda:0"``) or
+    an engine instance; ``label`` names its column in multi-engine reports (default: the
+    name given). Bad input (unreadable file, bad config, unknown engine) raises
     ``MimicInputError``; a stage the physics cannot take comes back with status "error".
     """
     t_start = time.perf_counter()
     cfg = as_config(config)
     be = get_engine(engine)
+    label = label or (engine if isinstance(engine, str) else be.name)
     stage, asset, composition, t_open = _open(stage)
-    result = SweepResult(asset=asset, config=cfg.to_dict(), engine=be.name,
+    result = SweepResult(asset=asset, config=cfg.to_dict(), engine=label,
                          versions={**versions(), **be.versions()}, timings={"open_s": t_open})
     if composition:
         result.warnings.append(composition)
 
     def done() -> SweepResult:
+        for rec in result.followers:
+            rec.engine = label
         result.timings["total_s"] = time.perf_counter() - t_start
         return result
 
@@ -202,20 +254,42 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     findings = _Findings(stage)
     result.timings["validate_s"] = time.perf_counter() - t0
     result.warnings.extend(([findings.note] if findings.note else []) + findings.stray_errors(relations))
-    rejected = {r.key: msgs for r in relations if (msgs := findings.rejection(r))}
+    rejected = {r.key: [f"rejected by the validator: {m}" for m in msgs]
+                for r in relations if (msgs := findings.rejection(r))}
+    for r in relations:
+        why = ignored_by_physx(r)
+        if why and r.enabled:
+            rejected.setdefault(r.key, []).append(why)
     found = discover(stage, relations, skip=set(rejected))
     records = _records(found, rejected, findings)
     result.followers = list(records.values())
     result.warnings.extend(f"the references of {top} form a cycle: swept at {top}" for top in found.cycles)
 
-    sweepable = [s for s in found.swept if s.kind in be.supported_kinds]
+    broken = nonfinite_physics(stage)
+    if broken:
+        result.status = ERROR
+        result.reason = (f"cannot simulate {asset}: {broken[0]}"
+                         + (f" (+{len(broken) - 1} more non-finite value(s))" if len(broken) > 1 else ""))
+        for rec in result.followers:
+            if rec.status == PASS:
+                rec.status = ERROR
+                rec.messages.append(result.reason)
+        return done()
+
+    sweepable = []
     for s in found.swept:
-        if s.kind not in be.supported_kinds:
-            for c in found.cases_of(s.path):
-                records[c.relation.key].status = ERROR
-                records[c.relation.key].messages.append(
-                    f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only drive "
-                    f"{' or '.join(be.supported_kinds)} joints")
+        why = None if s.kind in be.supported_kinds else (
+            f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only drive "
+            f"{' or '.join(be.supported_kinds)} joints")
+        status = ERROR
+        if why is None and (flipped := reversed_limits(stage, s.path)):
+            why, status = flipped, FAIL
+        if why is None:
+            sweepable.append(s)
+            continue
+        for c in found.cases_of(s.path):
+            records[c.relation.key].status = status
+            records[c.relation.key].messages.append(why)
     if sweepable:
         plan = make_plan(sweepable, cfg)
         result.num_envs = plan.num_envs
@@ -233,8 +307,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
             return done()
         result.timings.update({k: v for k, v in trace.timings.items() if k.endswith("_s")})
         result.warnings.extend(trace.notes)
+        radii = body_radii(stage, trace.body_positions) if trace.body_positions else {}
         for env in range(plan.num_envs):
-            _judge_env(env, plan, trace, found, records, cfg, result)
+            _judge_env(env, plan, trace, found, records, cfg, result, stage, radii)
     result.settle_status()
     return done()
 

@@ -2,9 +2,16 @@
 
 ``import_robot(path, out=None, schema='physx') -> ImportResult`` and
 ``export_urdf(stage, out)``. Conventions and pitfalls: docs/importers.md.
+Names load on first use, so that ``mimic-ext --help`` (which imports ``commands``) does
+not pull in USD.
 """
 
-from .importing import ImportResult, import_robot, read_robot
-from .urdf_export import export_urdf
+from __future__ import annotations
 
-__all__ = ["ImportResult", "import_robot", "read_robot", "export_urdf"]
+from ..lazy_exports import lazy_getattr
+
+_EXPORTS = {"ImportResult": "importing", "import_robot": "importing", "read_robot": "importing",
+            "export_urdf": "urdf_export"}
+
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -22,8 +22,11 @@ def _warn(lines) -> None:
 
 
 def cmd_import(args) -> int:
+    from ..atomic_write import check_output
+    from ..schema.stage_io import WRITABLE_USD_EXTENSIONS
     from .importing import import_robot
 
+    check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
     result = import_robot(args.robot, out=args.output, schema=args.schema)
     _warn(result.warnings)
     summary = (f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
@@ -42,10 +45,13 @@ def cmd_import(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from ..atomic_write import check_output
     from ..schema.stage_io import open_stage
     from .urdf_export import export_urdf
 
+    check_output(args.output, [args.stage], (".urdf",), what="URDF")   # before the work, then with every layer
     opened = open_stage(args.stage)
+    check_output(args.output, opened.files, (".urdf",), what="URDF")
     summary = opened.composition_summary()
     if summary:
         _warn([summary])

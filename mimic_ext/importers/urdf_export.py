@@ -40,6 +40,10 @@ class ExportResult:
     out: Path | None = None
     joints: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    #: USD joint path -> its URDF joint name, and -> -1 where the URDF joint runs the other way
+    #: (its coordinate is minus the USD one), else 1
+    joint_paths: dict[str, str] = field(default_factory=dict)
+    joint_signs: dict[str, float] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -295,7 +299,8 @@ class UrdfExporter:
             self.warnings.append("drive stiffness has no URDF equivalent (URDF has no controllers); not written for: "
                                  + ", ".join(servo_joints))
         return ExportResult(text="\n".join(lines) + "\n", warnings=self.warnings,
-                            joints=list(joint_name.values()), links=list(link_name.values()))
+                            joints=list(joint_name.values()), links=list(link_name.values()),
+                            joint_paths=dict(joint_name), joint_signs=dict(sign))
 
     def _limit_and_dynamics(self, prim, kind, limits, sgn, usd_scale, servo_joints, name) -> list[str]:
         out = []

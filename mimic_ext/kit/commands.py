@@ -1,10 +1,16 @@
 """Undoable Kit commands that add, edit and remove PhysxMimicJointAPI relations.
 
-Every command records the follower's prim spec on the stage's edit target before it edits
-(``PrimSpecSnapshot``), so undo restores the exact authored state, including which
-attributes were unauthored (fallbacks) and the ``apiSchemas`` list op; Kit's redo calls
-``do`` again, which records afresh. Values are PhysX convention as typed (gearing; offset
-in degrees for a revolute follower, stage distance for a prismatic one).
+Arguments are plain values (prim paths as strings, numbers, ``usd_context_name``): Kit keeps
+every executed command, with its arguments, on the undo stack, so a stage object passed in
+would outlive the stage. The stage is looked up through ``omni.usd.get_context`` when the
+command runs. The class docstrings have an ``Args:`` section because that is what Kit's
+Commands window shows as parameter help.
+
+Undo takes back exactly what the command changed, attribute by attribute
+(``edit_undo.PrimEditUndo``, after ``omni.kit.usd_undo``): a joint state PhysX wrote or a
+drive stiffness typed elsewhere after the command survives its undo. Kit's redo calls ``do``
+again, which records afresh. Values are PhysX convention as typed (gearing; offset in
+degrees for a revolute follower, stage distance for a prismatic one).
 
 Refused input (non-finite values, zero gearing, a joint following itself, a reference that
 is not a joint, an unknown instance) logs one line with ``carb.log_error`` and raises
@@ -27,23 +33,19 @@ from ..errors import MimicInputError
 from ..schema.authoring import read_joint_relations, remove_relation
 from ..schema.relation import PHYSX, SCHEMAS, MimicRelation
 from . import physx_edits as edits
-from .prim_snapshot import PrimSpecSnapshot
+from .edit_undo import PrimEditUndo
 
 
 class _MimicEditCommand(omni.kit.commands.Command):
-    """Shared do/undo: check, record the prim spec, edit; undo puts the record back."""
+    """Shared do/undo: check, record the follower, edit; undo takes back what the edit changed."""
 
-    def __init__(self, prim_path: str | Sdf.Path, instance: str | None = "rotX", stage: Usd.Stage | None = None,
-                 usd_context_name: str = ""):
+    def __init__(self, prim_path: str, instance: str | None = "rotX", usd_context_name: str = ""):
         self._prim_path = str(prim_path)
         self._instance = instance
-        self._stage_arg = stage
-        self._usd_context_name = usd_context_name
-        self._snapshot: PrimSpecSnapshot | None = None
+        self._usd_context_name = str(usd_context_name)
+        self._undo: PrimEditUndo | None = None
 
     def _stage(self) -> Usd.Stage | None:
-        if self._stage_arg is not None:
-            return self._stage_arg
         return omni.usd.get_context(self._usd_context_name).get_stage()
 
     def _follower_problem(self, stage: Usd.Stage | None) -> str | None:
@@ -69,31 +71,44 @@ class _MimicEditCommand(omni.kit.commands.Command):
         problem = self._follower_problem(stage) or self._problem(stage)
         if problem:
             self._refuse(problem)
-        self._snapshot = PrimSpecSnapshot.of_edit_target(stage, self._prim_path)
+        record = PrimEditUndo(stage, self._prim_path)
         try:
-            return self._apply(stage, stage.GetPrimAtPath(self._prim_path))
+            result = self._apply(stage, stage.GetPrimAtPath(self._prim_path))
         except Exception:
-            self._snapshot.restore()
-            self._snapshot = None
+            record.commit()
+            record.undo()
             raise
+        record.commit()
+        self._undo = record
+        return result
 
     def undo(self):
-        if self._snapshot is not None:
-            self._snapshot.restore()
-            self._snapshot = None
+        if self._undo is not None:
+            self._undo.undo()
+            self._undo = None
 
 
 class AddMimicJointCommand(_MimicEditCommand):
-    """Make ``prim_path`` follow ``reference_joint_path``: ``q_f + gearing*q_ref + offset = 0``.
+    """Make a joint follow another one: ``q_f + gearing * q_ref + offset = 0`` (PhysxMimicJointAPI).
 
     The default gearing -1 makes the follower move with its reference, 1:1.
+
+    Args:
+        prim_path (str): The follower joint (revolute, prismatic or D6).
+        reference_joint_path (str): The joint it follows.
+        gearing (float): PhysX gearing; -1 follows 1:1, 2 turns twice as far the other way.
+        offset (float): In the follower's unit: degrees (revolute) or stage distance (prismatic).
+        instance (str): The API instance, the follower's DOF: rotX (what PhysX reads).
+        reference_axis (str): Which DOF of a D6 reference: rotX, rotY or rotZ.
+        natural_frequency (float): > 0 with damping_ratio > 0 makes the relation compliant (Hz).
+        damping_ratio (float): > 0 with natural_frequency > 0 makes the relation compliant.
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
-    def __init__(self, prim_path: str | Sdf.Path, reference_joint_path: str | Sdf.Path, gearing: float = -1.0,
+    def __init__(self, prim_path: str, reference_joint_path: str, gearing: float = -1.0,
                  offset: float = 0.0, instance: str = "rotX", reference_axis: str = "rotX",
-                 natural_frequency: float = 0.0, damping_ratio: float = 0.0, stage: Usd.Stage | None = None,
-                 usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+                 natural_frequency: float = 0.0, damping_ratio: float = 0.0, usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._reference = str(reference_joint_path)
         self._values = {"gearing": gearing, "offset": offset, "natural_frequency": natural_frequency,
                         "damping_ratio": damping_ratio}
@@ -115,11 +130,19 @@ class AddMimicJointCommand(_MimicEditCommand):
 
 
 class RemoveMimicJointCommand(_MimicEditCommand):
-    """Remove the mimic relation(s) of ``prim_path``: one instance, one schema, or (None, None) all."""
+    """Remove mimic relations from a joint: one instance, one schema, or all of them.
 
-    def __init__(self, prim_path: str | Sdf.Path, instance: str | None = None, schema: str | None = None,
-                 stage: Usd.Stage | None = None, usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+    Args:
+        prim_path (str): The prim that carries the relation (need not be a joint: an invalid
+            relation on any prim can be removed).
+        instance (str): Only this PhysxMimicJointAPI instance (e.g. rotX); None: every instance.
+        schema (str): Only "physx" (PhysxMimicJointAPI) or "newton" (NewtonMimicAPI); None: both.
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, instance: str | None = None, schema: str | None = None,
+                 usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._schema = schema
 
     def _follower_problem(self, stage):
@@ -145,11 +168,17 @@ class RemoveMimicJointCommand(_MimicEditCommand):
 
 
 class SetMimicGearingCommand(_MimicEditCommand):
-    """Author ``physxMimicJoint:<instance>:gearing`` (PhysX convention: -1 follows 1:1)."""
+    """Set the gearing of a mimic joint (``physxMimicJoint:<instance>:gearing``).
 
-    def __init__(self, prim_path: str | Sdf.Path, gearing: float, instance: str = "rotX",
-                 stage: Usd.Stage | None = None, usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+    Args:
+        prim_path (str): The follower joint.
+        gearing (float): PhysX convention, q_f + gearing * q_ref + offset = 0: -1 follows 1:1.
+        instance (str): The PhysxMimicJointAPI instance (rotX).
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, gearing: float, instance: str = "rotX", usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._gearing = gearing
 
     def _problem(self, stage):
@@ -162,11 +191,17 @@ class SetMimicGearingCommand(_MimicEditCommand):
 
 
 class SetMimicOffsetCommand(_MimicEditCommand):
-    """Author ``physxMimicJoint:<instance>:offset`` (degrees for a revolute follower, stage distance otherwise)."""
+    """Set the offset of a mimic joint (``physxMimicJoint:<instance>:offset``).
 
-    def __init__(self, prim_path: str | Sdf.Path, offset: float, instance: str = "rotX",
-                 stage: Usd.Stage | None = None, usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+    Args:
+        prim_path (str): The follower joint.
+        offset (float): Degrees for a revolute follower, stage distance for a prismatic one.
+        instance (str): The PhysxMimicJointAPI instance (rotX).
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, offset: float, instance: str = "rotX", usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._offset = offset
 
     def _problem(self, stage):
@@ -179,11 +214,19 @@ class SetMimicOffsetCommand(_MimicEditCommand):
 
 
 class SetMimicReferenceJointCommand(_MimicEditCommand):
-    """Point ``physxMimicJoint:<instance>:referenceJoint`` at another joint (and optionally set its axis)."""
+    """Point a mimic joint at another reference joint, and optionally set the reference axis.
 
-    def __init__(self, prim_path: str | Sdf.Path, reference_joint_path: str | Sdf.Path, instance: str = "rotX",
-                 reference_axis: str | None = None, stage: Usd.Stage | None = None, usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+    Args:
+        prim_path (str): The follower joint.
+        reference_joint_path (str): The joint to follow (revolute, prismatic or D6).
+        instance (str): The PhysxMimicJointAPI instance (rotX).
+        reference_axis (str): rotX, rotY or rotZ of a D6 reference; None leaves it as it is.
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, reference_joint_path: str, instance: str = "rotX",
+                 reference_axis: str | None = None, usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._reference = str(reference_joint_path)
         self._axis = reference_axis
 
@@ -200,11 +243,19 @@ class SetMimicReferenceJointCommand(_MimicEditCommand):
 
 
 class SetMimicComplianceCommand(_MimicEditCommand):
-    """Author natural frequency and damping ratio; the relation is hard unless both are > 0."""
+    """Set natural frequency and damping ratio; the relation is hard unless both are > 0.
 
-    def __init__(self, prim_path: str | Sdf.Path, natural_frequency: float, damping_ratio: float,
-                 instance: str = "rotX", stage: Usd.Stage | None = None, usd_context_name: str = ""):
-        super().__init__(prim_path, instance, stage, usd_context_name)
+    Args:
+        prim_path (str): The follower joint.
+        natural_frequency (float): Natural frequency of the spring-damper (Hz), >= 0.
+        damping_ratio (float): Damping ratio, >= 0.
+        instance (str): The PhysxMimicJointAPI instance (rotX).
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, natural_frequency: float, damping_ratio: float,
+                 instance: str = "rotX", usd_context_name: str = ""):
+        super().__init__(prim_path, instance, usd_context_name)
         self._nf = natural_frequency
         self._dr = damping_ratio
 

@@ -1,24 +1,44 @@
-"""The Kit extension: registers everything the Kit layer adds on startup and removes it on shutdown.
+"""The Kit extension: adds the Kit layer's pieces on startup and takes them away on shutdown.
 
-Startup registers the mimic schemas (``mimic_ext.schema.register_schemas``, idempotent), the
-six commands, the "Mimic Joint" Property window section (scheme "prim") and the menu entry
-"Mimic Joints > Run FET022 sweep on stage". Shutdown removes the commands, the section and
-the menu entry and stops a running sweep. The schema plugin stays registered: USD cannot
-unload a plugin, and registering again is a no-op, so a restart leaves exactly one of each.
+Kit imports each ``[[python.module]]`` and starts every ``omni.ext.IExt`` subclass found by
+``dir()`` of it (``omni/ext/_impl/_internal.py``, ``startup`` and ``_startup_ext``): here
+``MimicExtension`` of ``mimic_ext.kit``.
+
+Startup: the six commands; the mimic section of the Property window (scheme "prim"); the
+action ``mimic_ext::run_fet022_sweep`` (``omni.kit.actions.core``), reached from
+*Tools > Mimic Joints > Run FET022 sweep on stage* and from the Stage window's context menu
+when a selected prim is an articulation root (then only its followers are swept). Shutdown
+removes all of it and stops a running sweep, its job thread included.
+
+Schemas: nothing is registered here. In Kit, PhysxMimicJointAPI and NewtonMimicAPI come from
+Kit's own compiled schema extensions (``omni.usd.schema.physx``, ``omni.usd.schema.newton``,
+optional dependencies in extension.toml so they load first when the app has them);
+``mimic_ext.schema`` only loads a pip schema package for a schema no plugin declares.
 """
 
 from __future__ import annotations
 
 import carb
 import omni.ext
+import omni.kit.actions.core
 import omni.kit.menu.utils
 import omni.kit.window.property
 from omni.kit.menu.utils import MenuItemDescription
+from pxr import UsdPhysics
 
-from ..schema import register_schemas
+from ..schema import registration
 from .commands import register_commands, unregister_commands
 from .property_widget import SCHEME, WIDGET_NAME, MimicPropertiesWidget
-from .stage_sweep import MENU_ITEM, MENU_NAME, StageSweepRunner
+from .stage_sweep import StageSweepRunner
+
+#: The action every entry point runs; ``ACTION_EXT`` is the extension name (Kit's ext id minus the version).
+ACTION_EXT = "mimic_ext"
+ACTION_ID = "run_fet022_sweep"
+ACTION_NAME = "Run FET022 sweep on stage"
+#: An existing menu of Kit apps and Isaac Sim; the item sits in its own "Mimic Joints" submenu.
+MENU_NAME = "Tools"
+SUBMENU = "Mimic Joints"
+CONTEXT_MENU_ITEM = "Run FET022 mimic sweep"
 
 _instance: "MimicExtension | None" = None
 
@@ -28,28 +48,53 @@ def get_extension() -> "MimicExtension | None":
     return _instance
 
 
+def _articulation_selected(payload: dict) -> bool:
+    """The Stage window's ``show_fn``: ``payload["prim_list"]`` holds the right-clicked selection."""
+    return any(p and p.HasAPI(UsdPhysics.ArticulationRootAPI) for p in payload.get("prim_list", []) or [])
+
+
 class MimicExtension(omni.ext.IExt):
     def on_startup(self, ext_id: str) -> None:
         global _instance
         self._ext_id = ext_id
-        register_schemas()
+        self._ext_name = omni.ext.get_extension_name(ext_id)
+        carb.log_info(f"mimic_ext: mimic schemas declared by {registration.schema_sources()}")
         register_commands()
+        self.runner = StageSweepRunner()
         self.widget: MimicPropertiesWidget | None = None
         window = omni.kit.window.property.get_window()
         if window is not None:
-            self.widget = MimicPropertiesWidget()
+            self.widget = MimicPropertiesWidget(runner=self.runner)
             window.register_widget(SCHEME, WIDGET_NAME, self.widget)
         else:
-            carb.log_warn("mimic_ext: the Property window is not running; the Mimic Joint section is not available")
-        self.runner = StageSweepRunner()
-        self.menu_items = [MenuItemDescription(name=MENU_ITEM, onclick_fn=self.runner.on_menu_click)]
+            carb.log_warn("mimic_ext: the Property window is not running; the mimic section is not available")
+        registry = omni.kit.actions.core.get_action_registry()
+        self._action = registry.register_action(
+            ACTION_EXT, ACTION_ID, self.runner.run_action, display_name=f"Mimic Joints: {ACTION_NAME}",
+            description="FET022 mimic_joint sweep of the open stage (or of the selected articulations)",
+            tag="Mimic Joints")
+        self.menu_items = [MenuItemDescription(name=SUBMENU, sub_menu=[
+            MenuItemDescription(name=ACTION_NAME, onclick_action=(ACTION_EXT, ACTION_ID))])]
         omni.kit.menu.utils.add_menu_items(self.menu_items, MENU_NAME)
+        self._stage_menu = self._add_stage_context_menu()
         _instance = self
+
+    def _add_stage_context_menu(self):
+        try:
+            import omni.kit.context_menu
+        except ImportError:   # an app without the Stage window's context menus
+            return None
+        entry = {"name": CONTEXT_MENU_ITEM, "show_fn": [_articulation_selected],
+                 "onclick_action": (ACTION_EXT, ACTION_ID)}
+        return omni.kit.context_menu.add_menu(entry, "MENU", "omni.kit.widget.stage")
 
     def on_shutdown(self) -> None:
         global _instance
         omni.kit.menu.utils.remove_menu_items(self.menu_items, MENU_NAME)
         self.menu_items = []
+        self._stage_menu = None        # dropping the subscription removes the context menu entry
+        omni.kit.actions.core.get_action_registry().deregister_action(self._action)
+        self._action = None
         window = omni.kit.window.property.get_window()
         if self.widget is not None:
             if window is not None:

@@ -1,59 +1,89 @@
 """FET022 "mimic_joint" on the stage open in Kit, with a results window, without stalling Kit.
 
-Why a flattened copy and a worker thread: the sweep simulates for seconds, and Kit must keep
+Why a flattened copy and a job thread: the sweep simulates for seconds, and Kit must keep
 drawing. USD stages are not safe to read from one thread while another edits them, so the
-open stage is flattened once on Kit's thread (one frame's work) and the worker only ever
+open stage is flattened once on Kit's thread (one frame's work) and the job only ever
 touches that private copy; the open stage is never modified. The coroutine awaits
 ``next_update_async()`` between checks, so Kit's update loop is never held for more than a
-frame. Reports (JSON, JUnit XML, HTML) go next to the stage (``<stem>.fet022.*``) or to a
-chosen folder (argument, the window's folder field, or the carb setting below).
+frame. Cancel stops the job itself (``worker.Job``), and so does the extension's shutdown.
+A sweep can be limited to some prims (``scope``: a selected articulation, one joint): the
+relations of followers outside them are removed from the private copy.
+
+Reports (JSON, JUnit XML, HTML) go next to a local, writable stage (``<stem>.fet022.*``),
+to a chosen folder (argument, the window's folder field, or ``SETTING_REPORT_DIR``), and
+otherwise (a stage from ``omniverse://`` or ``https://``, a read-only folder, an unsaved
+stage) to ``SETTING_FALLBACK_DIR`` (``report_folder.py``). When a sweep ends, a
+notification says how it went.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
+from typing import Callable, Sequence
 
 import carb
 import carb.settings
 import omni.kit.app
 import omni.ui as ui
 import omni.usd
-from pxr import Usd
+from pxr import Sdf, Usd
 
 from ..errors import MimicInputError
+from .report_folder import report_location
+from .wording import number_or_dash
+from .worker import Job, JobCancelled
 
-MENU_NAME = "Mimic Joints"
-MENU_ITEM = "Run FET022 sweep on stage"
-#: Folder for the reports; empty means next to the stage (a temporary folder for an unsaved stage).
+#: Folder for the reports; empty: next to a local, writable stage, else the fallback folder.
 SETTING_REPORT_DIR = "/exts/mimic_ext/fet022/reportDir"
+#: Where reports of remote, read-only or unsaved stages go; empty: ~/Documents/mimic_ext/fet022 or the temp folder.
+SETTING_FALLBACK_DIR = "/exts/mimic_ext/fet022/fallbackReportDir"
+#: How long ``destroy()`` waits for a cancelled job to end.
+SHUTDOWN_JOIN_S = 5.0
 
-IDLE, PREPARING, RUNNING, DONE, FAILED = "idle", "preparing", "running", "done", "failed"
-
-
-def _asset_name(stage: Usd.Stage) -> str:
-    layer = stage.GetRootLayer()
-    return layer.realPath or layer.identifier
-
-
-def default_report_dir(stage: Usd.Stage) -> Path:
-    real = stage.GetRootLayer().realPath
-    return Path(real).parent if real else Path(tempfile.gettempdir()) / "mimic_ext_fet022"
+IDLE, PREPARING, RUNNING, DONE, FAILED, CANCELLED = "idle", "preparing", "running", "done", "failed", "cancelled"
+#: Progress shown for each phase (the sweep itself reports no steps).
+_PROGRESS = {PREPARING: 0.02, RUNNING: 0.1, "writing": 0.9, DONE: 1.0}
 
 
-def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path):
-    """Worker thread: sweep the private copy, then write the three reports."""
+def _notify(text: str, warning: bool = False) -> None:
+    """A Kit notification (bottom right), or a log line where omni.kit.notification_manager is not loaded."""
+    try:
+        import omni.kit.notification_manager as nm
+    except ImportError:
+        (carb.log_warn if warning else carb.log_info)(text)
+        return
+    nm.post_notification(text, status=nm.NotificationStatus.WARNING if warning else nm.NotificationStatus.INFO)
+
+
+def _in_scope(path: str, scope: Sequence[str]) -> bool:
+    p = Sdf.Path(path)
+    return any(p.HasPrefix(Sdf.Path(s)) for s in scope)
+
+
+def _limit_to(private: Usd.Stage, scope: Sequence[str]) -> None:
+    """Remove, from the private copy, the relations of followers outside ``scope``."""
+    from ..schema import read_relations, remove_relation
+
+    for rel in read_relations(private):
+        if not _in_scope(rel.follower, scope):
+            remove_relation(private, rel.follower, rel.instance, rel.schema)
+
+
+def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path, stem: str, job_cancelled):
+    """The job: sweep the private copy, then write the three reports (unless cancelled)."""
     from .. import fet022
     from ..fet022.reports import write_html, write_json, write_junit
 
     result = fet022.run(private)
+    if job_cancelled.is_set():
+        raise JobCancelled("cancelled")
     result.asset = asset
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = Path(asset).stem if Path(asset).is_file() else "stage"   # anonymous layers: "anon:0x..."
     paths = {"json": write_json(result, out_dir / f"{stem}.fet022.json"),
              "junit": write_junit(result, out_dir / f"{stem}.fet022.junit.xml"),
              "html": write_html(result, out_dir / f"{stem}.fet022.html")}
@@ -69,86 +99,154 @@ class StageSweepRunner:
         self._context_name = usd_context_name
         self._window: ui.Window | None = None
         self._task: asyncio.Future | None = None
+        self._job: Job | None = None
         self._progress_label: ui.Label | None = None
+        self._cancel_button: ui.Button | None = None
         self._folder_model = ui.SimpleStringModel("")
+        self.progress_model = ui.SimpleFloatModel(0.0, min=0.0, max=1.0)
+        self._listeners: list[Callable[[], None]] = []
         self.status = IDLE
         self.message = ""
         self.result = None
+        #: root layer identifier of the stage ``result`` belongs to, and the scope it was run with
+        self.result_layer = ""
+        self.result_scope: tuple[str, ...] = ()
         self.report_paths: dict[str, Path] = {}
         #: Frames Kit drew while the sweep ran (a sweep that blocked Kit would leave this at 0).
         self.frames_while_running = 0
 
     # -- entry points -----------------------------------------------------------------------
-    def on_menu_click(self, *_args) -> None:
-        """Menu callback (takes no arguments in current Kit; older menus pass two)."""
-        self.start()
+    def run_action(self, prim_list=None) -> None:
+        """The registered action: menu (no argument) or the Stage window's context menu (selected prims)."""
+        scope = [str(p.GetPath()) for p in (prim_list or []) if p]
+        self.start(scope=scope or None)
 
-    def start(self, report_dir: str | Path | None = None):
-        """Schedule a sweep of the open stage; returns the task (None when no stage is open)."""
-        if self._task is not None and not self._task.done():
+    def start(self, report_dir: str | Path | None = None, scope: Sequence[str] | None = None):
+        """Schedule a sweep of the open stage (only followers under ``scope`` when given); returns the task."""
+        if self.is_running():
             carb.log_warn("FET022 sweep: a sweep is already running")
             return self._task
         stage = omni.usd.get_context(self._context_name).get_stage()
         if stage is None:
             carb.log_error("FET022 sweep: no stage is open: open a stage with mimic joints first")
             return None
-        folder = report_dir or self._folder_model.as_string.strip() or \
-            carb.settings.get_settings().get_as_string(SETTING_REPORT_DIR)
-        self._task = asyncio.ensure_future(self._run(stage, Path(folder) if folder else default_report_dir(stage)))
+        settings = carb.settings.get_settings()
+        chosen = report_dir or self._folder_model.as_string.strip() or settings.get_as_string(SETTING_REPORT_DIR)
+        layer = stage.GetRootLayer()
+        out_dir, stem = report_location(layer.identifier, layer.realPath, chosen,
+                                        settings.get_as_string(SETTING_FALLBACK_DIR))
+        self._task = asyncio.ensure_future(self._run(stage, out_dir, stem, tuple(scope or ())))
         return self._task
 
     def is_running(self) -> bool:
         return self._task is not None and not self._task.done()
 
+    def cancel(self) -> bool:
+        """Stop the running sweep (the Cancel button); True when one was running."""
+        if self._job is not None and not self._job.done():
+            return self._job.cancel()
+        if self.is_running():
+            self._task.cancel()
+            return True
+        return False
+
+    def add_listener(self, fn: Callable[[], None]) -> None:
+        """``fn()`` after every change of state (the Property section shows the last result)."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[], None]) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    def follower_result(self, stage: Usd.Stage, follower: str):
+        """The last sweep's result for ``follower`` of ``stage``, or None."""
+        if self.result is None or stage is None or self.result_layer != stage.GetRootLayer().identifier:
+            return None
+        return next((f for f in self.result.followers if f.follower == follower), None)
+
     def destroy(self) -> None:
+        """Stop any sweep (the job too) and close the window: the extension's shutdown."""
+        if self._job is not None and not self._job.done():
+            self._job.cancel()
+            if not self._job.join(SHUTDOWN_JOIN_S):
+                carb.log_warn("FET022 sweep: the sweep did not stop within "
+                              f"{SHUTDOWN_JOIN_S:.0f} s; it ends with its current native call")
+        self._job = None
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = None
+        self._listeners.clear()
         if self._window is not None:
             self._window.destroy()
             self._window = None
 
     # -- the run ----------------------------------------------------------------------------
-    async def _run(self, stage: Usd.Stage, out_dir: Path) -> None:
+    async def _run(self, stage: Usd.Stage, out_dir: Path, stem: str, scope: tuple[str, ...]) -> None:
         app = omni.kit.app.get_app()
-        asset = _asset_name(stage)
+        layer = stage.GetRootLayer()
+        asset = layer.realPath or layer.identifier
+        name = Path(asset).name if asset else "stage"
         self.result, self.report_paths, self.frames_while_running = None, {}, 0
-        self._set_state(PREPARING, f"Preparing {Path(asset).name}")
+        self._set_state(PREPARING, f"Preparing {name}")
         await app.next_update_async()  # let the window draw before the flatten
         try:
             private = Usd.Stage.Open(stage.Flatten())
+            if scope:
+                _limit_to(private, scope)
         except Exception as exc:  # noqa: BLE001 - reported in the window and the log
             self._fail(f"cannot copy the stage for the sweep: {exc}")
             return
-        self._set_state(RUNNING, f"Sweeping {Path(asset).name}")
-        loop = asyncio.get_running_loop()
+        what = f"{name} ({', '.join(Sdf.Path(s).name for s in scope)})" if scope else name
+        self._set_state(RUNNING, f"Sweeping {what}")
         started = time.monotonic()
-        work = loop.run_in_executor(None, functools.partial(_sweep_and_report, private, asset, out_dir))
-        while not work.done():
-            await app.next_update_async()
-            self.frames_while_running += 1
-            if self._progress_label is not None:
-                self._progress_label.text = f"running for {time.monotonic() - started:.1f} s"
+        cancelled = threading.Event()
+        job = Job(functools.partial(_sweep_and_report, private, asset, out_dir, stem, cancelled),
+                  name="mimic_ext FET022 sweep", cancelled=cancelled)
+        self._job = job.start()
         try:
-            self.result, self.report_paths = work.result()
+            while not job.done():
+                await app.next_update_async()
+                self.frames_while_running += 1
+                if self._progress_label is not None:
+                    self._progress_label.text = f"running for {time.monotonic() - started:.1f} s"
+        except asyncio.CancelledError:
+            job.cancel()
+            raise
+        finally:
+            self._job = None
+        try:
+            result, paths = job.result()
+        except JobCancelled:
+            self._set_state(CANCELLED, f"Cancelled after {time.monotonic() - started:.1f} s; no reports written")
+            _notify(f"FET022 sweep of {what} cancelled", warning=True)
+            return
         except MimicInputError as exc:
             self._fail(str(exc))
             return
         except Exception:  # noqa: BLE001
             self._fail("the sweep failed:\n" + traceback.format_exc())
             return
-        counts = self.result.counts()
-        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or self.result.reason
-        self._set_state(DONE, f"{self.result.status.upper()}: {summary}")
-        carb.log_info(f"FET022 sweep of {asset}: {self.result.status}; reports in {out_dir}")
+        self.result, self.report_paths = result, paths
+        self.result_layer, self.result_scope = layer.identifier, scope
+        counts = result.counts()
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or result.reason
+        self._set_state(DONE, f"{result.status.upper()}: {summary}")
+        carb.log_info(f"FET022 sweep of {asset}: {result.status}; reports in {out_dir}")
+        _notify(f"FET022 sweep of {what}: {result.status.upper()} ({summary}); reports in {out_dir}",
+                warning=result.status != "pass")
 
     def _fail(self, message: str) -> None:
         carb.log_error(f"FET022 sweep: {message}")
         self._set_state(FAILED, message)
+        _notify(f"FET022 sweep failed: {message.splitlines()[0]}", warning=True)
 
     def _set_state(self, status: str, message: str) -> None:
         self.status, self.message = status, message
+        if status in _PROGRESS:
+            self.progress_model.set_value(_PROGRESS[status])
         self._show()
+        for fn in list(self._listeners):
+            fn()
 
     # -- the window -------------------------------------------------------------------------
     def _show(self) -> None:
@@ -159,9 +257,15 @@ class StageSweepRunner:
         self._window.frame.rebuild()
 
     def _build(self) -> None:
+        running = self.status in (PREPARING, RUNNING)
         with ui.ScrollingFrame():
             with ui.VStack(height=0, spacing=4):
                 ui.Label(self.message, identifier="fet022.status", word_wrap=True)
+                with ui.HStack(height=0, spacing=4):
+                    ui.ProgressBar(model=self.progress_model, identifier="fet022.progress_bar", height=16)
+                    self._cancel_button = ui.Button("Cancel", identifier="fet022.cancel", width=80,
+                                                    enabled=running, clicked_fn=self.cancel,
+                                                    tooltip="Stop the sweep; no reports are written")
                 self._progress_label = ui.Label("", identifier="fet022.progress")
                 if self.result is not None:
                     self._build_table()
@@ -171,9 +275,9 @@ class StageSweepRunner:
                 with ui.HStack(height=0, spacing=4):
                     ui.Label("Report folder", width=100)
                     ui.StringField(model=self._folder_model, identifier="fet022.report_dir",
-                                   tooltip="Empty: next to the stage")
-                    ui.Button("Run again", identifier="fet022.run", enabled=not self.is_running(),
-                              clicked_fn=self.start)
+                                   tooltip="Empty: next to a local stage, else the fallbackReportDir setting")
+                    ui.Button("Run again", identifier="fet022.run", enabled=not running,
+                              clicked_fn=lambda: self.start(scope=self.result_scope or None))
 
     def _build_table(self) -> None:
         header = ("follower", "status", "ratio", "expected", "error", "messages")
@@ -189,6 +293,3 @@ class StageSweepRunner:
                     ui.Label(text, identifier=f"fet022.row.{i}.{col}", word_wrap=col == "messages",
                              width=ui.Fraction(3 if col == "messages" else 1))
 
-
-def number_or_dash(value: float) -> str:
-    return "-" if value is None or value != value else f"{value:.4g}"

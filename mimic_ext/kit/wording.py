@@ -34,6 +34,11 @@ def number(value: float, always_decimal: bool = False) -> str:
     return text
 
 
+def number_or_dash(value: float | None) -> str:
+    """A measured figure to 4 significant digits, "-" when there is none (None or NaN)."""
+    return "-" if value is None or value != value else f"{value:.4g}"
+
+
 def _scales(stage: Usd.Stage, relation: MimicRelation) -> tuple[float, float]:
     """SI per USD unit of follower and leader, as the authoring module resolves them."""
     follower = stage.GetPrimAtPath(relation.follower)

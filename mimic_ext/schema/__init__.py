@@ -1,10 +1,17 @@
 """USD side of mimic joints: schema registration, the canonical relation, authoring, checks.
 
-Importing this package registers the codeless PhysxMimicJointAPI / NewtonMimicAPI schemas
-(unless real ones are loaded).
+Importing this package makes PhysxMimicJointAPI / NewtonMimicAPI known to USD through their
+owners' plugins (physx-usd-schemas, newton-usd-schemas), loading one only for a schema no
+plugin declares yet (Kit's compiled PhysxSchema is used as it is); see registration.py.
 """
 
-from .registration import register_schemas, schema_resolvable
+try:
+    import pxr  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError("mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
+                      "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)") from None
+
+from .registration import register_schemas, schema_resolvable  # noqa: E402
 
 register_schemas()
 

@@ -10,6 +10,8 @@ import math
 
 from pxr import Usd, UsdGeom, UsdPhysics
 
+from ..errors import MimicInputError
+
 REVOLUTE = "revolute"
 PRISMATIC = "prismatic"
 FIXED = "fixed"
@@ -43,7 +45,17 @@ def joint_kind(prim: Usd.Prim) -> str | None:
 
 
 def meters_per_unit(stage: Usd.Stage) -> float:
-    return float(UsdGeom.GetStageMetersPerUnit(stage))
+    """The stage's ``metersPerUnit``; ``MimicInputError`` naming the stage when it cannot be one.
+
+    Every prismatic value is scaled by it, so 0, a negative or a non-finite value would turn
+    into a division by zero or a silently mirrored or NaN relation further on.
+    """
+    mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
+    if not math.isfinite(mpu) or mpu <= 0.0:
+        raise MimicInputError(
+            f"{stage.GetRootLayer().identifier}: metersPerUnit is {mpu:g}, but it must be a positive number "
+            "(1 for metres, 0.01 for centimetres): fix the stage's metersPerUnit metadata")
+    return mpu
 
 
 def d6_locked_dofs(prim: Usd.Prim) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from typing import NamedTuple
 
 from pxr import Plug, Usd
 
@@ -27,16 +28,32 @@ SCHEMA_NAMES = tuple(OWNERS)
 _state = {"done": False, "resolvable": False, "sources": {}}
 
 
-def declaring_plugin(schema_name: str) -> str | None:
-    """Name of a registered plugin that declares ``schema_name`` (reads plugInfo only, so it
-    does not build USD's schema registry)."""
+class SchemaSource(NamedTuple):
+    """Where a mimic schema's declaration comes from: plugin name, its resource folder, the Tf type name."""
+
+    plugin: str
+    path: str
+    type_name: str
+
+
+def find_declaration(schema_name: str) -> SchemaSource | None:
+    """The registered plugin that declares ``schema_name`` (by alias, schema identifier or
+    type name; Kit's compiled PhysxSchema declares ``PhysxSchemaPhysxMimicJointAPI`` with the
+    alias). Reads plugInfo only, so it does not build USD's schema registry."""
     for plugin in Plug.Registry().GetAllPlugins():
         types = (plugin.metadata or {}).get("Types", {}) or {}
         for type_name, info in types.items():
-            alias = (info or {}).get("alias", {}) or {}
-            if alias.get("UsdSchemaBase") == schema_name or (info or {}).get("schemaIdentifier") == schema_name:
-                return plugin.name
+            info = info or {}
+            alias = info.get("alias", {}) or {}
+            if schema_name in (alias.get("UsdSchemaBase"), info.get("schemaIdentifier"), type_name):
+                return SchemaSource(plugin.name, plugin.resourcePath, type_name)
     return None
+
+
+def declaring_plugin(schema_name: str) -> str | None:
+    """Name of the registered plugin that declares ``schema_name`` (see ``find_declaration``)."""
+    found = find_declaration(schema_name)
+    return found.plugin if found else None
 
 
 def register_schemas() -> bool:
@@ -52,7 +69,7 @@ def register_schemas() -> bool:
         return _state["resolvable"]
     sources = {}
     for name, package in OWNERS.items():
-        plugin = declaring_plugin(name)
+        plugin = find_declaration(name)
         if plugin is None:
             try:
                 importlib.import_module(package)
@@ -61,8 +78,9 @@ def register_schemas() -> bool:
                              "relations are still read and written by attribute name. "
                              "Fix: pip install %s", name, package, exc, package.replace("_", "-"))
                 continue
-            plugin = declaring_plugin(name)
-        sources[name] = plugin
+            plugin = find_declaration(name)
+        if plugin is not None:
+            sources[name] = plugin
     resolvable = all(Usd.SchemaRegistry.FindSchemaInfo(n) is not None for n in SCHEMA_NAMES)
     if not resolvable:
         _LOG.warning(
@@ -79,7 +97,8 @@ def schema_resolvable() -> bool:
     return register_schemas()
 
 
-def schema_sources() -> dict[str, str | None]:
-    """Which plugin declares each mimic schema in this process (after registration)."""
+def schema_sources() -> dict[str, SchemaSource]:
+    """Which plugin declares each mimic schema in this process (after registration); a
+    schema no plugin declares is missing from the result."""
     register_schemas()
     return dict(_state["sources"])

@@ -33,7 +33,10 @@ class MimicRelation:
     ``reference_axis`` selects the DOF of a multi-DOF reference joint. The relation is
     compliant (a spring-damper on its error) only when both ``natural_frequency`` and
     ``damping_ratio`` are positive. ``authored`` keeps the values as they stand in USD
-    (for display); it takes no part in equality.
+    (for display; a value of the wrong type shows as NaN); it takes no part in equality.
+    ``invalid`` says which attribute holds a value of the wrong type (a string gearing):
+    such a relation is read so that it can be listed and reported, but its numbers are
+    NaN and nothing may simulate it.
     """
 
     follower: str
@@ -47,6 +50,7 @@ class MimicRelation:
     schema: str = PHYSX
     enabled: bool = True
     authored: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    invalid: str | None = field(default=None, compare=False)
 
     @property
     def compliant(self) -> bool:

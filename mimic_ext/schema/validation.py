@@ -22,7 +22,11 @@ Rules that need a judgement call:
   A chain is a relation the forest kept whose reference is the follower of another kept
   relation (compliant relations are soft rows, never composed, so never chains).
 - The range check uses the reference's own limits, and only runs for relations without
-  errors between revolute/prismatic joints that both have limits.
+  errors between revolute/prismatic joints that both have limits. It tolerates an
+  overshoot of ``RANGE_RTOL`` (1e-4) of the follower's range plus float32 round-off:
+  decimal rounding in source files, not a mechanism that leaves its limits.
+- A follower drive fights the coupling when it has stiffness, or damping toward a nonzero
+  target velocity; zero-stiffness, zero-target damping is passive and is not reported.
 """
 
 from __future__ import annotations
@@ -54,10 +58,17 @@ INFO = "info"
 SEVERITIES = (ERROR, WARNING, INFO)
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 
-#: Range check tolerance: 1e-6 SI plus float32 round-off (USD stores limits, gearing and
-#: offset as 32-bit floats, ~1.2e-7 relative each; four of them meet in one comparison).
-RANGE_ATOL = 1e-6
-RANGE_RTOL = 4 * float(np.finfo(np.float32).eps)
+#: Range check tolerance, relative: 1e-4 of the follower's range plus float32 round-off.
+#: Source files write limits and multipliers with 4-6 significant digits, and that decimal
+#: rounding alone makes a follower overshoot its limits by up to ~5e-5 of its range (the
+#: Schunk SVH hand: j3 follows 1.01511 x [0, 0.9704] rad within [0, 0.98506], 2.7e-6 rad or
+#: 3e-6 of the range; j5 follows [0, 0.9879] within [0, 0.98786], 4e-5 of it). 1e-4 of the
+#: range (0.009 deg on a 90-degree joint) is no mechanical difference, while a relation that
+#: really leaves its limits misses by far more (a wrong ratio in its 3rd digit: 1e-3).
+RANGE_RTOL = 1e-4
+#: USD stores limits, gearing and offset as 32-bit floats (~6e-8 relative each, eps/2);
+#: four of them meet in one comparison, so 4 eps of the largest magnitude involved.
+RANGE_F32 = 4 * float(np.finfo(np.float32).eps)
 
 CODES: dict[str, tuple[str, str]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": (ERROR, "the prim carrying the mimic API is not a UsdPhysics joint"),
@@ -70,7 +81,8 @@ CODES: dict[str, tuple[str, str]] = {
                              "the reference is a fixed, spherical, distance or other joint without the referenced DOF"),
     "MIMIC_SELF_REFERENCE": (ERROR, "the follower references itself"),
     "MIMIC_NONFINITE": (ERROR,
-                        "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number"),
+                        "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
+                        "(or a mimic attribute is authored with the wrong type)"),
     "MIMIC_ZERO_GEARING": (ERROR, "gearing (or newton:mimicCoef1) is 0, which couples nothing"),
     "MIMIC_BAD_REFERENCE_AXIS": (ERROR, "referenceJointAxis is not rotX, rotY or rotZ"),
     "MIMIC_INSTANCE_NAME": (WARNING,
@@ -81,7 +93,8 @@ CODES: dict[str, tuple[str, str]] = {
     "MIMIC_DIFFERENT_ARTICULATIONS": (ERROR, "the follower and reference belong to different articulations"),
     "MIMIC_NO_LIMITS": (WARNING, "a revolute follower or reference has no limits (PhysX rejects it)"),
     "MIMIC_FOLLOWER_DRIVE": (WARNING,
-                             "the follower has a drive with nonzero stiffness or damping that fights the coupling"),
+                             "the follower has a drive with nonzero stiffness (or damping toward a nonzero target "
+                             "velocity) that fights the coupling; passive damping is allowed"),
     "MIMIC_RANGE_OUTSIDE_LIMITS": (WARNING,
                                    "the reference's range mapped through the relation leaves the follower's limits"),
     "MIMIC_PARTIAL_COMPLIANCE": (INFO,
@@ -217,13 +230,7 @@ class _Checker:
 
     def check_prim(self, prim: Usd.Prim) -> list[MimicRelation]:
         path = str(prim.GetPath())
-        try:
-            rels = read_joint_relations(prim)
-        except (TypeError, ValueError) as exc:
-            self.add("MIMIC_NONFINITE", path,
-                     f"a mimic attribute does not hold a number ({exc}): author gearing, offset, naturalFrequency, "
-                     "dampingRatio (or newton:mimicCoef0/1) as float")
-            return []
+        rels = read_joint_relations(prim)
         kind = joints.joint_kind(prim)
         if kind is None:
             for rel in rels:
@@ -278,10 +285,14 @@ class _Checker:
             values = {n: raw.get(n) for n in ("newton:mimicCoef0", "newton:mimicCoef1")}
             names = {n: n for n in values}
             gear_name = "newton:mimicCoef1"
-            if not rel.enabled:
+            if not rel.enabled and "newton:mimicEnabled " not in (rel.invalid or ""):
                 self.add("MIMIC_DISABLED", path,
                          "newton:mimicEnabled is false, so this relation is not simulated: set it to true to use it")
-        bad = [names[n] for n, v in values.items() if not (isinstance(v, (int, float)) and math.isfinite(v))]
+        if rel.invalid:
+            self.add("MIMIC_NONFINITE", path, f"{_api_name(rel)}: {rel.invalid}", rel)
+        # a wrongly typed value reads as NaN and is reported above, not again as non-finite
+        bad = [names[n] for n, v in values.items()
+               if not (isinstance(v, (int, float)) and math.isfinite(v)) and f"{names[n]} " not in (rel.invalid or "")]
         if bad:
             self.add("MIMIC_NONFINITE", path,
                      f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: set "
@@ -348,16 +359,30 @@ class _Checker:
         return leader
 
     def check_follower_drive(self, prim: Usd.Prim, kind: str, rel: MimicRelation) -> None:
+        """A drive that pulls the follower somewhere fights the coupling; passive damping does not.
+
+        The drive's force is ``stiffness * (target - q) + damping * (targetVelocity - qd)``.
+        With zero stiffness and zero target velocity it is ``-damping * qd``, a passive
+        damper (how URDF/MJCF joint damping is written for PhysX), which the coupling
+        carries like any joint friction.
+        """
         name = {joints.REVOLUTE: "angular", joints.PRISMATIC: "linear"}.get(kind, rel.instance)
         if not name or not prim.HasAPI(UsdPhysics.DriveAPI, name):
             return
         drive = UsdPhysics.DriveAPI(prim, name)
-        k, d = drive.GetStiffnessAttr().Get() or 0.0, drive.GetDampingAttr().Get() or 0.0
-        if k != 0 or d != 0:
+        k = drive.GetStiffnessAttr().Get() or 0.0
+        d = drive.GetDampingAttr().Get() or 0.0
+        v = drive.GetTargetVelocityAttr().Get() or 0.0
+        if k != 0:
             self.add("MIMIC_FOLLOWER_DRIVE", rel.follower,
-                     f"follower has PhysicsDriveAPI:{name} with stiffness {_fmt(k)} and damping {_fmt(d)} (USD units), "
-                     "which fights "
-                     "the coupling: remove the drive (drive only the reference joint) or set both to 0")
+                     f"follower has PhysicsDriveAPI:{name} with stiffness {_fmt(k)} (USD units), which pulls it to the "
+                     "drive's own target and fights the coupling: remove the drive (drive only the reference joint) "
+                     "or set its stiffness to 0 (damping alone is passive and allowed)")
+        elif d != 0 and v != 0:
+            self.add("MIMIC_FOLLOWER_DRIVE", rel.follower,
+                     f"follower has PhysicsDriveAPI:{name} with damping {_fmt(d)} toward a target velocity of "
+                     f"{_fmt(v)} (USD units), which drives it and fights the coupling: set the target velocity to 0 "
+                     "(passive damping) or remove the drive")
 
     def check_articulation(self, prim: Usd.Prim, leader: Usd.Prim | None, rel: MimicRelation) -> None:
         if joints.joint_kind(prim) is None:
@@ -435,7 +460,7 @@ class _Checker:
                 continue
             a, b = (rel.multiplier * q + rel.offset for q in lim_l)
             lo, hi = min(a, b), max(a, b)
-            tol = RANGE_ATOL + RANGE_RTOL * max(abs(v) for v in (lo, hi, *lim_f, rel.offset))
+            tol = RANGE_RTOL * (lim_f[1] - lim_f[0]) + RANGE_F32 * max(abs(v) for v in (lo, hi, *lim_f, rel.offset))
             if lo < lim_f[0] - tol or hi > lim_f[1] + tol:
                 s_f, s_l = joints.unit_scale(follower), joints.unit_scale(leader)
                 uf, ul = _unit(follower), _unit(leader)

@@ -436,7 +436,7 @@ def _scratch(K, model: Model, num_envs: int, work_size: int):
 
 
 def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
-    for rel in read_relations(stage):
+    for rel in read_relations(stage, strict=True):  # a wrongly typed relation is refused, naming it
         if not rel.enabled:
             model.warnings.append(f"{rel.follower}: disabled Newton mimic relation skipped")
             continue

@@ -145,3 +145,82 @@ def test_refused_input_changes_nothing(kit, stage, caplog, command, kwargs, why)
     assert [e.name for e in kit.undo.get_undo_stack()] == ["SetMimicOffset"]
     assert kit.undo.undo() is True
     assert layer.ExportToString() == before
+
+
+def _physx_writes(prim, position=0.25):
+    """What PhysX and the drive panel write on a joint while the user works on its mimic relation."""
+    from pxr import Sdf, UsdPhysics
+
+    UsdPhysics.DriveAPI.Apply(prim, "angular").CreateStiffnessAttr(500.0)
+    prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    prim.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float).Set(position)
+
+
+def test_undo_of_set_gearing_keeps_a_drive_stiffness_and_joint_state_written_after_it(kit, stage):
+    import omni.kit.commands
+
+    prim = stage.GetPrimAtPath(FOLLOWER)
+    assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=2.0)[0]
+    _physx_writes(prim)
+    assert kit.undo.undo() is True
+    assert _attr(stage, FOLLOWER, "gearing") == -1.0
+    assert prim.GetAttribute("drive:angular:physics:stiffness").Get() == 500.0      # exact: authored as typed
+    assert prim.GetAttribute("state:angular:physics:position").Get() == 0.25
+    assert {"PhysicsDriveAPI:angular", "PhysicsJointStateAPI:angular", "PhysxMimicJointAPI:rotX"} <= \
+        set(prim.GetAppliedSchemas())
+
+
+def test_undo_of_add_takes_only_the_relation_away(kit, stage):
+    import omni.kit.commands
+
+    prim = stage.GetPrimAtPath(FOLLOWER)
+    assert omni.kit.commands.execute("RemoveMimicJoint", prim_path=FOLLOWER)[0]
+    kit.undo.clear_stack()
+    assert omni.kit.commands.execute("AddMimicJoint", prim_path=FOLLOWER, reference_joint_path=LEADER)[0]
+    _physx_writes(prim, position=3.0)
+    assert kit.undo.undo() is True
+    assert "PhysxMimicJointAPI:rotX" not in prim.GetAppliedSchemas()
+    assert not [n for n in prim.GetPropertyNames() if n.startswith("physxMimicJoint")]
+    assert prim.GetAttribute("state:angular:physics:position").Get() == 3.0
+    assert {"PhysicsDriveAPI:angular", "PhysicsJointStateAPI:angular"} <= set(prim.GetAppliedSchemas())
+
+
+def test_command_arguments_are_plain_values_with_args_help(kit, extension):
+    import inspect
+
+    from mimic_ext.kit.commands import COMMANDS
+
+    plain = (str, int, float, type(None))
+    for cls in COMMANDS:
+        params = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+        assert "stage" not in [p.name for p in params], cls
+        assert params[0].name == "prim_path" and params[-1].name == "usd_context_name"
+        for p in params:
+            assert p.default is inspect.Parameter.empty or isinstance(p.default, plain), (cls, p)
+        doc = inspect.getdoc(cls)
+        assert "\nArgs:\n" in doc, cls                        # the Commands window shows this section
+        args = doc.split("\nArgs:\n", 1)[1]
+        for p in params:
+            assert f"    {p.name} (" in args, (cls, p.name)
+
+
+def test_the_undo_stack_keeps_no_stage_alive(kit, extension, robotiq_sample):
+    import gc
+    import weakref
+
+    import omni.kit.commands
+
+    stage = kit.open(robotiq_sample)
+    gone = weakref.ref(stage)
+    identifier = stage.GetRootLayer().identifier
+    del stage
+    assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=2.0)[0]
+    (entry,) = kit.undo.get_undo_stack()
+    assert all(isinstance(v, (str, int, float, type(None))) for v in entry.kwargs.values())
+    kit.context.close_stage()
+    kit.frames(2)
+    gc.collect()
+    from pxr import Sdf
+
+    assert gone() is None and Sdf.Layer.Find(identifier) is None    # closed although its command is still on the stack
+    assert kit.undo.get_undo_stack()[0] is entry

@@ -14,12 +14,18 @@ def _registered(kit):
     import omni.kit.commands
     import omni.kit.menu.utils
 
-    from mimic_ext.kit.stage_sweep import MENU_ITEM, MENU_NAME
+    import omni.kit.actions.core
+    import omni.kit.context_menu
+
+    from mimic_ext.kit.extension import ACTION_EXT, ACTION_ID, ACTION_NAME, MENU_NAME, SUBMENU
 
     commands = {name: len(omni.kit.commands.get_commands().get(name, {})) for name in COMMAND_NAMES}
     widgets = [name for name in kit.property.get_window()._stub_registered("prim") if name == "mimic_joint"]
-    menu = [i for i in omni.kit.menu.utils.get_merged_menus().get(MENU_NAME, []) if i.name == MENU_ITEM]
-    return commands, widgets, menu
+    menu = [sub for i in omni.kit.menu.utils.get_merged_menus().get(MENU_NAME, []) if i.name == SUBMENU
+            for sub in i.sub_menu if sub.name == ACTION_NAME and sub.onclick_action == (ACTION_EXT, ACTION_ID)]
+    actions = omni.kit.actions.core.get_action_registry().get_all_actions_for_extension(ACTION_EXT)
+    stage_menu = omni.kit.context_menu.get_menu_dict("MENU", "omni.kit.widget.stage")
+    return commands, widgets, menu + actions + stage_menu
 
 
 def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
@@ -32,7 +38,7 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
     assert commands == {name: 1 for name in COMMAND_NAMES}
-    assert widgets == ["mimic_joint"] and len(menu) == 1
+    assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
     assert declaring_plugin("PhysxMimicJointAPI") is not None
     assert Plug.Registry().GetPluginWithName("mimicExtSchema") is None    # we declare none
 
@@ -47,7 +53,7 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
     assert commands == {name: 1 for name in COMMAND_NAMES}
-    assert widgets == ["mimic_joint"] and len(menu) == 1
+    assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
     ext.on_shutdown()
     assert _registered(kit) == ({name: 0 for name in COMMAND_NAMES}, [], [])
 

@@ -185,3 +185,65 @@ def test_signatures_the_kit_layer_relies_on(kit):
     settings.set("/exts/mimic_ext/x", [1, 2])
     assert settings.get("/exts/mimic_ext/x") == [1, 2]
     assert settings.get_as_string("/exts/mimic_ext/missing") == ""
+
+
+def test_a_section_that_does_not_mark_an_item_visible_vanishes_during_a_search(kit, robotiq_sample):
+    """Kit's SimplePropertyWidget._build_frame: with search text, frame.visible = self._any_item_visible."""
+    import omni.kit.window.property
+    import omni.ui as ui
+    from omni.kit.window.property.templates import SimplePropertyWidget
+
+    class Plain(SimplePropertyWidget):
+        def build_items(self):
+            ui.Label("Gearing")                     # built, but never says so
+
+    class Listed(SimplePropertyWidget):
+        def build_items(self):
+            self.add_item("Gearing", -1)             # add_item filters by label and marks it visible
+
+    window = omni.kit.window.property.get_window()
+    plain, listed = Plain("Plain"), Listed("Listed")
+    window.register_widget("prim", "plain", plain)
+    window.register_widget("prim", "listed", listed)
+    try:
+        kit.open(robotiq_sample)
+        kit.select("/Robotiq")
+        assert plain._collapsable_frame.visible and listed._collapsable_frame.visible
+        window._stub_search("gear")
+        kit.frames(3)
+        assert not plain._collapsable_frame.visible and listed._collapsable_frame.visible
+        window._stub_search("offset")
+        kit.frames(3)
+        assert not listed._collapsable_frame.visible
+        window._stub_search("")
+        kit.frames(3)
+        assert plain._collapsable_frame.visible and listed._collapsable_frame.visible
+    finally:
+        window.unregister_widget("prim", "plain")
+        window.unregister_widget("prim", "listed")
+
+
+def test_actions_menus_and_the_context_menu_run_like_kit(kit):
+    import omni.kit.actions.core as ac
+    import omni.kit.context_menu
+    import omni.kit.menu.utils
+    from omni.kit.menu.utils import MenuItemDescription
+
+    calls = []
+    action = ac.get_action_registry().register_action("my.ext", "go", lambda prim_list=None: calls.append(prim_list))
+    item = MenuItemDescription(name="Go", onclick_action=("my.ext", "go"))
+    omni.kit.menu.utils._stub_click(item)
+    assert calls == [None]                                          # a menu passes nothing
+    sub = omni.kit.context_menu.add_menu({"name": "Go", "show_fn": [lambda p: bool(p.get("prim_list"))],
+                                          "onclick_action": ("my.ext", "go")}, "MENU", "omni.kit.widget.stage")
+    assert omni.kit.context_menu._stub_visible_entries("MENU", "omni.kit.widget.stage", {"prim_list": []}) == []
+    objects = {"prim_list": ["p"], "stage": "s", "node_open": True}
+    (entry,) = omni.kit.context_menu._stub_visible_entries("MENU", "omni.kit.widget.stage", objects)
+    omni.kit.context_menu._stub_click(entry, objects)
+    assert calls == [None]                                          # runs one frame later
+    kit.frames(2)
+    assert calls == [None, ["p"]]                                   # only the declared parameters are passed
+    del sub
+    assert omni.kit.context_menu.get_menu_dict("MENU", "omni.kit.widget.stage") == []
+    ac.get_action_registry().deregister_action(action)
+    assert ac.get_action_registry().get_action("my.ext", "go") is None

@@ -44,6 +44,11 @@ class Trace:
     joint was not simulated. ``relations``: the relations as the engine read them (None
     when it cannot say). ``notes``: warnings about the run (what was changed in the stage
     it read, quantities it ignored). ``timings``: seconds (``*_s``) and counts.
+    ``body_positions`` (optional; empty when the engine cannot say): rigid-body prim path ->
+    world position of the body's origin (m), ndarray (num_envs, len(body_samples), 3), at
+    the samples listed in ``body_samples`` (indices into the joint samples, ascending, the
+    first being 0); the sweep's bounding-box explosion check reads them. Any mapping will
+    do (the warp engine's computes the positions on first read).
     """
 
     positions: dict[str, Any] = field(default_factory=dict)
@@ -51,6 +56,8 @@ class Trace:
     relations: list[ReadRelation] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    body_positions: dict[str, Any] = field(default_factory=dict)
+    body_samples: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -66,7 +73,7 @@ class SweepEngine(Protocol):
                  fix_base: bool = True) -> Trace:
         """Run ``plan`` on ``stage`` (never editing it) and record the positions of ``watch``.
 
-        Environment ``i`` applies ``plan.targets()[step, i, j]`` as the position target of
+        Environment ``i`` applies ``plan.target_block(step, step + 1)[0, i, j]`` as the position target of
         ``plan.joints[j]`` during each step (with ``plan.joints[j].drive`` when the joint's
         own drive is missing: ``drive.source == "test"``), at ``plan.dt``. Only
         ``relations`` are simulated (the enabled ones the validator accepted); an engine
@@ -96,11 +103,20 @@ def stage_without(stage, hidden: Sequence["MimicRelation"]):
 
 
 _FACTORIES: dict[str, Callable[..., SweepEngine]] = {}
+_CHECKS: dict[str, Callable[[], None]] = {}
 
 
-def register_engine(name: str, factory: Callable[..., SweepEngine]) -> None:
-    """Make ``get_engine(name)`` build an engine with ``factory(**options)``."""
+def register_engine(name: str, factory: Callable[..., SweepEngine], check: Callable[[], None] | None = None) -> None:
+    """Make ``get_engine(name)`` build an engine with ``factory(**options)``.
+
+    ``check`` raises ``MimicInputError`` (one line, naming the extra to install) when the
+    engine cannot run here; without one, ``check_engine`` builds the engine once to find out.
+    """
     _FACTORIES[name] = factory
+    if check is not None:
+        _CHECKS[name] = check
+    else:
+        _CHECKS.pop(name, None)
 
 
 def engine_names() -> list[str]:
@@ -112,6 +128,18 @@ def check_engine_name(spec: str) -> None:
     name = spec.partition(":")[0]
     if name not in _FACTORIES:
         raise MimicInputError(f"unknown sweep engine '{spec}' (available: {', '.join(engine_names())})")
+
+
+def check_engine(spec: str) -> None:
+    """Raise ``MimicInputError`` (one line) when ``spec`` names no engine or one that cannot run
+    here, e.g. because its optional peer is not installed: called once before a run, so that a
+    missing extra is one message, not one error per stage."""
+    check_engine_name(spec)
+    name = spec.partition(":")[0]
+    if name in _CHECKS:
+        _CHECKS[name]()
+    else:
+        get_engine(spec)
 
 
 def get_engine(spec: "str | SweepEngine" = "warp", **options) -> SweepEngine:
@@ -133,8 +161,33 @@ def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
     def factory(**options) -> SweepEngine:
         import importlib
 
-        return getattr(importlib.import_module(f".{module}", __package__), cls)(**options)
+        try:
+            mod = importlib.import_module(f".{module}", __package__)
+        except ModuleNotFoundError as exc:   # the engine's module, or a peer it imports at the top
+            raise MimicInputError(f"sweep engine '{module}' cannot be loaded: {exc} (install the extra that "
+                                  f"brings it: pip install 'mimic-ext[{module}]')") from None
+        return getattr(mod, cls)(**options)
     return factory
 
 
-register_engine("warp", _module_factory("warp", "WarpEngine"))
+def _warp_available() -> None:
+    """Warp and the solver are base dependencies: nothing to check before the run."""
+
+
+def _peers(extra: str, *modules: str) -> Callable[[], None]:
+    """A check that the engine's peer packages are installed (found, not imported: Newton's
+    import alone takes seconds), naming the extra that brings them."""
+    def check() -> None:
+        import importlib.util
+
+        for module in modules:
+            if importlib.util.find_spec(module) is None:
+                raise MimicInputError(f"the {extra} engine needs {module}, which is not installed: "
+                                      f"pip install 'mimic-ext[{extra}]'")
+    return check
+
+
+register_engine("warp", _module_factory("warp", "WarpEngine"), check=_warp_available)
+register_engine("physx", _module_factory("physx", "PhysxEngine"), check=_peers("physx", "ovphysx", "ovstage"))
+register_engine("mujoco", _module_factory("mujoco", "MujocoEngine"), check=_peers("mujoco", "mujoco"))
+register_engine("newton", _module_factory("newton", "NewtonEngine"), check=_peers("newton", "newton"))

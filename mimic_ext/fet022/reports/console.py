@@ -1,11 +1,13 @@
-"""The console view: one table per stage, then a summary line across stages."""
+"""The console view: one table per stage (a conformance matrix when several engines ran),
+then a summary line across stages."""
 
 from __future__ import annotations
 
 from ..result import ERROR, SKIPPED, RunResult, SweepResult
-from .common import as_run, num, overall_status, ratio_error_text, short
+from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
+                     overall_status, ratio_error_text, read_text, short, worst_status)
 
-HEADER = ["follower", "reference", "|gearing|", "measured ratio", "error", "direction", "status"]
+HEADER = ["follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"]
 
 
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
@@ -14,40 +16,87 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
+def _findings(stage: SweepResult, tag: str = "") -> list[str]:
+    """Failure messages and warnings per follower, the sign-rule notes grouped, stage notes."""
+    lines = []
+    for f in stage.followers:
+        for msg in f.messages:
+            lines.append(f"  {f.status}{tag}: {f.name}: {msg}")
+        for msg in f.warnings:
+            lines.append(f"  warning{tag}: {f.name}: {msg}")
+    signs = [f for f in stage.followers if any(n.startswith("sign rules disagree") for n in f.notes)]
+    if signs:
+        lines.append(f"  note{tag}: the harness's sign rule (gearing >= 0 moves with the reference) is the opposite of "
+                     f"PhysX's equation for {len(signs)} follower(s), so its dir_matches_gear reads the other way: "
+                     + ", ".join(f"{f.name} {f.dir_matches_gear}" for f in signs))
+    for f in stage.followers:
+        for msg in f.notes:
+            if not msg.startswith("sign rules disagree"):
+                lines.append(f"  note{tag}: {f.name}: {msg}")
+    for msg in stage.warnings:
+        lines.append(f"  note{tag}: {msg}")
+    return lines
+
+
 def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
     head = f"{stage.asset}: {stage.status.upper()}"
     if stage.status in (SKIPPED, ERROR) and stage.reason:
         head += f" ({stage.reason})"
     lines = [head]
     if stage.followers:
-        rows = [[f.name, short(f.reference), num(f.abs_gearing, 6), num(f.motion_ratio, 6),
-                 ratio_error_text(f, mode), {"match": "ok", "reversed": "REVERSED"}.get(f.direction, "-"),
-                 f.status.upper()] for f in stage.followers]
+        rows = [[f.name, short(f.reference), gearing_text(f), num(f.motion_ratio, 6), num(f.measured_ratio, 6),
+                 ratio_error_text(f, mode), direction_text(f), f.status.upper()] for f in stage.followers]
         lines += ["  " + line for line in _table(rows, HEADER)]
-    for f in stage.followers:
-        for msg in f.messages:
-            lines.append(f"  {f.status}: {f.name}: {msg}")
-        for msg in f.warnings:
-            lines.append(f"  warning: {f.name}: {msg}")
-    for msg in stage.warnings:
-        lines.append(f"  note: {msg}")
+    return lines + _findings(stage)
+
+
+def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[str]) -> list[str]:
+    """follower x engine: motion ratio, verdict and what that engine read."""
+    status = worst_status(s.status for s in per_engine.values())
+    lines = [f"{asset}: {status.upper()} (" + ", ".join(f"{e} {per_engine[e].status}" for e in engines
+                                                         if e in per_engine) + ")"]
+    for e in engines:
+        st = per_engine.get(e)
+        if st is not None and st.status in (SKIPPED, ERROR) and st.reason:
+            lines.append(f"  {e}: {st.status}: {st.reason}")
+    rows = []
+    for _, name, cells in follower_rows(per_engine):
+        any_f = next(iter(cells.values()))
+        row = [name, gearing_text(any_f)]
+        for e in engines:
+            f = cells.get(e)
+            row.append("-" if f is None else f"{num(f.motion_ratio, 4)} {f.status.upper()}; read {read_text(f)}")
+        rows.append(row)
+    if rows:
+        lines += ["  " + line for line in _table(rows, ["follower", "|gearing|"] + engines)]
+    for e in engines:
+        if e in per_engine:
+            lines += _findings(per_engine[e], f" [{e}]")
     return lines
 
 
 def format_console(result: RunResult | SweepResult) -> str:
     run = as_run(result)
-    mode = run.config.get("tolerance_mode", "relative")
+    mode = run.config.get("tolerance_mode", "absolute")
+    engines = engines_of(run)
     lines: list[str] = []
-    for stage in run.stages:
-        lines += _stage_lines(stage, mode) + [""]
+    if len(engines) > 1:
+        for asset, per_engine in by_asset(run).items():
+            lines += _matrix_lines(asset, per_engine, engines) + [""]
+    else:
+        for stage in run.stages:
+            lines += _stage_lines(stage, mode) + [""]
     s = run.summary()
     tol = run.config.get("gear_ratio_tolerance")
+    measure = run.config.get("ratio_measure", "motion_ratio").replace("_", " ")
     lines.append(
-        f"FET022 mimic_joint: {overall_status(run).upper()}: {s['stages']} stage(s): {s['stages_pass']} pass, "
-        f"{s['stages_fail']} fail, {s['stages_skipped']} skipped, {s['stages_error']} error; "
+        f"FET022 mimic_joint: {overall_status(run).upper()}: "
+        + (f"{len(by_asset(run))} stage(s) x {len(engines)} engines ({', '.join(engines)}) = {s['stages']} run(s)"
+           if len(engines) > 1 else f"{s['stages']} stage(s)")
+        + f": {s['stages_pass']} pass, {s['stages_fail']} fail, {s['stages_skipped']} skipped, {s['stages_error']} error; "
         f"{s['followers']} follower(s): {s['followers_pass']} pass, {s['followers_fail']} fail"
         + (f", {s['followers_error']} error" if s["followers_error"] else "")
-        + f"; {s['warnings']} warning(s); tolerance {num(tol, 3)} {mode}")
+        + f"; {s['warnings']} warning(s); {measure} within {num(tol, 3)} ({mode}) of |gearing|")
     return "\n".join(lines)
 
 

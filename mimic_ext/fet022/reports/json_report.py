@@ -10,15 +10,31 @@ from typing import Any
 from ... import __version__
 from ..result import RunResult, SweepResult
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
-from .common import as_run, overall_status, write_text
+from ..result import finite_or_none
+from .common import as_run, by_asset, engines_of, follower_rows, overall_status, write_text
 
 FORMAT = "mimic_ext.fet022.report"
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "report.schema.json"
 
 
 def load_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def conformance(run: RunResult) -> list[dict[str, Any]]:
+    """Per stage, per follower, per engine: the verdict, the ratios and what that engine read."""
+    out = []
+    for asset, per_engine in by_asset(run).items():
+        rows = []
+        for path, name, cells in follower_rows(per_engine):
+            rows.append({"follower": path, "name": name, "engines": {
+                e: finite_or_none({"status": f.status, "motion_ratio": f.motion_ratio, "fit_slope": f.measured_ratio,
+                                   "ratio_error": f.ratio_error, "direction": f.direction,
+                                   "dir_matches_gear": f.dir_matches_gear, "read_relation": f.read_relation})
+                for e, f in cells.items()}})
+        out.append({"asset": asset, "status": {e: st.status for e, st in per_engine.items()}, "followers": rows})
+    return out
 
 
 def to_json_data(result: RunResult | SweepResult, samples: bool = True,
@@ -36,11 +52,17 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True,
         "exit_code": run.exit_code,
         "config": run.config,
         "versions": run.versions,
-        "timings": {"wall_s": round(run.wall_seconds, 6), "jobs": run.jobs},
+        "timings": {"wall_s": round(run.wall_seconds, 6), "jobs": run.jobs, "retried": run.retried},
         "summary": run.summary(),
+        "engines": engines_of(run),
         "stages": [s.to_dict(samples) for s in run.stages],
+        "conformance": conformance(run),
     }
 
 
+def format_json(result: RunResult | SweepResult, samples: bool = True) -> str:
+    return json.dumps(to_json_data(result, samples), indent=2, allow_nan=False) + "\n"
+
+
 def write_json(result: RunResult | SweepResult, path: str | Path, samples: bool = True) -> Path:
-    return write_text(path, json.dumps(to_json_data(result, samples), indent=2, allow_nan=False) + "\n")
+    return write_text(path, format_json(result, samples))

@@ -1,7 +1,8 @@
-"""JUnit XML: one testsuite per stage, one testcase per follower (CI dashboards read this).
+"""JUnit XML: one testsuite per stage and engine, one testcase per follower and engine.
 
 A stage that was skipped (no followers) or could not be swept becomes a single testcase
-named after the test, skipped or in error, so every stage shows up in CI.
+named after the test, skipped or in error, so every stage shows up in CI. With several
+engines each testcase name ends in ``[engine]``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from ..identity import TEST_NAME
 from ..result import ERROR, FAIL, SKIPPED, RunResult, SweepResult
-from .common import as_run, num, write_text
+from .common import as_run, engines_of, gearing_text, num, read_text, write_text
 
 
 def _classname(asset: str) -> str:
@@ -23,24 +24,29 @@ def _classname(asset: str) -> str:
 
 def _details(f) -> str:
     lines = [f"follower {f.follower} ({f.label}), reference {f.reference}"
-             + (f", swept via {f.swept}" if f.swept and f.swept != f.reference else ""),
-             f"|gearing| {num(f.abs_gearing)}, measured ratio {num(f.measured_ratio)}, motion ratio "
-             f"{num(f.motion_ratio)}, error {num(f.ratio_error)} ({num(f.ratio_error_relative, 4)} relative), "
-             f"max pointwise error {num(f.max_error, 4)} {f.max_error_unit}, direction {f.direction}"]
+             + (f", swept via {f.swept}" if f.swept and f.swept != f.reference else "") + f", engine {f.engine}",
+             f"|gearing| {gearing_text(f)}, motion ratio {num(f.motion_ratio)}, fit slope {num(f.measured_ratio)}, "
+             f"error {num(f.ratio_error)} ({num(f.ratio_error_relative, 4)} relative), "
+             f"max pointwise error {num(f.relation_max_error, 4)} {f.max_error_unit}, direction {f.direction}, "
+             f"dir_matches_gear {f.dir_matches_gear}, read {read_text(f)}"]
     lines += [f"warning: {w}" for w in f.warnings]
+    lines += [f"note: {n}" for n in f.notes]
     return "\n".join(lines)
 
 
-def _suite(stage: SweepResult, timestamp: str, host: str) -> ET.Element:
+def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Element:
     cases = []
+    tag = f" [{stage.engine}]" if multi else ""
     if stage.followers:
         per_case = stage.timings.get("total_s", 0.0) / len(stage.followers)
         for f in stage.followers:
-            tc = ET.Element("testcase", classname=_classname(stage.asset), name=f.follower, time=f"{per_case:.6f}")
+            tc = ET.Element("testcase", classname=_classname(stage.asset), name=f.follower + tag,
+                            time=f"{per_case:.6f}")
             message = "; ".join(f.messages)
             if f.status == FAIL:
-                kind = "ValidatorRejected" if any(m.startswith("rejected by the validator") for m in f.messages) \
-                    else "GearRatioMismatch"
+                kind = ("ValidatorRejected" if any(m.startswith("rejected by the validator") for m in f.messages)
+                        else "NotCoupledByPhysX" if any(m.startswith("PhysX ignores") for m in f.messages)
+                        else "GearRatioMismatch")
                 ET.SubElement(tc, "failure", message=message, type=kind).text = _details(f)
             elif f.status == ERROR:
                 ET.SubElement(tc, "error", message=message, type="SweepError").text = _details(f)
@@ -49,7 +55,7 @@ def _suite(stage: SweepResult, timestamp: str, host: str) -> ET.Element:
             ET.SubElement(tc, "system-out").text = _details(f)
             cases.append(tc)
     else:
-        tc = ET.Element("testcase", classname=_classname(stage.asset), name=TEST_NAME,
+        tc = ET.Element("testcase", classname=_classname(stage.asset), name=TEST_NAME + tag,
                         time=f"{stage.timings.get('total_s', 0.0):.6f}")
         if stage.status == ERROR:
             ET.SubElement(tc, "error", message=stage.reason, type="SweepError").text = stage.reason
@@ -61,7 +67,7 @@ def _suite(stage: SweepResult, timestamp: str, host: str) -> ET.Element:
         for tag, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
             if tc.find(tag) is not None:
                 counts[key] += 1
-    suite = ET.Element("testsuite", name=f"{TEST_NAME}: {stage.asset}", tests=str(len(cases)),
+    suite = ET.Element("testsuite", name=f"{TEST_NAME}: {stage.asset}{tag}", tests=str(len(cases)),
                        failures=str(counts["failures"]), errors=str(counts["errors"]),
                        skipped=str(counts["skipped"]), time=f"{stage.timings.get('total_s', 0.0):.6f}",
                        timestamp=timestamp, hostname=host)
@@ -71,10 +77,8 @@ def _suite(stage: SweepResult, timestamp: str, host: str) -> ET.Element:
                        ("gear_ratio_tolerance", cfg.get("gear_ratio_tolerance")),
                        ("tolerance_mode", cfg.get("tolerance_mode"))):
         ET.SubElement(props, "property", name=key, value=str(value))
-    for f in stage.followers:
-        for key, value in f.metrics.items():
-            ET.SubElement(props, "property", name=key, value="null" if value is None else str(value).lower()
-                          if isinstance(value, bool) else repr(value))
+    for key, value in {**stage.metrics, **stage.extra_metrics}.items():
+        ET.SubElement(props, "property", name=key, value="null" if value is None else repr(value))
     suite.extend(cases)
     if stage.warnings:
         ET.SubElement(suite, "system-out").text = "\n".join(stage.warnings)
@@ -86,7 +90,8 @@ def format_junit(result: RunResult | SweepResult, timestamp: str | None = None) 
     timestamp = timestamp or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     root = ET.Element("testsuites", name=f"FET022 {TEST_NAME}")
-    suites = [_suite(s, timestamp, host) for s in run.stages]
+    multi = len(engines_of(run)) > 1
+    suites = [_suite(s, timestamp, host, multi) for s in run.stages]
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(sum(int(s.get(key)) for s in suites)))
     root.set("time", f"{run.wall_seconds:.6f}")

@@ -1,10 +1,11 @@
 """Inline SVG plots of follower vs reference displacement, written by hand (no JS, no network).
 
-Each plot shows the samples, the line the authored relation predicts (PhysX: slope
--gearing) and the band the tolerance allows around it: a wedge through the origin between
-slopes |g|(1 -+ tol) in relative mode, |g| -+ tol in absolute mode. A fainter mirrored
-band marks the opposite direction, which the magnitude check also accepts (with a
-direction warning).
+Each plot shows the samples (one series per engine, overlaid, each its own colour), the
+line the authored relation predicts (PhysX: slope -gearing) and the band the tolerance
+allows around it: a wedge through the origin between slopes |g|(1 -+ tol) in relative
+mode, |g| -+ tol in absolute mode. A fainter mirrored band marks the opposite direction,
+which the magnitude check also accepts (with a direction warning); the axes always hold
+both bands.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from html import escape
 
 W, H = 420, 300
 LEFT, RIGHT, TOP, BOTTOM = 62, 14, 14, 44
+#: one colour per engine, in the order the engines ran (the first is the single-engine colour)
+SERIES_COLOURS = ("#e76f51", "#3a86ff", "#8338ec", "#2a9d55", "#fb8500", "#6c757d")
 
 
 def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
@@ -49,11 +52,11 @@ def _extent(values: list[float]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def ratio_plot(x: list[float], y: list[float], expected: float, tolerance: float, mode: str,
+def ratio_plot(series: list[tuple[str, list[float], list[float]]], expected: float, tolerance: float, mode: str,
                x_label: str, y_label: str, plot_id: str, title: str = "") -> str:
-    """One plot as an ``<svg>`` element string."""
-    pts = [(a, b) for a, b in zip(x, y) if math.isfinite(a) and math.isfinite(b)]
-    xs = [p[0] for p in pts] or [0.0, 1.0]
+    """One plot as an ``<svg>`` element string; ``series`` is [(label, x, y)], one per engine."""
+    sets = [[(a, b) for a, b in zip(x, y) if math.isfinite(a) and math.isfinite(b)] for _, x, y in series]
+    xs = [p[0] for pts in sets for p in pts] or [0.0, 1.0]
     x0, x1 = _extent(xs + [0.0])
     g = abs(expected)
     sign = 1.0 if expected >= 0 else -1.0
@@ -61,7 +64,9 @@ def ratio_plot(x: list[float], y: list[float], expected: float, tolerance: float
         slopes = (sign * g * (1 - tolerance), sign * g * (1 + tolerance))
     else:
         slopes = (sign * max(g - tolerance, 0.0), sign * (g + tolerance))
-    ys = [p[1] for p in pts] + [s * v for s in (expected,) + slopes for v in (x0, x1)]
+    # both bands (and the expected line) fit: the mirrored band is the same slopes negated
+    ys = [p[1] for pts in sets for p in pts] + [k * s * v for s in (expected,) + slopes for k in (1, -1)
+                                                 for v in (x0, x1)]
     y0, y1 = _extent(ys + [0.0])
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
 
@@ -103,11 +108,14 @@ def ratio_plot(x: list[float], y: list[float], expected: float, tolerance: float
     out.append(f'<line class="expected-line" x1="{_fmt(sx(x0))}" y1="{_fmt(sy(expected * x0))}" '
                f'x2="{_fmt(sx(x1))}" y2="{_fmt(sy(expected * x1))}" stroke="#264653" stroke-width="1.5" '
                f'stroke-dasharray="6 4"/>')
-    if pts:
-        out.append('<polyline class="samples-line" fill="none" stroke="#e76f51" stroke-width="1" points="'
-                   + " ".join(f"{_fmt(sx(a))},{_fmt(sy(b))}" for a, b in pts) + '"/>')
-        out.append('<g class="samples" fill="#e76f51">' + "".join(
-            f'<circle cx="{_fmt(sx(a))}" cy="{_fmt(sy(b))}" r="2.2"/>' for a, b in pts) + "</g>")
+    for k, ((label, _, _), pts) in enumerate(zip(series, sets)):
+        if not pts:
+            continue
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        out.append(f'<g class="samples" data-engine="{escape(label)}" fill="{colour}">'
+                   f'<polyline class="samples-line" fill="none" stroke="{colour}" stroke-width="1" points="'
+                   + " ".join(f"{_fmt(sx(a))},{_fmt(sy(b))}" for a, b in pts) + '"/>'
+                   + "".join(f'<circle cx="{_fmt(sx(a))}" cy="{_fmt(sy(b))}" r="2.2"/>' for a, b in pts) + "</g>")
     out.append("</g>")
     out.append(f'<text x="{LEFT + pw / 2:.1f}" y="{H - 8}" font-size="11" text-anchor="middle">'
                f"{escape(x_label)}</text>")

@@ -11,12 +11,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import omni.kit.actions.core
 import omni.kit.app
 import omni.kit.test
 import omni.usd
 
-from mimic_ext.kit.extension import get_extension
-from mimic_ext.kit.stage_sweep import DONE, FAILED, MENU_ITEM
+from mimic_ext.kit.extension import ACTION_NAME, get_extension
+from mimic_ext.kit.stage_sweep import DONE, FAILED
 
 __all__ = ["TestStageSweep"]
 
@@ -40,10 +41,10 @@ class TestStageSweep(omni.kit.test.AsyncTestCase):
     async def test_menu_sweep_passes_and_writes_reports(self):
         ext = get_extension()
         self.assertIsNotNone(ext, "the mimic_ext extension is not enabled")
-        # The callback the menu holds: the extension's own MenuItemDescription (the merged-menu
-        # structure of omni.kit.menu.utils is internal).
-        item = next(i for i in ext.menu_items if i.name == MENU_ITEM)
-        item.onclick_fn()
+        # What the menu item runs: its registered action (onclick_action of the extension's own
+        # MenuItemDescription; the merged-menu structure of omni.kit.menu.utils is internal).
+        item = next(i for i in ext.menu_items[0].sub_menu if i.name == ACTION_NAME)
+        omni.kit.actions.core.execute_action(*item.onclick_action)
         app = omni.kit.app.get_app()
         deadline = time.monotonic() + SWEEP_BUDGET_S
         while ext.runner.status not in (DONE, FAILED) and time.monotonic() < deadline:

@@ -23,9 +23,13 @@ class IExt:
 
 
 def get_extension_name(ext_id: str) -> str:
-    """``name-version`` or ``name-tag-version`` -> ``name`` (Kit manual, extension ids)."""
-    parts = ext_id.split("-")
-    return parts[0]
+    """``name-version`` -> ``name``, ``name-tag-version`` -> ``name-tag`` (Kit's
+    ``omni/ext/_impl/__init__.py`` ``get_extension_name``: the second part is a version when
+    its first dot-separated piece is a number)."""
+    a, b, *_ = ext_id.split("-") + [""]
+    if b and not b.split(".")[0].isdigit():
+        return f"{a}-{b}"
+    return a
 
 
 class ExtensionManager:
@@ -33,6 +37,14 @@ class ExtensionManager:
 
     def __init__(self) -> None:
         self._enabled: dict[str, str] = {}
+        self._dicts: dict[str, dict] = {}
+
+    def _stub_add_extension(self, ext_id: str, ext_dict: dict) -> None:
+        """Make ``get_extension_dict(ext_id)`` return ``ext_dict`` (a parsed extension.toml)."""
+        self._dicts[ext_id] = ext_dict
+
+    def get_extension_dict(self, ext_id: str) -> dict:
+        return self._dicts.get(ext_id, {})
 
     def _stub_enable(self, ext_id: str) -> None:
         self._enabled[get_extension_name(ext_id)] = ext_id

@@ -607,6 +607,13 @@ class IntSlider(_Slider):
     _default_model = SimpleIntModel
 
 
+class ProgressBar(_ValueWidget):
+    """``ui.ProgressBar(model=None, **kw)``: shows the model's float, 0..1 (omni.ui docs, ProgressBar)."""
+
+    _default_model = SimpleFloatModel
+    _extra_kwargs = frozenset({"alignment"})
+
+
 class CheckBox(_ValueWidget):
     _default_model = SimpleBoolModel
 

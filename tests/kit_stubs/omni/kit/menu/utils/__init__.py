@@ -3,6 +3,8 @@
 ``add_menu_items(menu, name, menu_index=0, can_rebuild_menus=True, delegate=None)`` merges a list of
 ``MenuItemDescription`` into the menu called ``name`` and returns that list; ``remove_menu_items(menu, name,
 can_rebuild_menus=True)`` removes the items of that same list. ``get_merged_menus()`` -> ``{name: [items]}``.
+An item with ``onclick_action=(ext_id, action_id)`` runs that registered action when clicked (``_stub_click``;
+NVIDIA's use: ``omni.physx.ui`` ``omni/physxuicommon/windowmenuitem/__init__.py`` ``MenuItem``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,15 @@ def refresh_menu_items(name: str, immediately=None) -> None:
 
 def rebuild_menus() -> None:
     pass
+
+
+def _stub_click(item: MenuItemDescription):
+    """What clicking a menu item does: run its action (``onclick_action``), else its ``onclick_fn``."""
+    if item.onclick_action:
+        import omni.kit.actions.core
+
+        return omni.kit.actions.core.execute_action(*item.onclick_action)
+    return item.onclick_fn() if item.onclick_fn else None
 
 
 def get_merged_menus() -> dict:

@@ -128,5 +128,9 @@ class PropertyWindow:
     def _stub_registered(self, scheme: str) -> dict:
         return {**self._widgets_top.get(scheme, {}), **self._widgets_bottom.get(scheme, {})}
 
+    def _stub_search(self, text: str) -> None:
+        """Type ``text`` into the window's search box: the filter every widget was built with changes."""
+        self._filter.name = text
+
     def _stub_frame(self):
         return self._window.frame

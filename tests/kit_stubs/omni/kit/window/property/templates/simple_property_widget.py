@@ -1,9 +1,16 @@
 """``SimplePropertyWidget`` (behaviour of Kit's ``templates/simple_property_widget.py``).
 
-``build_impl`` creates a ``CollapsableFrame(title, collapsed=...)`` (or a plain ``Frame``) and calls
-``request_rebuild``, which schedules ``_delayed_rebuild`` as a coroutine: on a later frame it builds
-``build_items()`` inside ``VStack(height=0, spacing=5, name="frame_v_stack")`` in that frame. ``on_new_payload``
-stores the payload and returns False only for a large selection. ``clean`` cancels a pending rebuild.
+``build_impl`` subscribes once to the filter's ``name_model`` (``_on_filter_changed`` -> ``request_rebuild``),
+creates a ``CollapsableFrame(title, collapsed=...)`` (or a plain ``Frame``) and calls ``request_rebuild``,
+which schedules ``_delayed_rebuild`` as a coroutine: on a later frame it runs ``_build_frame`` in that frame.
+``_build_frame`` resets ``self._any_item_visible = False``, builds ``build_items()`` inside
+``VStack(height=0, spacing=5, name="frame_v_stack")``, then, while the Property window's search text
+(``self._filter.name``) is not empty, sets the frame's ``visible`` to ``self._any_item_visible``: a
+widget whose ``build_items`` does not set it vanishes during a search (``add_item`` sets it for each
+row whose label ``self._filter.matches``). ``on_new_payload`` stores the payload and returns False only
+for a large selection. ``clean`` cancels a pending rebuild. All read from Kit's
+``omni/kit/window/property/templates/simple_property_widget.py`` (``SimplePropertyWidget.build_impl``,
+``_build_frame``, ``_on_filter_changed``, ``add_item``).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class SimplePropertyWidget(PropertyWidget):
         self._collapsable_frame = None
         self._payload = None
         self._pending_rebuild_task = None
+        self._filter_changed_sub = None
         self._any_item_visible = False
 
     def clean(self):
@@ -91,6 +99,8 @@ class SimplePropertyWidget(PropertyWidget):
         self._collapsed = collapsed
 
     def build_impl(self):
+        if self._filter_changed_sub is None:
+            self._filter_changed_sub = self._filter.name_model.add_value_changed_fn(self._on_filter_changed)
         if self._collapsable:
             self._collapsable_frame = ui.CollapsableFrame(
                 self._title, build_header_fn=self._build_frame_header, collapsed=self._collapsed_default)
@@ -106,8 +116,14 @@ class SimplePropertyWidget(PropertyWidget):
         with ui.VStack(height=0, spacing=5, name="frame_v_stack"):
             self._any_item_visible = False
             self.build_items()
-            self._collapsable_frame.visible = True
+            if self._filter.name:
+                self._collapsable_frame.visible = self._any_item_visible
+            else:
+                self._collapsable_frame.visible = True
             ui.Spacer(height=0)
+
+    def _on_filter_changed(self, model):
+        self.request_rebuild()
 
     async def _delayed_rebuild(self):
         try:

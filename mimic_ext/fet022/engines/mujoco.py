@@ -1,0 +1,290 @@
+"""The sweep on MuJoCo, built from the stage through our URDF export and MuJoCo's URDF compiler.
+
+Path: a private flattened copy of the stage (``prepared``: rejects hidden, massless bodies
+given our solver's default) -> ``mimic_ext.importers.export_urdf`` (SI; ``<mimic>`` in rad or
+m; a joint written child-to-parent has its coordinate negated, ``joint_signs``) ->
+``mujoco.MjSpec.from_string``: MuJoCo's URDF compiler turns each ``<mimic>`` into a joint
+equality ``q_f = polycoef[0] + polycoef[1] q_ref`` with MuJoCo's default ``solref``
+(0.02 s, damping ratio 1): a *soft* constraint, so a loaded follower lags (``solref`` option:
+``get_engine("mujoco", solref=(timeconst, dampratio))``). The URDF root link is welded to the
+world, fixed links are fused into their parents (``fusestatic``), ``effort`` becomes the
+joint's actuator force range.
+
+Drives: URDF has none, so every joint with a position drive (the plan's drive on swept
+joints, the authored one elsewhere) gets a MuJoCo ``position`` actuator with the same
+stiffness (``kp``) and damping (``kv``; the exported joint damping, which held it, is
+cleared). MuJoCo's geoms collide unless bodies are parent and child; an articulation that
+turns ``physxArticulation:enabledSelfCollisions`` off gets its geoms kept apart
+(contype/conaffinity). MuJoCo integrates an actuator's position gain explicitly: at 240 Hz the test
+drive's 1000 N m/rad on a hand's 4 g finger is unstable, so each plan step is split into
+``substeps`` (auto: ``kp h^2 <= 0.25 M_jj`` for every driven joint) and the integrator is
+``implicitfast`` (damping implicit, MuJoCo's recommendation for position actuators). Both
+are notes on the result. No body positions are reported (the URDF's link frames are not the
+USD bodies' frames in general, and fixed links are fused), so the bounding-box check does
+not run on MuJoCo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import MimicInputError
+from ...schema import joints
+from ...schema.relation import MimicRelation
+from ..discovery import authored_drive
+from ..plan import SweepPlan
+from . import prepared
+from ...native_stderr import quiet_native_stderr
+from .base import ReadRelation, Trace
+
+EXTRA = "pip install 'mimic-ext[mujoco]'"
+#: Largest kp h^2 / M_jj allowed for an explicit position gain (stable below 4 for a lone
+#: spring with semi-implicit Euler; 0.25 keeps the sampled motion within a few 1e-3 of the
+#: continuous one).
+STABLE_GAIN = 0.25
+#: Plan steps whose targets are taken at a time (long runs never hold them all).
+BLOCK = 2048
+
+
+def import_mujoco():
+    try:
+        import mujoco
+    except ImportError:
+        raise MimicInputError(f"the mujoco engine needs MuJoCo (mujoco is not installed): {EXTRA}") from None
+    return mujoco
+
+
+def _solref(value) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    try:
+        t, d = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise MimicInputError(f"mujoco engine: solref must be two numbers (timeconst, dampratio), got {value!r}") \
+            from None
+    if not (math.isfinite(t) and math.isfinite(d) and t > 0 and d > 0):
+        raise MimicInputError(f"mujoco engine: solref timeconst and dampratio must be > 0, got {value!r}")
+    return t, d
+
+
+class MujocoEngine:
+    name = "mujoco"
+    supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
+
+    def __init__(self, solref=None, substeps: int | None = None, default_masses: bool = True, device: str = "cpu"):
+        if device != "cpu":
+            raise MimicInputError(f"mujoco engine: MuJoCo's C library runs on the CPU only, not '{device}'")
+        self.mujoco = import_mujoco()
+        self.solref = _solref(solref)
+        if substeps is not None and (not isinstance(substeps, int) or substeps < 1):
+            raise MimicInputError(f"mujoco engine: substeps must be a whole number >= 1, got {substeps!r}")
+        self.substeps = substeps
+        self.default_masses = bool(default_masses)
+
+    def versions(self) -> dict[str, str]:
+        return {"mujoco": self.mujoco.__version__,
+                "mujoco_solref": "default" if self.solref is None else f"{self.solref[0]:g} {self.solref[1]:g}"}
+
+    # ------------------------------------------------------------------ build
+    def build(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
+        """(compiled MjModel, USD joint path -> (MuJoCo joint id, sign), actuator per swept joint, notes)."""
+        from ...importers import export_urdf
+
+        mujoco = self.mujoco
+        prep = prepared.private_copy(stage, prepared.hidden_relations(stage, relations))
+        if self.default_masses:
+            prepared.default_masses(prep, "instead of MuJoCo's own")
+        notes = list(prep.notes)
+        floating = []
+        with contextlib.suppress(MimicInputError):
+            floating = prepared.floating_roots(prep.stage)
+        # the prim holding every body and joint: an articulation root on a body would export that body alone
+        exported = export_urdf(prep.stage, robot_path=prepared.common_root(prepared.physics_prims(prep.stage)))
+        notes.append("built through mimic_ext's URDF export and MuJoCo's URDF compiler"
+                     + (f" (export: {'; '.join(exported.warnings)})" if exported.warnings else ""))
+        if floating:
+            notes.append(f"MuJoCo's URDF compiler welds the URDF root to the world: floating root(s) "
+                         f"{', '.join(floating)} fixed" + ("" if fix_base else " although fix_base is false"))
+        try:
+            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+                spec = mujoco.MjSpec.from_string(exported.text)
+        except ValueError as exc:
+            raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
+        spec.option.timestep = plan.dt
+        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+        spec.option.gravity = prepared_gravity(prep.stage)
+        joint_of = {}
+        for path, name in exported.joint_paths.items():
+            j = spec.joint(name)
+            if j is not None:
+                joint_of[path] = (name, exported.joint_signs.get(path, 1.0))
+        drives = {}   # path -> (stiffness, damping, max force, target) SI, USD sign
+        for path in joint_of:
+            prim = prep.stage.GetPrimAtPath(path)
+            d = authored_drive(prim)
+            if d is not None:
+                target = _drive_target(prim)
+                drives[path] = (d.stiffness, d.damping, d.max_force, target)
+        for pj in plan.joints:
+            drives[pj.path] = (pj.drive.stiffness, pj.drive.damping, pj.drive.max_force, pj.lo)
+        missing = [pj.path for pj in plan.joints if pj.path not in joint_of]
+        if missing:
+            raise MimicInputError(f"swept joint(s) {', '.join(missing)} are not joints of the exported URDF "
+                                  f"(MuJoCo simulates only the articulation under the default prim)")
+        actuator = {}
+        for path, (kp, kv, fmax, _) in drives.items():
+            name, _ = joint_of[path]
+            joint = spec.joint(name)
+            joint.damping = np.zeros_like(np.atleast_1d(joint.damping))   # the actuator's kv carries it
+            act = spec.add_actuator(name=f"fet022_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            act.set_to_position(kp=float(kp), kv=float(kv))
+            if math.isfinite(fmax):
+                act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+                act.forcerange = [-float(fmax), float(fmax)]
+            actuator[path] = len(actuator)
+        roots = prepared.articulation_roots(prep.stage)
+        if roots and all(prepared.self_collisions(r) is False for r in roots):
+            for geom in spec.geoms:   # robot geoms still meet the world (contype 2 vs conaffinity 1)
+                geom.contype, geom.conaffinity = 2, 1
+            notes.append("physxArticulation:enabledSelfCollisions = false carried over: the robot's geoms do not "
+                         "collide with each other in MuJoCo")
+        if self.solref is not None:
+            for eq in spec.equalities:
+                eq.solref = list(self.solref)
+            notes.append(f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
+                         f"MuJoCo's default (0.02 s, 1)")
+        try:
+            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+                model = spec.compile()
+        except ValueError as exc:
+            raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
+        ids = {p: (model.joint(n).id, s) for p, (n, s) in joint_of.items()}
+        return model, ids, actuator, drives, notes
+
+    def relations_read(self, model, ids) -> list[ReadRelation]:
+        """The compiled joint equalities: q_f - q0_f = a0 + a1 (q_ref - q0_ref), back in USD signs."""
+        mujoco = self.mujoco
+        path_of = {jid: (p, s) for p, (jid, s) in ids.items()}
+        out = []
+        for e in range(model.neq):
+            if model.eq_type[e] != mujoco.mjtEq.mjEQ_JOINT:
+                continue
+            f, l = int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
+            if f not in path_of or l not in path_of:
+                continue
+            (pf, sf), (pl, sl) = path_of[f], path_of[l]
+            a0, a1 = float(model.eq_data[e][0]), float(model.eq_data[e][1])
+            q0f, q0l = float(model.qpos0[model.jnt_qposadr[f]]), float(model.qpos0[model.jnt_qposadr[l]])
+            offset = a0 + q0f - a1 * q0l
+            tc, dr = (float(v) for v in model.eq_solref[e])
+            out.append(ReadRelation(pf, pl, sf * sl * a1, sf * offset, hard=False,
+                                    note=f"a joint equality, solref ({tc:g} s, {dr:g})"))
+        return out
+
+    def substeps_for(self, model, ids, drives) -> int:
+        """Sub-steps per plan step so that every explicit position gain is stable."""
+        mujoco = self.mujoco
+        if self.substeps is not None:
+            return self.substeps
+        data = mujoco.MjData(model)
+        mujoco.mj_forward(model, data)
+        full = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, full)
+        n = 1
+        for path, (kp, _, _, _) in drives.items():
+            jid, _ = ids[path]
+            m = full[model.jnt_dofadr[jid], model.jnt_dofadr[jid]] + 1e-12
+            n = max(n, math.ceil(model.opt.timestep * math.sqrt(kp / (STABLE_GAIN * m))))
+        return n
+
+    # --------------------------------------------------------------- simulate
+    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
+                 fix_base: bool = True) -> Trace:
+        """MuJoCo's warnings (an unstable step, say) become notes instead of a MUJOCO_LOG.TXT in the cwd."""
+        mujoco = self.mujoco
+        said: list[str] = []
+        previous = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(lambda msg: said.append(" ".join(str(msg).split())))
+        try:
+            trace = self._simulate(stage, plan, watch, relations, fix_base)
+        finally:
+            mujoco.set_mju_user_warning(previous)
+        trace.notes.extend(f"MuJoCo: {m}" for m in dict.fromkeys(said))
+        return trace
+
+    def _simulate(self, stage, plan, watch, relations, fix_base) -> Trace:
+        mujoco = self.mujoco
+        t0 = time.perf_counter()
+        model, ids, actuator, drives, notes = self.build(stage, plan, relations, fix_base)
+        trace = Trace(notes=notes)
+        trace.relations = self.relations_read(model, ids)
+        n_sub = self.substeps_for(model, ids, drives)
+        if n_sub > 1:
+            model.opt.timestep = plan.dt / n_sub
+            trace.notes.append(f"each {plan.dt:.4g} s step taken as {n_sub} MuJoCo steps of {plan.dt / n_sub:.3g} s: "
+                               f"MuJoCo integrates a position actuator's stiffness explicitly, and the stiffest drive "
+                               f"needs that to stay stable; integrator implicitfast")
+        record = list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch)))
+        for p in record:
+            if p not in ids:
+                trace.missing[p] = "not a joint of the URDF MuJoCo was built from"
+        live = [p for p in record if p in ids]
+        adr = {p: int(model.jnt_qposadr[ids[p][0]]) for p in live}
+        sign = {p: ids[p][1] for p in live}
+        base_ctrl = np.zeros(model.nu)
+        for path, a in actuator.items():
+            base_ctrl[a] = sign_of(ids, path) * drives[path][3]
+        samples = [int(s) for s in plan.sample_steps]
+        pos = {p: np.zeros((plan.num_envs, len(samples))) for p in live}
+        trace.timings["build_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        data = mujoco.MjData(model)
+        for env in range(plan.num_envs):
+            mujoco.mj_resetData(model, data)
+            data.ctrl[:] = base_ctrl
+            k = 0
+            if samples and samples[0] == 0:
+                for p in live:
+                    pos[p][env, 0] = sign[p] * data.qpos[adr[p]]
+                k = 1
+            for start in range(0, plan.total_steps, BLOCK):
+                stop = min(plan.total_steps, start + BLOCK)
+                table = plan.target_block(start, stop)[:, env, :]
+                for i in range(stop - start):
+                    for j, pj in enumerate(plan.joints):
+                        data.ctrl[actuator[pj.path]] = sign[pj.path] * table[i, j]
+                    mujoco.mj_step(model, data, nstep=n_sub)
+                    while k < len(samples) and samples[k] == start + i + 1:
+                        for p in live:
+                            pos[p][env, k] = sign[p] * data.qpos[adr[p]]
+                        k += 1
+        trace.timings["simulate_s"] = time.perf_counter() - t1
+        trace.timings["steps"] = float(plan.total_steps)
+        trace.timings["substeps"] = float(n_sub)
+        trace.positions = pos
+        return trace
+
+
+def sign_of(ids, path: str) -> float:
+    return ids[path][1]
+
+
+def _drive_target(prim) -> float:
+    """The authored drive target in SI (degrees or stage units in USD)."""
+    from pxr import UsdPhysics
+
+    api = UsdPhysics.DriveAPI(prim, prepared.drive_name(prim))
+    t = api.GetTargetPositionAttr().Get()
+    return float(t or 0.0) * (joints.unit_scale(prim) or 1.0)
+
+
+def prepared_gravity(stage) -> list[float]:
+    """The stage's gravity in m/s^2, as our solver reads it."""
+    from ...solver.stage_reader import _gravity
+
+    return [float(g) for g in _gravity(stage, joints.meters_per_unit(stage))]

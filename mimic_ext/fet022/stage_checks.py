@@ -1,0 +1,114 @@
+"""What must hold on a stage before its sweep means anything, said in the stage's own terms.
+
+The validator judges the mimic relations themselves; these are the sweep's other
+preconditions: physics values that are numbers (a NaN inertia or gain would otherwise be
+dropped or defaulted somewhere and the follower "pass"), a reference range that is not
+upside down, a relation PhysX would actually read, and, when an engine leaves a joint
+out, why in USD terms (a joint without bodies is not "a revolute joint that cannot take
+part").
+"""
+
+from __future__ import annotations
+
+import math
+
+from pxr import Sdf, Usd, UsdPhysics
+
+from ..schema import joints
+from ..schema.relation import PHYSX, PHYSX_INSTANCES, MimicRelation
+
+#: attribute namespaces whose numbers the simulation reads (mimic attributes are the validator's)
+PHYSICS_NAMESPACES = ("physics:", "drive:", "physxJoint:", "physxArticulation:", "physxRigidBody:", "newton:",
+                      "xformOp:")
+_SKIP_PREFIXES = ("newton:mimic",)
+
+
+def _numbers(value) -> list[float]:
+    """The numbers inside an attribute value (scalar, Gf vector or matrix, array); [] for others."""
+    if isinstance(value, (bool, str, Sdf.AssetPath)):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    try:
+        items = list(value)
+    except TypeError:
+        return []
+    out: list[float] = []
+    for v in items:
+        out.extend(_numbers(v))
+    return out
+
+
+def _quaternion_parts(value) -> list[float] | None:
+    if hasattr(value, "GetReal") and hasattr(value, "GetImaginary"):
+        return [float(value.GetReal()), *(float(c) for c in value.GetImaginary())]
+    return None
+
+
+def nonfinite_physics(stage: Usd.Stage) -> list[str]:
+    """``"<prim> <attribute> = <value> is not finite"`` for each physics value that is NaN or infinite.
+
+    Only authored values count. Limits may be infinite (USD's way to say unlimited), as may
+    bounds such as a drive's maxForce, a joint's maxJointVelocity or breakForce; NaN never is.
+    """
+    out: list[str] = []
+    for prim in stage.Traverse():
+        for attr in prim.GetAttributes():
+            name = attr.GetName()
+            if not name.startswith(PHYSICS_NAMESPACES) or name.startswith(_SKIP_PREFIXES):
+                continue
+            if not attr.HasAuthoredValue():        # fallbacks (breakForce = inf) are the schema's
+                continue
+            value = attr.Get()
+            if value is None:
+                continue
+            parts = _quaternion_parts(value)
+            numbers = parts if parts is not None else _numbers(value)
+            leaf = name.rsplit(":", 1)[-1]
+            infinite_ok = leaf.endswith("Limit") or leaf.startswith(("max", "break"))
+            if any(math.isnan(v) or (math.isinf(v) and not infinite_ok) for v in numbers):
+                out.append(f"{prim.GetPath()} {name} = {value} is not finite: author a number")
+    return out
+
+
+def reversed_limits(stage: Usd.Stage, path: str) -> str | None:
+    """Why a reference joint's range cannot be swept because its lower limit is above its upper one."""
+    prim = stage.GetPrimAtPath(path)
+    kind = joints.joint_kind(prim) if prim else None
+    if kind not in (joints.REVOLUTE, joints.PRISMATIC):
+        return None
+    joint = UsdPhysics.RevoluteJoint(prim) if kind == joints.REVOLUTE else UsdPhysics.PrismaticJoint(prim)
+    lo, hi = joint.GetLowerLimitAttr().Get(), joint.GetUpperLimitAttr().Get()
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or lo <= hi:
+        return None
+    unit = "deg" if kind == joints.REVOLUTE else "stage units"
+    return (f"reference joint {path} has physics:lowerLimit {lo:g} above physics:upperLimit {hi:g} {unit}: "
+            f"the range is upside down, so it cannot be swept; swap the two limits")
+
+
+def ignored_by_physx(rel: MimicRelation) -> str | None:
+    """Why PhysX would not couple this relation at all (its instance name), or None."""
+    if rel.schema != PHYSX or rel.instance in PHYSX_INSTANCES:
+        return None
+    return (f"PhysX ignores PhysxMimicJointAPI:{rel.instance} (it reads only rotX, rotY and rotZ), so on PhysX this "
+            f"follower is not coupled at all: rename the instance to PhysxMimicJointAPI:rotX")
+
+
+def why_not_simulated(stage: Usd.Stage, path: str) -> str | None:
+    """The USD reason a joint is not a degree of freedom of the simulated articulation, when one shows."""
+    prim = stage.GetPrimAtPath(path) if Sdf.Path.IsValidPathString(path) else None
+    if not prim or not prim.IsValid():
+        return f"no prim at {path}"
+    if not prim.IsA(UsdPhysics.Joint):
+        return f"{path} is a {prim.GetTypeName() or 'typeless prim'}, not a joint"
+    b0, b1 = joints.joint_bodies(prim)
+    if b0 is None and b1 is None:
+        return (f"joint {path} has no bodies (physics:body0 and physics:body1 are unset), so it moves nothing: "
+                f"set them to the two links it connects")
+    for rel_name, target in (("physics:body0", b0), ("physics:body1", b1)):
+        if target is not None and not stage.GetPrimAtPath(target):
+            return f"joint {path} {rel_name} targets {target}, which does not exist on the stage"
+    attr = prim.GetAttribute("physics:excludeFromArticulation")
+    if attr and attr.Get():
+        return f"joint {path} has physics:excludeFromArticulation = true, so it is no degree of freedom of the tree"
+    return None

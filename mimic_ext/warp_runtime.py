@@ -1,0 +1,106 @@
+"""Starting Warp for mimic_ext's solver the way a user expects: quietly, on a device that exists.
+
+On a machine without a GPU Warp prints "Could not find or load the NVIDIA CUDA driver" at
+every start, from native code; when no CUDA device was asked for that is noise, so it is
+silenced, and when one was, ``check_device`` says it in one line, naming the devices that
+exist. The solver's kernels compile once (several seconds) and are then cached on disk; a
+cold cache is detected before the first launch so the user is told why nothing happens.
+Imports Warp only when called.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .errors import MimicInputError
+from .native_stderr import quiet_native_stderr
+
+#: the Warp module holding every solver kernel (one module, one cache entry)
+SOLVER_KERNEL_MODULE = "mimic_ext.solver.kernels"
+COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels (first run only, about 10 s)"
+
+_announced: set[str] = set()
+
+
+def wants_cuda(device: str | None) -> bool:
+    return device is not None and str(device).startswith("cuda")
+
+
+def quiet_warp(wp) -> None:
+    """Keep Warp's start-up banner off stdout (reports live there); errors still show."""
+    if hasattr(wp.config, "log_level") and hasattr(wp, "LOG_WARNING"):
+        wp.config.log_level = max(wp.config.log_level, wp.LOG_WARNING)
+    else:   # older Warp
+        wp.config.quiet = True
+
+
+def init_warp():
+    """``warp`` initialised and quiet, without the CUDA-driver warning (where CUDA was asked
+    for and is missing, ``check_device`` says so in one line). Returns the ``warp`` module."""
+    import warp as wp
+
+    quiet_warp(wp)
+    with quiet_native_stderr():
+        wp.init()
+    return wp
+
+
+def check_device(device: str) -> str:
+    """``device`` when Warp has it on this machine, else a one-line ``MimicInputError``."""
+    wp = init_warp()
+    try:
+        wp.get_device(device)
+    except (ValueError, RuntimeError):
+        names = ", ".join(str(d) for d in wp.get_devices()) or "none"
+        why = ("" if wp.is_cuda_available() or not wants_cuda(device)
+               else "; no CUDA driver or GPU is available on this machine")
+        raise MimicInputError(f"--device {device}: no such Warp device (this machine has: {names}){why}") from None
+    return device
+
+
+def solver_kernels_cached(device: str = "cpu") -> bool:
+    """Whether the solver's kernel module is in Warp's kernel cache for ``device``.
+
+    Looks for the compiled binary in the module's cache folder, whose name carries the hash
+    of the kernels' source (``Module.get_module_identifier``), so an edited solver reads as
+    cold. Imports the solver's kernels (which does not compile them).
+    """
+    import importlib
+
+    wp = init_warp()
+    importlib.import_module(SOLVER_KERNEL_MODULE)
+    module = wp.get_module(SOLVER_KERNEL_MODULE)
+    folder = Path(wp.config.kernel_cache_dir) / module.get_module_identifier(_launch_block_dim(wp, module, device))
+    if not folder.is_dir():
+        return False
+    binary = (".o",) if not wants_cuda(device) else (".ptx", ".cubin")
+    return any(name.endswith(binary) for name in os.listdir(folder))
+
+
+def _launch_block_dim(wp, module, device: str) -> int:
+    """The block_dim a plain launch compiles the module for (part of its cache key): one on the
+    CPU, the module's default on CUDA (Warp's ``_resolve_launch_block_dim``)."""
+    try:
+        from warp._src.context import _resolve_launch_block_dim
+
+        return _resolve_launch_block_dim(wp.get_device(device), None if not wants_cuda(device)
+                                         else module.options["block_dim"])
+    except (ImportError, AttributeError):    # another Warp layout: its documented defaults
+        return 1 if not wants_cuda(device) else module.options["block_dim"]
+
+
+def announce_cold_compile(device: str = "cpu") -> bool:
+    """Say on stderr, once per process and device, that the kernels are about to compile.
+    Returns whether they were cold. Never raises: the note is a courtesy."""
+    if device in _announced:
+        return False
+    _announced.add(device)
+    try:
+        cold = not solver_kernels_cached(device)
+    except Exception:  # noqa: BLE001  (a Warp without these internals: just say nothing)
+        return False
+    if cold:
+        print(COLD_COMPILE_NOTE, file=sys.stderr, flush=True)
+    return cold

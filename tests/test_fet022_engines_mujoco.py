@@ -1,0 +1,79 @@
+"""The FET022 sweep on MuJoCo, built from the stage through our URDF export.
+
+MuJoCo's URDF compiler makes each ``<mimic>`` a joint equality, a soft constraint
+(``solref``, default 0.02 s / damping ratio 1): these tests show what that softness does.
+Skipped without the ``mujoco`` extra; CI installs it through the ``test`` extra.
+"""
+
+from __future__ import annotations
+
+
+import pytest
+
+pytest.importorskip("mujoco", reason="the mujoco engine needs the mujoco extra: pip install 'mimic-ext[mujoco]'")
+pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
+
+from mimic_ext.errors import MimicInputError  # noqa: E402
+from mimic_ext.fet022 import get_engine, run  # noqa: E402
+from fet022_engines_common import DATA, Recording  # noqa: E402
+from test_fet022_physics import loaded_follower  # noqa: E402
+
+
+def test_mujoco_holds_each_mimic_as_a_soft_joint_equality():
+    """geared_pair (q_f = 2 q_l + 0.1 rad) as MuJoCo compiled it: polycoef (0.1, 2), soft."""
+    mj = Recording(get_engine("mujoco"))
+    result = run(DATA / "geared_pair.usda", engine=mj)
+    (rel,) = mj.trace.relations
+    assert rel.multiplier == pytest.approx(2.0, abs=1e-7)
+    assert rel.offset == pytest.approx(0.1, abs=1e-7)          # float32 degrees in USD, read back in rad
+    assert rel.hard is False and "solref (0.02 s, 1)" in rel.note
+    assert result.status == "pass"
+    # a soft equality behind a 5 N m/rad drive: within 1 % of the gearing, not exact
+    f = result.followers[0]
+    assert 0 < abs(f.motion_ratio - 2.0) < 0.02
+
+
+def test_mujoco_default_soft_equality_lags_under_load():
+    """A hard relation holding a 5 kg arm against gravity (up to 14.7 N m): our solver holds it
+    exactly; MuJoCo's default solref lets the arm sag, a stiffer solref far less."""
+    stage, _, _ = loaded_follower(0.0)
+    warp = run(stage, engine="warp").followers[0]
+    soft = run(stage, engine="mujoco").followers[0]
+    stiff_engine = Recording(get_engine("mujoco", solref=(0.002, 1.0)))
+    stiff = run(stage, engine=stiff_engine).followers[0]
+    # ours: exact to float round-off
+    assert warp.status == "pass" and warp.rest_offset_error < 1e-6 and warp.relation_max_error < 1e-6
+    # MuJoCo default: the arm hangs 1.5 deg (0.026 rad) off the relation at rest, past the 0.01 rad
+    # rest-offset tolerance, and strays 5.6 mrad from it during the sweep
+    assert soft.rest_offset_error > 0.02
+    assert any("rest offset mismatch" in w for w in soft.warnings)
+    assert soft.relation_max_error > 3e-3
+    # ten times shorter time constant: six times less sag (0.26 deg), no warning
+    assert stiff.rest_offset_error < 0.3 * soft.rest_offset_error
+    assert not any("rest offset mismatch" in w for w in stiff.warnings)
+    assert soft.relation_max_error > 3 * stiff.relation_max_error
+    assert "solref (0.002 s, 1)" in stiff_engine.trace.relations[0].note
+    assert any("instead of MuJoCo's default" in n for n in stiff_engine.trace.notes)
+
+
+def test_an_articulation_without_self_collisions_keeps_its_geoms_apart_in_mujoco(tmp_path):
+    """The linkage's boxes overlap: with PhysX's self-collision switched off on the stage,
+    MuJoCo does not collide them either, and the linkage tracks."""
+    from pxr import Sdf, Usd
+
+    stage = Usd.Stage.Open(str(DATA / "robotiq_style_linkage.usda"))
+    root = stage.GetPrimAtPath("/Robotiq")
+    root.AddAppliedSchema("PhysxArticulationAPI")
+    root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(False)
+    mj = Recording(get_engine("mujoco"))
+    result = run(stage, engine=mj)
+    assert result.status == "pass", [f.messages for f in result.followers]
+    assert any("do not collide with each other in MuJoCo" in n for n in mj.trace.notes)
+
+
+def test_bad_solref_is_an_input_error():
+    with pytest.raises(MimicInputError, match="solref timeconst and dampratio must be > 0"):
+        get_engine("mujoco", solref=(0.0, 1.0))
+    with pytest.raises(MimicInputError, match="solref must be two numbers"):
+        get_engine("mujoco", solref="stiff")
+
