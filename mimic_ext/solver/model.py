@@ -161,6 +161,9 @@ class Model:
         if path in self.spec.excluded:
             raise MimicParticipantError(f"mimic {role} {path} is excluded from the articulation (a loop "
                                         f"closure); only tree joints can take part")
+        if path in self.spec.unmoved:
+            raise MimicParticipantError(f"mimic {role} {path} moves no body: it {self.spec.unmoved[path]}; "
+                                        f"connect it to the bodies it should move")
         raise MimicParticipantError(f"mimic {role} {path} is a {kind} joint; only revolute and "
                                     f"prismatic joints can take part")
 

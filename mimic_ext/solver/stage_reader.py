@@ -174,6 +174,7 @@ class StageSpec:
     source: str
     closures: list[ClosureSpec] = field(default_factory=list)
     world_bodies: dict[str, np.ndarray] = field(default_factory=dict)   # bodies welded to the world: pose
+    unmoved: dict[str, str] = field(default_factory=dict)   # joints that move no body -> why
 
 
 def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
@@ -305,6 +306,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
                                   f"(1 for SI) in the layer metadata")
     notes: list[str] = []
     closure_prims: list[tuple[Usd.Prim, str]] = []
+    unmoved: dict[str, str] = {}
     bodies: dict[str, Usd.Prim] = {}
     roots_api: set[str] = set()
     kinematic: set[str] = set()
@@ -343,6 +345,10 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         b0, b1 = J.joint_bodies(prim)
         s0, s1 = side_body(b0), side_body(b1)
         if s0 is None and s1 is None:
+            named = [b for b in (b0, b1) if b]
+            unmoved[str(prim.GetPath())] = (
+                f"names no rigid body (physics:body0 and physics:body1 are {' and '.join(named) or 'empty'})"
+                if not any(b in bodies for b in named) else "joins only kinematic or static bodies")
             continue
         if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
             raise UnsupportedStageError(
@@ -477,7 +483,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
     _mark_closed_trees(links, closures)
     # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
     return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
-                     excluded=excluded, source=layer, closures=closures,
+                     excluded=excluded, source=layer, closures=closures, unmoved=unmoved,
                      world_bodies={b: pose for b, (link, pose) in where.items() if link < 0})
 
 

@@ -168,7 +168,8 @@ class _LazyBodyPositions(Mapping):
             for e in range(n_env):
                 for k, s in enumerate(self._samples):
                     for path, pose in body_poses(self._model, self._q[s, e]).items():
-                        out[path][e, k] = pose[:3, 3]
+                        if path in out:              # (body_poses also lists bodies welded to the world)
+                            out[path][e, k] = pose[:3, 3]
             self._values = out
         return self._values
 
