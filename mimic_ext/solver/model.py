@@ -254,13 +254,12 @@ class Model:
         md, size = self._build_data(Projection(self.dof_count))
         sc = _scratch(K, self, 1, size)
         n, m = self.dof_count, self.loop_row_count
-        u = wp.zeros((1, max(n, 1)), dtype=self.dtype, device=self.device)
         J = wp.zeros((1, m * n), dtype=self.dtype, device=self.device)
         err = wp.zeros((1, m), dtype=self.dtype, device=self.device)
 
         def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             qa = wp.array(np.asarray(q, float)[None], dtype=self.dtype, device=self.device)
-            wp.launch(K.loop_eval_kernel, dim=1, inputs=[md, sc, qa, u, J, err], device=self.device)
+            wp.launch(K.loop_eval_kernel, dim=1, inputs=[md, sc, qa, J, err], device=self.device)
             return err.numpy()[0].astype(float), J.numpy()[0].reshape(m, n).astype(float)
 
         owners = [c.path for c in self.closures for _ in range(c.rows)]
@@ -329,8 +328,9 @@ class Model:
         flags[np.isfinite(self.upper)] |= F_UPPER
         flags[np.isfinite(self.max_velocity)] |= F_VMAX
         flags[self.friction > 0] |= F_FRICTION
-        flags[self.has_drive] |= F_DRIVE
-        flags[self.has_drive & np.isfinite(self.max_force)] |= F_DSAT
+        driven = self.has_drive & ((self.stiffness > 0) | (self.drive_damping > 0))   # zero gains: no drive
+        flags[driven] |= F_DRIVE
+        flags[driven & np.isfinite(self.max_force)] |= F_DSAT
         flags[self.continuous()] |= F_CONT
         fin = lambda a: np.where(np.isfinite(a), a, _BIG)  # noqa: E731
         lower, upper = np.where(np.isfinite(self.lower), self.lower, -_BIG), fin(self.upper)
@@ -342,14 +342,19 @@ class Model:
         md.k = k
         md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
         col_rows = np.zeros(max(k, 1), int)
-        joints = []
+        joints, cors = [], []
         for jj in range(n1):
             jd = K.JointData()
             jd.flags, jd.col, jd.rootdof = int(flags[jj]), int(cols[jj]), int(roots[jj])
             jd.gain, jd.beta = float(gains[jj]), float(betas[jj])
-            jd.gain64, jd.beta64 = float(gains[jj]), float(betas[jj])
             jd.lower, jd.upper, jd.vmax = float(lower[jj]), float(upper[jj]), float(vmax[jj])
-            jd.ucap = float(min(_BIG, abs(gains[jj]) * per_root[roots[jj]]))
+            if roots[jj] != jj:
+                cr = K.Correction()
+                cr.j, cr.root = jj, int(roots[jj])
+                cr.cont = int(bool(flags[jj] & F_CONT or flags[roots[jj]] & F_CONT))
+                cr.gain64, cr.beta64 = float(gains[jj]), float(betas[jj])
+                cr.ucap = float(min(_BIG, abs(gains[jj]) * per_root[roots[jj]]))
+                cors.append(cr)
             jd.friction, jd.armature = float(self.friction[jj]), float(self.armature[jj])
             jd.damping = float(self.damping[jj])
             jd.kp, jd.kd, jd.fmax = float(self.stiffness[jj]), float(self.drive_damping[jj]), float(fmax[jj])
@@ -357,6 +362,8 @@ class Model:
                 col_rows[cols[jj]] = 1
             joints.append(jd)
         md.joints = wp.array(joints or [K.JointData()], dtype=K.JointData, device=d)
+        md.cors = wp.array(cors or [K.Correction()], dtype=K.Correction, device=d)
+        md.n_cor = len(cors)
         md.col_rows = arr(col_rows, int)
         rows, kinds = projection.rows, projection.kinds
         md.n_rel = len(rows)
@@ -367,6 +374,7 @@ class Model:
             rd.f, rd.l, rd.kind = r.fi, r.li, int(kd)
             rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
             rd.m64, rd.c64 = r.multiplier, r.offset
+            rd.cont = int(bool(flags[r.fi] & F_CONT or flags[r.li] & F_CONT)) if max(r.fi, r.li) < n1 else 0
             rels.append(rd)
         md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
         elim = projection.elimination()
@@ -420,7 +428,7 @@ class Model:
         return md, max(off, 1)
 
 
-def _scratch(K, model: Model, num_envs: int, work_size: int):
+def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
     """Per-environment scratch arrays of the step for ``num_envs`` environments."""
     d = model.device
     n, L = model.dof_count, max(len(model.links), 1)
@@ -435,6 +443,8 @@ def _scratch(K, model: Model, num_envs: int, work_size: int):
     sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)
     sc.Vd, sc.Pd, sc.Td = (z(Lf, wp.spatial_vectord) for _ in range(3))
     sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
+    sc.rel_imp, sc.rel_err = z(n_rel), z(n_rel)
+    sc.nonfinite = wp.zeros(num_envs, dtype=wp.int32, device=d)
     return sc
 
 

@@ -60,12 +60,8 @@ class Solver:
 
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
-        m, N, d = self.model, self.model.num_envs, self.model.device
-        R = max(len(m.projection.rows), 1)
-        self._scratch = _scratch(m.kernels, m, N, m.work_size)
-        self._rel_imp = wp.zeros((N, R), dtype=m.dtype, device=d)
-        self._rel_err = wp.zeros((N, R), dtype=m.dtype, device=d)
-        self._nonfinite = wp.zeros(N, dtype=wp.int32, device=d)
+        m = self.model
+        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
         self._launches.clear()
         self._version = m.version
 
@@ -87,8 +83,7 @@ class Solver:
         if hit is not None:
             return hit[0]
         cmd = wp.launch(self.model.kernels.step_kernel, dim=self.model.num_envs,
-                        inputs=[self.model.data, self._scratch, *arrays[:6], float(dt), *arrays[6:],
-                                self._rel_imp, self._rel_err, self._nonfinite],
+                        inputs=[self.model.data, self._scratch, *arrays[:6], float(dt), *arrays[6:]],
                         device=self.model.device, record_cmd=True)
         if len(self._launches) >= _CACHE_SIZE:
             self._launches.pop(next(iter(self._launches)))
@@ -122,7 +117,7 @@ class Solver:
 
     def nonfinite_envs(self) -> list[int]:
         """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""
-        return [int(i) for i in np.flatnonzero(self._nonfinite.numpy())]
+        return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy())]
 
     # ---- relations ------------------------------------------------------------------------
     def add_mimic(self, follower_path: str, leader_path: str, multiplier: float, offset: float = 0.0,
@@ -149,7 +144,7 @@ class Solver:
             zero = np.zeros(self.model.num_envs)
             return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], zero.copy(), zero.copy())
                     for r, k in zip(rows, self.model.projection.kinds)]
-        imp = self._rel_imp.numpy()
-        err = self._rel_err.numpy()
+        imp = self._scratch.rel_imp.numpy()
+        err = self._scratch.rel_err.numpy()
         return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
                 for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))]

@@ -37,35 +37,34 @@ def build(ns) -> None:
     turn_about_x = ns.turn_about_x
 
     @wp.func
-    def unwrapped(q: A2, t: I2, e: int, j: int):
-        """The joint position with its whole turns added back, in float64 (continuous joints
-        keep q in [-pi, pi) and the turns apart, so relations hold on the true angle)."""
-        return wp.float64(q[e, j]) + TWO_PI * wp.float64(t[e, j])
+    def unwrapped(q: A2, t: I2, e: int, j: int, cont: int):
+        """The joint position in float64 with, for a continuous joint (``cont``), its whole turns
+        added back: continuous joints keep q in [-pi, pi) and the turns apart, so relations and
+        drives act on the true angle."""
+        x = wp.float64(q[e, j])
+        if cont != 0:
+            x = x + TWO_PI * wp.float64(t[e, j])
+        return x
 
     @wp.func
-    def relation_error(md: MD, q: A2, t: I2, e: int, j: int):
-        """``q_j - (a_j q_root + beta_j)`` of an eliminated DOF, from unwrapped angles."""
-        jd = md.joints[j]
-        err = unwrapped(q, t, e, j) - jd.gain64 * unwrapped(q, t, e, jd.rootdof) - jd.beta64
-        return T(err)
-
-    @wp.func(inline=False)
     def corrections(md: MD, sc: SC, e: int, q: A2, t: I2, dt: T):
-        """u0: every eliminated DOF's position-error correction (Baumgarte at erp), bounded by
-        the velocity cap its relation tree implies, so a correction never outruns a cap."""
+        """u0: every eliminated DOF's position-error correction (Baumgarte at erp) of its error
+        ``q_j - (a q_root + beta)``, bounded by the velocity cap its relation tree implies, so a
+        correction never outruns a cap. The error is taken in float64 on the relation's float64
+        gain and offset: in float32 a gain's rounding times a joint angle of thousands of
+        radians would otherwise read as an error."""
         for j in range(md.n_u):
-            u0j = T(0.0)
-            if j < md.n1:
-                jd = md.joints[j]
-                if jd.rootdof != j:
-                    u0j = wp.clamp(-(md.erp / dt) * relation_error(md, q, t, e, j), -jd.ucap, jd.ucap)
-            sc.ws[e, md.o_u0 + j] = u0j
+            sc.ws[e, md.o_u0 + j] = T(0.0)
+        rate = -md.erp / dt
+        for i in range(md.n_cor):
+            cr = md.cors[i]
+            err = unwrapped(q, t, e, cr.j, cr.cont) - cr.gain64 * unwrapped(q, t, e, cr.root, cr.cont) - cr.beta64
+            sc.ws[e, md.o_u0 + cr.j] = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
 
     @wp.func
-    def link_pose(md: MD, sc: SC, e: int, q: A2, l: int):
-        """(joint frame before its motion, link frame after it) of link l, world, from its parent's
-        frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
-        ld = md.links[l]
+    def link_pose(ld: ns.LinkData, sc: SC, e: int, q: A2):
+        """(joint frame before its motion, link frame after it) of link ``ld``, world, from its
+        parent's frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
         Rj = ld.Rp
         pj = ld.pp
         if ld.jtype == FREE:
@@ -86,9 +85,8 @@ def build(ns) -> None:
         return Rj, pj, Rl, pl
 
     @wp.func
-    def motion_axes(md: MD, sc: SC, e: int, l: int, Rj: M33, pj: V3, o: V3):
-        """Link l's joint motion axes (``sc.S``, spatial, about o) from its joint frame."""
-        ld = md.links[l]
+    def motion_axes(ld: ns.LinkData, sc: SC, e: int, Rj: M33, pj: V3, o: V3):
+        """Link ``ld``'s joint motion axes (``sc.S``, spatial, about o) from its joint frame."""
         us = ld.us
         if ld.jtype == FREE:
             for d in range(3):
@@ -107,12 +105,13 @@ def build(ns) -> None:
     def poses(md: MD, sc: SC, e: int, q: A2, o: V3):
         """Every link's frame (``sc.R``, ``sc.pos``) and motion axes (``sc.S``) at q, nothing else."""
         for l in range(md.n_links):
-            Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
-            motion_axes(md, sc, e, l, Rj, pj, o)
+            ld = md.links[l]
+            Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
+            motion_axes(ld, sc, e, Rj, pj, o)
             sc.R[e, l] = Rl
             sc.pos[e, l] = pl
 
-    @wp.func(inline=False)
+    @wp.func
     def forward(md: MD, e: int, q: A2, u: A2, sc: SC, o: V3, dt: T):
         """FK, joint motion axes, body velocities, bias accelerations, own inertias, and each
         link's RNEA force F (gravity, Coriolis) folded into ``G = I v - dt F``.
@@ -125,10 +124,10 @@ def build(ns) -> None:
         for l in range(md.n_links):
             ld = md.links[l]
             us = ld.us
-            Rj, pj, Rl, pl = link_pose(md, sc, e, q, l)
+            Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
             vl = SV()
             al = a_world
-            motion_axes(md, sc, e, l, Rj, pj, o)
+            motion_axes(ld, sc, e, Rj, pj, o)
             if ld.jtype == FREE:
                 # u = (angular velocity, velocity of the base frame origin), world axes
                 om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
@@ -246,7 +245,7 @@ def build(ns) -> None:
                 grav = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
                 sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
 
-    @wp.func(inline=False)
+    @wp.func
     def composite_pass(md: MD, sc: SC, e: int, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, its CRBA column straight into A S (n x k):
@@ -323,7 +322,7 @@ def build(ns) -> None:
             for c in range(k):
                 ws[e, oH + ci * k + c] = ws[e, oH + ci * k + c] + ai * ws[e, md.o_AS + i * k + c]
 
-    @wp.func(inline=False)
+    @wp.func
     def joint_terms(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
         """Armature and damping into A S and f' = f - A u0 (f += armature u); each drive's
         impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
@@ -345,7 +344,7 @@ def build(ns) -> None:
             ws[e, od + 2] = T(-1.0)              # -1: no drive, 0: folded, 1: a bounded row
             if (jd.flags & F_DRIVE) != 0:
                 gam = dt * (jd.kd + dt * jd.kp)
-                P = dt * (jd.kp * T(wp.float64(target_pos[e, j]) - unwrapped(q, t, e, j)) + jd.kd * target_vel[e, j])
+                P = dt * (jd.kp * T(wp.float64(target_pos[e, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[e, j])
                 ws[e, od] = P
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)
@@ -353,7 +352,7 @@ def build(ns) -> None:
             cj = md.o_AS + j * k + jd.col
             ws[e, cj] = ws[e, cj] + jd.gain * diag
 
-    @wp.func(inline=False)
+    @wp.func
     def fold_drives(md: MD, ws: A2, e: int):
         """H = H_base + the folded drives; bh likewise (``gamma`` on the diagonal, ``P - gamma u0``)."""
         k = md.k
@@ -370,7 +369,7 @@ def build(ns) -> None:
                 ws[e, md.o_H + cc * k + cc] = ws[e, md.o_H + cc * k + cc] + jd.gain * jd.gain * gam
                 ws[e, md.o_bh + cc] = ws[e, md.o_bh + cc] + jd.gain * (ws[e, od] - gam * ws[e, md.o_u0 + j])
 
-    @wp.func(inline=False)
+    @wp.func
     def drives_past_bound(md: MD, ws: A2, e: int, dt: T):
         """Turn every folded drive whose end-of-step impulse exceeds its max force into a bounded
         row; returns 1 when one did (the solve is then repeated)."""
@@ -385,7 +384,7 @@ def build(ns) -> None:
                     again = int(1)
         return again
 
-    @wp.func(inline=False)
+    @wp.func
     def displace(md: MD, ws: A2, e: int, od: int, h: T, q_in: A2, t_in: I2, q_out: A2, t_out: I2):
         """q_out = q_in (+) h du, du the DOF vector at ``ws[e, od:]``: 1-DOF joints add, continuous
         ones wrap into [-pi, pi) in float64 and count the turn, floating bases move their origin and
@@ -420,7 +419,7 @@ def build(ns) -> None:
                     for c in range(4):
                         q_out[e, qs + 3 + c] = rot[c]
 
-    @wp.func(inline=False)
+    @wp.func
     def restore_momentum(md: MD, sc: SC, e: int, q_out: A2, u_out: A2, od: wp.vec3d):
         """The semi-implicit step conserves momentum only to O(dt^2): restore each free tree's
         exactly with a base-velocity correction (internal joint velocities, hence relations and
@@ -443,7 +442,7 @@ def build(ns) -> None:
                     u_out[e, us + d] = T(wp.float64(u_out[e, us + d]) + dw[d])
                     u_out[e, us + 3 + d] = T(wp.float64(u_out[e, us + 3 + d]) + dvp[d])
 
-    ns.unwrapped, ns.relation_error, ns.corrections = unwrapped, relation_error, corrections
+    ns.unwrapped, ns.corrections = unwrapped, corrections
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
     ns.composite_pass, ns.reduce_matrix, ns.joint_terms = composite_pass, reduce_matrix, joint_terms
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound

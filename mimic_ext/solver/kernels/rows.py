@@ -16,20 +16,19 @@
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
+from .dynamics import F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
 
 SOFT_ROW = wp.constant(2)
 
 
 def build(ns) -> None:
-    T, V3, M33 = ns.T, ns.vec3, ns.mat33
+    T, V3 = ns.T, ns.vec3
     A2 = wp.array2d(dtype=T)
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
     factor, factor_spd, solve = ns.factor, ns.factor_spd, ns.solve
-    relation_error, unwrapped, poses, displace = ns.relation_error, ns.unwrapped, ns.poses, ns.displace
-    Q = ns.quat
+    unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
 
     @wp.func(inline=False)
     def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
@@ -171,7 +170,7 @@ def build(ns) -> None:
         dm = x * x / (wp.float64(1.0) + rho2 - tau)      # D / m_eff, with D = m_eff + gamma
         return T(dm - wp.float64(1.0)), T(wp.float64(1.0) - rho2 * dm), T(wp.float64(w) * wp.float64(w) * wp.float64(dt))
 
-    @wp.func(inline=False)
+    @wp.func
     def soft_rows(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
         """Each compliant relation's ``gamma`` and constant part ``c2`` (``soft``), from its effective
         mass in H_M = S^T (M + armature) S (at o_HM, factored here) with the loops.
@@ -203,13 +202,13 @@ def build(ns) -> None:
                 meff = T(1.0) / wp.max(r, T(1.0e-30))
                 gam, eta, kap = soft_coefficients(rd.w, rd.z, dt)
                 gam = gam * meff
-                err = T(unwrapped(q, t, e, rd.f) - rd.m64 * unwrapped(q, t, e, rd.l) - rd.c64)
+                err = T(unwrapped(q, t, e, rd.f, rd.cont) - rd.m64 * unwrapped(q, t, e, rd.l, rd.cont) - rd.c64)
                 w0 = u[e, rd.f] - rd.m * u[e, rd.l]
                 c2 = -meff * (kap * err + eta * w0)
                 ws[e, md.o_soft + 2 * g] = gam
                 ws[e, md.o_soft + 2 * g + 1] = c2
 
-    @wp.func(inline=False)
+    @wp.func
     def soft_fold(md: MD, ws: A2, e: int):
         """Each compliant row ``lambda = c2 - gamma g u+`` folded into H and bh."""
         k = md.k
@@ -258,7 +257,7 @@ def build(ns) -> None:
             ws[e, md.o_res + j] = md.dof_gain[j] * ws[e, md.o_tk + md.dof_col[j]]
         displace(md, ws, e, md.o_res, T(1.0), q, t, q, t)
 
-    @wp.func(inline=False)
+    @wp.func
     def loop_solve(md: MD, ws: A2, e: int):
         """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
         k = md.k
@@ -289,8 +288,8 @@ def build(ns) -> None:
                 w = wf + W * (y - B)
         return w
 
-    @wp.func(inline=False)
-    def joint_block(md: MD, ws: A2, e: int, j: int, q: A2, dt: T):
+    @wp.func
+    def joint_block(md: MD, ws: A2, e: int, j: int, q: A2, dt: T, idt: T):
         """All rows of joint j solved together, exactly, along its response: a bounded drive
         (when it is a row), Coulomb friction, the velocity cap (on the joint's velocity and on the
         relation-consistent part that moves its leader) and the speculative position limits.
@@ -303,25 +302,30 @@ def build(ns) -> None:
         k = md.k
         BIG = T(3.0e38)
         W = ws[e, md.o_W + 2 * j]
+        iW = ws[e, md.o_W + 2 * j + 1]
         changed = int(0)
-        if W > ws[e, md.o_W + 2 * j + 1]:
+        if W > T(0.0):
             c = jd.col
             a = jd.gain
             u0 = ws[e, md.o_u0 + j]
             old = ws[e, md.o_lam + j]
             wf = a * ws[e, md.o_v + c] + u0 - W * old
-            od = md.o_drv + 3 * j
             has = int(0)
-            if ws[e, od + 2] == T(1.0):
-                has = int(1)
-            P = ws[e, od]
-            gam = ws[e, od + 1]
-            B = dt * jd.fmax
+            P = T(0.0)
+            gam = T(0.0)
+            B = T(0.0)
+            if (jd.flags & F_DSAT) != 0:
+                od = md.o_drv + 3 * j
+                if ws[e, od + 2] == T(1.0):
+                    has = int(1)
+                    P = ws[e, od]
+                    gam = ws[e, od + 1]
+                    B = dt * jd.fmax
             w = T(0.0)
             F = T(0.0)
             if (jd.flags & F_FRICTION) != 0:
                 F = dt * jd.friction
-            g0 = -wf / W
+            g0 = -wf * iW
             if has != 0:
                 g0 = g0 - wp.clamp(P, -B, B)
             if g0 > F:
@@ -337,16 +341,16 @@ def build(ns) -> None:
                 w = wp.min(wp.max(w, lo), hi)
             qj = q[e, j]
             if (jd.flags & F_LOWER) != 0:
-                tgt = (jd.lower - qj) / dt
+                tgt = (jd.lower - qj) * idt
                 if qj < jd.lower:
                     tgt = md.erp * tgt
                 w = wp.max(w, tgt)
             if (jd.flags & F_UPPER) != 0:
-                tgt = (jd.upper - qj) / dt
+                tgt = (jd.upper - qj) * idt
                 if qj > jd.upper:
                     tgt = md.erp * tgt
                 w = wp.min(w, tgt)
-            dl = (w - wf) / W - old
+            dl = (w - wf) * iW - old
             if dl != T(0.0):
                 changed = int(1)
                 ws[e, md.o_lam + j] = old + dl
@@ -356,7 +360,7 @@ def build(ns) -> None:
                 ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + a * dl
         return changed
 
-    @wp.func(inline=False)
+    @wp.func
     def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
         """The joints' rows by block Gauss-Seidel on responses ``C (a e_c)`` (one per reduced
         column that has rows, from applying C to a vector), swept cyclically until ``n1`` joints
@@ -381,9 +385,15 @@ def build(ns) -> None:
         for j in range(n1):
             jd = md.joints[j]
             if (jd.flags & F_ROWS) != 0:
-                a2 = jd.gain * jd.gain
-                ws[e, md.o_W + 2 * j] = a2 * ws[e, md.o_resp + jd.col * k + jd.col]
-                ws[e, md.o_W + 2 * j + 1] = md.rank_tol * a2 * ws[e, md.o_tk + jd.col]   # a joint the loops lock
+                W = jd.gain * jd.gain * ws[e, md.o_resp + jd.col * k + jd.col]
+                iW = T(0.0)
+                if W > md.rank_tol * jd.gain * jd.gain * ws[e, md.o_tk + jd.col]:
+                    iW = T(1.0) / W
+                else:                               # a joint the loops lock: no rows
+                    W = T(0.0)
+                ws[e, md.o_W + 2 * j] = W
+                ws[e, md.o_W + 2 * j + 1] = iW
+        idt = T(1.0) / dt
         quiet = int(0)
         left = md.iterations * n1
         j = int(0)
@@ -391,7 +401,7 @@ def build(ns) -> None:
             left = left - 1
             quiet = quiet + 1
             if (md.joints[j].flags & F_ROWS) != 0:
-                if joint_block(md, ws, e, j, q, dt) != 0:
+                if joint_block(md, ws, e, j, q, dt, idt) != 0:
                     quiet = int(0)
             j = j + 1
             if j == n1:
@@ -409,7 +419,7 @@ def build(ns) -> None:
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
 
-    @wp.func(inline=False)
+    @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2):
         """Hard relations' impulses from the residual r = A u+ - f - (row, loop and compliant
         impulses) = G^T mu, peeling the forest of active relations leaf by leaf."""
@@ -423,9 +433,10 @@ def build(ns) -> None:
             if i < md.n1:
                 if md.has_rows != 0:
                     acc = acc - ws[e, md.o_lam + i]
-                od = md.o_drv + 3 * i
-                if ws[e, od + 2] == T(0.0):        # a folded drive's impulse P - gamma u+
-                    acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
+                if (md.joints[i].flags & F_DRIVE) != 0:
+                    od = md.o_drv + 3 * i
+                    if ws[e, od + 2] == T(0.0):        # a folded drive's impulse P - gamma u+
+                        acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
             for r in range(md.m):
                 acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
             ws[e, md.o_res + i] = acc

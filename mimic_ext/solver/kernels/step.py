@@ -33,10 +33,11 @@ def build(ns) -> None:
     @wp.kernel(module=ns.module)
     def step_kernel(md: MD, sc: SC, q_in: A2, u_in: A2, t_in: I2,
                     target_pos: A2, target_vel: A2, effort: A2, dt: T,
-                    q_out: A2, u_out: A2, t_out: I2, rel_imp: A2, rel_err: A2,
-                    nonfinite: wp.array(dtype=wp.int32)):
+                    q_out: A2, u_out: A2, t_out: I2):
         e = wp.tid()
         ws = sc.ws
+        rel_imp = sc.rel_imp
+        rel_err = sc.rel_err
         n = md.n_u
         k = md.k
         o = origin(md, e, q_in)
@@ -64,7 +65,7 @@ def build(ns) -> None:
             ws[e, cc] = ws[e, cc] + md.dof_gain[i] * ws[e, md.o_f + i]
         for g in range(md.n_rel):
             rd = md.rels[g]
-            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l)
+            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f, rd.cont) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l, rd.cont)
                               - rd.c64)
             rel_imp[e, g] = T(0.0)
         if md.n_soft > 0:
@@ -96,24 +97,26 @@ def build(ns) -> None:
                 f.loop_project(md, sc, e, q_out, t_out, o, dt)
         if md.has_float != 0:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
-        bad = int(0)
+        # one sum of the new state: a NaN or inf anywhere makes it non-finite
+        acc = T(0.0)
         for i in range(n):
-            if not wp.isfinite(u_out[e, i]):
-                bad = int(1)
+            acc = acc + u_out[e, i]
         for i in range(q_out.shape[1]):
-            if not wp.isfinite(q_out[e, i]):
-                bad = int(1)
-        nonfinite[e] = bad
+            acc = acc + q_out[e, i]
+        bad = int(0)
+        if not wp.isfinite(acc):
+            bad = int(1)
+        sc.nonfinite[e] = bad
 
     @wp.kernel(module=ns.module)
-    def loop_eval_kernel(md: MD, sc: SC, q: A2, u: A2, J_out: A2, err_out: A2):
+    def loop_eval_kernel(md: MD, sc: SC, q: A2, J_out: A2, err_out: A2):
         """The loop rows' errors and full Jacobian at q (for the model's build-time analysis)."""
         e = wp.tid()
         n = md.n_u
         o = origin(md, e, q)
         for j in range(n):
             sc.ws[e, md.o_u0 + j] = T(0.0)
-        f.forward(md, e, q, u, sc, o, T(1.0))
+        f.poses(md, sc, e, q, o)
         f.loop_rows(md, sc, e, o, T(1.0))
         for r in range(md.m):
             err_out[e, r] = sc.ws[e, md.o_eL + r]

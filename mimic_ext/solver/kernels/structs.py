@@ -34,28 +34,34 @@ def build(ns) -> None:
 
     @wp.struct
     class JointData:
-        """A 1-DOF joint's limits, drive and place in the reduced space (u_j = gain v_col + u0_j);
-        ``ucap``: the velocity cap its relation tree implies for its position-error correction.
-        Position errors use the float64 gain and offset: in float32 a gain's rounding times a
-        joint angle of thousands of radians would otherwise read as an error."""
+        """A 1-DOF joint's limits, drive and place in the reduced space (u_j = gain v_col + u0_j)."""
 
         flags: int
         col: int
         rootdof: int
         gain: T
         beta: T
-        gain64: wp.float64      # the relation's gain and offset exactly, for position errors
-        beta64: wp.float64
         lower: T
         upper: T
         vmax: T
-        ucap: T
         friction: T
         armature: T
         damping: T
         kp: T
         kd: T
         fmax: T
+
+    @wp.struct
+    class Correction:
+        """An eliminated DOF j and its root: ``q_j - (gain q_root + beta)`` is corrected at erp,
+        bounded by ``ucap``; ``cont``: either is a continuous joint (its turns count)."""
+
+        j: int
+        root: int
+        cont: int
+        gain64: wp.float64
+        beta64: wp.float64
+        ucap: T
 
     @wp.struct
     class RelData:
@@ -71,6 +77,7 @@ def build(ns) -> None:
         z: T
         m64: wp.float64
         c64: wp.float64
+        cont: int
 
     @wp.struct
     class ElimStep:
@@ -130,6 +137,8 @@ def build(ns) -> None:
         dof_gain: wp.array(dtype=T)
         col_rows: wp.array(dtype=int)
         rels: wp.array(dtype=RelData)
+        cors: wp.array(dtype=Correction)
+        n_cor: int
         elims: wp.array(dtype=ElimStep)
         terms: wp.array(dtype=ElimTerm)
         loops: wp.array(dtype=LoopData)
@@ -178,6 +187,9 @@ def build(ns) -> None:
         Ic_I: wp.array2d(dtype=M33)
         S: wp.array2d(dtype=SV)
         ws: wp.array2d(dtype=T)
+        rel_imp: wp.array2d(dtype=T)        # per relation: impulse of the last step, error at its start
+        rel_err: wp.array2d(dtype=T)
+        nonfinite: wp.array(dtype=wp.int32)   # per environment: 1 when its new state is not finite
         # floating bases: momentum bookkeeping in float64 (see dynamics.momentum64)
         Rd: wp.array2d(dtype=wp.mat33d)
         pd: wp.array2d(dtype=wp.vec3d)
@@ -188,6 +200,6 @@ def build(ns) -> None:
         Ihd: wp.array2d(dtype=wp.vec3d)
         IId: wp.array2d(dtype=wp.mat33d)
 
-    ns.LinkData, ns.JointData, ns.RelData = LinkData, JointData, RelData
+    ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
     ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData
     ns.ModelData, ns.Scratch = ModelData, Scratch
