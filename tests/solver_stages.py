@@ -209,14 +209,8 @@ def four_bar(a: float = 0.1, b: float = 0.25, c: float = 0.2, d: float = 0.22, t
     positions are their world points), each bar a thin rod of ``mass`` along its length.
     Returns (builder, {"A", "B", "D", "C"}: joint paths, points (B, C) at theta0).
     """
-    B = np.array([a * math.cos(theta0), a * math.sin(theta0)])
+    B, C = _four_bar_points(theta0, a, b, c, d)
     Dp = np.array([d, 0.0])
-    # C: intersection of the circles |C - B| = b and |C - D| = c, the upper branch
-    r = Dp - B
-    L = np.linalg.norm(r)
-    x = (L * L + b * b - c * c) / (2 * L)
-    h = math.sqrt(b * b - x * x)
-    C = B + x * r / L + h * np.array([-r[1], r[0]]) / L
     bld = StageBuilder(gravity=gravity)
     bodies = {}
     for name, p0, p1 in (("crank", np.zeros(2), B), ("coupler", B, C), ("rocker", Dp, C)):
@@ -234,15 +228,20 @@ def four_bar(a: float = 0.1, b: float = 0.25, c: float = 0.2, d: float = 0.22, t
     return bld, joints, (B, C)
 
 
-def four_bar_follower_angle(theta: float, a: float, b: float, c: float, d: float) -> float:
-    """The rocker's angle from +X (upper branch) for crank angle theta: the analytic solution."""
+def _four_bar_points(theta: float, a: float, b: float, c: float, d: float):
+    """(B, C) of the four-bar at crank angle theta: C is where the circles |C - B| = b and
+    |C - D| = c meet, on the upper branch."""
     B = np.array([a * math.cos(theta), a * math.sin(theta)])
-    Dp = np.array([d, 0.0])
-    r = Dp - B
+    r = np.array([d, 0.0]) - B
     L = np.linalg.norm(r)
     x = (L * L + b * b - c * c) / (2 * L)
     h = math.sqrt(b * b - x * x)
-    C = B + x * r / L + h * np.array([-r[1], r[0]]) / L
+    return B, B + x * r / L + h * np.array([-r[1], r[0]]) / L
+
+
+def four_bar_follower_angle(theta: float, a: float, b: float, c: float, d: float) -> float:
+    """The rocker's angle from +X (upper branch) for crank angle theta: the analytic solution."""
+    _, C = _four_bar_points(theta, a, b, c, d)
     return math.atan2(C[1], C[0] - d)
 
 

@@ -94,12 +94,9 @@ class LoopSpace:
             q, ok = self.close(self.q_closed, active)
             err = q[row.fi] - row.multiplier * q[row.li] - row.offset
             if ok and abs(err) > 1e2 * self.close_tol:
-                owners = self._owners(row)
-                raise LoopConflictError(
-                    f"relation {row.key} contradicts the loop closure(s) {', '.join(owners)}: where the loops "
-                    f"close, {row.follower} - {row.multiplier:g} * {row.leader} is {err + row.offset:.6g}, not "
-                    f"the offset {row.offset:.6g} (SI); fix the offset or remove the relation",
-                    [row.key, *owners], LoopConflictError.LOOP_OFFSET)
+                self._conflict(row, f"where the loops close, {row.follower} - {row.multiplier:g} * {row.leader} is "
+                                    f"{err + row.offset:.6g}, not the offset {row.offset:.6g} (SI); fix the offset or "
+                                    f"remove the relation", LoopConflictError.LOOP_OFFSET)
             return True
         nf, nl = N[row.fi], N[row.li]
         scale = max(np.linalg.norm(nf), np.linalg.norm(nl))
@@ -107,10 +104,12 @@ class LoopSpace:
             s = np.linalg.svd(np.vstack([nf, nl]), compute_uv=False)
             if len(s) < 2 or s[1] <= self.tol * 1e2 * scale:     # the loops move the two in a fixed ratio
                 ratio = float(nf @ nl / (nl @ nl))
-                owners = self._owners(row)
-                raise LoopConflictError(
-                    f"relation {row.key} contradicts the loop closure(s) {', '.join(owners)}: the loops already "
-                    f"move {row.follower} at {ratio:.6g} times {row.leader}, not {row.multiplier:g}, so both "
-                    f"could only stand still; remove the relation or fix its multiplier",
-                    [row.key, *owners], LoopConflictError.LOOP_GAIN)
+                self._conflict(row, f"the loops already move {row.follower} at {ratio:.6g} times {row.leader}, not "
+                                    f"{row.multiplier:g}, so both could only stand still; remove the relation or fix "
+                                    f"its multiplier", LoopConflictError.LOOP_GAIN)
         return False
+
+    def _conflict(self, row: RelationRow, why: str, kind: str):
+        owners = self._owners(row)
+        raise LoopConflictError(f"relation {row.key} contradicts the loop closure(s) {', '.join(owners)}: {why}",
+                                [row.key, *owners], kind)
