@@ -188,3 +188,25 @@ def test_floating_base_velocity_is_that_of_the_base_frame_origin():
     # origin along tangents: measured 0.4 mm); read as the velocity of the body point at the world
     # origin, the same numbers would carry the COM off at 4.5 m/s
     assert com[:3] == pytest.approx(origin + [0.1, 0.0, 0.0], abs=1e-3)
+
+
+@pytest.mark.parametrize("what", ["NaN inertia", "NaN drive stiffness", "NaN body position"])
+def test_fet022_reports_an_unusable_value_as_an_error_with_the_reason(what):
+    """The values that used to PASS the FET022 sweep now stop it: the follower is an error and
+    the reason names the prim."""
+    from mimic_ext import fet022
+    from mimic_ext.fet022.result import ERROR
+
+    b = StageBuilder(fixed_base=True)
+    arm = b.body("arm", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0))
+    j = b.revolute("hinge", b.base, arm, "Y", limits_deg=(-90, 90))
+    b.drive(j, stiffness=1.0, damping=0.1, target=10.0, max_force=50.0)
+    other = b.body("other", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0), pos=(0, 1, 0))
+    jo = b.revolute("other_hinge", b.base, other, "Y", limits_deg=(-90, 90), pos0=(0, 1, 0))
+    b.mimic(jo, j, 1.0, 0.0)
+    assert fet022.run(b.stage).status == "pass"         # the good stage sweeps and passes
+    BAD[what](b, arm, j)
+    result = fet022.run(b.stage)
+    assert result.status == ERROR
+    assert [f.status for f in result.followers] == [ERROR]
+    assert arm in result.reason or j in result.reason
