@@ -11,7 +11,8 @@ the same mechanism, joint equalities, one thread) and, when installed, Newton's
 into joint-owned mimics that Featherstone reduces exactly; same N worlds replicated, same
 link masses as ours), once with its defaults and once with ``use_tile_gemm=True``. Also prints
 Warp's first-compile and cached-load times of our solver module and Newton's first-run time
-(measured in fresh subprocesses, the first with an empty kernel cache).
+(measured in fresh subprocesses, the first with an empty kernel cache; float32 and float64
+modules both, with their CPU time, which varies less than wall time on a busy machine).
 """
 
 from __future__ import annotations
@@ -312,18 +313,38 @@ def newton_compile_times() -> tuple[tuple[float, float], tuple[float, float]]:
     return out[0], out[1]
 
 
-def compile_times() -> tuple[float, float]:
-    """Seconds to compile the solver module into an empty cache, and to load it from the cache."""
-    code = ("import time, warnings; warnings.simplefilter('ignore'); import warp as wp; wp.config.quiet=True; wp.init();"
-            "from mimic_ext.solver import kernels as K; t=time.perf_counter();"
-            "wp.load_module(K, device='cpu'); print(time.perf_counter()-t)")
+_COMPILE = """
+import resource, time, warnings
+warnings.simplefilter('ignore')
+import warp as wp
+wp.config.quiet = True
+wp.init()
+from mimic_ext.solver.kernels import PRECISIONS, kernels
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+for p in PRECISIONS:
+    module = wp.get_module(kernels(p).module)
+    c, t = cpu(), time.perf_counter()
+    module.load(wp.get_device('cpu'))
+    print(p, time.perf_counter() - t, cpu() - c)
+"""
+
+
+def compile_times() -> dict[str, tuple[float, float, float]]:
+    """Per precision (float32 first, then float64 in the same process, as a user of both would):
+    (wall s, CPU s) of compiling its solver module into an empty kernel cache, and wall s of
+    loading it from the cache. The first compile of a process also pays for Warp's precompiled
+    header (about 3 s of CPU here)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, WARP_CACHE_PATH=tmp)
-        first = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                     check=True).stdout.split()[-1])
-        cached = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                      check=True).stdout.split()[-1])
-    return first, cached
+        runs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", _COMPILE], env=env, capture_output=True, text=True, check=True)
+            runs.append({ln.split()[0]: [float(x) for x in ln.split()[1:]] for ln in out.stdout.splitlines()
+                         if ln.split() and ln.split()[0].startswith("float")})
+    first, cached = runs
+    return {p: (first[p][0], first[p][1], cached[p][0]) for p in first}
 
 
 def main(argv=None) -> int:
@@ -348,8 +369,11 @@ def main(argv=None) -> int:
     print(f"mechanism: {src}: {len(model.joint_paths)} joints, {len(model.projection.rows)} relations, "
           f"{model.dof_count} DOFs, reduced to {model.projection.columns()[4]}")
     if not args.no_compile:
-        first, cached = compile_times()
-        print(f"warp solver module: first compile {first:.2f} s, cached load {cached * 1e3:.1f} ms")
+        times = compile_times()
+        for p, (wall, cpu, cached) in times.items():
+            print(f"warp solver module {p}: first compile {wall:.2f} s ({cpu:.2f} s CPU), cached load {cached * 1e3:.1f} ms")
+        print(f"warp solver modules, both: first compile {sum(t[0] for t in times.values()):.2f} s "
+              f"({sum(t[1] for t in times.values()):.2f} s CPU); machine load {os.getloadavg()[0]:.1f}")
     mj = mujoco_rate(args.steps)
     print("mujoco mj_step (1 thread): " + (f"{mj:,.0f} env-steps/s ({1e6 / mj:.1f} us/step)" if mj else "not installed"))
     gripper = newton_gripper()

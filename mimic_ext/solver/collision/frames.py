@@ -2,7 +2,7 @@
 
 The solver's kernel keeps, per environment and link, the link's *joint-motion frame*:
 the world pose of the joint frame after the joint's motion, turned so that the joint
-axis is its x axis (``Model._build_data``: ``to_link``; ``kernels.forward``: ``sc.R``,
+axis is its x axis (``Model._build_data``: ``to_link``; ``kernels.dynamics.forward``: ``sc.R``,
 ``sc.pos``). A floating base's frame is its USD body frame. Colliders are stored in
 those frames, so the contact pass reads the solver's forward kinematics as it is:
 
@@ -18,17 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stage_reader import FREE
+from ..stage_reader import FREE, axis_frame
 
 
 def link_to_motion_frame(link) -> np.ndarray:
     """4x4 taking coordinates in a link's frame (its body's USD frame) to its joint-motion
     frame: ``to_link`` of ``Model._build_data``."""
-    from ..model import _axis_frame     # late: the model may import this package
-
     t = np.eye(4)
     if link.jtype != FREE:
-        t[:3, :3] = _axis_frame(link.axis).T
+        t[:3, :3] = axis_frame(link.axis).T
         t = t @ np.linalg.inv(link.X_c)
     return t
 
