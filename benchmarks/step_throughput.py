@@ -254,18 +254,38 @@ HEADER = (f"{'row':<13} {'engine':<30} {'thr':>3} {'us/step':>10} {'us/env-st':>
           f"{'env-steps/s':>11} {'x wall':>7} {'x cpu':>7}  trajectory check")
 
 
-def compile_times() -> tuple[float, float]:
-    """Seconds to compile the solver module into an empty cache, and to load it from the cache."""
-    code = ("import time, warnings; warnings.simplefilter('ignore'); import warp as wp; wp.config.quiet=True; wp.init();"
-            "from mimic_ext.solver import kernels as K; t=time.perf_counter();"
-            "wp.load_module(K, device='cpu'); print(time.perf_counter()-t)")
+_COMPILE = """
+import resource, time, warnings
+warnings.simplefilter('ignore')
+import warp as wp
+wp.config.quiet = True
+wp.init()
+from mimic_ext.solver.kernels import PRECISIONS, kernels
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+for p in PRECISIONS:
+    module = wp.get_module(kernels(p).module)
+    c, t = cpu(), time.perf_counter()
+    module.load(wp.get_device('cpu'))
+    print(p, time.perf_counter() - t, cpu() - c)
+"""
+
+
+def compile_times() -> dict[str, tuple[float, float, float]]:
+    """Per precision (float32 first, then float64 in the same process, as a user of both would):
+    (wall s, CPU s) of compiling its solver module into an empty kernel cache, and wall s of
+    loading it from the cache. The first compile of a process also pays for Warp's precompiled
+    header (about 3 s of CPU here)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, WARP_CACHE_PATH=tmp)
-        first = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                     check=True).stdout.split()[-1])
-        cached = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                      check=True).stdout.split()[-1])
-    return first, cached
+        runs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", _COMPILE], env=env, capture_output=True, text=True, check=True)
+            runs.append({ln.split()[0]: [float(x) for x in ln.split()[1:]] for ln in out.stdout.splitlines()
+                         if ln.split() and ln.split()[0].startswith("float")})
+    first, cached = runs
+    return {p: (first[p][0], first[p][1], cached[p][0]) for p in first}
 
 
 def _get(results, key, kind) -> Measured | None:
@@ -403,9 +423,13 @@ def main(argv=None) -> int:
     for line in summary(results, args):
         print(line)
     if not args.no_compile:
-        first, cached = compile_times()
-        print(f"cold compile of the solver's Warp module {first:.2f} s (target < 10 s), cached load "
-              f"{cached * 1e3:.1f} ms")
+        times = compile_times()
+        for p, (wall, cpu, cached) in times.items():
+            print(f"cold compile of the solver's Warp module, {p}: {wall:.2f} s ({cpu:.2f} s CPU), cached load "
+                  f"{cached * 1e3:.1f} ms")
+        total = sum(t[0] for t in times.values())
+        print(f"cold compile of both modules: {total:.2f} s ({sum(t[1] for t in times.values()):.2f} s CPU; target "
+              f"< 10 s): {'met' if total < 10 else 'NOT met'}; machine load {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -10,7 +10,9 @@ written atomically, so running it again over the committed files changes nothing
 Modelling choices, shared by every sample: metres, Z up, gravity -Z 9.81 m/s^2; every
 rigid body is an un-rotated Xform with its origin at the joint that carries it, a
 ``MassAPI`` computed from one box (a Cube prim that is both its visual and its collider);
-the robot's root Xform holds ``PhysicsArticulationRootAPI``; the base body is fixed to the
+the robot's root Xform holds ``PhysicsArticulationRootAPI`` and, as the real Robotiq asset does,
+``physxArticulation:enabledSelfCollisions = false`` (neighbouring boxes overlap at the joints,
+and these samples are about the coupling, not contact); the base body is fixed to the
 world by a ``PhysicsFixedJoint`` with an empty body0 (a fixed-base articulation). Joint
 frames are given by ``localRot0 = localRot1`` (the joint's axis in the bodies' frames).
 Only the leader has a drive; USD angular drive gains are per degree, so SI gains are
@@ -69,6 +71,8 @@ class Robot:
         prim = UsdGeom.Xform.Define(stage, root).GetPrim()
         if articulation:
             UsdPhysics.ArticulationRootAPI.Apply(prim)
+            prim.ApplyAPI("PhysxArticulationAPI")
+            prim.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(False)
         if default:
             stage.SetDefaultPrim(prim)
 

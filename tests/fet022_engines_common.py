@@ -63,12 +63,3 @@ def import_to(tmp: Path, source: Path, schema: str = "physx", self_collisions: b
         root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(self_collisions)
         stage.GetRootLayer().Save()
     return out
-
-
-def self_collisions_off(stage_path: Path) -> bool:
-    """True when every articulation root of the stage switches self-collision off."""
-    from mimic_ext.fet022.engines import prepared
-
-    stage = Usd.Stage.Open(str(stage_path))     # kept alive while its prims are read
-    roots = prepared.articulation_roots(stage)
-    return bool(roots) and all(prepared.self_collisions(r) is False for r in roots)

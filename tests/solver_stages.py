@@ -196,3 +196,69 @@ def states_at(model, positions: dict[str, float]):
     s0, s1 = model.state(), model.state()
     s0.joint_q.assign(q[None].repeat(model.num_envs, axis=0))
     return s0, s1
+
+
+def four_bar(a: float = 0.1, b: float = 0.25, c: float = 0.2, d: float = 0.22, theta0: float = 1.0,
+             excluded: bool = True, gravity: float = 0.0, mass: float = 0.2):
+    """A planar four-bar in the XY plane, every joint about Z: ground pivots A = (0, 0) and
+    D = (d, 0), crank AB (length a, at theta0 from +X), coupler BC (b), rocker DC (c).
+
+    The tree is world -A-> crank -B-> coupler and world -D-> rocker; the joint at C closes the
+    loop (``excluded``: marked physics:excludeFromArticulation; otherwise it reaches a body
+    already in the tree). Every body frame sits at the world origin (the joints' local
+    positions are their world points), each bar a thin rod of ``mass`` along its length.
+    Returns (builder, {"A", "B", "D", "C"}: joint paths, points (B, C) at theta0).
+    """
+    B, C = _four_bar_points(theta0, a, b, c, d)
+    Dp = np.array([d, 0.0])
+    bld = StageBuilder(gravity=gravity)
+    bodies = {}
+    for name, p0, p1 in (("crank", np.zeros(2), B), ("coupler", B, C), ("rocker", Dp, C)):
+        length = float(np.linalg.norm(p1 - p0))
+        mid = (p0 + p1) / 2
+        I = mass * length ** 2 / 12
+        bodies[name] = bld.body(name, mass=mass, inertia=(I, I, I), com=(mid[0], mid[1], 0.0))
+    pts = {"A": (0.0, 0.0, 0.0), "B": (B[0], B[1], 0.0), "D": (d, 0.0, 0.0), "C": (C[0], C[1], 0.0)}
+    joints = {"A": bld.revolute("A", None, bodies["crank"], "Z", pos0=pts["A"], pos1=pts["A"]),
+              "B": bld.revolute("B", bodies["crank"], bodies["coupler"], "Z", pos0=pts["B"], pos1=pts["B"]),
+              "D": bld.revolute("D", None, bodies["rocker"], "Z", pos0=pts["D"], pos1=pts["D"]),
+              "C": bld.revolute("C", bodies["coupler"], bodies["rocker"], "Z", pos0=pts["C"], pos1=pts["C"])}
+    if excluded:
+        UsdPhysics.Joint(bld.stage.GetPrimAtPath(joints["C"])).CreateExcludeFromArticulationAttr(True)
+    return bld, joints, (B, C)
+
+
+def _four_bar_points(theta: float, a: float, b: float, c: float, d: float):
+    """(B, C) of the four-bar at crank angle theta: C is where the circles |C - B| = b and
+    |C - D| = c meet, on the upper branch."""
+    B = np.array([a * math.cos(theta), a * math.sin(theta)])
+    r = np.array([d, 0.0]) - B
+    L = np.linalg.norm(r)
+    x = (L * L + b * b - c * c) / (2 * L)
+    h = math.sqrt(b * b - x * x)
+    return B, B + x * r / L + h * np.array([-r[1], r[0]]) / L
+
+
+def four_bar_follower_angle(theta: float, a: float, b: float, c: float, d: float) -> float:
+    """The rocker's angle from +X (upper branch) for crank angle theta: the analytic solution."""
+    _, C = _four_bar_points(theta, a, b, c, d)
+    return math.atan2(C[1], C[0] - d)
+
+
+def closure_gaps(model, stage, q) -> float:
+    """Largest distance between the two anchors of every loop-closing joint of ``model`` at ``q``,
+    from the stage's own joint frames and float64 forward kinematics (independent of the kernel)."""
+    from mimic_ext.solver.inspect import body_poses
+
+    poses = body_poses(model, np.asarray(q, float))
+    mpu = UsdGeom.GetStageMetersPerUnit(stage)
+    worst = 0.0
+    for path in model.closure_paths:
+        j = UsdPhysics.Joint(stage.GetPrimAtPath(path))
+        ends = []
+        for rel, pos in ((j.GetBody0Rel(), j.GetLocalPos0Attr()), (j.GetBody1Rel(), j.GetLocalPos1Attr())):
+            targets = rel.GetTargets()
+            pose = poses[str(targets[0])] if targets else np.eye(4)
+            ends.append((pose @ np.r_[np.array(pos.Get(), float) * mpu, 1.0])[:3])
+        worst = max(worst, float(np.linalg.norm(ends[0] - ends[1])))
+    return worst

@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 import pytest
-from pxr import Sdf, Usd
+from pxr import Usd
 
 pytest.importorskip("ovphysx", reason="real PhysX needs the physx extra: pip install 'mimic-ext[physx]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
@@ -23,9 +23,8 @@ from mimic_ext.fet022.discovery import discover  # noqa: E402
 from mimic_ext.fet022.engines.physx_session import run_physx  # noqa: E402
 from mimic_ext.fet022.plan import make_plan  # noqa: E402
 from fet022_engines_common import (DATA, DATA_STAGES, FRANKA, INSPIRE, ROBOTIQ, Recording, import_to,  # noqa: E402
-                                   self_collisions_off, shared, verdicts)
+                                   shared, verdicts)
 
-LINKAGE = "robotiq_style_linkage.usda"
 #: Both engines hold a hard relation: ours exactly, PhysX through its articulation solver, whose
 #: residual on these assets is at most 0.13 % of the ratio (wx250s fingers, 64 position
 #: iterations on the Robotiq); 1 % separates that from any real disagreement (a misread
@@ -47,34 +46,14 @@ def _agree(warp, physx):
             assert fp.direction == fw.direction
 
 
-def _linkage_param(name):
-    overlapping = name == LINKAGE and not self_collisions_off(DATA / name)
-    return pytest.param(name, marks=pytest.mark.xfail(
-        condition=overlapping, strict=True,
-        reason="data/robotiq_style_linkage.usda has overlapping box colliders and leaves PhysX's articulation "
-               "self-collision on (the real Robotiq authors enabledSelfCollisions = 0): PhysX pushes the linkage "
-               "to 44 deg and the drive cannot move it; our solver has no contacts (see the test below)"))
-
-
-@pytest.mark.parametrize("name", [_linkage_param(n) for n in DATA_STAGES])
+@pytest.mark.parametrize("name", DATA_STAGES)
 def test_every_data_stage_gets_the_same_verdicts_on_physx_and_warp(name):
-    warp, physx, _ = _both(DATA / name)
+    warp, physx, trace = _both(DATA / name)
     assert warp.followers, name
     _agree(warp, physx)
-
-
-def test_the_linkage_agrees_once_its_links_do_not_collide(tmp_path):
-    """The linkage's only difference on PhysX is contact: with self-collision off it agrees."""
-    stage = Usd.Stage.Open(str(DATA / LINKAGE))
-    root = stage.GetPrimAtPath("/Robotiq")
-    root.AddAppliedSchema("PhysxArticulationAPI")
-    root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(False)
-    out = tmp_path / LINKAGE
-    stage.GetRootLayer().Export(str(out))
-    warp, physx, trace = _both(out)
-    assert warp.status == "pass"
-    _agree(warp, physx)
-    assert not [n for n in trace.notes if "collide with each other" in n]
+    # the samples turn articulation self-collision off, as the real Robotiq does (their boxes
+    # overlap at the joints): PhysX must not be left pushing links apart
+    assert not [n for n in trace.notes if "collide with each other" in n], name
 
 
 def _digest(folder):

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from pxr import UsdGeom, UsdPhysics
 
+from importer_cases import built  # noqa: F401  (a fixture)
 from mimic_ext.importers import import_robot
 from mimic_ext.importers.transforms import AXES, quat_to_rot
 
@@ -71,7 +72,7 @@ def _compare(path: Path) -> None:
     m = mujoco.MjModel.from_xml_path(str(path))
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
-    result = import_robot(path)
+    result = import_robot(path, schema="physx")  # the relations as the file writes them (chains kept)
     stage = result.stage
     name = lambda kind, i: mujoco.mj_id2name(m, kind, i)  # noqa: E731
 
@@ -203,3 +204,117 @@ def test_floating_base_welds_ball_and_geared_dampratio_match_mujoco(tmp_path):
     assert joints["ball"].IsA(UsdPhysics.SphericalJoint)
     assert joints["tool_weld"].IsA(UsdPhysics.FixedJoint)
     assert not any(not UsdPhysics.Joint(p).GetBody0Rel().GetTargets() for p in joints.values())  # floating
+
+
+@pytest.mark.parametrize("name", ["rolling_finger.xml", "telescope.xml", "softfoot_like.xml"])
+def test_built_cases_match_mujoco(name, built):
+    """Bodies with two joints (every joint its own prim, its axis and anchor where MuJoCo
+    puts them, as moved by the joints before it), the inertial between them, a dampratio
+    servo reached through a joint chain, masses from mesh geoms with mass or density for
+    MuJoCo's legacy, exact, convex and shell mesh inertia, shell primitives, an ellipsoid:
+    each value against what MuJoCo compiles (tolerances: the module's)."""
+    _compare(built[name])
+
+
+def test_bodies_with_several_joints_become_massless_chains(built):
+    result = import_robot(built["rolling_finger.xml"])
+    stage = result.stage
+    for body in ("phalanx1", "phalanx2", "tip"):
+        prim = stage.GetPrimAtPath(result.body_paths[body])
+        assert prim.HasAPI(UsdPhysics.MassAPI)  # all the mass on the body itself
+    chain = [p for p in stage.Traverse() if p.GetCustomDataByKey("mimicExtGenerated") == "jointChainLink"]
+    assert len(chain) == 3 and not any(p.HasAPI(UsdPhysics.MassAPI) for p in chain)
+    first = UsdPhysics.Joint(stage.GetPrimAtPath(result.joint_paths["palm_to_virtual1"]))
+    second = UsdPhysics.Joint(stage.GetPrimAtPath(result.joint_paths["virtual1_to_phalanx1"]))
+    assert first.GetBody1Rel().GetTargets() == second.GetBody0Rel().GetTargets()  # joined by a chain link
+    assert [str(t) for t in second.GetBody1Rel().GetTargets()] == [result.body_paths["phalanx1"]]
+    name_of = {p: n for n, p in result.joint_paths.items()}
+    same_body = {(name_of[r.follower], name_of[r.leader]) for r in result.relations if r.schema == "physx"}
+    assert ("palm_to_virtual1", "virtual1_to_phalanx1") in same_body  # a relation inside one MJCF body
+
+
+def test_robotiq_2f85_loops_are_two_excluded_spherical_joints():
+    """The 2F-85's two connect equalities close its four-bar linkages: two spherical joints
+    excluded from the articulation (as NVIDIA's mujoco-usd-converter writes them), between
+    the bodies MuJoCo names, whose two frames meet where MuJoCo's anchor is (1e-6 m: float32
+    frames) at the file's pose."""
+    path = ASSETS / "menagerie_robotiq_2f85/2f85.xml"
+    if not path.exists():
+        pytest.skip("shared assets absent")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    result = import_robot(path)
+    stage = result.stage
+    loops = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Joint)
+             and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()]
+    assert len(loops) == 2 and all(p.IsA(UsdPhysics.SphericalJoint) for p in loops)
+    connects = [e for e in range(m.neq) if m.eq_type[e] == mujoco.mjtEq.mjEQ_CONNECT]
+    assert len(connects) == 2
+    body_of = {p: n for n, p in result.body_paths.items()}
+    want = set()
+    for e in connects:
+        b1, b2 = m.eq_obj1id[e], m.eq_obj2id[e]
+        anchor = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ m.eq_data[e][:3]
+        want.add((mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b1), mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b2),
+                  tuple(np.round(anchor, 6))))
+    got = set()
+    for prim in loops:
+        j = UsdPhysics.Joint(prim)
+        b0, b1 = (str(j.GetBody0Rel().GetTargets()[0]), str(j.GetBody1Rel().GetTargets()[0]))
+        p0 = _world(stage, b0) @ np.append(np.array(j.GetLocalPos0Attr().Get()), 1.0)
+        p1 = _world(stage, b1) @ np.append(np.array(j.GetLocalPos1Attr().Get()), 1.0)
+        assert np.allclose(p0, p1, atol=F32), prim.GetPath()
+        got.add((body_of[b0], body_of[b1], tuple(np.round(p0[:3], 6))))
+    assert {(a, b) for a, b, _ in got} == {(a, b) for a, b, _ in want}
+    for a, b, p in got:
+        q = next(w for w in want if w[:2] == (a, b))[2]
+        assert np.allclose(p, q, atol=F32), (a, b)
+
+
+def test_robotiq_2f85_mass_comes_from_its_meshes_as_in_mujoco():
+    """2F-85 bodies without <inertial> (the base mount, the pads) weigh what MuJoCo's mesh
+    inertia gives them: total 1.0526 kg, not the 0.935 kg of the bodies with <inertial>."""
+    path = ASSETS / "menagerie_robotiq_2f85/2f85.xml"
+    if not path.exists():
+        pytest.skip("shared assets absent")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    result = import_robot(path)
+    total = sum(UsdPhysics.MassAPI(p).GetMassAttr().Get() for p in result.stage.Traverse()
+                if p.HasAPI(UsdPhysics.MassAPI))
+    assert total == pytest.approx(float(m.body_mass.sum()), rel=1e-6)  # float32 masses
+    assert not result.massless_bodies
+
+
+def test_shellinertia_on_a_mesh_geom_is_the_meshs_shell_inertia(built, tmp_path):
+    """MuJoCo before 3.2 read shellinertia="true" on a mesh geom as the mesh's surface
+    (older Menagerie files do this); MuJoCo 3.16 refuses it and wants inertia="shell" on the
+    asset. The importer takes the old meaning, says so, and matches MuJoCo's compile of the
+    asset form (1e-6: float32)."""
+    meshes = built["telescope.xml"].parent / "meshes"
+    old = tmp_path / "old.xml"
+    body = ('<worldbody><body name="b"><freejoint/><geom type="mesh" mesh="plate" mass="0.2"{}/></body>'
+            '</worldbody></mujoco>')
+    old.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj"/></asset>'
+                   + body.format(' shellinertia="true"'))
+    new = tmp_path / "new.xml"
+    new.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj" '
+                   'inertia="shell"/></asset>' + body.format(""))
+    with pytest.raises(ValueError, match="inertia should be specified in the mesh asset"):
+        mujoco.MjModel.from_xml_path(str(old))
+    m = mujoco.MjModel.from_xml_path(str(new))
+    result = import_robot(old)
+    assert any("shellinertia on a mesh geom" in w for w in result.warnings)
+    api = UsdPhysics.MassAPI(result.stage.GetPrimAtPath(result.body_paths["b"]))
+    assert api.GetMassAttr().Get() == pytest.approx(0.2, rel=F32)
+    assert sorted(api.GetDiagonalInertiaAttr().Get()) == pytest.approx(sorted(m.body_inertia[1]), rel=1e-5)
+
+
+def test_a_mesh_made_of_vertices_in_the_file_is_left_out_not_an_error(tmp_path):
+    path = tmp_path / "inline.xml"
+    path.write_text('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+                    '<worldbody><body name="b"><inertial mass="1" pos="0 0 0" diaginertia="1 1 1"/>'
+                    '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>')
+    result = import_robot(path)
+    assert any("made of vertices in the file" in w for w in result.warnings)
+    assert "b" in result.body_paths

@@ -216,6 +216,10 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         if cyclic and top not in found.cycles:
             found.cycles.append(top)
         gearing, offset = _authored(rel)
+        if rel.schema == NEWTON and f_kind != l_kind and math.isfinite(rel.multiplier):
+            # Newton's coef1 is dimensionless between its joint coordinates (rad, m), so between
+            # a revolute and a prismatic joint the harness's USD-unit gearing is the relation's
+            gearing = rel.multiplier * s_l / s_f
         found.cases.append(FollowerCase(
             relation=rel, name=name, reference=rel.leader or "", swept=top, follower_kind=f_kind,
             reference_kind=l_kind, follower_scale=s_f, reference_scale=s_l, gearing=gearing, offset=offset))

@@ -31,6 +31,8 @@ def cmd_import(args) -> int:
     _warn(result.warnings)
     summary = (f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
                f"{len(result.relations)} mimic relation(s) ({args.schema}) from {result.format} {result.source}")
+    if len(result.files) > 1:
+        summary += f"; meshes in {', '.join(str(p) for p in result.files[:-1])}"
     try:
         from ..schema.validation import validate
     except ImportError:
@@ -72,8 +74,8 @@ def add_commands(subparsers) -> None:
                     + UNITS + "\n" + SIGNS)
     p.add_argument("robot", metavar="ROBOT", help="a .urdf file or an MJCF .xml file")
     p.add_argument("-o", "--output", required=True, metavar="OUT.usda", help="stage to write (atomically)")
-    p.add_argument("--schema", choices=("physx", "newton", "both"), default="physx",
-                   help="which mimic schema to author (default: physx)")
+    p.add_argument("--schema", choices=("physx", "newton", "both"), default="both",
+                   help="which mimic schema to author (default: both; PhysX and Newton each read their own)")
     p.set_defaults(func=cmd_import)
 
     e = subparsers.add_parser(

@@ -15,10 +15,10 @@ from pxr import Usd
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
 from ..schema.relation import SCHEMAS, MimicRelation
-from ..schema.stage_io import save_layer_atomically
 from .mjcf import MjcfReader
 from .model import PRISMATIC, REVOLUTE, RobotModel
 from .urdf import read_urdf
+from .usd_shapes import save_with_mesh_library
 from .usd_writer import write_stage
 from .xmltree import parse_xml
 
@@ -45,6 +45,7 @@ class ImportResult:
     massless_bodies: list[str] = field(default_factory=list)
     meshes_left_out: list[str] = field(default_factory=list)
     out: Path | None = None
+    files: list[Path] = field(default_factory=list)  # everything written (the stage, its mesh library)
 
 
 def _listing(items: list[str]) -> str:
@@ -102,7 +103,8 @@ def check_relations(model: RobotModel) -> None:
 def _summarise(model: RobotModel, writer) -> list[str]:
     warnings = list(model.warnings)
     src = model.source
-    massless = [b for b in model.massless_bodies if b not in model.mesh_inertia_bodies]
+    massless = [b for b in model.massless_bodies
+                if b not in model.mesh_inertia_bodies and not model.bodies[b].chain_link]
     if massless:
         what = "<inertial>" if model.format == "URDF" else "mass (no <inertial> and no massive geoms)"
         warnings.append(f"{src}: {len(massless)} body(ies) have no {what}, so no mass is written "
@@ -125,11 +127,13 @@ def _summarise(model: RobotModel, writer) -> list[str]:
 
 
 def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
-                 schema: str = "physx") -> ImportResult:
+                 schema: str = "both") -> ImportResult:
     """Import a URDF or MJCF robot into a USD stage with its mimic relations.
 
-    ``schema``: 'physx' (PhysxMimicJointAPI), 'newton' (NewtonMimicAPI) or 'both'.
-    With ``out`` the stage is written there atomically (nothing is written on error).
+    ``schema``: 'both' (default: PhysxMimicJointAPI and NewtonMimicAPI, each engine reads
+    its own), 'physx' or 'newton'. With ``out`` the stage is written there atomically
+    (nothing is written on error); a large mesh library goes to ``<stem>.meshes.usdc``
+    beside a ``.usda`` stage.
     """
     if schema not in SCHEMA_CHOICES:
         raise MimicInputError(f"unknown schema '{schema}' (use one of {', '.join(SCHEMA_CHOICES)})")
@@ -143,5 +147,7 @@ def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
                           massless_bodies=list(model.massless_bodies),
                           meshes_left_out=list(writer.meshes_left_out))
     if out is not None:
-        result.out = save_layer_atomically(stage.GetRootLayer(), out)
+        result.files = save_with_mesh_library(stage.GetRootLayer(), out, library=writer.shapes.library,
+                                              mesh_bytes=writer.shapes.mesh_bytes)
+        result.out = result.files[-1]
     return result

@@ -12,14 +12,16 @@ by MuJoCo as written (never converted by ``<compiler angle>``), and so is it her
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import MimicInputError
-from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Geom, Inertia, Joint, Mimic, RobotModel
+from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Closure, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import (
     AXES,
     Transform,
@@ -32,7 +34,10 @@ from .transforms import (
     xyaxes_to_rot,
     z_to_vec,
 )
-from .values import number, numbers, parse_number
+from . import meshes
+from .mesh_inertia import MODES as MESH_INERTIA_MODES
+from .mesh_inertia import MeshInertiaError, mesh_mass
+from .values import ascii_split, number, numbers, parse_number
 from .xmltree import Element, parse_xml
 
 DEG = math.pi / 180.0
@@ -43,6 +48,22 @@ IGNORED_TOP = {"option", "size", "visual", "statistic", "custom", "extension", "
 UNSUPPORTED = {"composite", "flexcomp", "replicate", "attach", "plugin", "deformable", "flex", "skin"}
 BODY_CHILDREN = {"inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body", "frame"}
 PRIMITIVES = ("sphere", "capsule", "cylinder", "box", "ellipsoid")
+#: the most collider pairs written as FilteredPairsAPI for contype/conaffinity
+MAX_FILTERED_PAIRS = 20000
+
+
+@dataclass(frozen=True)
+class MeshAsset:
+    """A ``<mesh file>`` asset: where its file is and how MuJoCo transforms and weighs it."""
+
+    path: Path
+    ref: str
+    scale: tuple[float, float, float]
+    inertia: str
+    refpos: np.ndarray
+    refquat: np.ndarray
+    line: int
+    file: Path
 
 
 def _bool(text: str | None, el: Element, name: str, default: bool | None) -> bool | None:
@@ -95,6 +116,8 @@ class MjcfReader:
         self.joint_info: dict[str, dict] = {}
         self.not_imported: list[str] = []
         self._mesh_inertia_bodies: list[str] = []
+        self._mesh_mass_cache: dict = {}
+        self.sites: dict[str, tuple[str | None, Transform]] = {}  # name -> (body or world, pose in it)
         self._unnamed = 0
 
     # ---------------------------------------------------------------- file structure
@@ -148,6 +171,7 @@ class MjcfReader:
         self.groups = (int(rng[0]), int(rng[1]))
         base = self.source.parent
         self.meshdir = base / c.get("meshdir", c.get("assetdir", ""))  # meshdir overrides assetdir
+        self.texturedir = base / c.get("texturedir", c.get("assetdir", ""))
 
     def _read_default(self, el: Element, parent: str, inherited: dict, top: bool = False) -> None:
         cls = el.get("class") or ("main" if top else None)
@@ -170,18 +194,42 @@ class MjcfReader:
         return _Attrs(el, values)
 
     def _read_assets(self) -> None:
-        self.meshes: dict[str, tuple[Path, tuple[float, float, float]]] = {}
-        self.mesh_refs: dict[str, str] = {}
+        self.meshes: dict[str, MeshAsset] = {}
+        self.inline_meshes: dict[str, Element] = {}
+        self.materials: dict[str, tuple[np.ndarray, str | None]] = {}  # name -> (rgba, texture)
+        self.textures: dict[str, Path] = {}
         for asset in self.root.findall("asset"):
             for el in asset.findall("mesh"):
                 a = self._attrs(el)
                 file = a.get("file")
-                if not file:
-                    continue  # meshes made from vertices in the file: not converted
+                if not file:  # made from vertices in the file: not converted, and said where used
+                    if a.get("name"):
+                        self.inline_meshes[a.get("name")] = el
+                    continue
                 name = a.get("name") or Path(file).stem
-                scale = tuple(a.numbers("scale", 3, default=(1, 1, 1)))
-                self.meshes[name] = (self.meshdir / file, scale)
-                self.mesh_refs[name] = file
+                what = f"mesh '{name}'"
+                inertia = a.get("inertia", "legacy")
+                if inertia not in MESH_INERTIA_MODES:
+                    raise MimicInputError(f"{el.where}: {what} inertia=\"{inertia}\" must be one of "
+                                          f"{', '.join(MESH_INERTIA_MODES)}")
+                refquat = a.numbers("refquat", 4, default=(1, 0, 0, 0), what=what)
+                if np.linalg.norm(refquat) == 0:
+                    raise MimicInputError(f"{el.where}: {what} refquat is zero")
+                self.meshes[name] = MeshAsset(
+                    path=self.meshdir / file, ref=file, scale=tuple(a.numbers("scale", 3, default=(1, 1, 1), what=what)),
+                    inertia=inertia, refpos=a.numbers("refpos", 3, default=(0, 0, 0), what=what),
+                    refquat=refquat, line=el.line, file=el.file)
+            for el in asset.findall("texture"):
+                a = self._attrs(el)
+                file = a.get("file")
+                if file:
+                    self.textures[a.get("name") or Path(file).stem] = self.texturedir / file
+            for el in asset.findall("material"):
+                a = self._attrs(el)
+                name = a.get("name")
+                if name:
+                    rgba = a.numbers("rgba", 4, default=(1, 1, 1, 1), what=f"material '{name}'")
+                    self.materials[name] = (np.clip(rgba, 0.0, 1.0), a.get("texture"))
 
     # ---------------------------------------------------------------- orientation
     def _rotation(self, a: _Attrs) -> np.ndarray:
@@ -226,12 +274,14 @@ class MjcfReader:
         for world in self.root.findall("worldbody"):
             for el, frame, cls in self._items(world, Transform.identity(), None):
                 if el.tag == "body":
-                    self._body(el, None, frame, cls, tree)
+                    self._bodies(el, frame, cls, tree)
                     tree += 1
                 elif el.tag == "geom":
                     g = self._geom(self._attrs(el, cls), frame, "world")
                     if g is not None:
                         model.world_geoms.append(g)
+                elif el.tag == "site" and el.get("name"):
+                    self.sites[el.get("name")] = (None, frame * self._pose(self._attrs(el, cls)))
                 elif el.tag in ("joint", "freejoint", "inertial"):
                     raise MimicInputError(f"{el.where}: <{el.tag}> directly in <worldbody> is not allowed")
         if not model.bodies:
@@ -271,7 +321,17 @@ class MjcfReader:
             raise MimicInputError(f"{el.where}: body '{name}' is defined twice")
         return name
 
-    def _body(self, el: Element, parent: str | None, frame: Transform, inherited_cls: str | None, tree: int) -> None:
+    def _bodies(self, el: Element, frame: Transform, cls: str | None, tree: int) -> None:
+        """A top-level body and everything below it, depth first in file order (with an
+        explicit stack: a chain of bodies may be as deep as the XML allows)."""
+        stack = [(el, None, frame, cls)]
+        while stack:
+            el, parent, frame, cls = stack.pop()
+            name, items, child_cls = self._body(el, parent, frame, cls, tree)
+            children = [(c, name, f, k) for c, f, k in items if c.tag == "body"]
+            stack.extend(reversed(children))
+
+    def _body(self, el: Element, parent: str | None, frame: Transform, inherited_cls: str | None, tree: int):
         model = self.model
         cls = el.get("childclass") or inherited_cls
         if cls is not None and cls not in self.defaults:
@@ -299,36 +359,67 @@ class MjcfReader:
             g = self._geom(self._attrs(g_el, g_cls), g_frame, name)
             if g is not None:
                 body.geoms.append(g)
+        for c, f, k in items:
+            if c.tag == "site" and c.get("name"):
+                self.sites[c.get("name")] = (name, f * self._pose(self._attrs(c, k)))
         body.inertia = self._inertia(name, inertials[0] if inertials else None, geoms)
         if body.inertia is None:
             model.massless_bodies.append(name)
 
         self._joints(body, parent, local, joints, tree)
-        for child, c_frame, c_cls in items:
-            if child.tag == "body":
-                self._body(child, name, c_frame, c_cls, tree)
+        return name, items, cls
 
     def _joints(self, body: Body, parent: str | None, local: Transform, joints, tree: int) -> None:
+        """The body's joints. MuJoCo composes several joints of one body in order, each
+        about its axis as moved by the ones before; that is a chain of massless bodies
+        (one per joint but the last, all at the body's pose), so every joint keeps its own
+        prim, axis, limits and relations, and all the mass stays on the body."""
         model = self.model
-        if len(joints) > 1:
-            raise MimicInputError(f"{joints[1][0].where}: body '{body.name}' has {len(joints)} joints; bodies with "
-                                  "several joints are not supported (split them with intermediate bodies)")
         if not joints:
             if parent is not None:
                 model.joints.append(Joint(f"{body.name}_weld", FIXED, parent, body.name,
                                           local, Transform.identity(), line=body.line))
             return
-        el, j_frame, j_cls = joints[0]
-        a = self._attrs(el, j_cls, tag="joint")
-        jtype = "free" if el.tag == "freejoint" else a.get("type", "hinge")
-        name = a.get("name") or f"{body.name}_joint"
-        if jtype == "free":
+        kinds = [(el, self._attrs(el, j_cls, tag="joint")) for el, _, j_cls in joints]
+        free = [el for el, a in kinds if el.tag == "freejoint" or a.get("type", "hinge") == "free"]
+        if free:
+            if len(joints) > 1:
+                raise MimicInputError(f"{free[0].where}: body '{body.name}' has a free joint and other joints; "
+                                      "a free joint must be the body's only joint (as MuJoCo requires)")
+            a = kinds[0][1]
+            name = a.get("name") or f"{body.name}_joint"
             if parent is not None:
-                raise MimicInputError(f"{el.where}: free joint '{name}' is only allowed in a top-level body")
+                raise MimicInputError(f"{free[0].where}: free joint '{name}' is only allowed in a top-level body")
             model.floating[tree] = True
             return
+        prev, prev_frame = parent, local  # the body before this joint, and the body's frame in it
+        for k, ((el, j_frame, j_cls), (_, a)) in enumerate(zip(joints, kinds)):
+            last = k == len(joints) - 1
+            name = a.get("name") or (f"{body.name}_joint" if len(joints) == 1 else f"{body.name}_joint{k}")
+            child = body.name
+            if not last:
+                child = self._unique_generated_body(f"{body.name}_{name}_link")
+                model.bodies[child] = Body(name=child, world=body.world, line=el.line, tree=tree, chain_link=True)
+            self._joint(el, a, j_frame, name, prev, child, prev_frame)
+            prev, prev_frame = child, Transform.identity()
+
+    def _unique_generated_body(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.model.bodies:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    def _joint(self, el: Element, a: "_Attrs", j_frame: Transform, name: str, parent: str | None, child: str,
+               local: Transform) -> None:
+        """One hinge, slide or ball joint from ``parent`` to ``child``; ``local`` is the
+        child's frame in the parent, ``j_frame`` the joint's ``<frame>`` in the child."""
+        model = self.model
+        jtype = a.get("type", "hinge")
         if jtype not in ("hinge", "slide", "ball"):
             raise MimicInputError(f"{el.where}: joint '{name}' has unknown type \"{jtype}\"")
+        if name in self.joint_info:
+            raise MimicInputError(f"{el.where}: joint '{name}' is defined twice "
+                                  f"(first at line {self.joint_info[name]['el'].line})")
         what = f"joint '{name}'"
         pos = j_frame.apply(a.numbers("pos", 3, default=(0, 0, 0), what=what))
         axis = j_frame.R @ a.numbers("axis", 3, default=(0, 0, 1), what=what)
@@ -347,15 +438,15 @@ class MjcfReader:
         token, R = joint_axis_frame(axis)
         frame0 = local * Transform.make(pos, R)
         if jtype == "ball":
-            joint = Joint(name, SPHERICAL, parent, body.name, local * Transform.make(pos), Transform.make(pos),
+            joint = Joint(name, SPHERICAL, parent, child, local * Transform.make(pos), Transform.make(pos),
                           line=el.line)
             if limited:
                 joint.cone_limit = float(rng[1]) * scale
         elif jtype == "hinge":
-            joint = Joint(name, REVOLUTE, parent, body.name, frame0,
+            joint = Joint(name, REVOLUTE, parent, child, frame0,
                           Transform.make(pos, R @ axis_angle(AXES[token], ref)), axis=token, line=el.line)
         else:
-            joint = Joint(name, PRISMATIC, parent, body.name, frame0, Transform.make(pos + axis * ref, R),
+            joint = Joint(name, PRISMATIC, parent, child, frame0, Transform.make(pos + axis * ref, R),
                           axis=token, line=el.line)
         if limited and jtype != "ball":
             lo, hi = float(rng[0]) * scale, float(rng[1]) * scale
@@ -365,7 +456,14 @@ class MjcfReader:
         joint.damping = a.number("damping", 0.0, what)
         joint.armature = a.number("armature", 0.0, what)
         joint.friction = a.number("frictionloss", 0.0, what)
+        for field_name in ("damping", "armature", "friction"):
+            if getattr(joint, field_name) < 0:
+                attr = "frictionloss" if field_name == "friction" else field_name
+                raise MimicInputError(f"{el.where}: {what} {attr}=\"{a.get(attr)}\" is negative; it must be >= 0")
         stiffness = a.number("stiffness", 0.0, what)
+        if stiffness < 0:
+            raise MimicInputError(f"{el.where}: {what} stiffness=\"{a.get('stiffness')}\" is negative; "
+                                  "it must be >= 0")
         if stiffness:
             joint.stiffness = stiffness
             joint.target = a.number("springref", 0.0, what) * scale
@@ -399,25 +497,68 @@ class MjcfReader:
 
     def _geom(self, a: _Attrs, frame: Transform, body: str) -> Geom | None:
         gtype, pose, size = self._geom_shape(a, frame, body)
-        collision = int(a.number("contype", 1)) != 0 or int(a.number("conaffinity", 1)) != 0
+        what = f"geom in body '{body}'"
+        contype, conaffinity = int(a.number("contype", 1, what)), int(a.number("conaffinity", 1, what))
+        collision = contype != 0 or conaffinity != 0
         name = a.get("name") or f"{'collision' if collision else 'visual'}_{a.el.line}"
+        rgba = self._rgba(a, what)
+        # MuJoCo draws geom groups 0-2 by default; one it hides (or makes transparent) is
+        # not a visual, so it is written purpose=guide and never covers the visual meshes
+        visible = int(a.number("group", 0, what)) <= 2 and rgba[3] > 0
+        friction = a.numbers("friction", (1, 2, 3), default=(1,), what=what)[0]
+        extra = dict(rgba=tuple(float(x) for x in rgba), friction=float(friction), visible=visible,
+                     contype=contype, conaffinity=conaffinity)
         if gtype == "box":
-            return Geom(name, "box", pose, tuple(2 * size), collision)
+            return Geom(name, "box", pose, tuple(2 * size), collision, **extra)
         if gtype == "sphere":
-            return Geom(name, "sphere", pose, (size[0],), collision)
+            return Geom(name, "sphere", pose, (size[0],), collision, **extra)
         if gtype in ("capsule", "cylinder"):
-            return Geom(name, gtype, pose, (size[0], 2 * size[1]), collision)
+            return Geom(name, gtype, pose, (size[0], 2 * size[1]), collision, **extra)
         if gtype == "plane":
-            return Geom(name, "plane", pose, (size[0], size[1]), collision)
+            return Geom(name, "plane", pose, (size[0], size[1]), collision, **extra)
         if gtype == "mesh":
-            ref = a.get("mesh")
-            if ref not in self.meshes:
-                raise MimicInputError(f"{a.el.where}: geom in body '{body}' names mesh '{ref}', which is not an asset")
-            path, scale = self.meshes[ref]
-            return Geom(name, "mesh", pose, scale, collision, mesh_file=path if path.exists() else None,
-                        mesh_ref=self.mesh_refs[ref])
+            if a.get("mesh") in self.inline_meshes:
+                self.model.warnings.append(f"{a.el.where}: mesh '{a.get('mesh')}' is made of vertices in the file, "
+                                           "which are not converted: left out")
+                return None
+            mesh = self._mesh_asset(a, body)
+            return Geom(name, "mesh", pose * self._mesh_offset(mesh), mesh.scale, collision,
+                        mesh_file=mesh.path if mesh.path.exists() else None, mesh_ref=mesh.ref, **extra)
         self.model.warnings.append(f"{a.el.where}: {gtype} geom in body '{body}' has no USD collision shape: left out")
         return None
+
+    def _mesh_asset(self, a: _Attrs, body: str) -> "MeshAsset":
+        ref = a.get("mesh")
+        if ref not in self.meshes:
+            raise MimicInputError(f"{a.el.where}: geom in body '{body}' names mesh '{ref}', which is not an asset")
+        return self.meshes[ref]
+
+    @staticmethod
+    def _mesh_offset(mesh: "MeshAsset") -> Transform:
+        """MuJoCo moves a mesh's vertices to ``scale * refquat^-1 (v - refpos)``; as a rigid
+        pose applied to the scaled vertices (exact for a uniform scale or no refquat)."""
+        R = quat_to_rot(mesh.refquat)
+        S = np.asarray(mesh.scale, dtype=float)
+        turned = not np.allclose(R, np.eye(3), atol=1e-12)
+        if turned and not np.allclose(S, S[0]):
+            raise MimicInputError(f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' combines refquat with a non-uniform "
+                                  "scale, which is not a rigid motion of the mesh: rotate the file instead")
+        return Transform.make(-(R.T @ (S * mesh.refpos)), R.T)
+
+    def _rgba(self, a: _Attrs, what: str) -> np.ndarray:
+        """The geom's colour as MuJoCo draws it: its own ``rgba`` when set to something other
+        than the default, else its material's (times the texture's mean colour)."""
+        default = np.array([0.5, 0.5, 0.5, 1.0])
+        rgba = a.numbers("rgba", 4, default=default, what=what)
+        material = a.get("material")
+        if material is None or not np.allclose(rgba, default) or material not in self.materials:
+            return np.clip(rgba, 0.0, 1.0)
+        color, texture = self.materials[material]
+        if texture and texture in self.textures:
+            mean = meshes.image_mean_color(self.textures[texture])
+            if mean is not None:
+                color = np.concatenate([color[:3] * mean[:3], color[3:]])
+        return color
 
     def _inertia(self, body: str, inertial: Element | None, geoms) -> Inertia | None:
         if inertial is not None and self.inertiafromgeom != "true":
@@ -441,23 +582,38 @@ class MjcfReader:
         parts = []
         for g_el, g_frame, g_cls in geoms:
             a = self._attrs(g_el, g_cls)
-            group = int(a.number("group", 0))
+            what = f"geom in body '{body}'"
+            group = int(a.number("group", 0, what))
             if not self.groups[0] <= group <= self.groups[1]:
                 continue
             gtype, pose, size = self._geom_shape(a, g_frame, body)
+            shell = _bool(a.get("shellinertia"), g_el, "shellinertia", False)
+            given = a.number("mass", None, what)
+            density = a.number("density", 1000.0, what)
+            if given is not None and given < 0 or density < 0:
+                raise MimicInputError(f"{g_el.where}: {what} has a negative mass or density")
+            if given == 0 or (given is None and density == 0):
+                continue
             if gtype == "mesh":
-                if a.number("mass", None) == 0 or a.number("density", 1000.0) == 0:
-                    continue
-                self._mesh_inertia_bodies.append(body)
-                return None
-            if gtype not in PRIMITIVES:
+                if a.get("mesh") in self.inline_meshes:
+                    self._mesh_inertia_bodies.append(body)
+                    return None
+                mesh = self._mesh_asset(a, body)
+                if shell:  # MuJoCo before 3.2 read this as the mesh's surface; MuJoCo 3.2+ refuses it
+                    self.model.warnings.append(
+                        f"{g_el.where}: {what}: shellinertia on a mesh geom, taken as the mesh's inertia=\"shell\" "
+                        "(current MuJoCo refuses it there: set inertia=\"shell\" on the <mesh> asset)")
+                    mesh = dataclasses.replace(mesh, inertia="shell")
+                props = self._mesh_mass(mesh, g_el, body)
+                if props is None:
+                    return None
+                volume, com, unit = props.volume, props.com, props.inertia / props.volume
+                pose = pose * self._mesh_offset(mesh) * Transform.make(com)
+            elif gtype in PRIMITIVES:
+                volume, unit = _primitive_inertia(gtype, size, shell)
+            else:
                 continue
-            volume, unit = _primitive_inertia(gtype, size)
-            mass = a.number("mass", None)
-            if mass is None:
-                mass = a.number("density", 1000.0) * volume
-            if mass <= 0:
-                continue
+            mass = given if given is not None else density * volume
             parts.append((mass, pose, unit * mass))
             total += mass
         if total <= 0:
@@ -465,6 +621,30 @@ class MjcfReader:
         com = sum(m * p.p for m, p, _ in parts) / total
         tensor = sum(shift_inertia(p.R @ I @ p.R.T, m, p.p - com) for m, p, I in parts)
         return Inertia.from_tensor(total, com, tensor)
+
+    def _mesh_mass(self, mesh: "MeshAsset", geom: Element, body: str):
+        """MuJoCo's mass properties of a mesh asset (cached), or None when no mesh library
+        can read it (then the body gets no mass, said once)."""
+        key = (str(mesh.path), mesh.scale, mesh.inertia)
+        if key in self._mesh_mass_cache:
+            return self._mesh_mass_cache[key]
+        props = None
+        if mesh.path.exists() and meshes.mesh_library() is not None:
+            try:
+                data = meshes.load_mesh(mesh.path, mesh.scale)
+            except Exception as exc:  # a file the parser cannot read: said by the writer too
+                self.model.warnings.append(f"{geom.where}: mesh '{mesh.ref}' cannot be read for its mass "
+                                           f"({type(exc).__name__}: {exc})")
+            else:
+                try:
+                    props = mesh_mass(data.points, data.faces, mesh.inertia)
+                except MeshInertiaError as exc:
+                    raise MimicInputError(f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' (used for the mass of body "
+                                          f"'{body}'): {exc}, as MuJoCo says too") from None
+        if props is None:
+            self._mesh_inertia_bodies.append(body)
+        self._mesh_mass_cache[key] = props
+        return props
 
     # ---------------------------------------------------------------- actuators, equalities
     def _actuators(self) -> None:
@@ -484,10 +664,16 @@ class MjcfReader:
                     skipped.append(label)
                     continue
                 kp, kv, dampratio = gains
+                for gain_name, value in (("kp", kp), ("kv", kv), ("dampratio", dampratio)):
+                    if value < 0:
+                        raise MimicInputError(f"{el.where}: actuator {label} has {gain_name} = {value:g} < 0: a USD "
+                                              "drive has no negative gains (use kp, kv, dampratio >= 0)")
                 gear = a.numbers("gear", (1, 2, 3, 4, 5, 6), default=(1,))[0]
+                if gear == 0:
+                    raise MimicInputError(f"{el.where}: actuator {label} has gear 0, which drives nothing")
                 joint: Joint = info["joint"]
                 if dampratio:
-                    kv = dampratio * 2.0 * math.sqrt(kp * self._reflected_mass(joint) / gear ** 2)
+                    kv = dampratio * 2.0 * math.sqrt(kp * self._reflected_mass(joint, el, label) / gear ** 2)
                 if joint.stiffness:
                     self.model.warnings.append(f"{el.where}: joint '{joint.name}' has a passive spring and a servo; "
                                                "one USD drive holds the servo, the spring is dropped")
@@ -532,11 +718,24 @@ class MjcfReader:
             return kp, -float(bias[2]), 0.0
         return None
 
-    def _reflected_mass(self, joint: Joint) -> float:
-        """1 / (M^-1)_jj at the file's configuration: the inertia MuJoCo's dampratio uses."""
+    def _reflected_mass(self, joint: Joint, el: Element, label: str) -> float:
+        """1 / (M^-1)_jj at the file's configuration: the inertia MuJoCo's dampratio uses.
+
+        A tree with a massless moving body has a singular M; MuJoCo refuses such a model
+        ("mass and inertia of moving bodies must be larger than mjMINVAL"), and so does this.
+        """
         M, index = joint_space_inertia(self.model, self.model.bodies[joint.child].tree)
         k = index[joint.name]
-        return 1.0 / np.linalg.inv(M)[k, k]
+        scale = float(np.max(np.abs(np.diag(M)))) if M.size else 0.0
+        try:
+            inv = np.linalg.inv(M) if scale > 0 and np.linalg.cond(M) < 1e12 else None
+        except np.linalg.LinAlgError:
+            inv = None
+        if inv is None or not np.isfinite(inv[k, k]) or inv[k, k] <= 0:
+            raise MimicInputError(f"{el.where}: actuator {label} uses dampratio, which needs the mass that joint "
+                                  f"'{joint.name}' moves, but a body of its tree moves no mass (MuJoCo refuses that "
+                                  "model too): give each moving body mass, or set kv instead of dampratio")
+        return 1.0 / inv[k, k]
 
     def _equalities(self) -> None:
         model = self.model
@@ -544,6 +743,9 @@ class MjcfReader:
             for el in section.children:
                 a = self._attrs(el, tag="equality")
                 label = f"equality {el.tag}" + (f" '{el.get('name')}'" if el.get("name") else "") + f" (line {el.line})"
+                if el.tag in ("connect", "weld"):
+                    self._closure(el, a, label)
+                    continue
                 if el.tag != "joint":
                     self.not_imported.append(label)
                     continue
@@ -563,7 +765,7 @@ class MjcfReader:
                 text = a.get("polycoef")
                 coef = [0.0, 1.0, 0.0, 0.0, 0.0]
                 if text is not None:
-                    parts = text.split()
+                    parts = ascii_split(text)
                     vals = [parse_number(p) for p in parts]
                     if not parts or len(parts) > 5 or any(v is None for v in vals):
                         raise MimicInputError(f"{el.where}: {label} polycoef=\"{text}\" must be up to 5 finite numbers")
@@ -579,7 +781,57 @@ class MjcfReader:
                 a0, a1 = coef[0], coef[1]
                 model.mimics.append(Mimic(j1, j2, a1, a0 + ref1 - a1 * ref2, Path(el.file), el.line))
 
+    def _closure(self, el: Element, a: "_Attrs", label: str) -> None:
+        """``connect`` (a ball joint) or ``weld`` (a fixed one) between two bodies or sites:
+        a loop closure, written as a joint excluded from the articulation."""
+        model = self.model
+        if not _bool(a.get("active"), el, "active", True):
+            model.warnings.append(f"{el.where}: {label} has active=\"false\": not loaded")
+            return
+        kind = SPHERICAL if el.tag == "connect" else FIXED
+        world = Transform.identity()
+        if a.get("site1") or a.get("site2"):
+            ends = []
+            for key in ("site1", "site2"):
+                site = a.get(key)
+                if site not in self.sites:
+                    raise MimicInputError(f"{el.where}: {label} {key}=\"{site}\" names no site")
+                ends.append(self.sites[site])
+            (b0, f0), (b1, f1) = ends
+            if kind == SPHERICAL:  # the points meet; the frames turn freely
+                f0, f1 = Transform.make(f0.p), Transform.make(f1.p)
+        else:
+            b0, b1 = a.get("body1"), a.get("body2")
+            if not b0:
+                raise MimicInputError(f"{el.where}: {label} needs body1 (or site1 and site2)")
+            for b in (b0, b1):
+                if b is not None and b != "world" and b not in model.bodies:
+                    raise MimicInputError(f"{el.where}: {label} names body '{b}', which does not exist")
+            b0 = None if b0 == "world" else b0
+            b1 = None if b1 in (None, "world") else b1
+            if b0 is None and b1 is None:
+                raise MimicInputError(f"{el.where}: {label} joins the world to itself")
+            pose0 = model.bodies[b0].world if b0 else world
+            pose1 = model.bodies[b1].world if b1 else world
+            anchor = a.numbers("anchor", 3, default=(0, 0, 0), what=label)
+            if kind == SPHERICAL:  # anchor in body1; frames aligned at the file's pose
+                f0 = Transform.make(anchor)
+                f1 = Transform(pose1.R.T @ pose0.R, pose1.inverse().apply(pose0.apply(anchor)))
+            else:  # weld: body2 held at relpose in body1 (the file's pose when its quat is 0)
+                rel = a.numbers("relpose", 7, default=(0, 1, 0, 0, 0, 0, 0), what=label)
+                relpose = (Transform.make(rel[:3], quat_to_rot(rel[3:])) if np.linalg.norm(rel[3:]) > 0
+                           else pose0.inverse() * pose1)
+                f1 = Transform.make(anchor)  # the weld point, in body2
+                f0 = relpose * f1
+        if b0 is None:  # body0 of a USD joint is a body; the world goes second
+            b0, b1, f0, f1 = b1, None, f1, f0
+        name = a.get("name") or f"{el.tag}_{el.line}"
+        if b0 is None:  # two world sites
+            raise MimicInputError(f"{el.where}: {label} joins the world to itself")
+        model.closures.append(Closure(name, kind, b0, b1, f0, f1, line=el.line))
+
     def _contacts(self) -> None:
+        self._mask_filters()
         for section in self.root.findall("contact"):
             for el in section.findall("exclude"):
                 b1, b2 = el.get("body1"), el.get("body2")
@@ -588,6 +840,29 @@ class MjcfReader:
                 else:
                     raise MimicInputError(f"{el.where}: <exclude> names a body that does not exist")
 
+    def _mask_filters(self) -> None:
+        """MuJoCo lets two geoms collide when ``contype`` of one shares a bit with
+        ``conaffinity`` of the other; every pair of colliders (of different bodies) that
+        shares none becomes a filtered pair, so a simulator reading USD keeps them apart too."""
+        model = self.model
+        colliders = [(b.name, g) for b in model.bodies.values() for g in b.geoms if g.collision]
+        colliders += [(None, g) for g in model.world_geoms if g.collision]
+        masks = sorted({(g.contype, g.conaffinity) for _, g in colliders})
+        apart = {(m1, m2) for m1 in masks for m2 in masks
+                 if not (m1[0] & m2[1]) and not (m2[0] & m1[1])}
+        if not apart:
+            return
+        pairs = []
+        for i, (b1, g1) in enumerate(colliders):
+            for b2, g2 in colliders[i + 1:]:
+                if b1 != b2 and ((g1.contype, g1.conaffinity), (g2.contype, g2.conaffinity)) in apart:
+                    pairs.append((g1, g2))
+        if len(pairs) > MAX_FILTERED_PAIRS:
+            model.warnings.append(f"{self.source}: contype/conaffinity keep {len(pairs)} collider pairs apart, more "
+                                  f"than the {MAX_FILTERED_PAIRS} written as filtered pairs: none written")
+            return
+        model.filtered_geoms.extend(pairs)
+
     def _tendons(self) -> None:
         for section in self.root.findall("tendon"):
             for el in section.children:
@@ -595,21 +870,58 @@ class MjcfReader:
                                          + f" (line {el.line})")
 
 
-def _primitive_inertia(gtype: str, size) -> tuple[float, np.ndarray]:
-    """(volume, inertia per unit mass about the centre) of a MuJoCo primitive."""
+def _primitive_inertia(gtype: str, size, shell: bool = False) -> tuple[float, np.ndarray]:
+    """(volume, or area for a shell; inertia per unit mass about the centre) of a MuJoCo
+    primitive, with MuJoCo's formulas (``mjCGeom::GetVolume``, ``mjCGeom::SetInertia``)."""
     if gtype == "sphere":
         r = size[0]
+        if shell:
+            return 4 * math.pi * r * r, np.eye(3) * 2 * r * r / 3
         return 4.0 / 3.0 * math.pi * r ** 3, np.eye(3) * 0.4 * r * r
     if gtype == "box":
         x, y, z = size[:3]
-        return 8 * x * y * z, np.diag([(y * y + z * z), (x * x + z * z), (x * x + y * y)]) / 3.0
+        if not shell:
+            return 8 * x * y * z, np.diag([(y * y + z * z), (x * x + z * z), (x * x + y * y)]) / 3.0
+        lx, ly, lz = 2 * x, 2 * y, 2 * z
+        a0, a1, a2 = lx * ly, ly * lz, lz * lx
+        total = 2 * (a0 + a1 + a2)
+        m0, m1, m2 = a0 / total, a1 / total, a2 / total
+        ix = 2 * (m0 * z * z + m2 * y * y + m0 * ly * ly / 12 + m1 * (ly * ly + lz * lz) / 12 + m2 * lz * lz / 12)
+        iy = 2 * (m0 * z * z + m1 * x * x + m0 * lx * lx / 12 + m1 * lz * lz / 12 + m2 * (lx * lx + lz * lz) / 12)
+        iz = 2 * (m1 * x * x + m2 * y * y + m0 * (lx * lx + ly * ly) / 12 + m1 * ly * ly / 12 + m2 * lx * lx / 12)
+        return total, np.diag([ix, iy, iz])
     if gtype == "ellipsoid":
         a, b, c = size[:3]
-        return 4.0 / 3.0 * math.pi * a * b * c, np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
+        solid = np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
+        if not shell:
+            return 4.0 / 3.0 * math.pi * a * b * c, solid
+        p = 1.6075  # Thomsen's approximation of the surface, as MuJoCo
+        area = 4 * math.pi * ((pow(a * b, p) + pow(b * c, p) + pow(c * a, p)) / 3) ** (1 / p)
+        eps = 1e-6  # MuJoCo: the expanded ellipsoid minus the solid one
+        va, vb = 4 * math.pi * a * b * c / 3, 4 * math.pi * (a + eps) * (b + eps) * (c + eps) / 3
+        density = 1.0 / (vb - va)
+        outer = np.diag([(b + eps) ** 2 + (c + eps) ** 2, (a + eps) ** 2 + (c + eps) ** 2,
+                         (a + eps) ** 2 + (b + eps) ** 2]) / 5.0
+        return area, vb * density * outer - va * density * solid
     r, half = size[0], size[1]
     h = 2 * half
     if gtype == "cylinder":
-        return math.pi * r * r * h, np.diag([(3 * r * r + h * h) / 12] * 2 + [r * r / 2])
+        if not shell:
+            return math.pi * r * r * h, np.diag([(3 * r * r + h * h) / 12] * 2 + [r * r / 2])
+        disk, side = math.pi * r * r, 2 * math.pi * r * h
+        total = 2 * disk + side
+        md = disk / total
+        mc = 1.0 - 2 * md
+        ix = mc * (6 * r * r + h * h) / 12 + 2 * (md * r * r / 4 + md * half * half)
+        return total, np.diag([ix, ix, mc * r * r + 2 * md * r * r / 2])
+    if shell:  # capsule surface: a tube and a sphere's surface in two halves
+        sphere, tube = 4 * math.pi * r * r, 2 * math.pi * r * h
+        total = sphere + tube
+        ms = sphere / total
+        mc = 1.0 - ms
+        hs_com, hs_pos = r / 2, half + r / 2
+        ix = mc * (6 * r * r + h * h) / 12 + 2 * ms * r * r / 3 + ms * (hs_pos * hs_pos - hs_com * hs_com)
+        return total, np.diag([ix, ix, mc * r * r + 2 * ms * r * r / 3])
     # capsule: a cylinder plus two hemispheres, with their offset centres
     v_cyl = math.pi * r * r * h
     v_sph = 4.0 / 3.0 * math.pi * r ** 3
@@ -626,50 +938,39 @@ def joint_space_inertia(model: RobotModel, tree: int) -> tuple[np.ndarray, dict[
     From body Jacobians, ``M = sum_b m J_v^T J_v + J_w^T I J_w``; a floating root adds six
     free DOFs. Only used for MuJoCo's ``dampratio``, so a plain dense build is enough.
     """
-    parent_joint = {j.child: j for j in model.joints if j.child in model.bodies and model.bodies[j.child].tree == tree}
-    dofs: list[tuple[str, np.ndarray, np.ndarray | None, str | None]] = []  # (kind, axis, point, joint)
+    dofs: list[tuple[str, np.ndarray, np.ndarray | None]] = []  # (kind, axis, point)
+    armature: dict[int, float] = {}
     index: dict[str, int] = {}
     body_dofs: dict[str, list[int]] = {}
     root = model.roots[tree]
     if model.floating.get(tree):
         origin = model.bodies[root].world.p
         for k in range(3):
-            dofs.append(("slide", np.eye(3)[k], None, None))
+            dofs.append(("slide", np.eye(3)[k], None))
         for k in range(3):
-            dofs.append(("hinge", np.eye(3)[k], origin, None))
-
-    def chain(body: str) -> list[int]:
-        if body in body_dofs:
-            return body_dofs[body]
-        j = parent_joint.get(body)
-        if j is None:
-            out = list(range(len(dofs))) if body == root and model.floating.get(tree) else []
-        else:
-            out = list(chain(j.parent)) if j.parent else []
-            if j.kind in (REVOLUTE, PRISMATIC):
-                parent_world = model.bodies[j.parent].world if j.parent else Transform.identity()
-                f0 = parent_world * j.frame0
-                axis = f0.R @ AXES[j.axis]
-                index[j.name] = len(dofs)
+            dofs.append(("hinge", np.eye(3)[k], origin))
+    body_dofs[root] = list(range(len(dofs)))
+    # model.joints lists every joint after the one that reaches its parent body
+    for j in model.joints:
+        if j.child not in model.bodies or model.bodies[j.child].tree != tree:
+            continue
+        out = list(body_dofs.get(j.parent, [])) if j.parent else []
+        parent_world = model.bodies[j.parent].world if j.parent else Transform.identity()
+        f0 = parent_world * j.frame0
+        if j.kind in (REVOLUTE, PRISMATIC):
+            index[j.name] = len(dofs)
+            out.append(len(dofs))
+            armature[len(dofs)] = j.armature
+            dofs.append(("hinge" if j.kind == REVOLUTE else "slide", f0.R @ AXES[j.axis], f0.p))
+        elif j.kind == SPHERICAL:
+            for k in range(3):
                 out.append(len(dofs))
-                dofs.append(("hinge" if j.kind == REVOLUTE else "slide", axis, f0.p, j.name))
-                dofs_armature[len(dofs) - 1] = j.armature
-            elif j.kind == SPHERICAL:
-                p = (model.bodies[j.parent].world if j.parent else Transform.identity()).apply(j.frame0.p)
-                for k in range(3):
-                    out.append(len(dofs))
-                    dofs.append(("hinge", np.eye(3)[k], p, None))
-        body_dofs[body] = out
-        return out
-
-    dofs_armature: dict[int, float] = {}
-    bodies = [b for b in model.bodies.values() if b.tree == tree]
-    for b in bodies:
-        chain(b.name)
+                dofs.append(("hinge", np.eye(3)[k], f0.p))
+        body_dofs[j.child] = out
     n = len(dofs)
     M = np.zeros((n, n))
-    for b in bodies:
-        if b.inertia is None:
+    for b in model.bodies.values():
+        if b.tree != tree or b.inertia is None or b.name not in body_dofs:
             continue
         c = b.world.apply(b.inertia.com)
         I = b.world.R @ b.inertia.tensor @ b.world.R.T
@@ -677,15 +978,14 @@ def joint_space_inertia(model: RobotModel, tree: int) -> tuple[np.ndarray, dict[
         Jv = np.zeros((3, len(ids)))
         Jw = np.zeros((3, len(ids)))
         for col, k in enumerate(ids):
-            kind, axis, point, _ = dofs[k]
+            kind, axis, point = dofs[k]
             if kind == "slide":
                 Jv[:, col] = axis
             else:
                 Jw[:, col] = axis
                 Jv[:, col] = np.cross(axis, c - point)
-        block = b.inertia.mass * Jv.T @ Jv + Jw.T @ I @ Jw
-        M[np.ix_(ids, ids)] += block
-    for k, arm in dofs_armature.items():
+        M[np.ix_(ids, ids)] += b.inertia.mass * Jv.T @ Jv + Jw.T @ I @ Jw
+    for k, arm in armature.items():
         M[k, k] += arm
     return M, index
 

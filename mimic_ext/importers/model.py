@@ -55,6 +55,11 @@ class Geom:
     collision: bool
     mesh_file: Path | None = None
     mesh_ref: str | None = None
+    rgba: tuple[float, float, float, float] | None = None  # authored colour (URDF/MJCF material)
+    friction: float | None = None  # sliding friction coefficient (MJCF), None: the simulator's default
+    visible: bool = True  # drawn in the default view (a collider that is not is written purpose=guide)
+    contype: int = 1  # MJCF collision bit masks
+    conaffinity: int = 1
 
 
 @dataclass
@@ -65,6 +70,7 @@ class Body:
     geoms: list[Geom] = field(default_factory=list)
     line: int = 0
     tree: int = 0  # 0: the robot; others: extra trees of an MJCF scene
+    chain_link: bool = False  # a massless body between two joints of one MJCF body
 
 
 @dataclass
@@ -108,6 +114,20 @@ class Mimic:
 
 
 @dataclass
+class Closure:
+    """A joint that closes a kinematic loop (MJCF ``connect``: spherical, ``weld``: fixed),
+    written excluded from the articulation. ``body1`` None is the world."""
+
+    name: str
+    kind: str  # SPHERICAL or FIXED
+    body0: str
+    body1: str | None
+    frame0: Transform
+    frame1: Transform
+    line: int = 0
+
+
+@dataclass
 class RobotModel:
     name: str
     source: Path
@@ -119,7 +139,9 @@ class RobotModel:
     roots: dict[int, str] = field(default_factory=dict)  # tree -> root body
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     world_geoms: list[Geom] = field(default_factory=list)
-    filtered_pairs: list[tuple[str, str]] = field(default_factory=list)
+    filtered_pairs: list[tuple[str, str]] = field(default_factory=list)  # bodies that never collide
+    filtered_geoms: list[tuple[Geom, Geom]] = field(default_factory=list)  # collider pairs that never collide
+    closures: list[Closure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meshes_skipped: list[str] = field(default_factory=list)
     unresolved_meshes: list[str] = field(default_factory=list)
@@ -131,3 +153,16 @@ class RobotModel:
             if j.name == name:
                 return j
         return None
+
+
+def chain_root(mimics, mimic) -> tuple[str, float, float]:
+    """(root leader, multiplier, offset) of ``mimic`` composed down its chain of ``mimics``
+    (anything with follower, leader, multiplier, offset: ``Mimic``, ``MimicRelation``):
+    ``q_f = m1 q_b + c1`` and ``q_b = m2 q_a + c2`` give ``q_f = m1 m2 q_a + m1 c2 + c1``.
+    The relations were checked acyclic (``check_relations``), so the walk ends."""
+    leader_of = {m.follower: m for m in mimics}
+    leader, multiplier, offset = mimic.leader, mimic.multiplier, mimic.offset
+    while leader in leader_of:
+        up = leader_of[leader]
+        leader, multiplier, offset = up.leader, multiplier * up.multiplier, multiplier * up.offset + offset
+    return leader, multiplier, offset

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import MimicInputError
 from .model import FIXED, PRISMATIC, REVOLUTE, Body, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import Transform, inertia_tensor, joint_axis_frame, rpy_to_rot
-from .values import number, numbers
+from .values import UNBOUNDED, number, numbers
 from .xmltree import Element, parse_xml
 
 WORLD = "world"
@@ -55,7 +55,28 @@ def resolve_mesh_uri(uri: str, source: Path) -> Path | None:
     return p if p.exists() else None
 
 
-def _geoms(link: Element, model: RobotModel, source: Path) -> list[Geom]:
+def _color(material: Element | None, named: dict[str, tuple], what: str) -> tuple | None:
+    """RGBA of a ``<material>``: its own ``<color rgba>``, else the robot-level material of
+    that name; None when neither gives one (a texture alone, or nothing)."""
+    if material is None:
+        return None
+    color = material.find("color")
+    if color is not None and color.get("rgba") is not None:
+        rgba = numbers(color, "rgba", 4, what=f"<color> of {what}")
+        return tuple(float(min(max(c, 0.0), 1.0)) for c in rgba)
+    return named.get(material.get("name"))
+
+
+def _materials(root: Element) -> dict[str, tuple]:
+    out = {}
+    for el in root.findall("material"):
+        rgba = _color(el, {}, f"material '{el.get('name')}'")
+        if el.get("name") and rgba is not None:
+            out[el.get("name")] = rgba
+    return out
+
+
+def _geoms(link: Element, model: RobotModel, source: Path, named: dict[str, tuple]) -> list[Geom]:
     out = []
     for kind in ("collision", "visual"):
         for i, el in enumerate(link.findall(kind)):
@@ -67,14 +88,16 @@ def _geoms(link: Element, model: RobotModel, source: Path) -> list[Geom]:
             name = el.get("name") or f"{kind}_{i}"
             what = f"<{shape.tag}> of link '{link.get('name')}'"
             collision = kind == "collision"
+            rgba = None if collision else _color(el.find("material"), named, f"link '{link.get('name')}'")
+            extra = dict(rgba=rgba, visible=not collision)
             if shape.tag == "box":
                 size = tuple(numbers(shape, "size", 3, what=what) if shape.get("size") else _missing(shape, "size", what))
-                out.append(Geom(name, "box", pose, size, collision))
+                out.append(Geom(name, "box", pose, size, collision, **extra))
             elif shape.tag == "sphere":
-                out.append(Geom(name, "sphere", pose, (_req(shape, "radius", what),), collision))
+                out.append(Geom(name, "sphere", pose, (_req(shape, "radius", what),), collision, **extra))
             elif shape.tag in ("cylinder", "capsule"):
                 r, length = _req(shape, "radius", what), _req(shape, "length", what)
-                out.append(Geom(name, shape.tag, pose, (r, length), collision))
+                out.append(Geom(name, shape.tag, pose, (r, length), collision, **extra))
             elif shape.tag == "mesh":
                 uri = shape.get("filename")
                 if not uri:
@@ -83,7 +106,7 @@ def _geoms(link: Element, model: RobotModel, source: Path) -> list[Geom]:
                 path = resolve_mesh_uri(uri, source)
                 if path is None:
                     model.unresolved_meshes.append(uri)
-                out.append(Geom(name, "mesh", pose, scale, collision, mesh_file=path, mesh_ref=uri))
+                out.append(Geom(name, "mesh", pose, scale, collision, mesh_file=path, mesh_ref=uri, **extra))
             else:
                 raise MimicInputError(f"{shape.where}: unsupported geometry <{shape.tag}> in link "
                                       f"'{link.get('name')}' (use box, sphere, cylinder, capsule or mesh)")
@@ -134,6 +157,7 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     if root.tag != "robot":
         raise MimicInputError(f"{root.where}: expected <robot> as the root element of a URDF, found <{root.tag}>")
     model = RobotModel(name=root.get("name") or source.stem, source=source, format="URDF")
+    named = _materials(root)
 
     links: dict[str, Element] = {}
     for el in root.findall("link"):
@@ -192,7 +216,7 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
         if not is_world:
             el = links[link_name]
             body = Body(name=link_name, world=pose, inertia=_inertia(el), line=el.line)
-            body.geoms = _geoms(el, model, source)
+            body.geoms = _geoms(el, model, source, named)
             if body.inertia is None:
                 model.massless_bodies.append(link_name)
             model.bodies[link_name] = body
@@ -206,10 +230,15 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     model.roots[0] = next(iter(model.bodies))
 
     for el in root.findall("joint"):
+        name = el.get("name")
+        for tag in ("mimic", "limit", "axis", "dynamics", "origin"):
+            extra = el.findall(tag)
+            if len(extra) > 1:
+                raise MimicInputError(f"{extra[1].where}: joint '{name}' has a second <{tag}> (the first is at "
+                                      f"line {extra[0].line}); URDF allows one: remove one of them")
         mimic = el.find("mimic")
         if mimic is None:
             continue
-        name = el.get("name")
         what = f"joint '{name}' <mimic>"
         leader = mimic.get("joint")
         if not leader:
@@ -255,8 +284,9 @@ def _joint(el: Element, parent: str | None, child: str, origin: Transform, model
                 raise MimicInputError(f"{limit.where}: {lw} lower {joint.lower:g} is above upper {joint.upper:g}")
         effort = number(limit, "effort", None, what=lw)
         velocity = number(limit, "velocity", None, what=lw)
-        joint.effort_limit = effort if effort and effort > 0 else None
-        joint.velocity_limit = velocity if velocity and velocity > 0 else None
+        # UNBOUNDED and above: the exporter's "no limit" (URDF requires the attributes)
+        joint.effort_limit = effort if effort and 0 < effort < UNBOUNDED else None
+        joint.velocity_limit = velocity if velocity and 0 < velocity < UNBOUNDED else None
     elif jtype != "continuous":
         model.warnings.append(f"{el.where}: {what} ({jtype}) has no <limit>: imported without limits")
     dyn = el.find("dynamics")

@@ -26,11 +26,17 @@ from ..schema import joints as J
 from ..schema.authoring import read_relations
 from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
+from .model import chain_root
 from .transforms import AXES, Transform, quat_to_rot, rot_to_rpy
+from .values import UNBOUNDED
 from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
 
 WORLD = "world"
 EPS = 1e-9
+#: MuJoCo's lower bounds written for its URDF reader when a moving link has no mass or a
+#: zero moment of inertia (1 mg and 1e-12 kg m^2: far below any real link)
+BOUND_MASS = 1e-6
+BOUND_INERTIA = 1e-12
 
 
 @dataclass
@@ -40,6 +46,8 @@ class ExportResult:
     out: Path | None = None
     joints: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    #: each link's URDF frame in its USD body's frame (identity unless the joint is off the body origin)
+    link_frames: dict[str, Transform] = field(default_factory=dict)
     #: USD joint path -> its URDF joint name, and -> -1 where the URDF joint runs the other way
     #: (its coordinate is minus the USD one), else 1
     joint_paths: dict[str, str] = field(default_factory=dict)
@@ -49,8 +57,10 @@ class ExportResult:
 def _f32(x: float, scale: float = 1.0) -> str:
     """Shortest decimal whose value, divided by ``scale``, rounds to the same float32."""
     x = float(x)
-    if x == 0.0 or not math.isfinite(x):
-        return "0" if x == 0.0 else repr(x)
+    if not math.isfinite(x):  # callers check first, naming the prim; this is the last guard
+        raise MimicInputError(f"a non-finite value ({x}) cannot be written to URDF")
+    if x == 0.0:
+        return "0"
     want = np.float32(x / scale)
     for digits in range(1, 18):
         s = f"{x:.{digits}g}"
@@ -83,6 +93,8 @@ def _joint_frames(prim: Usd.Prim, mpu: float) -> tuple[Transform, Transform]:
     for pos_attr, rot_attr in ((j.GetLocalPos0Attr(), j.GetLocalRot0Attr()), (j.GetLocalPos1Attr(), j.GetLocalRot1Attr())):
         pos = pos_attr.Get() if pos_attr.HasAuthoredValue() else (0.0, 0.0, 0.0)
         rot = rot_attr.Get()
+        _finite(prim, "a joint frame (localPos/localRot)", list(pos), [] if rot is None else
+                [rot.GetReal(), *rot.GetImaginary()])
         t = _gf_transform(pos, rot) if rot is not None else Transform.make(np.array([float(x) for x in pos]))
         out.append(Transform(t.R, t.p * mpu))
     return out[0], out[1]
@@ -97,6 +109,15 @@ def _matrix_to_transform(m, mpu: float) -> tuple[Transform, np.ndarray]:
     return Transform(R, a[:3, 3] * mpu), scale
 
 
+def _finite(prim: Usd.Prim, what: str, *values) -> None:
+    """Refuse NaN or infinite values with the prim and attribute: URDF readers (and our
+    own importer) reject ``nan``/``inf``, so writing them would make a file nobody loads."""
+    flat = [float(v) for value in values for v in np.ravel(np.asarray(value, dtype=float))]
+    bad = [v for v in flat if not math.isfinite(v)]
+    if bad:
+        raise MimicInputError(f"{prim.GetPath()}: {what} is {bad[0]}, which URDF cannot hold: author a finite value")
+
+
 @dataclass
 class _Edge:
     prim: Usd.Prim
@@ -107,6 +128,113 @@ class _Edge:
     sign: float  # -1 when the USD joint points from child to parent
 
 
+@dataclass
+class _UrdfJoint:
+    """One ``<joint>`` being written: the head (``{name}`` filled in last), the body, and
+    its parent, which ``_order_for_pinocchio`` may move onto an inserted link."""
+
+    name: str
+    parent: str
+    child: str
+    head: list[str]
+    body: list[str] = field(default_factory=list)
+    path: str | None = None
+
+    @property
+    def moving(self) -> bool:
+        return 'type="fixed"' not in self.head[0]
+
+    def lines(self) -> list[str]:
+        return ([self.head[0].format(name=quoteattr(self.name)[1:-1]), *self.head[1:],
+                 f"    <parent link={quoteattr(self.parent)}/>", f"    <child link={quoteattr(self.child)}/>",
+                 *self.body, "  </joint>"])
+
+
+def _moving_links(joints: list["_UrdfJoint"]) -> set[str]:
+    """Links below a moving joint (what MuJoCo calls moving bodies)."""
+    children: dict[str, list] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j)
+    moving, stack = set(), [(j, False) for j in joints if j.parent not in {k.child for k in joints}]
+    while stack:
+        j, below = stack.pop()
+        below = below or j.moving
+        if below:
+            moving.add(j.child)
+        stack.extend((k, below) for k in children.get(j.child, []))
+    return moving
+
+
+def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]], names, link_names,
+                         warnings) -> list[str]:
+    """Make every leader come before its followers in urdfdom's traversal.
+
+    urdfdom (Pinocchio, ROS) visits the children of a link in the order of their joint
+    names, depth first, and Pinocchio refuses a follower reached before its leader ("The
+    parent joint of the mimic joint is not in the kinematic tree"). Where the names give
+    the wrong order, the link's children are each hung from a fixed joint on a massless
+    link whose names sort in the needed order; every original joint, frame and relation
+    stays as it was. Returns the links added.
+    """
+    by_path = {j.path: j for j in joints if j.path}
+    parent_joint = {j.child: j for j in joints}
+
+    def ancestry(j: _UrdfJoint) -> list[_UrdfJoint]:
+        chain = [j]
+        while chain[-1].parent in parent_joint:
+            chain.append(parent_joint[chain[-1].parent])
+        return chain[::-1]  # root first
+
+    before: dict[str, set[tuple[str, str]]] = {}  # link -> {(earlier child joint, later one)}
+    for follower, leader in mimics:
+        f, l = by_path.get(follower), by_path.get(leader)
+        if f is None or l is None:
+            continue
+        af, al = ancestry(f), ancestry(l)
+        if l in af:
+            continue  # the leader is above the follower: already visited first
+        if f in al:
+            warnings.append(f"{follower}: follows {leader}, which lies below it in the tree; URDF readers that "
+                            "build the tree first (Pinocchio) cannot take that relation")
+            continue
+        k = 0
+        while k < min(len(af), len(al)) and af[k] is al[k]:
+            k += 1
+        before.setdefault(af[k].parent, set()).add((al[k].name, af[k].name))
+    added = []
+    for link, pairs in before.items():
+        children = [j for j in joints if j.parent == link]
+        if all(a < b for a, b in pairs):
+            continue  # the names already sort right (urdfdom compares bytes, as str does)
+        ordered = _topological(children, pairs)
+        if ordered is None:
+            warnings.append(f"link {link}: its mimic relations ask for a cyclic order of its children; "
+                            "Pinocchio may refuse the file")
+            continue
+        width = len(str(len(ordered)))
+        for k, child in enumerate(ordered):
+            hub = link_names(f"{link}_order_{k:0{width}d}")
+            joints.append(_UrdfJoint(names(f"{link}_order_{k:0{width}d}_joint"), link, hub,
+                                     ['  <joint name="{name}" type="fixed">', '    <origin xyz="0 0 0" rpy="0 0 0"/>']))
+            child.parent = hub
+            added.append(hub)
+    return added
+
+
+def _topological(children: list[_UrdfJoint], pairs: set[tuple[str, str]]) -> list[_UrdfJoint] | None:
+    """Children ordered so that every (earlier, later) pair holds, else by name; None on a cycle."""
+    remaining = sorted(children, key=lambda j: j.name)
+    out = []
+    while remaining:
+        blocked = {later for earlier, later in pairs if any(j.name == earlier for j in remaining)}
+        free = [j for j in remaining if j.name not in blocked]
+        if not free:
+            return None
+        out.append(free[0])
+        remaining.remove(free[0])
+    return out
+
+
 class UrdfExporter:
     def __init__(self, stage: Usd.Stage, robot_path: str | None = None):
         self.stage = stage
@@ -115,6 +243,8 @@ class UrdfExporter:
         self.root_prim = self._root(robot_path)
         self.xcache = UsdGeom.XformCache()
         self.partial_mass: list[str] = []
+        self.fixed_base = False  # the importer's generated fixed joint pins the root
+        self.degenerate_inertia: list[str] = []  # links whose inertia has a zero principal moment
 
     def _root(self, robot_path: str | None) -> Usd.Prim:
         stage = self.stage
@@ -164,6 +294,7 @@ class UrdfExporter:
                 body = b1 or b0
                 if prim.GetCustomDataByKey(GENERATED_KEY) == FIXED_BASE:
                     root = root or body
+                    self.fixed_base = True
                     continue
                 world_joints.append(prim)
                 root = root or body
@@ -238,21 +369,26 @@ class UrdfExporter:
     # ---------------------------------------------------------------- writing
     def export(self) -> ExportResult:
         bodies, root, edges = self.build_tree()
-        names = _UniqueNames()
+        link_names, names = _UniqueNames(), _UniqueNames()  # URDF keeps links and joints apart
         order = list(dict.fromkeys([root] + [e.child for e in edges]))
-        link_name = {b: names(_source_name(bodies[b])) for b in order}
-        has_world = any(e.parent is None for e in edges)
-        world_name = names(WORLD) if has_world else None
+        link_name = {b: link_names(_source_name(bodies[b])) for b in order}
+        base = self._base_joint(bodies[root], edges)
+        has_world = base is not None or any(e.parent is None for e in edges)
+        world_name = link_names(WORLD) if has_world else None
         link_frame: dict[str, Transform] = {root: Transform.identity()}
         joint_name: dict[str, str] = {}
         sign: dict[str, float] = {}
-        kinds: dict[str, str] = {}
         lines = ['<?xml version="1.0"?>',
                  f"<!-- written by mimic_ext from {self.stage.GetRootLayer().realPath or 'an in-memory stage'} -->",
                  f"<robot name={quoteattr(_source_name(self.root_prim))}>"]
         if world_name:
             lines.append(f"  <link name={quoteattr(world_name)}/>")
-        joint_lines: list[str] = []
+        joints: list[_UrdfJoint] = []
+        if base is not None:
+            jtype, pose = base
+            joints.append(_UrdfJoint(names("root_joint"), world_name, link_name[root], [
+                f"  <joint name=\"{{name}}\" type=\"{jtype}\">",
+                f"    <origin xyz=\"{_vec(_clean(pose.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(pose.R)))}\"/>"]))
         servo_joints = []
         for e in edges:
             kind = J.joint_kind(e.prim)
@@ -271,26 +407,43 @@ class UrdfExporter:
             name = names(_source_name(e.prim))
             joint_name[str(e.prim.GetPath())] = name
             sign[str(e.prim.GetPath())] = e.sign
-            kinds[str(e.prim.GetPath())] = kind
             parent = world_name if e.parent is None else link_name[e.parent]
             limits = J.limits_si(e.prim) if kind != J.FIXED else None
             usd_scale = J.unit_scale(e.prim) if kind != J.FIXED else 1.0
             jtype = {J.FIXED: "fixed", J.PRISMATIC: "prismatic"}.get(kind, "revolute" if limits else "continuous")
-            out = [f"  <joint name={quoteattr(name)} type=\"{jtype}\">",
-                   f"    <origin xyz=\"{_vec(_clean(origin.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(origin.R)))}\"/>",
-                   f"    <parent link={quoteattr(parent)}/>",
-                   f"    <child link={quoteattr(link_name[e.child])}/>"]
+            out = [f"  <joint name=\"{{name}}\" type=\"{jtype}\">",
+                   f"    <origin xyz=\"{_vec(_clean(origin.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(origin.R)))}\"/>"]
+            body = []
             if kind != J.FIXED:
-                out.append(f"    <axis xyz=\"{_vec(_clean(axis, 1e-7))}\"/>")
-                out.extend(self._limit_and_dynamics(e.prim, kind, limits, e.sign, usd_scale, servo_joints, name))
-            joint_lines.append(out)
-        # relations
-        self._mimics(joint_lines, edges, joint_name, sign)
+                body.append(f"    <axis xyz=\"{_vec(_clean(axis, 1e-7))}\"/>")
+                body.extend(self._limit_and_dynamics(e.prim, kind, limits, e.sign, usd_scale, servo_joints, name))
+            joints.append(_UrdfJoint(name, parent, link_name[e.child], out, body, str(e.prim.GetPath())))
+        offset = len(joints) - len(edges)
+        written = self._mimics([j.body for j in joints[offset:]], edges, joint_name, sign)
+        wrappers = _order_for_pinocchio(joints, written, names, link_names, self.warnings)
+        weightless = []
         for b in order:
-            lines.extend(self._link(bodies[b], link_name[b], link_frame[b]))
-        for out in joint_lines:
-            lines.extend(out)
-            lines.append("  </joint>")
+            link_lines = self._link(bodies[b], link_name[b], link_frame[b])
+            lines.extend(link_lines)
+            if len(link_lines) == 1 or "<inertial>" not in "".join(link_lines):
+                weightless.append(link_name[b])
+        lines.extend(f"  <link name={quoteattr(w)}/>" for w in wrappers)
+        for j in joints:
+            lines.extend(j.lines())
+        moving = _moving_links(joints)
+        weightless = [n for n in weightless + self.degenerate_inertia if n in moving]
+        if weightless:
+            # MuJoCo refuses moving bodies without mass or with a zero moment of inertia; its
+            # URDF reader takes compiler options from a <mujoco> element (other readers ignore
+            # it), so the links stay as they are and MuJoCo gets its documented lower bounds
+            balance = ' balanceinertia="true"' if self.degenerate_inertia else ""
+            lines.insert(3, f"  <mujoco><compiler boundmass=\"{_plain(BOUND_MASS)}\" "
+                            f"boundinertia=\"{_plain(BOUND_INERTIA)}\"{balance}/></mujoco>")
+            self.warnings.append(f"{len(weightless)} moving link(s) without mass or with a zero moment of inertia "
+                                 f"({', '.join(weightless[:8])}); MuJoCo is told boundmass={_plain(BOUND_MASS)} kg, "
+                                 f"boundinertia={_plain(BOUND_INERTIA)} kg m^2"
+                                 + (f"; zero moments written as {_plain(BOUND_INERTIA)} kg m^2 for "
+                                    + ", ".join(self.degenerate_inertia[:8]) if self.degenerate_inertia else ""))
         lines.append("</robot>")
         if self.partial_mass:
             self.warnings.append("mass without authored centre of mass or inertia (USD computes those from the "
@@ -300,7 +453,23 @@ class UrdfExporter:
                                  + ", ".join(servo_joints))
         return ExportResult(text="\n".join(lines) + "\n", warnings=self.warnings,
                             joints=list(joint_name.values()), links=list(link_name.values()),
+                            link_frames={link_name[b]: link_frame[b] for b in order},
                             joint_paths=dict(joint_name), joint_signs=dict(sign))
+
+    def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
+        """("fixed" | "floating", the root's world pose) when the URDF needs a joint from the
+        world to keep where the robot stands: a fixed base away from the origin, or any
+        floating base. None when the root sits at the origin pinned, or joints already come
+        from the world."""
+        if any(e.parent is None for e in edges):
+            return None
+        pose, _ = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(root), self.mpu)
+        _finite(root, "the root body's pose", pose.p, pose.R)
+        if not self.fixed_base:
+            return "floating", pose
+        if np.allclose(pose.p, 0.0, atol=EPS) and np.allclose(pose.R, np.eye(3), atol=EPS):
+            return None
+        return "fixed", pose
 
     def _limit_and_dynamics(self, prim, kind, limits, sgn, usd_scale, servo_joints, name) -> list[str]:
         out = []
@@ -310,65 +479,163 @@ class UrdfExporter:
         if prim.HasAPI(UsdPhysics.DriveAPI, drive_name):
             drive = UsdPhysics.DriveAPI(prim, drive_name)
             mf = drive.GetMaxForceAttr().Get()
-            if mf is not None and math.isfinite(mf) and mf > 0 and drive.GetMaxForceAttr().HasAuthoredValue():
-                effort = float(mf)
+            if mf is not None and drive.GetMaxForceAttr().HasAuthoredValue():
+                if math.isnan(mf):
+                    _finite(prim, "drive maxForce", mf)
+                if math.isfinite(mf) and mf > 0:  # +inf is USD's "no limit"
+                    effort = float(mf)
             stiffness = drive.GetStiffnessAttr().Get() or 0.0
             if stiffness > 0:
                 servo_joints.append(name)
             damping = (drive.GetDampingAttr().Get() or 0.0) / usd_scale
+            _finite(prim, "drive damping", damping)
         cap = J.max_velocity_si(prim)
-        if cap is not None:
+        if cap is not None and math.isfinite(cap) and cap > 0:
             velocity = cap
         parts = []
         if limits:
             lo, hi = limits
+            _finite(prim, "a joint limit", lo, hi)
             if sgn < 0:
                 lo, hi = -hi, -lo
             parts += [f"lower=\"{_f32(lo, usd_scale)}\"", f"upper=\"{_f32(hi, usd_scale)}\""]
-        parts += [f"effort=\"{_f32(effort) if effort else 0}\"", f"velocity=\"{_f32(velocity, usd_scale) if velocity else 0}\""]
+        # URDF readers (urdfdom: Pinocchio, ROS) require effort and velocity; with no limit in
+        # the USD they get UNBOUNDED, which MuJoCo, Pinocchio and Newton take as a limit never
+        # reached and our importer reads back as "no limit". (0 would mean "cannot move" to
+        # Newton's MuJoCo solver and a zero limit to Pinocchio.)
+        parts += [f"effort=\"{_f32(effort) if effort else _plain(UNBOUNDED)}\"",
+                  f"velocity=\"{_f32(velocity, usd_scale) if velocity else _plain(UNBOUNDED)}\""]
         out.append(f"    <limit {' '.join(parts)}/>")
         friction_attr = prim.GetAttribute("physxJoint:jointFriction")
         friction = float(friction_attr.Get()) if friction_attr and friction_attr.Get() else 0.0
+        _finite(prim, "joint friction", friction)
         if damping or friction:
             out.append(f"    <dynamics damping=\"{_f32(damping, 1 / usd_scale)}\" friction=\"{_f32(friction)}\"/>")
         return out
 
-    def _mimics(self, joint_lines, edges, joint_name, sign) -> None:
-        relations = [r for r in read_relations(self.stage) if r.follower in joint_name]
+    def _chosen_relations(self, joint_name) -> list:
+        """One relation per follower: PhysX's first instance, else an enabled Newton one."""
         by_follower: dict[str, list] = {}
-        for r in relations:
-            by_follower.setdefault(r.follower, []).append(r)
-        index = {str(e.prim.GetPath()): i for i, e in enumerate(edges)}
+        for r in read_relations(self.stage):
+            if r.follower in joint_name:
+                by_follower.setdefault(r.follower, []).append(r)
+        chosen, newton_of = [], {}
         for follower, rels in by_follower.items():
             physx = [r for r in rels if r.schema == PHYSX]
             newton = [r for r in rels if r.schema != PHYSX and r.enabled]
-            chosen = (physx or newton)
-            if not chosen:
+            if not physx and not newton:
                 self.warnings.append(f"{follower}: disabled NewtonMimicAPI relation not written")
                 continue
             if len(physx) > 1:
                 self.warnings.append(f"{follower}: {len(physx)} PhysxMimicJointAPI instances; URDF keeps one "
                                      f"(instance {physx[0].instance})")
-            r = chosen[0]
-            if physx and newton and (abs(physx[0].multiplier - newton[0].multiplier) > 1e-6
-                                     or abs(physx[0].offset - newton[0].offset) > 1e-6):
-                self.warnings.append(f"{follower}: PhysX and Newton relations differ; the PhysX one is written")
+            r = (physx or newton)[0]
+            if physx and newton:
+                newton_of[follower] = newton[0]
             if r.compliant:
-                self.warnings.append(f"{follower}: compliant relation written as a hard <mimic> "
-                                     "(URDF has no compliance)")
+                self.warnings.append(f"{follower}: compliant relation written as a hard <mimic> (URDF has no compliance)")
             if r.leader not in joint_name:
                 self.warnings.append(f"{follower}: leader {r.leader} is not an exported joint; <mimic> not written")
                 continue
-            s_f, s_l = sign[follower], sign[r.leader]
-            follower_prim = self.stage.GetPrimAtPath(follower)
-            leader_prim = self.stage.GetPrimAtPath(r.leader)
-            ratio = (J.unit_scale(follower_prim) or 1.0) / (J.unit_scale(leader_prim, r.reference_axis) or 1.0)
-            m = s_f * s_l * r.multiplier
-            c = s_f * r.offset
-            scale_c = J.unit_scale(follower_prim) or 1.0
-            joint_lines[index[follower]].append(
-                f"    <mimic joint={quoteattr(joint_name[r.leader])} multiplier=\"{_f32(m, ratio)}\" "
-                f"offset=\"{_f32(c, scale_c)}\"/>")
+            _finite(self.stage.GetPrimAtPath(follower), "the mimic multiplier (gearing)", r.multiplier)
+            _finite(self.stage.GetPrimAtPath(follower), "the mimic offset", r.offset)
+            kinds = {J.joint_kind(self.stage.GetPrimAtPath(p)) for p in (follower, r.leader)}
+            if not kinds <= {J.REVOLUTE, J.PRISMATIC}:
+                self.warnings.append(f"{follower}: a relation with a {'/'.join(sorted(k for k in kinds if k))} joint "
+                                     "is not a URDF <mimic> (revolute and prismatic joints only); not written")
+                continue
+            if r.multiplier == 0.0:
+                self.warnings.append(f"{follower}: multiplier 0 couples nothing; <mimic> not written")
+                continue
+            chosen.append(r)
+        for r in chosen:  # Newton's names the chain's root (import --schema both): compare composed
+            n = newton_of.get(r.follower)
+            if n is not None:
+                leader, m, c = chain_root(chosen, r)
+                if n.leader != leader or abs(n.multiplier - m) > 1e-6 or abs(n.offset - c) > 1e-6:
+                    self.warnings.append(f"{r.follower}: PhysX and Newton relations differ; the PhysX one is written")
+        return chosen
+
+    def _mimics(self, joint_lines, edges, joint_name, sign) -> list[tuple[str, str]]:
+        """Write the ``<mimic>`` tags; returns the (follower, leader) joint paths written.
+
+        URDF readers that build the tree first (Pinocchio) need every leader above or
+        before its followers and no leader that is itself a follower. So the joints each
+        set of relations couples are written against one of them, the one highest in the
+        tree (the file's leader when it is highest), with each relation composed along
+        the way: a chain becomes relations to its root, and a follower above its leader
+        (MJCF's two joints of one body, the first following the second) leads instead;
+        the constraints are the same.
+        """
+        chosen = self._chosen_relations(joint_name)
+        depth: dict[str, int] = {}
+        body_depth: dict[str | None, int] = {None: 0}
+        for e in edges:  # breadth-first: a parent comes before its children
+            d = body_depth.get(e.parent, 0) + 1
+            body_depth[e.child] = d
+            depth[str(e.prim.GetPath())] = d
+        links: dict[str, list[tuple[str, float, float, bool]]] = {}
+        for r in chosen:  # q_f = m q_l + c, walked both ways
+            links.setdefault(r.leader, []).append((r.follower, r.multiplier, r.offset, True))
+            links.setdefault(r.follower, []).append((r.leader, r.multiplier, r.offset, False))
+        followers = {r.follower for r in chosen}
+        index = {str(e.prim.GetPath()): i for i, e in enumerate(edges)}
+        written, seen, moved, cycles = [], set(), [], set()
+        order = list(dict.fromkeys([j for r in chosen for j in (r.leader, r.follower)]))
+        for start in order:
+            if start in seen:
+                continue
+            component, stack = [], [start]
+            seen.add(start)
+            while stack:
+                j = stack.pop()
+                component.append(j)
+                for other, *_ in links.get(j, []):
+                    if other not in seen:
+                        seen.add(other)
+                        stack.append(other)
+            original = [j for j in component if j not in followers]
+            root = min(component, key=lambda j: (depth.get(j, 0), j not in original))
+            affine = {root: (1.0, 0.0)}  # q_j = m q_root + c
+            stack = [root]
+            while stack:
+                j = stack.pop()
+                mj, cj = affine[j]
+                for other, m, c, other_follows in links.get(j, []):
+                    # other follows j: q_o = m q_j + c; j follows other: q_o = (q_j - c) / m
+                    implied = (m * mj, m * cj + c) if other_follows else (mj / m, (cj - c) / m)
+                    if other in affine:  # a cycle: the tree already says how ``other`` moves
+                        mo, co = affine[other]
+                        if abs(mo - implied[0]) > 1e-6 * max(1.0, abs(mo)) or abs(co - implied[1]) > 1e-6:
+                            cycles.add(Path(other).name)
+                        continue
+                    affine[other] = implied
+                    stack.append(other)
+            if root not in original:
+                moved.append(f"{Path(root).name} now leads {', '.join(Path(j).name for j in original)}")
+            for j in component:
+                if j == root:
+                    continue
+                mj, cj = affine[j]
+                s_f, s_l = sign[j], sign[root]
+                follower_prim, leader_prim = self.stage.GetPrimAtPath(j), self.stage.GetPrimAtPath(root)
+                ratio = (J.unit_scale(follower_prim) or 1.0) / (J.unit_scale(leader_prim) or 1.0)
+                scale_c = J.unit_scale(follower_prim) or 1.0
+                joint_lines[index[j]].append(
+                    f"    <mimic joint={quoteattr(joint_name[root])} multiplier=\"{_f32(s_f * s_l * mj, ratio)}\" "
+                    f"offset=\"{_f32(s_f * cj, scale_c)}\"/>")
+                written.append((j, root))
+        chained = [Path(r.follower).name for r in chosen if r.leader in followers]
+        if chained:
+            self.warnings.append(f"mimic chains written onto their roots (Pinocchio refuses a leader that is itself a "
+                                 f"follower; the motion is the same): {', '.join(chained)}")
+        if cycles:
+            self.warnings.append("relations that contradict the others in a cycle are not written (URDF keeps one "
+                                 f"relation per follower): {', '.join(sorted(cycles))}")
+        if moved:
+            self.warnings.append("relations written from the joint highest in the tree (Pinocchio needs the leader "
+                                 "above its followers; the constraint is the same): " + "; ".join(moved))
+        return written
 
     def _link(self, prim: Usd.Prim, name: str, G: Transform) -> list[str]:
         out = [f"  <link name={quoteattr(name)}>"]
@@ -376,22 +643,39 @@ class UrdfExporter:
         if prim.HasAPI(UsdPhysics.MassAPI):
             mass_api = UsdPhysics.MassAPI(prim)
             mass = mass_api.GetMassAttr().Get()
+            if mass_api.GetMassAttr().HasAuthoredValue() and mass is not None:
+                _finite(prim, "physics:mass", mass)
             if mass_api.GetMassAttr().HasAuthoredValue() and mass and mass > 0:
                 com = np.array(mass_api.GetCenterOfMassAttr().Get() or (0, 0, 0), dtype=float) * self.mpu
                 diag = np.array(mass_api.GetDiagonalInertiaAttr().Get() or (0, 0, 0), dtype=float) * self.mpu ** 2
+                if mass_api.GetDiagonalInertiaAttr().HasAuthoredValue():
+                    _finite(prim, "physics:diagonalInertia", diag)
+                if mass_api.GetCenterOfMassAttr().HasAuthoredValue() and not np.all(np.isinf(com)):
+                    _finite(prim, "physics:centerOfMass", com)
                 if not np.all(np.isfinite(com)) or not mass_api.GetDiagonalInertiaAttr().HasAuthoredValue():
                     # USD's fallbacks mean "compute from the colliders": URDF needs numbers
                     self.partial_mass.append(name)
                     com = np.where(np.isfinite(com), com, 0.0)
                 pa = mass_api.GetPrincipalAxesAttr().Get()
+                if pa is not None:
+                    _finite(prim, "physics:principalAxes", [pa.GetReal(), *pa.GetImaginary()])
                 Rp = quat_to_rot([pa.GetReal(), *pa.GetImaginary()]) if pa is not None and pa.GetReal() ** 2 + \
                     sum(x * x for x in pa.GetImaginary()) > 0 else np.eye(3)
-                tensor = Ginv.R @ Rp @ np.diag(diag) @ Rp.T @ Ginv.R.T
-                tiny = 1e-7 * max(float(np.max(np.abs(diag))), 1e-300)
-                tensor = np.where(np.abs(tensor) < tiny, 0.0, tensor)
                 c = Ginv.apply(com)
+                rpy = np.zeros(3)
+                if float(np.min(diag)) <= 1e-12 * max(float(np.max(diag)), 1e-300):
+                    # not positive definite (a zero principal moment), which MuJoCo refuses:
+                    # written in its principal frame with the zero moments raised to
+                    # BOUND_INERTIA (1e-12 kg m^2, nothing to any simulator), and MuJoCo told
+                    # to balance it (a lone moment breaks A + B >= C)
+                    self.degenerate_inertia.append(name)
+                    tensor, rpy = np.diag(np.maximum(diag, BOUND_INERTIA)), _clean(rot_to_rpy(Ginv.R @ Rp))
+                else:
+                    tensor = Ginv.R @ Rp @ np.diag(diag) @ Rp.T @ Ginv.R.T
+                    tiny = 1e-7 * max(float(np.max(np.abs(diag))), 1e-300)
+                    tensor = np.where(np.abs(tensor) < tiny, 0.0, tensor)
                 out += ["    <inertial>",
-                        f"      <origin xyz=\"{_vec(c)}\" rpy=\"0 0 0\"/>",
+                        f"      <origin xyz=\"{_vec(c)}\" rpy=\"{_vec(rpy)}\"/>",
                         f"      <mass value=\"{_f32(mass)}\"/>",
                         "      <inertia " + " ".join(f"{k}=\"{_f32(tensor[i, j])}\"" for k, (i, j) in
                                                     (("ixx", (0, 0)), ("ixy", (0, 1)), ("ixz", (0, 2)),
@@ -415,31 +699,48 @@ class UrdfExporter:
         if not prim.IsA(UsdGeom.Gprim):
             return None
         world, scale = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(prim), self.mpu)
+        _finite(prim, "the shape's transform", world.p, world.R, scale)
         pose = Ginv * body_world.inverse() * world
         s = scale * self.mpu
         if prim.IsA(UsdGeom.Cube):
             size = float(UsdGeom.Cube(prim).GetSizeAttr().Get())
+            _finite(prim, "the box size", size * s)
             shape = f"<box size=\"{_vec(size * s)}\"/>"
         elif prim.IsA(UsdGeom.Sphere):
-            shape = f"<sphere radius=\"{_f32(UsdGeom.Sphere(prim).GetRadiusAttr().Get() * s[0])}\"/>"
+            radius = UsdGeom.Sphere(prim).GetRadiusAttr().Get() * s[0]
+            _finite(prim, "the sphere radius", radius)
+            shape = f"<sphere radius=\"{_f32(radius)}\"/>"
         elif prim.IsA(UsdGeom.Cylinder) or prim.IsA(UsdGeom.Capsule):
             g = UsdGeom.Cylinder(prim) if prim.IsA(UsdGeom.Cylinder) else UsdGeom.Capsule(prim)
             axis = str(g.GetAxisAttr().Get() or "Z")
             if axis != "Z":
                 from .transforms import align
                 pose = pose * Transform.make(R=align(AXES["Z"], AXES[axis]))
-            tag = "cylinder" if prim.IsA(UsdGeom.Cylinder) else "capsule"
-            shape = (f"<{tag} radius=\"{_f32(g.GetRadiusAttr().Get() * s[0])}\" "
-                     f"length=\"{_f32(g.GetHeightAttr().Get() * s['XYZ'.index(axis)])}\"/>")
+            radius = g.GetRadiusAttr().Get() * s[0]
+            length = g.GetHeightAttr().Get() * s["XYZ".index(axis)]
+            _finite(prim, "the radius or height", radius, length)
+            shape = f"<cylinder radius=\"{_f32(radius)}\" length=\"{_f32(length)}\"/>"
+            if prim.IsA(UsdGeom.Capsule):  # URDF has no capsule: its exact union of parts
+                return self._shapes(prim, [(pose, shape)] + [
+                    (pose * Transform.make((0.0, 0.0, z)), f"<sphere radius=\"{_f32(radius)}\"/>")
+                    for z in (-length / 2, length / 2)])
         else:
             if prim.IsA(UsdGeom.Mesh):
                 self._mesh_skipped = getattr(self, "_mesh_skipped", 0) + 1
             return None
+        return self._shapes(prim, [(pose, shape)])
+
+    @staticmethod
+    def _shapes(prim: Usd.Prim, parts) -> list[str]:
         kind = "collision" if prim.HasAPI(UsdPhysics.CollisionAPI) else "visual"
-        return [f"    <{kind} name={quoteattr(prim.GetName())}>",
-                f"      <origin xyz=\"{_vec(_clean(pose.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(pose.R)))}\"/>",
-                f"      <geometry>{shape}</geometry>",
-                f"    </{kind}>"]
+        out = []
+        for k, (pose, shape) in enumerate(parts):
+            name = prim.GetName() if k == 0 else f"{prim.GetName()}_{k}"
+            out += [f"    <{kind} name={quoteattr(name)}>",
+                    f"      <origin xyz=\"{_vec(_clean(pose.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(pose.R)))}\"/>",
+                    f"      <geometry>{shape}</geometry>",
+                    f"    </{kind}>"]
+        return out
 
 
 def _source_name(prim: Usd.Prim) -> str:

@@ -1,11 +1,13 @@
 """``RobotModel`` -> a simulation-ready USD stage (the layout Isaac Sim's importers use).
 
 ``/<Robot>`` (defaultPrim, ArticulationRootAPI) holds the bodies as flat Xforms placed at
-their world poses, ``/<Robot>/Joints/<joint>`` the joints, ``/PhysicsScene`` gravity.
-Units are converted here and nowhere else: metres and kilograms stay (metersPerUnit =
-kilogramsPerUnit = 1); revolute limits, targets and drive gains go to degrees; mimic
-relations are authored through ``mimic_ext.schema.set_relation`` from the canonical SI
-relation, never by writing attributes.
+their world poses, ``/<Robot>/Joints/<joint>`` the joints (loop closures among them,
+excluded from the articulation), ``/PhysicsScene`` gravity. Units are converted here and
+nowhere else: metres and kilograms stay (metersPerUnit = kilogramsPerUnit = 1); revolute
+limits, targets and drive gains go to degrees; mimic relations are authored through
+``mimic_ext.schema.set_relation`` from the canonical SI relation, never by writing
+attributes. Joint armature, friction and velocity limits are written for both engines
+(``physxJoint:*`` and Newton's ``newton:*``, each reads only its own).
 """
 
 from __future__ import annotations
@@ -17,35 +19,27 @@ from pxr import Gf, Sdf, Tf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import MimicRelation, set_relation
 from ..schema.relation import NEWTON, PHYSX
-from . import meshes
-from .model import PRISMATIC, REVOLUTE, SPHERICAL, Geom, Joint, RobotModel
-from .transforms import Transform, rot_to_quat
+from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel, chain_root
+from .transforms import Transform
+from .usd_pose import quatf, set_frames, set_pose, vec3f
+from .usd_shapes import ShapeWriter
 
 DEG = 180.0 / math.pi
 #: customData key marking the FixedJoint the importer added to pin a fixed base.
 GENERATED_KEY = "mimicExtGenerated"
 FIXED_BASE = "fixedBase"
+#: customData value marking a massless body between two joints of one MJCF body
+CHAIN_LINK = "jointChainLink"
 #: customData key keeping a name that was not a valid prim name (exported back as written).
 SOURCE_NAME_KEY = "mimicExtSourceName"
+#: Newton's joint attributes (newton-usd-schemas, ``NewtonJointAPI`` in generatedSchema.usda)
+NEWTON_JOINT_API = "NewtonJointAPI"
+NEWTON_JOINT_ATTRS = ("newton:armature", "newton:friction", "newton:velocityLimit")
 
 
 def _keep_name(prim: Usd.Prim, name: str) -> None:
     if prim.GetName() != name:
         prim.SetCustomDataByKey(SOURCE_NAME_KEY, name)
-
-
-def _quatf(R) -> Gf.Quatf:
-    w, x, y, z = rot_to_quat(R)
-    return Gf.Quatf(float(w), Gf.Vec3f(float(x), float(y), float(z)))
-
-
-def _quatd(R) -> Gf.Quatd:
-    w, x, y, z = [0.0 if abs(c) < 1e-12 else c for c in rot_to_quat(R)]
-    return Gf.Quatd(float(w), Gf.Vec3d(float(x), float(y), float(z)))
-
-
-def _vec3f(v) -> Gf.Vec3f:
-    return Gf.Vec3f(*(float(x) for x in v))
 
 
 class _Names:
@@ -71,9 +65,14 @@ class StageWriter:
         self.names = _Names()
         self.body_paths: dict[str, str] = {}
         self.joint_paths: dict[str, str] = {}
-        self.meshes_left_out: list[str] = []
-        self.mesh_failures: list[str] = []
-        self.lib = meshes.mesh_library()
+
+    @property
+    def meshes_left_out(self) -> list[str]:
+        return self.shapes.meshes_left_out
+
+    @property
+    def mesh_failures(self) -> list[str]:
+        return self.shapes.mesh_failures
 
     def build(self) -> Usd.Stage:
         model = self.model
@@ -93,12 +92,14 @@ class StageWriter:
         self.scene = f"/{scene_name}"
         for parent in (self.robot, self.scene):  # keep these names free of bodies
             self.names(parent, "Joints")
+        materials = f"{self.robot}/{self.names(self.robot, 'PhysicsMaterials')}"
         self.names(self.scene, "world_geoms")
+        self.shapes = ShapeWriter(stage, self.names, materials, model.format)
 
         scene = UsdPhysics.Scene.Define(stage, "/PhysicsScene")
         g = np.asarray(model.gravity, dtype=float)
         mag = float(np.linalg.norm(g))
-        scene.CreateGravityDirectionAttr(_vec3f(g / mag if mag > 0 else (0, 0, -1)))
+        scene.CreateGravityDirectionAttr(vec3f(g / mag if mag > 0 else (0, 0, -1)))
         scene.CreateGravityMagnitudeAttr(mag)
 
         for body in model.bodies.values():
@@ -106,11 +107,13 @@ class StageWriter:
         for geom in model.world_geoms:
             if not stage.GetPrimAtPath(self.scene):
                 UsdGeom.Xform.Define(stage, self.scene)
-            self._geom(f"{self.scene}/world_geoms", geom)
+            self.shapes.write(f"{self.scene}/world_geoms", geom)
 
         trees_with_world_joint = {model.bodies[j.child].tree for j in model.joints if j.parent is None}
         for joint in model.joints:
             self._joint(joint)
+        for closure in model.closures:
+            self._closure(closure)
         for tree, root_body in model.roots.items():
             if tree != 0 and any(self.model.bodies[j.child].tree == tree for j in model.joints):
                 UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(self.body_paths[root_body]))
@@ -119,6 +122,11 @@ class StageWriter:
         for a, b in model.filtered_pairs:
             prim = stage.GetPrimAtPath(self.body_paths[a])
             UsdPhysics.FilteredPairsAPI.Apply(prim).CreateFilteredPairsRel().AddTarget(self.body_paths[b])
+        for a, b in model.filtered_geoms:
+            pa, pb = self.shapes.geom_paths.get(id(a)), self.shapes.geom_paths.get(id(b))
+            if pa and pb:
+                prim = stage.GetPrimAtPath(pa)
+                UsdPhysics.FilteredPairsAPI.Apply(prim).CreateFilteredPairsRel().AddTarget(pb)
         return stage
 
     # ---------------------------------------------------------------- bodies and shapes
@@ -132,72 +140,20 @@ class StageWriter:
         path = f"{parent}/{self.names(parent, body.name)}"
         self.body_paths[body.name] = path
         xf = UsdGeom.Xform.Define(self.stage, path)
-        _set_pose(xf, body.world)
+        set_pose(xf, body.world)
         prim = xf.GetPrim()
         _keep_name(prim, body.name)
         UsdPhysics.RigidBodyAPI.Apply(prim)
+        if body.chain_link:
+            prim.SetCustomDataByKey(GENERATED_KEY, CHAIN_LINK)
         if body.inertia is not None:
             mass = UsdPhysics.MassAPI.Apply(prim)
             mass.CreateMassAttr(float(body.inertia.mass))
             mass.CreateCenterOfMassAttr(Gf.Vec3f(*(float(x) for x in body.inertia.com)))
-            mass.CreateDiagonalInertiaAttr(_vec3f(body.inertia.moments))
-            mass.CreatePrincipalAxesAttr(_quatf(body.inertia.axes))
+            mass.CreateDiagonalInertiaAttr(vec3f(body.inertia.moments))
+            mass.CreatePrincipalAxesAttr(quatf(body.inertia.axes))
         for geom in body.geoms:
-            self._geom(f"{path}/{'collisions' if geom.collision else 'visuals'}", geom)
-
-    def _geom(self, scope: str, geom: Geom) -> None:
-        stage = self.stage
-        if geom.shape == "mesh":
-            if geom.mesh_file is None:
-                return  # reported as unresolved by the reader
-            if self.lib is None:
-                self.meshes_left_out.append(str(geom.mesh_ref))
-                return
-            try:
-                points, faces = meshes.load_mesh(geom.mesh_file, geom.size)
-            except Exception as exc:  # any parser failure leaves the mesh out, with the reason
-                self.mesh_failures.append(f"{geom.mesh_ref} ({type(exc).__name__}: {exc})")
-                return
-        if not stage.GetPrimAtPath(scope):
-            UsdGeom.Xform.Define(stage, scope)
-        path = f"{scope}/{self.names(scope, geom.name)}"
-        s = geom.size
-        if geom.shape == "box":
-            g = UsdGeom.Cube.Define(stage, path)
-            g.CreateSizeAttr(1.0)
-            g.CreateExtentAttr([(-0.5, -0.5, -0.5), (0.5, 0.5, 0.5)])
-        elif geom.shape == "sphere":
-            g = UsdGeom.Sphere.Define(stage, path)
-            g.CreateRadiusAttr(float(s[0]))
-            g.CreateExtentAttr([(-s[0],) * 3, (s[0],) * 3])
-        elif geom.shape in ("cylinder", "capsule"):
-            cls = UsdGeom.Cylinder if geom.shape == "cylinder" else UsdGeom.Capsule
-            g = cls.Define(stage, path)
-            r, h = float(s[0]), float(s[1])
-            g.CreateRadiusAttr(r)
-            g.CreateHeightAttr(h)
-            g.CreateAxisAttr(UsdGeom.Tokens.z)
-            cap = r if geom.shape == "capsule" else 0.0
-            g.CreateExtentAttr([(-r, -r, -h / 2 - cap), (r, r, h / 2 + cap)])
-        elif geom.shape == "plane":
-            g = UsdGeom.Plane.Define(stage, path)
-            g.CreateAxisAttr(UsdGeom.Tokens.z)
-            if s[0] > 0 and s[1] > 0:
-                g.CreateWidthAttr(2 * float(s[0]))
-                g.CreateLengthAttr(2 * float(s[1]))
-        else:  # mesh
-            g = UsdGeom.Mesh.Define(stage, path)
-            g.CreatePointsAttr([Gf.Vec3f(*map(float, p)) for p in points])
-            g.CreateFaceVertexCountsAttr([3] * len(faces))
-            g.CreateFaceVertexIndicesAttr([int(i) for i in faces.reshape(-1)])
-            g.CreateExtentAttr([_vec3f(points.min(axis=0)), _vec3f(points.max(axis=0))])
-        _set_pose(g, geom.pose, scale=s if geom.shape == "box" else None)
-        if geom.collision:
-            UsdPhysics.CollisionAPI.Apply(g.GetPrim())
-            if geom.shape == "mesh":
-                UsdPhysics.MeshCollisionAPI.Apply(g.GetPrim()).CreateApproximationAttr(UsdPhysics.Tokens.convexHull)
-            if self.model.format == "URDF":
-                g.CreatePurposeAttr(UsdGeom.Tokens.guide)
+            self.shapes.write(f"{path}/{'collisions' if geom.collision else 'visuals'}", geom)
 
     # ---------------------------------------------------------------- joints
     def _joints_scope(self, tree: int) -> str:
@@ -223,7 +179,7 @@ class StageWriter:
         if joint.parent is not None:
             j.CreateBody0Rel().SetTargets([Sdf.Path(self.body_paths[joint.parent])])
         j.CreateBody1Rel().SetTargets([Sdf.Path(self.body_paths[joint.child])])
-        _set_frames(j, joint.frame0, joint.frame1)
+        set_frames(j, joint.frame0, joint.frame1)
         prim = j.GetPrim()
         _keep_name(prim, joint.name)
         if joint.kind in (REVOLUTE, PRISMATIC):
@@ -233,12 +189,30 @@ class StageWriter:
                 j.CreateLowerLimitAttr(joint.lower * scale)
                 j.CreateUpperLimitAttr(joint.upper * scale)
             self._drive(prim, joint, scale)
-            self._physx_joint(prim, joint, scale)
+            self._joint_properties(prim, joint, scale)
         elif joint.kind == SPHERICAL:
             j.CreateAxisAttr("X")
             if joint.cone_limit is not None:
                 j.CreateConeAngle0LimitAttr(joint.cone_limit * DEG)
                 j.CreateConeAngle1LimitAttr(joint.cone_limit * DEG)
+
+    def _closure(self, closure: Closure) -> None:
+        """A loop-closing joint: excluded from the articulation (PhysX and Newton then
+        enforce it as a maximal-coordinate constraint), like NVIDIA's mujoco-usd-converter."""
+        stage = self.stage
+        scope = self._joints_scope(self.model.bodies[closure.body0].tree)
+        path = f"{scope}/{self.names(scope, closure.name)}"
+        self.joint_paths[closure.name] = path
+        cls = UsdPhysics.SphericalJoint if closure.kind == SPHERICAL else UsdPhysics.FixedJoint
+        j = cls.Define(stage, path)
+        j.CreateBody0Rel().SetTargets([Sdf.Path(self.body_paths[closure.body0])])
+        if closure.body1 is not None:
+            j.CreateBody1Rel().SetTargets([Sdf.Path(self.body_paths[closure.body1])])
+        set_frames(j, closure.frame0, closure.frame1)
+        j.CreateExcludeFromArticulationAttr(True)
+        if closure.kind == SPHERICAL:
+            j.CreateAxisAttr("X")
+        _keep_name(j.GetPrim(), closure.name)
 
     def _drive(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
         if not (joint.stiffness > 0 or joint.damping > 0 or joint.effort_limit):
@@ -253,56 +227,49 @@ class StageWriter:
         if joint.effort_limit:
             drive.CreateMaxForceAttr(float(joint.effort_limit))
 
-    def _physx_joint(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
-        values = {"physxJoint:armature": joint.armature, "physxJoint:jointFriction": joint.friction}
-        if joint.velocity_limit:
-            values["physxJoint:maxJointVelocity"] = joint.velocity_limit * scale
-        values = {k: v for k, v in values.items() if v}
-        if not values:
-            return
-        prim.AddAppliedSchema("PhysxJointAPI")
-        for name, value in values.items():
-            prim.CreateAttribute(name, Sdf.ValueTypeNames.Float, False).Set(float(value))
+    def _joint_properties(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
+        """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``, also what our
+        solver reads) and, with the Newton schema, for Newton (``NewtonJointAPI``): Newton
+        reads only its own attributes. Both take armature (kg m^2 or kg) and friction (N m or
+        N) in SI and the velocity limit in deg/s (revolute) or m/s. (ovphysx reads the Newton
+        ones too, as seeds for its per-axis values.)"""
+        velocity = joint.velocity_limit * scale if joint.velocity_limit else None
+        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity"))]
+        if NEWTON in self.schemas:  # a stage for PhysX alone gets no Newton schema at all
+            engines.append((NEWTON_JOINT_API, NEWTON_JOINT_ATTRS))
+        for api, names in engines:
+            values = {n: v for n, v in zip(names, (joint.armature, joint.friction, velocity)) if v}
+            if not values:
+                continue
+            prim.AddAppliedSchema(api)
+            for name, value in values.items():
+                prim.CreateAttribute(name, Sdf.ValueTypeNames.Float, False).Set(float(value))
 
     def _fix_base(self, root_body: str, tree: int) -> None:
         scope = self._joints_scope(tree)
         path = f"{scope}/{self.names(scope, 'root_joint')}"
         j = UsdPhysics.FixedJoint.Define(self.stage, path)
         j.CreateBody1Rel().SetTargets([Sdf.Path(self.body_paths[root_body])])
-        _set_frames(j, self.model.bodies[root_body].world, Transform.identity())
+        set_frames(j, self.model.bodies[root_body].world, Transform.identity())
         j.GetPrim().SetCustomDataByKey(GENERATED_KEY, FIXED_BASE)
 
     # ---------------------------------------------------------------- relations
     def relations(self) -> list[MimicRelation]:
+        """PhysX relations as the file writes them (chains stay chains); Newton's flattened
+        onto each chain's root, because Newton refuses a leader that is itself a follower
+        ("Reference joint .. is already a mimic joint")."""
         out = []
         for schema in self.schemas:
             for mimic in self.model.mimics:
-                rel = MimicRelation(follower=self.joint_paths[mimic.follower], leader=self.joint_paths[mimic.leader],
-                                    multiplier=float(mimic.multiplier), offset=float(mimic.offset) + 0.0,
+                leader, multiplier, offset = mimic.leader, mimic.multiplier, mimic.offset
+                if schema == NEWTON:
+                    leader, multiplier, offset = chain_root(self.model.mimics, mimic)
+                rel = MimicRelation(follower=self.joint_paths[mimic.follower], leader=self.joint_paths[leader],
+                                    multiplier=float(multiplier), offset=float(offset) + 0.0,
                                     instance="rotX" if schema == PHYSX else None, schema=schema)
                 set_relation(self.stage, rel)
                 out.append(rel)
         return out
-
-
-def _tidy(v) -> list[float]:
-    """Round-off below 1e-12 (e.g. cos 90 deg = 6e-17) written as 0, for readable files."""
-    return [0.0 if abs(x) < 1e-12 else float(x) for x in v]
-
-
-def _set_pose(xformable, pose: Transform, scale=None) -> None:
-    xformable.ClearXformOpOrder()
-    xformable.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Vec3d(*_tidy(pose.p)))
-    xformable.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(_quatd(pose.R))
-    if scale is not None:
-        xformable.AddScaleOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Vec3d(*(float(x) for x in scale)))
-
-
-def _set_frames(joint, frame0: Transform, frame1: Transform) -> None:
-    joint.CreateLocalPos0Attr(_vec3f(frame0.p))
-    joint.CreateLocalRot0Attr(_quatf(frame0.R))
-    joint.CreateLocalPos1Attr(_vec3f(frame1.p))
-    joint.CreateLocalRot1Attr(_quatf(frame1.R))
 
 
 def write_stage(model: RobotModel, schema: str) -> tuple[Usd.Stage, list[MimicRelation], StageWriter]:

@@ -15,9 +15,12 @@ from typing import Iterator
 from xml.parsers import expat
 
 from ..errors import MimicInputError
+from ..input_files import read_input_bytes
 
-#: Refuse documents larger than this: no robot description comes near it.
-MAX_BYTES = 64 * 1024 * 1024
+#: Element nesting refused beyond this depth: MuJoCo's XML reader (tinyxml2) stops at the
+#: same depth, no robot comes near it, and it keeps every tree walk far from Python's
+#: recursion limit.
+MAX_DEPTH = 500
 
 
 @dataclass
@@ -44,10 +47,12 @@ class Element:
         return [c for c in self.children if c.tag == tag]
 
     def iter(self, tag: str | None = None) -> Iterator["Element"]:
-        if tag is None or self.tag == tag:
-            yield self
-        for child in self.children:
-            yield from child.iter(tag)
+        stack = [self]
+        while stack:
+            el = stack.pop()
+            if tag is None or el.tag == tag:
+                yield el
+            stack.extend(reversed(el.children))
 
     @property
     def where(self) -> str:
@@ -64,18 +69,7 @@ class _Refused(Exception):
 def parse_xml(path: str | os.PathLike) -> Element:
     """Parse ``path`` into an ``Element`` tree; any problem is a one-line ``MimicInputError``."""
     p = Path(path)
-    if not p.exists():
-        raise MimicInputError(f"{p}: no such file")
-    if p.is_dir():
-        raise MimicInputError(f"{p}: is a folder, not a robot description")
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise MimicInputError(f"{p}: {size} bytes is too large for a robot description")
-        data = p.read_bytes()
-    except OSError as exc:
-        raise MimicInputError(f"{p}: cannot be read: {exc.strerror}") from None
-    return parse_xml_bytes(data, p)
+    return parse_xml_bytes(read_input_bytes(p, "robot description"), p)
 
 
 def parse_xml_bytes(data: bytes, path: Path) -> Element:
@@ -93,6 +87,9 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
         raise _Refused("external entity reference refused", parser.CurrentLineNumber)
 
     def start(tag, attrs):
+        if len(stack) >= MAX_DEPTH:
+            raise _Refused(f"<{tag}> is nested deeper than {MAX_DEPTH} elements (MuJoCo stops there too)",
+                           parser.CurrentLineNumber)
         el = Element(tag=tag, attrib=dict(attrs), line=parser.CurrentLineNumber, file=path)
         if stack:
             stack[-1].children.append(el)
@@ -119,6 +116,11 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
         raise MimicInputError(f"{path}:{exc.line}: {exc}") from None
     except expat.ExpatError as exc:
         raise MimicInputError(f"{path}:{exc.lineno}: malformed XML: {expat.ErrorString(exc.code)}") from None
+    except LookupError as exc:  # <?xml encoding="..."?> naming a codec Python does not have
+        raise MimicInputError(f"{path}:1: unknown XML encoding ({exc}): save the file as UTF-8") from None
+    except UnicodeError as exc:
+        raise MimicInputError(f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
+                              f"encoding ({exc.reason}): save the file as UTF-8") from None
     if not root:
         raise MimicInputError(f"{path}: no XML element found")
     return root[0]

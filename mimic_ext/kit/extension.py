@@ -7,8 +7,11 @@ Kit imports each ``[[python.module]]`` and starts every ``omni.ext.IExt`` subcla
 Startup: the six commands; the mimic section of the Property window (scheme "prim"); the
 action ``mimic_ext::run_fet022_sweep`` (``omni.kit.actions.core``), reached from
 *Tools > Mimic Joints > Run FET022 sweep on stage* and from the Stage window's context menu
-when a selected prim is an articulation root (then only its followers are swept). Shutdown
-removes all of it and stops a running sweep, its job thread included.
+when a selected prim is an articulation root (then only its followers are swept); the sweep
+engine ``kit-physx`` (the stage's own PhysX, ``physx_stage_engine``) in mimic_ext's engine
+registry, so scripts can also ``fet022.run(stage, engine="kit-physx")`` on Kit's thread.
+Shutdown removes all of it and stops a running sweep, its job thread included, putting the
+stage and its PhysX back as they were.
 
 Schemas: nothing is registered here. In Kit, PhysxMimicJointAPI and NewtonMimicAPI come from
 Kit's own compiled schema extensions (``omni.usd.schema.physx``, ``omni.usd.schema.newton``,
@@ -26,8 +29,10 @@ import omni.kit.window.property
 from omni.kit.menu.utils import MenuItemDescription
 from pxr import UsdPhysics
 
+from ..fet022.engines import register_engine, unregister_engine
 from ..schema import registration
 from .commands import register_commands, unregister_commands
+from .physx_stage_engine import ENGINE_NAME, KitPhysxEngine, check_available
 from .property_widget import SCHEME, WIDGET_NAME, MimicPropertiesWidget
 from .stage_sweep import StageSweepRunner
 
@@ -60,6 +65,7 @@ class MimicExtension(omni.ext.IExt):
         self._ext_name = omni.ext.get_extension_name(ext_id)
         carb.log_info(f"mimic_ext: mimic schemas declared by {registration.schema_sources()}")
         register_commands()
+        register_engine(ENGINE_NAME, KitPhysxEngine, check=check_available)
         self.runner = StageSweepRunner()
         self.widget: MimicPropertiesWidget | None = None
         window = omni.kit.window.property.get_window()
@@ -104,5 +110,6 @@ class MimicExtension(omni.ext.IExt):
             self.widget = None
         unregister_commands()
         self.runner.destroy()
+        unregister_engine(ENGINE_NAME)
         if _instance is self:
             _instance = None

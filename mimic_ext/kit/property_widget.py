@@ -387,7 +387,8 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             elif res is None:
                 text = "not swept yet in this session: press Sweep this joint"
             else:
-                text = (f"{res.status}: measured ratio {number_or_dash(res.measured_ratio)} "
+                on = f" on {res.engine}" if res.engine else ""
+                text = (f"{res.status}{on}: measured ratio {number_or_dash(res.measured_ratio)} "
                         f"(expected {number_or_dash(abs(res.gearing))}), error {number_or_dash(res.ratio_error)}")
                 notes = res.messages + res.warnings
                 if notes:

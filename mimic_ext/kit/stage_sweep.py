@@ -9,6 +9,14 @@ frame. Cancel stops the job itself (``worker.Job``), and so does the extension's
 A sweep can be limited to some prims (``scope``: a selected articulation, one joint): the
 relations of followers outside them are removed from the private copy.
 
+Engine: by default the stage's own PhysX (``kit-physx``, ``physx_stage_engine``): the analysis
+still runs on the private copy in the job thread, while PhysX steps the open stage on Kit's
+thread (the job posts the work through ``KitThreadCalls``, pumped once per frame here; the
+sweep's edits live in a temporary session sublayer that is removed again). ``warp`` (our solver
+on the private copy) is the other choice: the window's *Engine* field, the ``engine`` argument,
+or the setting ``SETTING_ENGINE``. Where the app has no omni.physx, ``kit-physx`` falls back to
+``warp`` and says so. Every result carries the label of the engine that produced it.
+
 Reports (JSON, JUnit XML, HTML) go next to a local, writable stage (``<stem>.fet022.*``),
 to a chosen folder (argument, the window's folder field, or ``SETTING_REPORT_DIR``), and
 otherwise (a stage from ``omniverse://`` or ``https://``, a read-only folder, an unsaved
@@ -34,6 +42,7 @@ import omni.usd
 from pxr import Sdf, Usd
 
 from ..errors import MimicInputError
+from .kit_thread import KitThreadCalls
 from .report_folder import report_location
 from .wording import number_or_dash
 from .worker import Job, JobCancelled
@@ -42,8 +51,14 @@ from .worker import Job, JobCancelled
 SETTING_REPORT_DIR = "/exts/mimic_ext/fet022/reportDir"
 #: Where reports of remote, read-only or unsaved stages go; empty: ~/Documents/mimic_ext/fet022 or the temp folder.
 SETTING_FALLBACK_DIR = "/exts/mimic_ext/fet022/fallbackReportDir"
+#: The engine a sweep uses: "kit-physx" (the stage's own PhysX, default) or "warp" (mimic_ext's solver).
+SETTING_ENGINE = "/exts/mimic_ext/fet022/engine"
+KIT_PHYSX, WARP = "kit-physx", "warp"
+ENGINE_CHOICES = (KIT_PHYSX, WARP)
 #: How long ``destroy()`` waits for a cancelled job to end.
 SHUTDOWN_JOIN_S = 5.0
+#: Seconds per frame spent on work the job thread posted for Kit's thread (stepping the stage's PhysX).
+PUMP_BUDGET_S = 0.05
 
 IDLE, PREPARING, RUNNING, DONE, FAILED, CANCELLED = "idle", "preparing", "running", "done", "failed", "cancelled"
 #: Progress shown for each phase (the sweep itself reports no steps).
@@ -74,14 +89,17 @@ def _limit_to(private: Usd.Stage, scope: Sequence[str]) -> None:
             remove_relation(private, rel.follower, rel.instance, rel.schema)
 
 
-def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path, stem: str, job_cancelled):
-    """The job: sweep the private copy, then write the three reports (unless cancelled)."""
+def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path, stem: str, job_cancelled, engine="warp",
+                      label: str = WARP, note: str = ""):
+    """The job: sweep the private copy with ``engine``, then write the three reports (unless cancelled)."""
     from .. import fet022
     from ..fet022.reports import write_html, write_json, write_junit
 
-    result = fet022.run(private)
+    result = fet022.run(private, engine=engine, label=label)
     if job_cancelled.is_set():
         raise JobCancelled("cancelled")
+    if note:
+        result.warnings.insert(0, note)
     result.asset = asset
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": write_json(result, out_dir / f"{stem}.fet022.json"),
@@ -104,6 +122,13 @@ class StageSweepRunner:
         self._cancel_button: ui.Button | None = None
         self._folder_model = ui.SimpleStringModel("")
         self.progress_model = ui.SimpleFloatModel(0.0, min=0.0, max=1.0)
+        self._calls = KitThreadCalls()     # made on Kit's thread: the thread that runs what the job posts
+        self._engine = None                # the kit-physx engine of the running sweep (restored when it ends)
+        chosen = carb.settings.get_settings().get_as_string(SETTING_ENGINE).strip() or KIT_PHYSX
+        #: the engine the next sweep uses (the window's Engine field)
+        self.engine_choice = chosen
+        #: the label of the engine that produced ``result`` (what ran, e.g. "warp" after a fallback)
+        self.engine_label = ""
         self._listeners: list[Callable[[], None]] = []
         self.status = IDLE
         self.message = ""
@@ -121,8 +146,10 @@ class StageSweepRunner:
         scope = [str(p.GetPath()) for p in (prim_list or []) if p]
         self.start(scope=scope or None)
 
-    def start(self, report_dir: str | Path | None = None, scope: Sequence[str] | None = None):
-        """Schedule a sweep of the open stage (only followers under ``scope`` when given); returns the task."""
+    def start(self, report_dir: str | Path | None = None, scope: Sequence[str] | None = None,
+              engine: str | None = None):
+        """Schedule a sweep of the open stage (only followers under ``scope`` when given) with ``engine``
+        ("kit-physx" or "warp"; default: the window's choice); returns the task."""
         if self.is_running():
             carb.log_warn("FET022 sweep: a sweep is already running")
             return self._task
@@ -135,7 +162,11 @@ class StageSweepRunner:
         layer = stage.GetRootLayer()
         out_dir, stem = report_location(layer.identifier, layer.realPath, chosen,
                                         settings.get_as_string(SETTING_FALLBACK_DIR))
-        self._task = asyncio.ensure_future(self._run(stage, out_dir, stem, tuple(scope or ())))
+        choice = (engine or self.engine_choice or KIT_PHYSX).strip()
+        if choice not in ENGINE_CHOICES:
+            carb.log_error(f"FET022 sweep: unknown engine '{choice}': choose {' or '.join(ENGINE_CHOICES)}")
+            return None
+        self._task = asyncio.ensure_future(self._run(stage, out_dir, stem, tuple(scope or ()), choice))
         return self._task
 
     def is_running(self) -> bool:
@@ -165,13 +196,15 @@ class StageSweepRunner:
         return next((f for f in self.result.followers if f.follower == follower), None)
 
     def destroy(self) -> None:
-        """Stop any sweep (the job too) and close the window: the extension's shutdown."""
+        """Stop any sweep (the job too), put the stage's PhysX and the open stage back, close the window:
+        the extension's shutdown."""
         if self._job is not None and not self._job.done():
             self._job.cancel()
-            if not self._job.join(SHUTDOWN_JOIN_S):
+            if not self._wait_for(self._job, SHUTDOWN_JOIN_S):
                 carb.log_warn("FET022 sweep: the sweep did not stop within "
                               f"{SHUTDOWN_JOIN_S:.0f} s; it ends with its current native call")
         self._job = None
+        self._restore_engine()
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = None
@@ -180,8 +213,42 @@ class StageSweepRunner:
             self._window.destroy()
             self._window = None
 
+    def _wait_for(self, job: Job, timeout_s: float) -> bool:
+        """Wait for a (cancelled) job on Kit's thread, running what it posts meanwhile: its clean-up
+        of the stage's PhysX is posted here too. True when it ended."""
+        deadline = time.monotonic() + timeout_s
+        while not job.done() and time.monotonic() < deadline:
+            self._calls.pump()
+            job.join(0.01)
+        self._calls.pump()
+        return job.done()
+
+    def _restore_engine(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            try:
+                engine.close()      # idempotent: the open stage and PhysX as they were before the sweep
+            except Exception:  # noqa: BLE001 - reported, never raised into Kit's shutdown
+                carb.log_error("FET022 sweep: could not restore the stage after the sweep:\n" + traceback.format_exc())
+
+    def _engine_for(self, choice: str, stage: Usd.Stage):
+        """(engine for fet022.run, its label, a note when it is not the one asked for)."""
+        if choice == WARP:
+            return WARP, WARP, ""
+        from .physx_stage_engine import KitPhysxEngine
+
+        try:
+            engine = KitPhysxEngine(live_stage=stage, calls=self._calls)
+        except MimicInputError as exc:
+            note = f"swept with {WARP} instead of {KIT_PHYSX}: {exc}"
+            carb.log_warn(f"FET022 sweep: {note}")
+            return WARP, WARP, note
+        self._engine = engine
+        return engine, engine.label, ""
+
     # -- the run ----------------------------------------------------------------------------
-    async def _run(self, stage: Usd.Stage, out_dir: Path, stem: str, scope: tuple[str, ...]) -> None:
+    async def _run(self, stage: Usd.Stage, out_dir: Path, stem: str, scope: tuple[str, ...],
+                   choice: str = KIT_PHYSX) -> None:
         app = omni.kit.app.get_app()
         layer = stage.GetRootLayer()
         asset = layer.realPath or layer.identifier
@@ -197,23 +264,28 @@ class StageSweepRunner:
             self._fail(f"cannot copy the stage for the sweep: {exc}")
             return
         what = f"{name} ({', '.join(Sdf.Path(s).name for s in scope)})" if scope else name
-        self._set_state(RUNNING, f"Sweeping {what}")
+        engine, label, note = self._engine_for(choice, stage)
+        self.engine_label = label
+        self._set_state(RUNNING, f"Sweeping {what} on {label}")
         started = time.monotonic()
         cancelled = threading.Event()
-        job = Job(functools.partial(_sweep_and_report, private, asset, out_dir, stem, cancelled),
+        job = Job(functools.partial(_sweep_and_report, private, asset, out_dir, stem, cancelled, engine, label, note),
                   name="mimic_ext FET022 sweep", cancelled=cancelled)
         self._job = job.start()
         try:
             while not job.done():
                 await app.next_update_async()
                 self.frames_while_running += 1
+                self._calls.pump(PUMP_BUDGET_S)
                 if self._progress_label is not None:
                     self._progress_label.text = f"running for {time.monotonic() - started:.1f} s"
         except asyncio.CancelledError:
             job.cancel()
+            self._wait_for(job, SHUTDOWN_JOIN_S)
             raise
         finally:
             self._job = None
+            self._restore_engine()
         try:
             result, paths = job.result()
         except JobCancelled:
@@ -231,9 +303,10 @@ class StageSweepRunner:
         counts = result.counts()
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or result.reason
         self._set_state(DONE, f"{result.status.upper()}: {summary}")
-        carb.log_info(f"FET022 sweep of {asset}: {result.status}; reports in {out_dir}")
-        _notify(f"FET022 sweep of {what}: {result.status.upper()} ({summary}); reports in {out_dir}",
-                warning=result.status != "pass")
+        ran_on = result.engine or label
+        carb.log_info(f"FET022 sweep of {asset} on {ran_on}: {result.status}; reports in {out_dir}")
+        _notify(f"FET022 sweep of {what}: {result.status.upper()} ({summary}) on {ran_on}; reports in {out_dir}",
+                warning=result.status != "pass" or bool(note))
 
     def _fail(self, message: str) -> None:
         carb.log_error(f"FET022 sweep: {message}")
@@ -267,17 +340,30 @@ class StageSweepRunner:
                                                     enabled=running, clicked_fn=self.cancel,
                                                     tooltip="Stop the sweep; no reports are written")
                 self._progress_label = ui.Label("", identifier="fet022.progress")
+                if self.engine_label and self.status not in (IDLE,):
+                    ui.Label(f"Engine: {self.engine_label}", identifier="fet022.engine", word_wrap=True)
                 if self.result is not None:
                     self._build_table()
                     if self.report_paths:
                         folder = next(iter(self.report_paths.values())).parent
                         ui.Label(f"Reports written to {folder}", identifier="fet022.reports", word_wrap=True)
                 with ui.HStack(height=0, spacing=4):
+                    ui.Label("Engine", width=100)
+                    index = ENGINE_CHOICES.index(self.engine_choice) if self.engine_choice in ENGINE_CHOICES else 0
+                    combo = ui.ComboBox(index, *ENGINE_CHOICES, identifier="fet022.engine_choice",
+                                        tooltip="kit-physx: the stage's own PhysX (omni.physx); "
+                                                "warp: mimic_ext's solver on a copy of the stage")
+                    combo.model.add_item_changed_fn(lambda m, _item: self._choose_engine(
+                        ENGINE_CHOICES[m.get_item_value_model().as_int]))
+                with ui.HStack(height=0, spacing=4):
                     ui.Label("Report folder", width=100)
                     ui.StringField(model=self._folder_model, identifier="fet022.report_dir",
                                    tooltip="Empty: next to a local stage, else the fallbackReportDir setting")
                     ui.Button("Run again", identifier="fet022.run", enabled=not running,
                               clicked_fn=lambda: self.start(scope=self.result_scope or None))
+
+    def _choose_engine(self, choice: str) -> None:
+        self.engine_choice = choice
 
     def _build_table(self) -> None:
         header = ("follower", "status", "ratio", "expected", "error", "messages")

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+#: SI per USD unit of a revolute joint (radians per degree)
+DEG = math.pi / 180.0
 PHYSX = "physx"
 NEWTON = "newton"
 SCHEMAS = (PHYSX, NEWTON)
@@ -89,14 +91,23 @@ def canonical_to_physx(multiplier: float, offset: float, s_f: float, s_l: float)
     return _clean(-multiplier / _ratio(s_f, s_l), -offset / s_f)
 
 
+def _newton_ratio(s_f: float, s_l: float) -> float:
+    """SI per unit of ``coef1``: NewtonMimicAPI declares ``coef1`` dimensionless, and Newton
+    (``import_usd._resolve_newton_mimic``) uses it unconverted between its joint coordinates,
+    radians and stage distance units. So between a revolute and a prismatic joint ``coef1``
+    is rad per unit (or units per rad), not the degrees the USD limits use; between like
+    joints this is 1 either way. (A revolute joint's scale is exactly ``DEG``.)"""
+    return (1.0 if s_f == DEG else s_f) / (1.0 if s_l == DEG else s_l)
+
+
 def newton_to_canonical(coef0: float, coef1: float, s_f: float, s_l: float) -> tuple[float, float]:
-    """``q_f = c0 + c1 q_l`` in USD units -> (multiplier, offset) in SI."""
-    return _clean(coef1 * _ratio(s_f, s_l), coef0 * s_f)
+    """``q_f = c0 + c1 q_l`` (``c0`` in the follower's USD units) -> (multiplier, offset) in SI."""
+    return _clean(coef1 * _newton_ratio(s_f, s_l), coef0 * s_f)
 
 
 def canonical_to_newton(multiplier: float, offset: float, s_f: float, s_l: float) -> tuple[float, float]:
-    """(multiplier, offset) in SI -> (coef0, coef1) in USD units."""
-    return _clean(offset / s_f, multiplier / _ratio(s_f, s_l))
+    """(multiplier, offset) in SI -> (coef0 in the follower's USD units, dimensionless coef1)."""
+    return _clean(offset / s_f, multiplier / _newton_ratio(s_f, s_l))
 
 
 def is_finite(*values: float) -> bool:

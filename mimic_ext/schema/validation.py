@@ -432,7 +432,7 @@ class _Checker:
                        if code == "MIMIC_CONTRADICTION" else "fix the gearings or remove one of these relations")
                 self.add(code, rel.follower, f"{exc}: {fix}", rel)
                 continue
-            if status == REDUNDANT and _mirrors(rel, active):
+            if status == REDUNDANT and _mirrors(rel, hard):
                 continue  # the same relation authored for both engines (import --schema both)
             if status == REDUNDANT:
                 self.add("MIMIC_REDUNDANT", rel.follower,
@@ -500,9 +500,12 @@ __all__ = ["CODES", "ERROR", "Finding", "INFO", "SEVERITIES", "WARNING", "valida
 
 
 def _mirrors(rel: MimicRelation, kept: list[MimicRelation]) -> bool:
-    """True when a kept relation of the other schema says the same on the same follower.
+    """True when a relation of the other schema on the same follower says the same (the
+    forest finds the two agree, in whichever order they come).
 
     PhysX and Newton each read only their own API, so an asset authored for both engines
-    carries the relation twice on purpose; the forest has already found the two agree.
+    carries the relation twice on purpose; the forest has already found the two agree. The
+    leaders may differ: Newton refuses chains, so its relation names the chain's root with
+    the composed coefficients where PhysX keeps the chain (``import --schema both``).
     """
-    return any(k.follower == rel.follower and k.leader == rel.leader and k.schema != rel.schema for k in kept)
+    return any(k.follower == rel.follower and k.schema != rel.schema for k in kept)

@@ -1,9 +1,12 @@
-"""Warp articulation solver that holds every mimic relation exactly (projection onto the
-relations' null space; see docs/solver.md and ../shared/docs/SOLVER_NOTES.md)."""
+"""Warp articulation solver that holds every mimic relation and loop closure exactly
+(projection onto the relations' null space plus an exact loop solve; see docs/solver.md and
+../shared/docs/SOLVER_NOTES.md)."""
 
-from .errors import MimicConflictError, MimicParticipantError, StepInProgressError, UnsupportedStageError
+from .errors import (LoopConflictError, MimicConflictError, MimicParticipantError, NonFiniteStateError,
+                     StageValueError, StepInProgressError, StepInputError, UnsupportedStageError)
 from .model import Control, Model, State, build_model
 from .solver import MimicRow, Solver
 
 __all__ = ["build_model", "Solver", "Model", "State", "Control", "MimicRow", "MimicConflictError",
-           "MimicParticipantError", "StepInProgressError", "UnsupportedStageError"]
+           "LoopConflictError", "MimicParticipantError", "NonFiniteStateError", "StageValueError",
+           "StepInProgressError", "StepInputError", "UnsupportedStageError"]

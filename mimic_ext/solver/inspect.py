@@ -70,9 +70,10 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
 
 
 def body_poses(model, q: np.ndarray) -> dict[str, np.ndarray]:
-    """World pose (4x4, metres) of every body of the model for one environment's ``q``."""
+    """World pose (4x4, metres) of every body of the model for one environment's ``q`` (bodies
+    welded to the world included)."""
     poses, _, _ = link_kinematics(model, q, np.zeros(model.dof_count))
-    out = {}
+    out = {body: pose.copy() for body, pose in model.spec.world_bodies.items()}
     for lk, t in zip(model.links, poses):
         for body, rel in lk.bodies:
             out[body] = t @ rel

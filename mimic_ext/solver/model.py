@@ -1,10 +1,13 @@
 """Model (static, built once from a stage), State and Control of the mimic solver.
 
 DOF order: every revolute/prismatic joint first, in topological order (``joint_paths``),
-then six velocity DOFs per floating base (angular velocity, then the linear velocity of the
-body point at the world origin, both in world axes). ``joint_q`` has the same columns for the
-1-DOF joints, then per floating base its position (m) and orientation quaternion (x, y, z, w),
-so ``dof_index(path)`` is valid for ``joint_q``, ``joint_qd`` and every control array alike.
+then six velocity DOFs per floating base (its angular velocity, then the linear velocity
+of the base frame's origin, both in world axes). ``joint_q`` has the same columns for the
+1-DOF joints, then per floating base its position (m) and orientation quaternion
+(x, y, z, w), so ``dof_index(path)`` is valid for ``joint_q``, ``joint_qd`` and every
+control array alike. A continuous joint (revolute, no limits) keeps its angle in
+[-pi, pi) and its whole turns in ``joint_turns``: the angle stays precise however far it
+turns, and relations, drives and position errors use the unwrapped angle.
 """
 
 from __future__ import annotations
@@ -18,18 +21,27 @@ import warp as wp
 from pxr import Usd
 
 from ..schema import read_relations
-from . import kernels as K
-from .errors import MimicParticipantError
-from .projection import STATUS, Projection, RelationRow
-from .stage_reader import FREE, LinkSpec, StageSpec, mat_to_quat_xyzw, read_stage
+from .errors import MimicInputError, MimicParticipantError
+from .kernels import PRECISIONS, kernels
+from .kernels.dynamics import F_CONT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .loops import LoopSpace
+from .projection import SOFT_ROW, STATUS, Projection, RelationRow
+from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
+
+_BIG = 3.0e38
+
+#: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
+_LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
 
 
 @dataclass
 class State:
-    """Generalized positions and velocities, one row per environment (SI units)."""
+    """Generalized positions and velocities, one row per environment (SI units); whole turns of
+    continuous joints (int32, one column per 1-DOF joint, 0 for the others)."""
 
     joint_q: wp.array
     joint_qd: wp.array
+    joint_turns: wp.array | None = None
 
 
 @dataclass
@@ -41,20 +53,16 @@ class Control:
     joint_effort: wp.array
 
 
-def _axis_frame(axis) -> np.ndarray:
-    """A rotation whose x column is the unit joint axis (the identity for +x)."""
-    a = np.asarray(axis, float)
-    a = a / np.linalg.norm(a)
-    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    c2 = helper - (helper @ a) * a
-    c2 /= np.linalg.norm(c2)
-    return np.column_stack([a, c2, np.cross(a, c2)])
-
-
 class Model:
-    """Articulation trees of a stage, their joints' limits and drives, and the mimic relations."""
+    """Articulation trees of a stage, their joints' limits and drives, loop closures and the
+    mimic relations, in float32 or float64 (``precision``)."""
 
-    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = "cpu"):
+    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = "cpu", precision: str = "float32"):
+        if precision not in PRECISIONS:
+            raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+        self.precision = precision
+        self.kernels = kernels(precision)
+        self.dtype = self.kernels.T
         self.spec = spec
         self.num_envs = int(num_envs)
         self.device = wp.get_device(device)
@@ -69,6 +77,9 @@ class Model:
         self.base_bodies = [lk.body for lk in self.links if lk.jtype == FREE]
         self.dof_count = n1 + 6 * len(self.base_bodies)
         self.coord_count = n1 + 7 * len(self.base_bodies)
+        self.closures = list(spec.closures)
+        self.closure_paths: list[str] = [c.path for c in self.closures]
+        self.loop_row_count = sum(c.rows for c in self.closures)
         # SI joint properties, editable before or between steps (call ``sync()`` after editing arrays)
         self.lower = np.array([j.lower for j in self.joints], float)
         self.upper = np.array([j.upper for j in self.joints], float)
@@ -82,12 +93,13 @@ class Model:
         self.has_drive = np.array([j.has_drive for j in self.joints], bool)
         self.drive_target_pos = np.array([j.target_pos for j in self.joints], float)
         self.drive_target_vel = np.array([j.target_vel for j in self.joints], float)
-        self.projection = Projection(self.dof_count)
         self.erp = 0.3
         self.iterations = 8
         self._relation_count = 0
         self.data = None
         self.version = 0
+        self.loop_space = self._loop_space() if self.closures else None
+        self.projection = Projection(self.dof_count, loops=self.loop_space)
 
     # ---- metadata -------------------------------------------------------------------------
     def dof_index(self, path: str) -> int:
@@ -100,6 +112,11 @@ class Model:
         i = self.dof_index(path)
         return float(self.lower[i]), float(self.upper[i])
 
+    def continuous(self) -> np.ndarray:
+        """Per 1-DOF joint: True for a continuous joint (revolute without limits), whose angle wraps."""
+        return np.array([lk.jtype == REVOLUTE for lk in self.links if lk.joint is not None], bool) \
+            & ~np.isfinite(self.lower) & ~np.isfinite(self.upper)
+
     def drive(self, path: str) -> dict:
         i = self.dof_index(path)
         return {"stiffness": float(self.stiffness[i]), "damping": float(self.drive_damping[i]),
@@ -110,6 +127,11 @@ class Model:
                   target_pos: float | None = None, target_vel: float | None = None) -> None:
         """Add or override the PD drive of one joint (SI: N m/rad or N/m, N m s/rad or N s/m)."""
         i = self.dof_index(path)
+        for name, value, inf_ok in (("stiffness", stiffness, False), ("damping", damping, False),
+                                    ("max_force", max_force, True)):
+            v = float(value)
+            if math.isnan(v) or v < 0 or (math.isinf(v) and not inf_ok):
+                raise MimicInputError(f"{path}: drive {name} {v} must be a number >= 0")
         self.stiffness[i], self.drive_damping[i], self.max_force[i] = stiffness, damping, max_force
         self.has_drive[i] = True
         if target_pos is not None:
@@ -118,6 +140,14 @@ class Model:
             self.drive_target_vel[i] = target_vel
         if self.data is not None:
             self.sync()
+
+    def unwrapped_q(self, state: State) -> np.ndarray:
+        """``joint_q`` (numpy, float64) with every continuous joint's whole turns added back."""
+        q = state.joint_q.numpy().astype(np.float64)
+        if state.joint_turns is not None and self.joints:
+            n1 = len(self.joints)
+            q[:, :n1] += 2.0 * math.pi * state.joint_turns.numpy()[:, :n1]
+        return q
 
     # ---- relations ------------------------------------------------------------------------
     def _participant(self, path: str, role: str) -> int:
@@ -129,8 +159,11 @@ class Model:
         if kind is None:
             raise MimicParticipantError(f"mimic {role} {path} is not a joint of {self.spec.source}")
         if path in self.spec.excluded:
-            raise MimicParticipantError(f"mimic {role} {path} is excluded from the articulation; "
-                                        f"only tree joints can take part")
+            raise MimicParticipantError(f"mimic {role} {path} is excluded from the articulation (a loop "
+                                        f"closure); only tree joints can take part")
+        if path in self.spec.unmoved:
+            raise MimicParticipantError(f"mimic {role} {path} moves no body: it {self.spec.unmoved[path]}; "
+                                        f"connect it to the bodies it should move")
         raise MimicParticipantError(f"mimic {role} {path} is a {kind} joint; only revolute and "
                                     f"prismatic joints can take part")
 
@@ -145,6 +178,10 @@ class Model:
         if not (math.isfinite(multiplier) and math.isfinite(offset)) or multiplier == 0.0:
             raise MimicParticipantError(f"mimic relation {follower} -> {leader}: multiplier must be finite "
                                         f"and nonzero, offset finite (got {multiplier}, {offset})")
+        if not (math.isfinite(natural_frequency) and math.isfinite(damping_ratio)) \
+                or natural_frequency < 0 or damping_ratio < 0:
+            raise MimicParticipantError(f"mimic relation {follower} -> {leader}: naturalFrequency and dampingRatio "
+                                        f"must be finite and >= 0 (got {natural_frequency}, {damping_ratio})")
         fi = self._participant(follower, "follower")
         li = self._participant(leader, "reference joint")
         self._relation_count += 1
@@ -157,7 +194,7 @@ class Model:
 
     def add_relation(self, row: RelationRow) -> str:
         """Add a relation (atomically: a conflict leaves the model unchanged)."""
-        trial = Projection(self.dof_count, self.projection.rows + [row])
+        trial = Projection(self.dof_count, self.projection.rows + [row], loops=self.loop_space)
         self.projection = trial
         if self.data is not None:
             self.sync()
@@ -168,18 +205,33 @@ class Model:
                  "offset": r.offset, "status": STATUS[k]} for r, k in zip(self.projection.rows, self.projection.kinds)]
 
     # ---- arrays ---------------------------------------------------------------------------
-    def state(self) -> State:
-        """The stage's initial state (joint state positions/velocities, base poses) in every environment."""
+    def _initial_q(self) -> np.ndarray:
         q = np.zeros(self.coord_count)
-        u = np.zeros(self.dof_count)
         for i, j in enumerate(self.joints):
-            q[i], u[i] = j.q0, j.u0
+            q[i] = j.q0
         n1 = len(self.joints)
         for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
             q[n1 + 7 * b:n1 + 7 * b + 3] = link.pose0[:3, 3]
             q[n1 + 7 * b + 3:n1 + 7 * b + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
-        return State(joint_q=wp.array(np.tile(q, (self.num_envs, 1)), dtype=float, device=self.device),
-                     joint_qd=wp.array(np.tile(u, (self.num_envs, 1)), dtype=float, device=self.device))
+        return q
+
+    def _rows(self, a: np.ndarray, dtype=None) -> wp.array:
+        return wp.array(np.tile(a, (self.num_envs, 1)), dtype=dtype or self.dtype, device=self.device)
+
+    def state(self) -> State:
+        """The stage's initial state (joint state positions/velocities, base poses) in every environment."""
+        q = self._initial_q()
+        u = np.zeros(self.dof_count)
+        for i, j in enumerate(self.joints):
+            u[i] = j.u0
+        turns = np.zeros(max(len(self.joints), 1), np.int32)
+        cont = self.continuous()
+        if cont.any():          # a stage's initial angle past +-pi: the angle wrapped, the turns kept
+            n1 = len(self.joints)
+            k = np.where(cont, np.floor((q[:n1] + math.pi) / (2 * math.pi)), 0.0)
+            q[:n1] -= 2 * math.pi * k
+            turns[:n1] = k.astype(np.int32)
+        return State(joint_q=self._rows(q), joint_qd=self._rows(u), joint_turns=self._rows(turns, wp.int32))
 
     def control(self) -> Control:
         """Drive targets from the stage's drives, zero efforts."""
@@ -187,15 +239,42 @@ class Model:
         tv = np.zeros(self.dof_count)
         n1 = len(self.joints)
         tp[:n1], tv[:n1] = self.drive_target_pos, self.drive_target_vel
-        mk = lambda a: wp.array(np.tile(a, (self.num_envs, 1)), dtype=float, device=self.device)  # noqa: E731
-        return Control(joint_target_pos=mk(tp), joint_target_vel=mk(tv), joint_effort=mk(np.zeros(self.dof_count)))
+        return Control(joint_target_pos=self._rows(tp), joint_target_vel=self._rows(tv),
+                       joint_effort=self._rows(np.zeros(self.dof_count)))
 
     def sync(self) -> None:
         """Upload the model (joint properties, relations) to the device; arrays keep their identity."""
-        self.data = self._build_data()
+        self.data, self.work_size = self._build_data(self.projection)
         self.version += 1
 
-    def _build_data(self) -> K.ModelData:
+    # ---- loop closures --------------------------------------------------------------------
+    def _loop_space(self) -> LoopSpace:
+        """The loops' build-time analysis, on the kernel's own loop rows (one environment)."""
+        K = self.kernels
+        md, size = self._build_data(Projection(self.dof_count))
+        sc = _scratch(K, self, 1, size)
+        n, m = self.dof_count, self.loop_row_count
+        J = wp.zeros((1, m * n), dtype=self.dtype, device=self.device)
+        err = wp.zeros((1, m), dtype=self.dtype, device=self.device)
+
+        def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            qa = wp.array(np.asarray(q, float)[None], dtype=self.dtype, device=self.device)
+            wp.launch(K.loop_eval_kernel, dim=1, inputs=[md, sc, qa, J, err], device=self.device)
+            return err.numpy()[0].astype(float), J.numpy()[0].reshape(m, n).astype(float)
+
+        owners = [c.path for c in self.closures for _ in range(c.rows)]
+        rank_tol, close_tol = _LOOP_TOL[self.precision]
+        space = LoopSpace(evaluate, self._initial_q(), len(self.joints), owners, rank_tol, close_tol)
+        if not space.closed:
+            e0, _ = evaluate(space.q_closed)
+            self.warnings.append(f"the loop closures {', '.join(self.closure_paths)} do not close near the stage's "
+                                 f"initial state (largest error {np.abs(e0).max():.3g} m or rad); relations are "
+                                 f"checked against them there anyway")
+        return space
+
+    # ---- device data ----------------------------------------------------------------------
+    def _build_data(self, projection: Projection):
+        K = self.kernels
         d = self.device
         links = self.links
         md = K.ModelData()
@@ -213,15 +292,16 @@ class Model:
                 u_of.append(j)
                 j += 1
             root_of.append(i if lk.parent < 0 else root_of[lk.parent])
-        arr = lambda a, t=float: wp.array(np.asarray(a), dtype=t, device=d)  # noqa: E731
+        arr = lambda a, t=None: wp.array(np.asarray(a), dtype=t or self.dtype, device=d)  # noqa: E731
+        V3, M33 = K.vec3, K.mat33
         # The kernel works in each link's joint frame turned so that the joint axis is x, after
         # the joint motion; the link frame X_c is folded into the children's joint frames and
         # into the link's own COM and inertia (one transform per link less per step).
-        to_link = []                            # joint-motion frame -> link frame
+        to_link = []                            # link-frame coordinates -> joint-motion frame
         for lk in links:
             t = np.eye(4)
             if lk.jtype != FREE:
-                t[:3, :3] = _axis_frame(lk.axis).T
+                t[:3, :3] = axis_frame(lk.axis).T
                 t = t @ np.linalg.inv(lk.X_c)
             to_link.append(t)
         data = []
@@ -229,56 +309,78 @@ class Model:
             ld = K.LinkData()
             ld.parent, ld.jtype, ld.qs, ld.us, ld.root = lk.parent, lk.jtype, q_of[i], u_of[i], root_of[i]
             ld.nd = 6 if lk.jtype == FREE else 1
+            ld.restore = int(lk.restore)
             xp = lk.X_p if lk.parent < 0 else to_link[lk.parent] @ lk.X_p
             if lk.jtype != FREE:
                 turn = np.eye(4)
-                turn[:3, :3] = _axis_frame(lk.axis)
+                turn[:3, :3] = axis_frame(lk.axis)
                 xp = xp @ turn
-            ld.Rp, ld.pp = wp.mat33(*xp[:3, :3].flatten()), wp.vec3(*xp[:3, 3])
+            ld.Rp, ld.pp = M33(*xp[:3, :3].flatten()), V3(*xp[:3, 3])
             rot = to_link[i][:3, :3]
             ld.mass = float(lk.mass)
-            ld.com = wp.vec3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
-            ld.I = wp.mat33(*(rot @ lk.inertia @ rot.T).flatten())
+            ld.com = V3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
+            ld.I = M33(*(rot @ lk.inertia @ rot.T).flatten())
             data.append(ld)
         md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
+        cols, gains, betas, roots, k = projection.columns()
         flags = np.zeros(n1, int)
-        flags[np.isfinite(self.lower)] |= 1
-        flags[np.isfinite(self.upper)] |= 2
-        flags[np.isfinite(self.max_velocity)] |= 4
-        flags[self.friction > 0] |= 8
-        flags[self.has_drive] |= 16
-        big = 3.0e38
-        fin = lambda a: np.where(np.isfinite(a), a, big)  # noqa: E731
-        lower, upper = np.where(np.isfinite(self.lower), self.lower, -big), fin(self.upper)
+        flags[np.isfinite(self.lower)] |= F_LOWER
+        flags[np.isfinite(self.upper)] |= F_UPPER
+        flags[np.isfinite(self.max_velocity)] |= F_VMAX
+        flags[self.friction > 0] |= F_FRICTION
+        driven = self.has_drive & ((self.stiffness > 0) | (self.drive_damping > 0))   # zero gains: no drive
+        flags[driven] |= F_DRIVE
+        flags[driven & np.isfinite(self.max_force)] |= F_DSAT
+        flags[self.continuous()] |= F_CONT
+        fin = lambda a: np.where(np.isfinite(a), a, _BIG)  # noqa: E731
+        lower, upper = np.where(np.isfinite(self.lower), self.lower, -_BIG), fin(self.upper)
         vmax, fmax = fin(self.max_velocity), fin(self.max_force)
-        cols, gains, betas, roots, k = self.projection.columns()
+        # the cap a relation tree puts on each member's relation-consistent velocity: |u_j| <= |a_j| min_i vmax_i / |a_i|
+        per_root: dict[int, float] = {}
+        for jj in range(n1):
+            per_root[roots[jj]] = min(per_root.get(roots[jj], _BIG), vmax[jj] / abs(gains[jj]))
         md.k = k
         md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
-        joints = []
-        for j in range(n1):
+        col_rows = np.zeros(max(k, 1), int)
+        joints, cors = [], []
+        for jj in range(n1):
             jd = K.JointData()
-            jd.flags, jd.col, jd.rootdof = int(flags[j]), int(cols[j]), int(roots[j])
-            jd.gain, jd.beta = float(gains[j]), float(betas[j])
-            jd.lower, jd.upper, jd.vmax = float(lower[j]), float(upper[j]), float(vmax[j])
-            jd.friction, jd.armature = float(self.friction[j]), float(self.armature[j])
-            jd.damping = float(self.damping[j])
-            jd.kp, jd.kd, jd.fmax = float(self.stiffness[j]), float(self.drive_damping[j]), float(fmax[j])
+            jd.flags, jd.col, jd.rootdof = int(flags[jj]), int(cols[jj]), int(roots[jj])
+            jd.gain, jd.beta = float(gains[jj]), float(betas[jj])
+            jd.lower, jd.upper, jd.vmax = float(lower[jj]), float(upper[jj]), float(vmax[jj])
+            if roots[jj] != jj:
+                cr = K.Correction()
+                cr.j, cr.root = jj, int(roots[jj])
+                cr.cont = int(bool(flags[jj] & F_CONT or flags[roots[jj]] & F_CONT))
+                cr.gain64, cr.beta64 = float(gains[jj]), float(betas[jj])
+                cr.ucap = float(min(_BIG, abs(gains[jj]) * per_root[roots[jj]]))
+                cors.append(cr)
+            jd.friction, jd.armature = float(self.friction[jj]), float(self.armature[jj])
+            jd.damping = float(self.damping[jj])
+            jd.kp, jd.kd, jd.fmax = float(self.stiffness[jj]), float(self.drive_damping[jj]), float(fmax[jj])
+            if flags[jj] & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT):
+                col_rows[cols[jj]] = 1
             joints.append(jd)
         md.joints = wp.array(joints or [K.JointData()], dtype=K.JointData, device=d)
-        rows, kinds = self.projection.rows, self.projection.kinds
+        md.cors = wp.array(cors or [K.Correction()], dtype=K.Correction, device=d)
+        md.n_cor = len(cors)
+        md.col_rows = arr(col_rows, int)
+        rows, kinds = projection.rows, projection.kinds
         md.n_rel = len(rows)
-        md.n_soft = sum(1 for kd in kinds if kd == 2)
+        md.n_soft = sum(1 for kd in kinds if kd == SOFT_ROW)
         rels = []
         for r, kd in zip(rows, kinds):
             rd = K.RelData()
             rd.f, rd.l, rd.kind = r.fi, r.li, int(kd)
             rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
+            rd.m64, rd.c64 = r.multiplier, r.offset
+            rd.cont = int(bool(flags[r.fi] & F_CONT or flags[r.li] & F_CONT)) if max(r.fi, r.li) < n1 else 0
             rels.append(rd)
         md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
-        elim = self.projection.elimination()
+        elim = projection.elimination()
         md.n_elim = len(elim)
         steps, terms = [], []
-        for (g, node), extra in zip(elim, self.projection.elimination_terms(elim)):
+        for (g, node), extra in zip(elim, projection.elimination_terms(elim)):
             st = K.ElimStep()
             st.rel, st.node, st.start = g, node, len(terms)
             st.coef = 1.0 if rows[g].fi == node else -rows[g].multiplier
@@ -290,20 +392,60 @@ class Model:
             steps.append(st)
         md.elims = wp.array(steps or [K.ElimStep()], dtype=K.ElimStep, device=d)
         md.terms = wp.array(terms or [K.ElimTerm()], dtype=K.ElimTerm, device=d)
+        loops, row0, dirs = [], 0, []
+        for c in self.closures:
+            lp = K.LoopData()
+            lp.la, lp.lb, lp.mask, lp.angmode, lp.row0 = c.link_a, c.link_b, c.mask, c.angmode, row0
+            lp.row1 = row0 + c.rows
+            dirs += [dd for dd in range(6) if c.mask >> dd & 1]
+            fa = c.frame_a if c.link_a < 0 else to_link[c.link_a] @ c.frame_a
+            fb = c.frame_b if c.link_b < 0 else to_link[c.link_b] @ c.frame_b
+            lp.Ra, lp.pa = M33(*fa[:3, :3].flatten()), V3(*fa[:3, 3])
+            lp.Rb, lp.pb = M33(*fb[:3, :3].flatten()), V3(*fb[:3, 3])
+            loops.append(lp)
+            row0 += c.rows
+        md.n_loops, md.m = len(loops), row0
+        md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
+        md.loop_dir = arr(dirs or [0], int)
         # one row of per-environment scalar work space, in the order the step uses it
-        n, nr = self.dof_count, max(len(rows), 1)
+        n, m, nr = self.dof_count, row0, max(len(rows), 1)
+        soft = md.n_soft > 0
         off = 0
-        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("H", k * k), ("Hinv", k * k), ("bh", k),
-                           ("v", k), ("tmp", k), ("rowW", 2 * n1), ("lam", 5 * n1), ("res", n),
-                           ("H0", k * k), ("soft", 2 * nr)):
+        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("HB", k * k), ("H", k * k), ("kH", k),
+                           ("HM", k * k if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k), ("tk", k), ("res", n),
+                           ("lam", n1), ("drv", 3 * n1),
+                           ("W", 2 * n1), ("resp", k * k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
+                           ("JLr", m * k), ("tL", m), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),
+                           ("lamL", m), ("tm", m), ("YM", m * k if soft else 0), ("SLM", m * m if soft else 0),
+                           ("keepM", m if soft else 0)):
             setattr(md, "o_" + name, off)
             off += size
-        self.work_size = max(off, 1)
         md.has_float = int(bool(self.base_bodies))
-        md.has_rows = int(bool((flags & 15).any()))
+        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()))
         md.iterations, md.erp = int(self.iterations), float(self.erp)
-        md.gravity = wp.vec3(*self.gravity)
-        return md
+        md.rank_tol = float(K.rank_tol)
+        md.gravity = V3(*self.gravity)
+        return md, max(off, 1)
+
+
+def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
+    """Per-environment scratch arrays of the step for ``num_envs`` environments."""
+    d = model.device
+    n, L = model.dof_count, max(len(model.links), 1)
+    z = lambda cols, t=None: wp.zeros((num_envs, max(cols, 1)), dtype=t or model.dtype, device=d)  # noqa: E731
+    sc = K.Scratch()
+    sc.R, sc.pos = z(L, K.mat33), z(L, K.vec3)
+    sc.V, sc.Acc, sc.G = (z(L, K.spatial) for _ in range(3))
+    sc.Ic_m, sc.Ic_h, sc.Ic_I = z(L), z(L, K.vec3), z(L, K.mat33)
+    sc.S = z(n, K.spatial)
+    sc.ws = z(work_size)
+    Lf = L if model.base_bodies else 1          # float64 momentum bookkeeping of floating bases
+    sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)
+    sc.Vd, sc.Pd, sc.Td = (z(Lf, wp.spatial_vectord) for _ in range(3))
+    sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
+    sc.rel_imp, sc.rel_err = z(n_rel), z(n_rel)
+    sc.nonfinite = wp.zeros(num_envs, dtype=wp.int32, device=d)
+    return sc
 
 
 def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
@@ -318,16 +460,19 @@ def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
 
 
 def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu", fix_base: bool = False,
-                relations: Iterable | None = None) -> Model:
-    """Model of every articulation tree on ``stage`` with its mimic relations.
+                relations: Iterable | None = None, precision: str = "float32") -> Model:
+    """Model of every articulation tree on ``stage`` with its loop closures and mimic relations.
 
     ``fix_base`` welds floating roots to the world where they stand (grippers on a bench).
     ``relations`` (MimicRelation objects) replaces the stage's relations when given.
-    Errors the user can fix (contradicting relations, unsupported joints) raise
-    ``MimicInputError`` subclasses naming the prims.
+    ``precision`` "float32" (default) or "float64": the scalar type of every array and kernel.
+    Errors the user can fix (contradicting relations, unsupported joints, unusable physics
+    values) raise ``MimicInputError`` subclasses naming the prims.
     """
+    if precision not in PRECISIONS:
+        raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     spec = read_stage(stage, fix_base=fix_base)
-    model = Model(spec, num_envs=num_envs, device=device)
+    model = Model(spec, num_envs=num_envs, device=device, precision=precision)
     if relations is None:
         _relations_from_stage(model, stage)
     else:

@@ -10,8 +10,12 @@ shared ``MimicForest``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..schema.forest import REDUNDANT, MimicForest
+
+if TYPE_CHECKING:
+    from .loops import LoopSpace
 
 ACTIVE_ROW, REDUNDANT_ROW, SOFT_ROW = 0, 1, 2
 STATUS = {ACTIVE_ROW: "active", REDUNDANT_ROW: "redundant", SOFT_ROW: "compliant"}
@@ -39,8 +43,9 @@ class RelationRow:
 class Projection:
     """Relations of one model folded into root columns, gains and an impulse read-out order."""
 
-    def __init__(self, n_u: int, rows: list[RelationRow] = ()):
+    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: "LoopSpace | None" = None):
         self.n_u = n_u
+        self.loops = loops
         self.rows: list[RelationRow] = []
         self.kinds: list[int] = []
         self.forest = MimicForest()
@@ -48,17 +53,29 @@ class Projection:
             self.add(row)
 
     def add(self, row: RelationRow) -> str:
-        """Add a relation; raises ``MimicConflictError`` (nothing changed) when it cannot hold."""
+        """Add a relation; raises ``MimicConflictError`` (nothing changed) when it cannot hold.
+
+        With loop closures, a hard relation that would join two trees of the forest is first
+        checked against the loops (``LoopSpace.classify``): one the loops already hold is
+        redundant and not eliminated; one they contradict raises ``LoopConflictError``.
+        """
         if row.compliant:
             kind = SOFT_ROW
             if row.fi == row.li:
                 self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)  # raises SELF
+        elif (self.loops is not None and row.fi != row.li and row.multiplier != 0.0
+              and self.forest.find(row.fi)[0] != self.forest.find(row.li)[0]
+              and self.loops.classify(row, self.active_rows())):
+            kind = REDUNDANT_ROW
         else:
             status = self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)
             kind = REDUNDANT_ROW if status == REDUNDANT else ACTIVE_ROW
         self.rows.append(row)
         self.kinds.append(kind)
         return STATUS[kind]
+
+    def active_rows(self) -> list[RelationRow]:
+        return [r for r, k in zip(self.rows, self.kinds) if k == ACTIVE_ROW]
 
     def columns(self) -> tuple[list[int], list[float], list[float], list[int], int]:
         """Per DOF: reduced column, gain a, offset beta, root DOF; and the column count k."""

@@ -1,22 +1,24 @@
-"""Solver: steps a Model's environments with every mimic relation held exactly.
+"""Solver: steps a Model's environments with every mimic relation and loop closure held exactly.
 
 One recorded Warp launch per step (launch overhead dominates small systems), cached per
 combination of state/control arrays and time step. Relations added at runtime rebuild
 the model's projection between steps; doing it inside a step (from a step callback) is
-refused, as the step was set up for the old relations.
+refused, as the step was set up for the old relations. A time step that is not a finite
+positive number is refused; an environment whose state became NaN or infinite is flagged
+by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import warp as wp
 
-from . import kernels as K
-from .errors import StepInProgressError
-from .model import Control, Model, State
+from .errors import NonFiniteStateError, StepInProgressError, StepInputError
+from .model import Control, Model, State, _scratch
 from .projection import STATUS
 
 _CACHE_SIZE = 8
@@ -38,13 +40,19 @@ class MimicRow:
 
 
 class Solver:
-    """Reduced-coordinate articulation solver with exact mimic relations (see docs/solver.md)."""
+    """Reduced-coordinate articulation solver with exact mimic relations (see docs/solver.md).
 
-    def __init__(self, model: Model, erp: float = 0.3, iterations: int = 8):
+    ``raise_on_nonfinite``: after each step, read the kernel's per-environment flags and raise
+    ``NonFiniteStateError`` naming the environments whose state is no longer finite (costs a
+    device-to-host copy per step; ``nonfinite_envs()`` reads the same flags on demand).
+    """
+
+    def __init__(self, model: Model, erp: float = 0.3, iterations: int = 8, raise_on_nonfinite: bool = False):
         self.model = model
         model.erp = float(erp)
         model.iterations = int(iterations)
         model.sync()
+        self.raise_on_nonfinite = bool(raise_on_nonfinite)
         self.callbacks: list[Callable[["Solver"], None]] = []
         self._in_step = False
         self._launches: dict = {}
@@ -52,39 +60,30 @@ class Solver:
 
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
-        m, N, d = self.model, self.model.num_envs, self.model.device
-        n, L = m.dof_count, max(len(m.links), 1)
-        R = max(len(m.projection.rows), 1)
-        z = lambda cols, t=float: wp.zeros((N, max(cols, 1)), dtype=t, device=d)  # noqa: E731
-        sc = K.Scratch()
-        sc.R, sc.pos = z(L, wp.mat33), z(L, wp.vec3)
-        sc.V, sc.Acc, sc.G = (z(L, wp.spatial_vector) for _ in range(3))
-        sc.Ic_m, sc.Ic_h, sc.Ic_I = z(L), z(L, wp.vec3), z(L, wp.mat33)
-        sc.S = z(n, wp.spatial_vector)
-        sc.ws = z(m.work_size)
-        Lf = L if m.base_bodies else 1          # float64 momentum bookkeeping of floating bases
-        sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)
-        sc.Vd, sc.Pd, sc.Td = (z(Lf, wp.spatial_vectord) for _ in range(3))
-        sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
-        self._scratch = sc
-        self._rel_imp = z(R)
-        self._rel_err = z(R)
+        m = self.model
+        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
         self._launches.clear()
         self._version = m.version
 
     # ---- stepping -------------------------------------------------------------------------
+    def _turns(self, state: State) -> wp.array:
+        if state.joint_turns is None:
+            state.joint_turns = wp.zeros((self.model.num_envs, max(len(self.model.joints), 1)), dtype=wp.int32,
+                                         device=self.model.device)
+        return state.joint_turns
+
     def _launch(self, state_in: State, state_out: State, control: Control, dt: float):
         if self._version != self.model.version:
             self._alloc()
-        arrays = (state_in.joint_q, state_in.joint_qd, control.joint_target_pos, control.joint_target_vel,
-                  control.joint_effort, state_out.joint_q, state_out.joint_qd)
+        arrays = (state_in.joint_q, state_in.joint_qd, self._turns(state_in), control.joint_target_pos,
+                  control.joint_target_vel, control.joint_effort, state_out.joint_q, state_out.joint_qd,
+                  self._turns(state_out))
         key = tuple(id(a) for a in arrays) + (float(dt),)
         hit = self._launches.get(key)
         if hit is not None:
             return hit[0]
-        cmd = wp.launch(K.step_kernel, dim=self.model.num_envs,
-                        inputs=[self.model.data, self._scratch, *arrays[:5], float(dt), *arrays[5:],
-                                self._rel_imp, self._rel_err],
+        cmd = wp.launch(self.model.kernels.step_kernel, dim=self.model.num_envs,
+                        inputs=[self.model.data, self._scratch, *arrays[:6], float(dt), *arrays[6:]],
                         device=self.model.device, record_cmd=True)
         if len(self._launches) >= _CACHE_SIZE:
             self._launches.pop(next(iter(self._launches)))
@@ -92,9 +91,15 @@ class Solver:
         return cmd
 
     def step(self, state_in: State, state_out: State, control: Control, dt: float) -> None:
-        """Advance every environment by ``dt``; ``state_out`` may be ``state_in``."""
+        """Advance every environment by ``dt`` (s, finite and > 0); ``state_out`` may be ``state_in``."""
         if self._in_step:
             raise StepInProgressError("Solver.step called from inside a step")
+        try:
+            dt_ok = math.isfinite(dt) and dt > 0
+        except TypeError:
+            dt_ok = False
+        if not dt_ok:
+            raise StepInputError(f"Solver.step: time step dt = {dt!r} s; it must be a finite number > 0")
         self._in_step = True
         try:
             self._launch(state_in, state_out, control, dt).launch()
@@ -103,6 +108,16 @@ class Solver:
         finally:
             self._in_step = False
         self.last_dt = float(dt)
+        if self.raise_on_nonfinite:
+            bad = self.nonfinite_envs()
+            if bad:
+                shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
+                raise NonFiniteStateError(f"the state of {len(bad)} environment(s) is no longer finite after "
+                                          f"this step: {shown} (NaN or inf in their state or control?)", bad)
+
+    def nonfinite_envs(self) -> list[int]:
+        """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""
+        return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy())]
 
     # ---- relations ------------------------------------------------------------------------
     def add_mimic(self, follower_path: str, leader_path: str, multiplier: float, offset: float = 0.0,
@@ -129,7 +144,7 @@ class Solver:
             zero = np.zeros(self.model.num_envs)
             return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], zero.copy(), zero.copy())
                     for r, k in zip(rows, self.model.projection.kinds)]
-        imp = self._rel_imp.numpy()
-        err = self._rel_err.numpy()
+        imp = self._scratch.rel_imp.numpy()
+        err = self._scratch.rel_err.numpy()
         return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
                 for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))]

@@ -1,9 +1,12 @@
 """USD stage -> articulation trees in SI units (pure Python/numpy, run once per model).
 
 This is the only place where the solver reads USD, so unit conversions (degrees, stage
-units, per-degree drive gains) happen here exactly once. Fixed joints are merged into
-their parent link, loop-closing joints (``physics:excludeFromArticulation``) are left out
-of the tree, and a tree whose root has no joint to the world gets a floating base.
+units, per-degree drive gains) happen here exactly once, and so are the checks that every
+physics value read is usable (finite, non-negative where it must be, lower <= upper): a bad
+one raises ``StageValueError`` naming the prim, never a NaN state later. Fixed joints are
+merged into their parent link; joints excluded from the articulation, and joints that
+reach a body already in a tree, close loops (``ClosureSpec``); a tree whose root has no
+joint to the world gets a floating base.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import joints as J
-from .errors import UnsupportedStageError
+from .errors import StageValueError, UnsupportedStageError
 
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
 
@@ -68,10 +71,30 @@ def _gf_quat_mat(q) -> np.ndarray:
     return _quat_to_mat(q.GetReal(), im[0], im[1], im[2])
 
 
+def _bad(prim, what: str, value, fix: str):
+    return StageValueError(f"{prim.GetPath() if hasattr(prim, 'GetPath') else prim}: {what} is {value}; {fix}")
+
+
+def _check_finite(prim, what: str, values) -> None:
+    """Raise naming the prim when any of ``values`` (a number or a sequence) is NaN or infinite."""
+    flat = np.asarray(values, dtype=float).ravel()
+    if not np.isfinite(flat).all():
+        raise _bad(prim, what, tuple(flat.tolist()) if flat.size > 1 else float(flat[0]), "author finite values")
+
+
+def _check_non_negative(prim, what: str, value, allow_inf: bool = False) -> float:
+    """``value`` as a float, raising naming the prim when it is NaN, negative (or infinite)."""
+    v = float(value)
+    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
+        raise _bad(prim, what, v, "author a finite value >= 0" if not allow_inf else "author a value >= 0")
+    return v
+
+
 def world_pose(prim: Usd.Prim, mpu: float) -> np.ndarray:
     """The prim's world transform without scale, translation in metres."""
     m = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default()) \
         if prim.IsA(UsdGeom.Xformable) else Gf.Matrix4d(1.0)
+    _check_finite(prim, "its world transform", [m[i][j] for i in range(4) for j in range(4)])
     t = Gf.Transform(m)
     return _tf(np.array(t.GetTranslation()) * mpu, _gf_quat_mat(t.GetRotation().GetQuat()))
 
@@ -113,6 +136,32 @@ class LinkSpec:
     mass: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+    restore: bool = True     # a floating root whose tree's momentum the step restores exactly
+
+
+#: Locked directions of a loop-closing joint in its frame turned so that a free rotation
+#: axis is x: bit d locks translation along axis d (d < 3) or rotation about axis d - 3.
+CLOSURE_MASKS = {J.REVOLUTE: 0b110111, J.PRISMATIC: 0b111110, J.SPHERICAL: 0b000111, J.FIXED: 0b111111}
+
+
+@dataclass
+class ClosureSpec:
+    """A loop-closing joint: side a (body0) and side b (body1) as (link, frame in that link's
+    frame; link -1: the world, frame in world), each frame turned so that a free rotation is
+    about x; ``mask`` its locked directions (see CLOSURE_MASKS); ``angmode`` 1 when x turns freely."""
+
+    path: str
+    kind: str
+    link_a: int
+    frame_a: np.ndarray
+    link_b: int
+    frame_b: np.ndarray
+    mask: int
+    angmode: int
+
+    @property
+    def rows(self) -> int:
+        return bin(self.mask).count("1")
 
 
 @dataclass
@@ -121,8 +170,11 @@ class StageSpec:
     gravity: np.ndarray
     warnings: list[str]
     joint_kinds: dict[str, str]          # every joint prim on the stage -> kind (for error messages)
-    excluded: list[str]                  # loop-closing joints left out of the trees
+    excluded: list[str]                  # joints that are not tree joints: loop closures, unsupported kinds
     source: str
+    closures: list[ClosureSpec] = field(default_factory=list)
+    world_bodies: dict[str, np.ndarray] = field(default_factory=dict)   # bodies welded to the world: pose
+    unmoved: dict[str, str] = field(default_factory=dict)   # joints that move no body -> why
 
 
 def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
@@ -133,6 +185,10 @@ def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
             scene = UsdPhysics.Scene(prim)
             d = scene.GetGravityDirectionAttr().Get()
             mag = scene.GetGravityMagnitudeAttr().Get()
+            if d is not None:
+                _check_finite(prim, "physics:gravityDirection", d)
+            if mag is not None and math.isnan(mag):
+                raise _bad(prim, "physics:gravityMagnitude", mag, "author a magnitude (or -inf for Earth gravity)")
             direction = np.array(d, float) if d is not None and np.linalg.norm(np.array(d, float)) > 0 else down
             direction = direction / np.linalg.norm(direction)
             g = DEFAULT_GRAVITY if mag is None or not math.isfinite(mag) or mag < 0 else float(mag) * mpu
@@ -148,6 +204,10 @@ def _attr(prim: Usd.Prim, name: str):
 def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
+    if pos is not None:
+        _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
+    if rot is not None:
+        _check_finite(joint.GetPrim(), f"physics:localRot{side}", [rot.GetReal(), *rot.GetImaginary()])
     p = np.array(pos, float) * mpu if pos is not None else np.zeros(3)
     r = _gf_quat_mat(rot) if rot is not None else np.eye(3)
     return _tf(p, r)
@@ -155,38 +215,56 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
 
 def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec:
     spec = JointSpec(path=str(prim.GetPath()), kind=kind)
+    typed = UsdPhysics.RevoluteJoint(prim) if kind == J.REVOLUTE else UsdPhysics.PrismaticJoint(prim)
+    lo, hi = typed.GetLowerLimitAttr().Get(), typed.GetUpperLimitAttr().Get()
+    for name, value in (("physics:lowerLimit", lo), ("physics:upperLimit", hi)):
+        if value is not None and math.isnan(value):
+            raise _bad(prim, name, value, "author a number (+-inf for no limit)")
     lim = J.limits_si(prim)
     if lim is not None:
+        if lim[0] > lim[1]:
+            raise _bad(prim, "physics:lowerLimit > physics:upperLimit", f"{lo} > {hi}",
+                       "swap them (lower <= upper), or lock the joint with a fixed joint")
         spec.lower, spec.upper = lim
     ang = kind == J.REVOLUTE
     s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
     force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
+    raw_v = _attr(prim, "physxJoint:maxJointVelocity")
+    if raw_v is not None and math.isnan(raw_v):
+        raise _bad(prim, "physxJoint:maxJointVelocity", raw_v, "author a number (or remove it for no cap)")
     v = J.max_velocity_si(prim)
     if v is not None:
         spec.max_velocity = v
     f = _attr(prim, "physxJoint:jointFriction")
-    if f is not None and math.isfinite(f) and f > 0:
-        spec.friction = float(f) * force_scale
+    if f is not None:
+        spec.friction = _check_non_negative(prim, "physxJoint:jointFriction", f) * force_scale
     a = _attr(prim, "physxJoint:armature")
-    if a is not None and math.isfinite(a) and a > 0:
-        spec.armature = float(a) * (kgpu * mpu * mpu if ang else kgpu)
+    if a is not None:
+        spec.armature = _check_non_negative(prim, "physxJoint:armature", a) * (kgpu * mpu * mpu if ang else kgpu)
     dof = "angular" if ang else "linear"
     if prim.HasAPI(UsdPhysics.DriveAPI, dof):
         drive = UsdPhysics.DriveAPI(prim, dof)
-        kp = drive.GetStiffnessAttr().Get() or 0.0
-        kd = drive.GetDampingAttr().Get() or 0.0
+        kp = _check_non_negative(prim, f"drive:{dof}:physics:stiffness", drive.GetStiffnessAttr().Get() or 0.0)
+        kd = _check_non_negative(prim, f"drive:{dof}:physics:damping", drive.GetDampingAttr().Get() or 0.0)
         fmax = drive.GetMaxForceAttr().Get()
+        if fmax is not None:
+            fmax = _check_non_negative(prim, f"drive:{dof}:physics:maxForce", fmax, allow_inf=True)
+        tp = drive.GetTargetPositionAttr().Get() or 0.0
+        tv = drive.GetTargetVelocityAttr().Get() or 0.0
+        _check_finite(prim, f"drive:{dof}:physics:targetPosition / targetVelocity", [tp, tv])
         spec.has_drive = True
-        spec.stiffness = float(kp) * force_scale / s           # per degree (or unit) -> per rad (or m)
-        spec.damping = float(kd) * force_scale / s
+        spec.stiffness = kp * force_scale / s           # per degree (or unit) -> per rad (or m)
+        spec.damping = kd * force_scale / s
         spec.max_force = math.inf if fmax is None or not math.isfinite(fmax) or fmax >= 3.4e38 \
             else float(fmax) * force_scale
-        spec.target_pos = float(drive.GetTargetPositionAttr().Get() or 0.0) * s
-        spec.target_vel = float(drive.GetTargetVelocityAttr().Get() or 0.0) * s
+        spec.target_pos = float(tp) * s
+        spec.target_vel = float(tv) * s
     pos = _attr(prim, f"state:{dof}:physics:position")
     vel = _attr(prim, f"state:{dof}:physics:velocity")
-    spec.q0 = float(pos) * s if pos is not None and math.isfinite(pos) else 0.0
-    spec.u0 = float(vel) * s if vel is not None and math.isfinite(vel) else 0.0
+    if pos is not None or vel is not None:
+        _check_finite(prim, f"state:{dof}:physics:position / velocity", [pos or 0.0, vel or 0.0])
+    spec.q0 = float(pos) * s if pos is not None else 0.0
+    spec.u0 = float(vel) * s if vel is not None else 0.0
     return spec
 
 
@@ -196,13 +274,20 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
     if prim.HasAPI(UsdPhysics.MassAPI):
         api = UsdPhysics.MassAPI(prim)
         m = api.GetMassAttr().Get()
-        mass = float(m) * kgpu if m is not None and math.isfinite(m) and m > 0 else 0.0
+        if m is not None:
+            mass = _check_non_negative(prim, "physics:mass", m) * kgpu    # 0: not authored (default below)
         c = api.GetCenterOfMassAttr().Get()
-        if c is not None and all(math.isfinite(x) for x in c):
+        if c is not None and not all(abs(x) == math.inf and x < 0 for x in c):  # (-inf, -inf, -inf): not authored
+            _check_finite(prim, "physics:centerOfMass", c)
             com = np.array(c, float) * mpu
         d = api.GetDiagonalInertiaAttr().Get()
-        if d is not None and all(math.isfinite(x) for x in d) and sum(d) > 0:
+        if d is not None:
+            for x in d:
+                _check_non_negative(prim, "physics:diagonalInertia", x)
+        if d is not None and sum(d) > 0:
             pa = api.GetPrincipalAxesAttr().Get()
+            if pa is not None:
+                _check_finite(prim, "physics:principalAxes", [pa.GetReal(), *pa.GetImaginary()])
             r = _gf_quat_mat(pa) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
     if inertia is None:
@@ -214,7 +299,14 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
     """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects."""
     mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
     kgpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
+    layer = stage.GetRootLayer().identifier
+    for name, value in (("metersPerUnit", mpu), ("kilogramsPerUnit", kgpu)):
+        if not (math.isfinite(value) and value > 0):
+            raise StageValueError(f"{layer}: stage {name} is {value}; author a positive number "
+                                  f"(1 for SI) in the layer metadata")
     notes: list[str] = []
+    closure_prims: list[tuple[Usd.Prim, str]] = []
+    unmoved: dict[str, str] = {}
     bodies: dict[str, Usd.Prim] = {}
     roots_api: set[str] = set()
     kinematic: set[str] = set()
@@ -225,6 +317,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             rb = UsdPhysics.RigidBodyAPI(prim)
             if rb.GetRigidBodyEnabledAttr().Get() is not False:
+                world_pose(prim, mpu)           # refuses a NaN or infinite transform, naming the body
                 bodies[str(prim.GetPath())] = prim
                 if rb.GetKinematicEnabledAttr().Get():
                     kinematic.add(str(prim.GetPath()))
@@ -239,6 +332,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
             continue
         if joint.GetExcludeFromArticulationAttr().Get():
             excluded.append(str(prim.GetPath()))
+            closure_prims.append((prim, kind))
             continue
         joint_prims.append((prim, kind))
 
@@ -251,6 +345,10 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         b0, b1 = J.joint_bodies(prim)
         s0, s1 = side_body(b0), side_body(b1)
         if s0 is None and s1 is None:
+            named = [b for b in (b0, b1) if b]
+            unmoved[str(prim.GetPath())] = (
+                f"names no rigid body (physics:body0 and physics:body1 are {' and '.join(named) or 'empty'})"
+                if not any(b in bodies for b in named) else "joins only kinematic or static bodies")
             continue
         if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
             raise UnsupportedStageError(
@@ -295,8 +393,9 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
                     child, p_side, c_side, sign = s0, 1, 0, -1.0
                 if child is None or child in where:
                     excluded.append(str(prim.GetPath()))
-                    notes.append(f"{prim.GetPath()}: closes a loop; it is not part of the tree and "
-                                 f"is not enforced (mark it physics:excludeFromArticulation)")
+                    closure_prims.append((prim, kind))
+                    notes.append(f"{prim.GetPath()}: closes a loop of the articulation; enforced as a loop "
+                                 f"closure (PhysX needs physics:excludeFromArticulation on it)")
                     continue
                 if node is None:
                     plink, ppose = -1, anchor(b0 if p_side == 0 else b1)
@@ -376,6 +475,118 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
                f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}")
         notes.append(msg)
         warnings.warn(msg, stacklevel=3)
+    closures = []
+    for prim, kind in closure_prims:
+        spec = _closure(prim, kind, where, bodies, kinematic, anchor, mpu, notes)
+        if spec is not None:
+            closures.append(spec)
+    _mark_closed_trees(links, closures)
     # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
     return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
-                     excluded=excluded, source=stage.GetRootLayer().identifier)
+                     excluded=excluded, source=layer, closures=closures, unmoved=unmoved,
+                     world_bodies={b: pose for b, (link, pose) in where.items() if link < 0})
+
+
+def _root(links: list[LinkSpec], i: int) -> int:
+    while i >= 0 and links[i].parent >= 0:
+        i = links[i].parent
+    return i
+
+
+def _mark_closed_trees(links: list[LinkSpec], closures: list[ClosureSpec]) -> None:
+    """A floating tree closed to the world or to another tree exchanges momentum through the
+    closure: its momentum is not restored (``LinkSpec.restore``)."""
+    for c in closures:
+        ra, rb = _root(links, c.link_a), _root(links, c.link_b)
+        if ra != rb:
+            for r in (ra, rb):
+                if r >= 0:
+                    links[r].restore = False
+
+
+def axis_frame(axis) -> np.ndarray:
+    """A rotation whose x column is the unit ``axis`` (the identity for +x): the solver turns
+    every joint frame so that its axis is x."""
+    a = np.asarray(axis, float)
+    a = a / np.linalg.norm(a)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    c2 = helper - (helper @ a) * a
+    c2 /= np.linalg.norm(c2)
+    return np.column_stack([a, c2, np.cross(a, c2)])
+
+
+def _axis_turn(axis) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = axis_frame(axis)
+    return t
+
+
+def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
+    """(mask, angmode, axis permutation frame) of a loop-closing joint, or None when it locks
+    nothing this solver can enforce (a note says why)."""
+    path = prim.GetPath()
+    if kind in (J.REVOLUTE, J.PRISMATIC):
+        token = (UsdPhysics.RevoluteJoint(prim) if kind == J.REVOLUTE else UsdPhysics.PrismaticJoint(prim)) \
+            .GetAxisAttr().Get()
+        lim = J.limits_si(prim)
+        dof = "angular" if kind == J.REVOLUTE else "linear"
+        drive = UsdPhysics.DriveAPI(prim, dof) if prim.HasAPI(UsdPhysics.DriveAPI, dof) else None
+        driven = drive is not None and bool((drive.GetStiffnessAttr().Get() or 0) or (drive.GetDampingAttr().Get() or 0))
+        if lim is not None or driven:
+            notes.append(f"{path}: limits and drives on a loop-closing joint are not enforced (only its locked "
+                         f"directions are)")
+        return CLOSURE_MASKS[kind], int(kind == J.REVOLUTE), _axis_turn(_AXES.get(str(token), _AXES["X"]))
+    if kind in (J.SPHERICAL, J.FIXED):
+        if kind == J.SPHERICAL and prim.HasAPI(UsdPhysics.LimitAPI, "cone"):
+            notes.append(f"{path}: the cone limit of a loop-closing spherical joint is not enforced")
+        return CLOSURE_MASKS[kind], 0, np.eye(4)
+    if kind == J.D6:
+        locked = J.d6_locked_dofs(prim)
+        lin = [i for i, d in enumerate(J.TRANS_DOFS) if d in locked]
+        ang = [i for i, d in enumerate(J.ROT_DOFS) if d in locked]
+        if len(ang) == 1:
+            notes.append(f"{path}: a loop-closing D6 joint with exactly one locked rotation is not enforced")
+            return None
+        perm = np.eye(4)
+        rot_bits = {0: 0, 2: 0b110000, 3: 0b111000}[len(ang)]
+        if len(ang) == 2:               # one free rotation: turn it onto x (a revolute pattern)
+            free = ({0, 1, 2} - set(ang)).pop()
+            order = [free, (free + 1) % 3, (free + 2) % 3]
+            perm[:3, :3] = np.eye(3)[:, order]
+            lin = [order.index(i) for i in lin]
+        mask = sum(1 << i for i in lin) | rot_bits
+        if mask == 0:
+            notes.append(f"{path}: a loop-closing D6 joint that locks nothing constrains nothing")
+            return None
+        return mask, int(len(ang) == 2), perm
+    notes.append(f"{path}: {kind} joints cannot close a loop in this solver; it is not enforced")
+    return None
+
+
+def _closure(prim: Usd.Prim, kind: str, where: dict, bodies: dict, kinematic: set, anchor, mpu: float,
+             notes: list[str]) -> ClosureSpec | None:
+    """The loop-closing joint ``prim`` as rows between the links its two bodies belong to."""
+    pattern = _closure_pattern(prim, kind, notes)
+    if pattern is None:
+        return None
+    mask, angmode, turn = pattern
+    joint = UsdPhysics.Joint(prim)
+    sides = []
+    for side, body in enumerate(J.joint_bodies(prim)):
+        local = _local_frame(joint, side, mpu) @ turn
+        if body in bodies and body not in kinematic:
+            if body not in where:
+                notes.append(f"{prim.GetPath()}: closes a loop to {body}, which is in no articulation tree; "
+                             f"not enforced")
+                return None
+            link, pose = where[body]
+            sides.append((link, pose @ local))
+        else:                       # the world: a static prim, a kinematic body or nothing
+            sides.append((-1, anchor(body) @ local))
+    (la, fa), (lb, fb) = sides
+    if la == lb:
+        notes.append(f"{prim.GetPath()}: both its bodies move as one link (welded by fixed joints); it "
+                     f"constrains nothing")
+        return None
+    return ClosureSpec(path=str(prim.GetPath()), kind=kind, link_a=la, frame_a=fa, link_b=lb, frame_b=fb,
+                       mask=mask, angmode=angmode)

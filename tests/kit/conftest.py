@@ -166,3 +166,16 @@ def robotiq_sample(tmp_path) -> Path:
 def stage(kit, extension, robotiq_sample):
     """The Robotiq-style sample open in the stand-in Kit, with the extension running."""
     return kit.open(robotiq_sample)
+
+
+@pytest.fixture
+def physx_stand_in():
+    """The omni.physx stand-in, fresh: nothing attached or playing, counters at zero, the default physics
+    (real PhysX through ovphysx where installed); the same again afterwards."""
+    import omni.physx
+
+    omni.physx._stub_reset()
+    omni.physx._stub_use_backend(None)
+    yield omni.physx
+    omni.physx._stub_reset()
+    omni.physx._stub_use_backend(None)

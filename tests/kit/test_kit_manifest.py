@@ -23,6 +23,7 @@ PROVIDERS = {
     "omni.kit.context_menu": "omni.kit.context_menu",
     "omni.kit.notification_manager": "omni.kit.notification_manager",
     "omni.kit.test": "omni.kit.test",
+    "omni.physx": "omni.physx", "omni.physics.tensors": "omni.physx.tensors",
 }
 
 
@@ -59,7 +60,8 @@ def test_dependencies_cover_every_import_and_no_schema_is_pip_installed():
     assert not [r for r in pipapi["requirements"] if "schema" in r or r.startswith("usd-core")]
     deps = manifest["dependencies"]
     assert "omni.kit.pipapi" in deps
-    for optional in ("omni.usd.schema.physx", "omni.usd.schema.newton", "omni.warp.core"):
+    for optional in ("omni.usd.schema.physx", "omni.usd.schema.newton", "omni.warp.core", "omni.physx",
+                     "omni.physx.tensors"):
         assert deps[optional] == {"optional": True}, optional
     imported = set()
     for path in (PROJECT / "mimic_ext" / "kit").rglob("*.py"):

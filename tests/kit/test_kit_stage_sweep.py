@@ -48,16 +48,19 @@ def _cell(kit, window, row, col):
     return kit.find(f"fet022.row.{row}.{col}", window.frame).text
 
 
-def test_menu_sweep_on_the_open_sample_lists_every_follower_as_passing(kit, extension, robotiq_sample):
+def test_menu_sweep_on_warp_lists_every_follower_of_the_open_sample_as_passing(kit, extension, robotiq_sample):
+    """The warp choice (mimic_ext's solver on a private copy): the sample's linkage passes. (On the
+    stage's own PhysX its overlapping colliders collide: see test_kit_physx_engine.py.)"""
     _needs_sweep()
-    from mimic_ext.kit.stage_sweep import DONE, FAILED, StageSweepRunner
+    from mimic_ext.kit.stage_sweep import DONE, FAILED, WARP, StageSweepRunner
     from mimic_ext.schema import read_relations
 
     stage = kit.open(robotiq_sample)
     followers = sorted(r.follower.rsplit("/", 1)[1] for r in read_relations(stage))
     before = robotiq_sample.read_bytes()
-    _click_menu(kit)
     runner = extension.runner
+    runner.engine_choice = WARP                           # what the window's Engine field sets
+    _click_menu(kit)
     # The first sweep in a process compiles Warp kernels (tens of seconds on 2 cores): allow many frames.
     kit.run_until(lambda: runner.status in (DONE, FAILED), max_frames=2_000_000)
     assert runner.status == DONE, runner.message
@@ -78,6 +81,8 @@ def test_menu_sweep_on_the_open_sample_lists_every_follower_as_passing(kit, exte
     assert "<html" in runner.report_paths["html"].read_text().lower()
     assert robotiq_sample.read_bytes() == before        # the authored stage is never modified
     assert runner.frames_while_running > 0              # Kit kept updating while the sweep ran
+    assert runner.result.engine == "warp" and {f.engine for f in runner.result.followers} == {"warp"}
+    assert kit.find("fet022.engine", window.frame).text == "Engine: warp"
 
 
 def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, robotiq_sample, monkeypatch,
@@ -89,7 +94,7 @@ def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, ro
     release = threading.Event()
     seen = {}
 
-    def held_run(stage, config=None, engine="warp"):
+    def held_run(stage, config=None, engine="warp", **_kw):
         seen["thread"] = threading.current_thread()
         seen["stage"] = stage
         assert release.wait(timeout=60)
@@ -167,7 +172,7 @@ def test_a_stage_in_a_folder_it_cannot_write_reports_to_the_fallback_folder(kit,
     from mimic_ext.kit.stage_sweep import DONE, SETTING_FALLBACK_DIR
 
     monkeypatch.setattr(report_folder, "folder_writable", lambda folder: folder != robotiq_sample.parent)
-    monkeypatch.setattr(fet022, "run", lambda stage, config=None, engine="warp": _one_follower_result())
+    monkeypatch.setattr(fet022, "run", lambda stage, config=None, engine="warp", **_kw: _one_follower_result())
     carb.settings.get_settings().set(SETTING_FALLBACK_DIR, str(tmp_path / "local"))
     try:
         kit.open(robotiq_sample)
@@ -186,7 +191,7 @@ def test_the_window_shows_progress_and_a_done_notification(kit, extension, robot
 
     from mimic_ext.kit.stage_sweep import DONE, StageSweepRunner
 
-    monkeypatch.setattr(fet022, "run", lambda stage, config=None, engine="warp": _one_follower_result())
+    monkeypatch.setattr(fet022, "run", lambda stage, config=None, engine="warp", **_kw: _one_follower_result())
     nm.destroy_all_notifications()
     kit.open(robotiq_sample)
     runner = extension.runner
@@ -198,12 +203,13 @@ def test_the_window_shows_progress_and_a_done_notification(kit, extension, robot
     assert runner.status == DONE and bar.model is runner.progress_model and bar.model.as_float == 1.0
     assert kit.find("fet022.cancel", window.frame).enabled is False      # nothing left to cancel
     (text, status), = _notifications()
-    assert text.startswith("FET022 sweep of robotiq_style_linkage.usda: PASS (1 pass)") and status == nm.NotificationStatus.INFO
+    assert text.startswith("FET022 sweep of robotiq_style_linkage.usda: PASS (1 pass) on kit-physx (omni.physx "), text
+    assert status == nm.NotificationStatus.INFO
 
 
 def _endless_sweep(seen):
     """A sweep that never ends by itself: Python between short native calls, like a solver's step loop."""
-    def run(stage, config=None, engine="warp"):
+    def run(stage, config=None, engine="warp", **_kw):
         seen["thread"] = threading.current_thread()
         while True:
             seen["steps"] = seen.get("steps", 0) + 1
@@ -259,7 +265,7 @@ def test_cancel_stops_a_real_sweep_inside_the_solver(kit, extension, robotiq_sam
     monkeypatch.setattr(Solver, "step", step)
     kit.open(robotiq_sample)
     runner = extension.runner
-    task = runner.start(report_dir=tmp_path / "reports")
+    task = runner.start(report_dir=tmp_path / "reports", engine="warp")     # a PhysX sweep: test_kit_physx_engine
     # The first sweep in a process compiles Warp kernels (tens of seconds on 2 cores): allow many frames.
     kit.run_until(stepping.is_set, max_frames=2_000_000)
     assert runner.cancel() is True
@@ -299,7 +305,7 @@ def Xform "B" (references = @{robotiq_sample}@) {{}}
 """)
     swept = {}
 
-    def record(stage, config=None, engine="warp"):
+    def record(stage, config=None, engine="warp", **_kw):
         swept["followers"] = sorted(r.follower for r in read_relations(stage))
         return _one_follower_result()
 

@@ -90,16 +90,22 @@ def stage_without(stage, hidden: Sequence["MimicRelation"]):
     """
     from pxr import Sdf, Usd
 
-    from ...schema.authoring import NEWTON_API, PHYSX_API
-
     session = Sdf.Layer.CreateAnonymous("fet022_session")
     private = Usd.Stage.Open(stage.GetRootLayer(), session, Usd.Stage.LoadAll)
     private.SetEditTarget(Usd.EditTarget(session))
+    hide_relations(private, hidden)
+    return private
+
+
+def hide_relations(stage, hidden: Sequence["MimicRelation"]) -> None:
+    """Remove the applied mimic API of each ``hidden`` relation in ``stage``'s current edit target
+    (a layer stronger than the one that applied it), so a simulator reading the stage skips it."""
+    from ...schema.authoring import NEWTON_API, PHYSX_API
+
     for rel in hidden:
-        prim = private.GetPrimAtPath(rel.follower)
+        prim = stage.GetPrimAtPath(rel.follower)
         if prim:
             prim.RemoveAppliedSchema(f"{PHYSX_API}:{rel.instance}" if rel.schema == "physx" else NEWTON_API)
-    return private
 
 
 _FACTORIES: dict[str, Callable[..., SweepEngine]] = {}
@@ -117,6 +123,12 @@ def register_engine(name: str, factory: Callable[..., SweepEngine], check: Calla
         _CHECKS[name] = check
     else:
         _CHECKS.pop(name, None)
+
+
+def unregister_engine(name: str) -> None:
+    """Forget ``name`` (an extension that registered an engine on startup removes it on shutdown)."""
+    _FACTORIES.pop(name, None)
+    _CHECKS.pop(name, None)
 
 
 def engine_names() -> list[str]:

@@ -301,6 +301,46 @@ class PhysxSession:
             out[path] = self._q[a][order, col].astype(float) * self.scale[path]
         return out
 
+    # ----------------------------------------- one articulation's rows, as PhysX holds them
+    # (for a caller that works per articulation, as omni.physics.tensors does: Kit's stand-in)
+    def dof_names(self, articulation: int) -> list[str]:
+        """DOF names (joint prim names) of articulation ``articulation``, in PhysX's column order."""
+        return list(self._pos[articulation][0].dof_names)
+
+    def dof_rows(self, articulation: int, targets: bool = False) -> np.ndarray:
+        """DOF positions, or position targets, of one articulation as PhysX holds them (rad or
+        stage units), (num_envs, DOFs), environment order."""
+        pos, order = self._pos[articulation]
+        if targets:
+            return self._t[articulation][order].astype(float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pos.read(self._q[articulation])
+        return self._q[articulation][order].astype(float)
+
+    def write_target_rows(self, articulation: int, rows: np.ndarray) -> None:
+        """Every DOF's position target of one articulation (rad or stage units), (num_envs, DOFs)."""
+        _, order = self._pos[articulation]
+        self._t[articulation][order] = np.asarray(rows, np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self._tgt[articulation].write(self._t[articulation])
+
+    def link_names(self, articulation: int) -> list[str]:
+        """Link (body prim) names of one articulation in PhysX's order; [] without ``bodies_by_name``."""
+        if not getattr(self, "_poses", None):
+            return []
+        return list(self._poses[articulation][0].body_names)
+
+    def link_rows(self, articulation: int) -> np.ndarray:
+        """World poses of one articulation's links, (num_envs, links, 7): position (stage units) and
+        quaternion (x, y, z, w), environment order."""
+        pose, order = self._poses[articulation]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pose.read(self._p[articulation])
+        return self._p[articulation][order].astype(float)
+
     def body_positions(self) -> dict[str, np.ndarray]:
         """World positions (m) of the bodies' origins, (num_envs, 3) each, environment order."""
         with warnings.catch_warnings():

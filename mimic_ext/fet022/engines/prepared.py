@@ -65,20 +65,31 @@ def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> Prep
     prep = PreparedStage(stage=copy, source=source)
     prep.notes.append("the stage was flattened into one in-memory layer (sublayers, references and payloads "
                       "composed; nothing written to the asset)")
+    note_hidden(prep, hidden)
+    return prep
+
+
+def note_hidden(prep: PreparedStage, hidden: Sequence[MimicRelation], where: str = "the simulated copy") -> None:
+    """One note per relation hidden from the simulator (removed from ``where``)."""
     for rel in hidden:
         what = f"PhysxMimicJointAPI:{rel.instance}" if rel.schema == "physx" else "NewtonMimicAPI"
-        prep.notes.append(f"{what} on {rel.follower} removed from the simulated copy "
+        prep.notes.append(f"{what} on {rel.follower} removed from {where} "
                           f"({'disabled' if not rel.enabled else 'rejected by the validator'})")
-    return prep
 
 
 def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], instead: str,
                    masses: bool = True, fix_base: bool = True) -> PreparedStage:
-    """The copy a USD-reading simulator runs the plan on: rejects hidden, a scene, the test
-    drives, our default masses (``masses``; ``instead``: what the engine does without them) and
-    floating roots welded (``fix_base``), the weld
-    inside the robot's root prim so that a clone of that prim carries it."""
+    """The copy a USD-reading simulator runs the plan on: rejects hidden, then ``prepare``."""
     prep = private_copy(stage, hidden_relations(stage, simulated))
+    prepare(prep, plan, instead, masses, fix_base)
+    return prep
+
+
+def prepare(prep: PreparedStage, plan, instead: str, masses: bool = True, fix_base: bool = True) -> None:
+    """The edits a USD-reading simulator needs, written to ``prep.stage``'s edit target: a scene,
+    the test drives, our default masses (``masses``; ``instead``: what the engine does without
+    them) and floating roots welded (``fix_base``), the weld inside the robot's root prim so
+    that a clone of that prim carries it."""
     ensure_scene(prep)
     write_test_drives(prep, plan)
     if masses:
@@ -93,7 +104,6 @@ def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], i
             roots = []
         for body in roots:
             weld(prep, body, robot_root(prep.stage))
-    return prep
 
 
 def self_collisions(root: Usd.Prim) -> bool | None:

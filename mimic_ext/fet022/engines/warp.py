@@ -126,7 +126,12 @@ def _step_through(wp, solver, model, state_a, state_b, control, plan: SweepPlan,
             if step + 1 in sample_after:
                 wp.copy(history, state_a.joint_q, k * per_sample, 0, per_sample)
                 k += 1
-    return history.numpy()                               # synchronises
+    q = history.numpy()                                  # synchronises
+    bad = solver.nonfinite_envs()                        # NaN or inf in a state: an error, never a pass
+    if bad:
+        raise MimicInputError(f"the warp solver's state became NaN or infinite while sweeping "
+                              f"{', '.join(plan.joints[i].path for i in bad)}")
+    return q
 
 
 #: Body positions are computed at about this many samples per environment (the harness
@@ -163,7 +168,8 @@ class _LazyBodyPositions(Mapping):
             for e in range(n_env):
                 for k, s in enumerate(self._samples):
                     for path, pose in body_poses(self._model, self._q[s, e]).items():
-                        out[path][e, k] = pose[:3, 3]
+                        if path in out:              # (body_poses also lists bodies welded to the world)
+                            out[path][e, k] = pose[:3, 3]
             self._values = out
         return self._values
 

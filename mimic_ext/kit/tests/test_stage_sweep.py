@@ -1,7 +1,10 @@
 """FET022 from the menu on the stage open in Kit: every follower of the sample passes and the reports are written.
 
-Runs inside Kit (``[[test]]`` of the extension) with the extension enabled. The sample stage is
-copied to a temporary folder first, because the runner writes its reports next to the stage.
+Runs inside Kit (``[[test]]`` of the extension) with the extension enabled, on the default engine
+(the stage's own PhysX, or warp where the app has no omni.physx). The sample stage is copied to a
+temporary folder first, because the runner writes its reports next to the stage; the copy switches
+the articulation's self-collision off (as the real Robotiq asset does), since the sample's box
+colliders overlap and PhysX's default lets them collide.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import omni.kit.actions.core
 import omni.kit.app
 import omni.kit.test
 import omni.usd
+from pxr import Sdf, Usd
 
 from mimic_ext.kit.extension import ACTION_NAME, get_extension
 from mimic_ext.kit.stage_sweep import DONE, FAILED
@@ -31,6 +35,12 @@ class TestStageSweep(omni.kit.test.AsyncTestCase):
         self._tmp = Path(tempfile.mkdtemp(prefix="mimic_ext_kit_test_"))
         self._stage_path = self._tmp / SAMPLE.name
         shutil.copyfile(SAMPLE, self._stage_path)
+        sample = Usd.Stage.Open(str(self._stage_path))
+        root = sample.GetPrimAtPath("/Robotiq")
+        root.AddAppliedSchema("PhysxArticulationAPI")
+        root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(False)
+        sample.GetRootLayer().Save()
+        self._text = self._stage_path.read_text()
         ok, err = await omni.usd.get_context().open_stage_async(str(self._stage_path))
         self.assertTrue(ok, err)
 
@@ -55,6 +65,9 @@ class TestStageSweep(omni.kit.test.AsyncTestCase):
         self.assertEqual(len(result.followers), 5)
         for follower in result.followers:
             self.assertEqual(follower.status, "pass", f"{follower.follower}: {follower.messages}")
+            self.assertEqual(follower.engine, result.engine)
+        self.assertTrue(result.engine.startswith(("kit-physx (omni.physx", "warp")), result.engine)
+        self.assertEqual(self._stage_path.read_text(), self._text)     # the sweep left the stage as it was
         for kind in ("json", "junit", "html"):
             path = ext.runner.report_paths[kind]
             self.assertEqual(path.parent, self._tmp)

@@ -1,0 +1,132 @@
+"""The collision kernel: one thread per environment runs the whole pipeline (shape poses
+and bounds, grid, filtering, narrow phase) into the environment's contact buffer.
+
+``collide_env`` is a ``wp.func`` so that the solver's step kernel can call it in place,
+on the link frames its forward kinematics has just computed (no extra launch).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .broadphase import cell, cell_of, filtered, insert_cells
+from .narrowphase import narrow
+from .support import col
+from .wp_types import PLANE, CollisionData, CollisionScratch, ContactBuffer
+
+# forward only, loops left rolled: the cold compile stays a few seconds
+wp.set_module_options({"enable_backward": False, "max_unroll": 0})
+
+
+@wp.func
+def shape_bounds(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
+                 sc: CollisionScratch, e: int):
+    """World pose of every shape (its frame's pose times its pose in the frame) and the
+    world bounding box of every finite one, grown by its contact offset."""
+    s_Rw = sc.Rw
+    s_pw = sc.pw
+    s_lo = sc.lo
+    s_hi = sc.hi
+    c_shapes = cd.shapes
+    for i in range(cd.n_shapes):
+        s = c_shapes[i]
+        R = s.R
+        p = s.p
+        if s.frame >= 0:
+            Rf = frame_R[e, s.frame]
+            R = Rf * s.R
+            p = Rf * s.p + frame_p[e, s.frame]
+        s_Rw[e, i] = R
+        s_pw[e, i] = p
+        if s.kind != PLANE:
+            c = p + R * s.center
+            A = wp.mat33(wp.abs(R[0, 0]), wp.abs(R[0, 1]), wp.abs(R[0, 2]), wp.abs(R[1, 0]), wp.abs(R[1, 1]),
+                         wp.abs(R[1, 2]), wp.abs(R[2, 0]), wp.abs(R[2, 1]), wp.abs(R[2, 2]))
+            hw = A * s.half + wp.vec3(s.offset)
+            s_lo[e, i] = c - hw
+            s_hi[e, i] = c + hw
+
+
+@wp.func
+def boxes_overlap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int):
+    return wp.min(wp.min(hi[e, i] - lo[e, j], hi[e, j] - lo[e, i])) >= 0.0
+
+
+@wp.func
+def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo: wp.array2d(dtype=wp.vec3),
+               hi: wp.array2d(dtype=wp.vec3), e: int, plane: int, j: int, offset: float):
+    n = col(Rw[e, plane], 2)
+    c = 0.5 * (lo[e, j] + hi[e, j])
+    h = 0.5 * (hi[e, j] - lo[e, j])
+    return wp.dot(c - pw[e, plane], n) - wp.dot(wp.vec3(wp.abs(n[0]), wp.abs(n[1]), wp.abs(n[2])), h) <= offset
+
+
+@wp.func
+def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
+                sc: CollisionScratch, out: ContactBuffer, e: int):
+    """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``. Counts:
+    candidate pairs, pairs whose bounds meet and that are collided, and those filtered."""
+    lo = sc.lo
+    hi = sc.hi
+    heads = sc.heads
+    ent = sc.ent
+    nxt = sc.nxt
+    shapes = cd.shapes
+    out.count[e] = 0
+    out.lost[e] = 0
+    n_cand = int(0)
+    n_hit = int(0)
+    n_filt = int(0)
+    shape_bounds(cd, frame_R, frame_p, sc, e)
+    insert_cells(cd, sc, e)
+    for k in range(cd.n_small * 8):
+        s = cd.small[k // 8]
+        ok, c, h = cell(lo[e, s], hi[e, s], cd.inv_cell, cd.hash_mask, k % 8)
+        it = int(-1)
+        if ok:
+            it = heads[e, h]
+        while it >= 0:
+            en = ent[e, it]
+            t = en[0]
+            # t in this very cell (not another one hashed alike), and this is the cell of
+            # the lowest corner of the two boxes' overlap: the pair is examined once
+            if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
+                if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
+                    n_cand = n_cand + 1
+                    if boxes_overlap(lo, hi, e, s, t):
+                        if filtered(cd, s, t):
+                            n_filt = n_filt + 1
+                        else:
+                            n_hit = n_hit + 1
+                            narrow(cd, sc, out, e, s, t)
+            it = nxt[e, it]
+    # shapes too big for the cells, and planes, against every (other) finite shape
+    for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
+        s = int(0)
+        plane = k >= cd.n_big * cd.n_shapes
+        if plane:
+            s = cd.planes[k // cd.n_shapes - cd.n_big]
+        else:
+            s = cd.big[k // cd.n_shapes]
+        t = k % cd.n_shapes
+        st = shapes[t]
+        if t != s and st.kind != PLANE and (plane or st.big == 0 or t > s):
+            n_cand = n_cand + 1
+            near = bool(False)
+            if plane:
+                near = near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, shapes[s].offset)
+            else:
+                near = boxes_overlap(lo, hi, e, s, t)
+            if near:
+                if filtered(cd, s, t):
+                    n_filt = n_filt + 1
+                else:
+                    n_hit = n_hit + 1
+                    narrow(cd, sc, out, e, s, t)
+    out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, 0)
+
+
+@wp.kernel
+def collide_kernel(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
+                   sc: CollisionScratch, out: ContactBuffer):
+    collide_env(cd, frame_R, frame_p, sc, out, wp.tid())

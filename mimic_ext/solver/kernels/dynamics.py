@@ -1,0 +1,449 @@
+"""Dynamics passes of one environment: forward kinematics with the RNEA bias, the composite
+pass (CRBA straight into the reduced columns ``A S``), joint terms (armature, damping,
+implicit drives), integration, and the float64 momentum bookkeeping of floating bases.
+
+The step works in the reduced space of the relations (``u = S v + u0``, k columns) as
+early as it can: nothing per step is quadratic in the DOF count except the k x k system.
+"""
+
+# no `from __future__ import annotations`: Warp reads these annotations as live types
+import math
+
+import warp as wp
+
+REVOLUTE = wp.constant(0)
+PRISMATIC = wp.constant(1)
+FREE = wp.constant(2)
+
+F_LOWER = wp.constant(1)
+F_UPPER = wp.constant(2)
+F_VMAX = wp.constant(4)
+F_FRICTION = wp.constant(8)
+F_DRIVE = wp.constant(16)
+F_DSAT = wp.constant(32)        # a drive whose max force is finite: a bounded row of the solve
+F_CONT = wp.constant(64)        # a continuous joint: its angle wraps into [-pi, pi), turns kept apart
+F_ROWS = wp.constant(1 | 2 | 4 | 8 | 32)
+
+TWO_PI = wp.constant(wp.float64(2.0 * math.pi))
+PI64 = wp.constant(wp.float64(math.pi))
+
+
+def build(ns) -> None:
+    T, V3, M33, SV, Q = ns.T, ns.vec3, ns.mat33, ns.spatial, ns.quat
+    A2 = wp.array2d(dtype=T)
+    I2 = wp.array2d(dtype=wp.int32)
+    MD, SC = ns.ModelData, ns.Scratch
+    sv, inertia_mul, motion_cross, force_cross = ns.sv, ns.inertia_mul, ns.motion_cross, ns.force_cross
+    turn_about_x = ns.turn_about_x
+
+    @wp.func
+    def unwrapped(q: A2, t: I2, e: int, j: int, cont: int):
+        """The joint position in float64 with, for a continuous joint (``cont``), its whole turns
+        added back: continuous joints keep q in [-pi, pi) and the turns apart, so relations and
+        drives act on the true angle."""
+        x = wp.float64(q[e, j])
+        if cont != 0:
+            x = x + TWO_PI * wp.float64(t[e, j])
+        return x
+
+    @wp.func
+    def corrections(md: MD, sc: SC, e: int, q: A2, t: I2, dt: T):
+        """u0: every eliminated DOF's position-error correction (Baumgarte at erp) of its error
+        ``q_j - (a q_root + beta)``, bounded by the velocity cap its relation tree implies, so a
+        correction never outruns a cap. The error is taken in float64 on the relation's float64
+        gain and offset: in float32 a gain's rounding times a joint angle of thousands of
+        radians would otherwise read as an error."""
+        for j in range(md.n_u):
+            sc.ws[e, md.o_u0 + j] = T(0.0)
+        rate = -md.erp / dt
+        for i in range(md.n_cor):
+            cr = md.cors[i]
+            err = unwrapped(q, t, e, cr.j, cr.cont) - cr.gain64 * unwrapped(q, t, e, cr.root, cr.cont) - cr.beta64
+            sc.ws[e, md.o_u0 + cr.j] = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
+
+    @wp.func
+    def link_pose(ld: ns.LinkData, sc: SC, e: int, q: A2):
+        """(joint frame before its motion, link frame after it) of link ``ld``, world, from its
+        parent's frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
+        Rj = ld.Rp
+        pj = ld.pp
+        if ld.jtype == FREE:
+            qs = ld.qs
+            Rj = wp.quat_to_matrix(wp.normalize(Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
+            pj = V3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
+        elif ld.parent >= 0:
+            Rpar = sc.R[e, ld.parent]
+            Rj = Rpar * ld.Rp
+            pj = sc.pos[e, ld.parent] + Rpar * ld.pp
+        Rl = Rj
+        pl = pj
+        if ld.jtype == REVOLUTE:
+            qj = q[e, ld.qs]
+            Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
+        elif ld.jtype == PRISMATIC:
+            pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
+        return Rj, pj, Rl, pl
+
+    @wp.func
+    def motion_axes(ld: ns.LinkData, sc: SC, e: int, Rj: M33, pj: V3, o: V3):
+        """Link ``ld``'s joint motion axes (``sc.S``, spatial, about o) from its joint frame."""
+        us = ld.us
+        if ld.jtype == FREE:
+            for d in range(3):
+                ed = V3(T(0.0))
+                ed[d] = T(1.0)
+                sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
+                sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
+        else:
+            aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
+            s = sv(V3(T(0.0)), aw)
+            if ld.jtype == REVOLUTE:
+                s = sv(aw, wp.cross(pj - o, aw))
+            sc.S[e, us] = s
+
+    @wp.func(inline=False)
+    def poses(md: MD, sc: SC, e: int, q: A2, o: V3):
+        """Every link's frame (``sc.R``, ``sc.pos``) and motion axes (``sc.S``) at q, nothing else."""
+        for l in range(md.n_links):
+            ld = md.links[l]
+            Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
+            motion_axes(ld, sc, e, Rj, pj, o)
+            sc.R[e, l] = Rl
+            sc.pos[e, l] = pl
+
+    @wp.func
+    def forward(md: MD, e: int, q: A2, u: A2, sc: SC, o: V3, dt: T):
+        """FK, joint motion axes, body velocities, bias accelerations, own inertias, and each
+        link's RNEA force F (gravity, Coriolis) folded into ``G = I v - dt F``.
+
+        Frames are rotation matrices (``sc.R``, ``sc.pos``: each link's joint frame after the
+        joint motion). Spatial quantities are about the point ``o`` near the system: about the
+        world origin, a body far away would lose float32 precision to cancellation.
+        """
+        a_world = sv(V3(T(0.0)), -md.gravity)
+        for l in range(md.n_links):
+            ld = md.links[l]
+            us = ld.us
+            Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
+            vl = SV()
+            al = a_world
+            motion_axes(ld, sc, e, Rj, pj, o)
+            if ld.jtype == FREE:
+                # u = (angular velocity, velocity of the base frame origin), world axes
+                om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
+                vp = V3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
+                vl = sv(om, vp + wp.cross(pl - o, om))
+                al = al + sv(V3(T(0.0)), wp.cross(vp, om))
+            else:
+                vpar = SV()
+                if ld.parent >= 0:
+                    vpar = sc.V[e, ld.parent]
+                    al = sc.Acc[e, ld.parent]
+                vj = sc.S[e, us] * u[e, us]
+                vl = vpar + vj
+                al = al + motion_cross(vl, vj)
+            sc.R[e, l] = Rl
+            sc.pos[e, l] = pl
+            sc.V[e, l] = vl
+            sc.Acc[e, l] = al
+            m = ld.mass
+            c = Rl * ld.com + pl - o
+            Ib = Rl * ld.I * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=T) - wp.outer(c, c))
+            h = m * c
+            sc.Ic_m[e, l] = m
+            sc.Ic_h[e, l] = h
+            sc.Ic_I[e, l] = Ib
+            Iv = inertia_mul(m, h, Ib, vl)
+            sc.G[e, l] = Iv - dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
+
+    @wp.func(inline=False)
+    def momentum64(md: MD, e: int, q: A2, u: A2, sc: SC, o: wp.vec3d):
+        """Per tree (at its root link): spatial momentum about ``o`` and composite inertia, float64.
+
+        Restoring a floating system's momentum compares this at the end of the step with its
+        value at the start; in float64 the two telescope, where a float32 sum of the links'
+        momenta would carry rounding noise that random-walks from step to step.
+        """
+        for l in range(md.n_links):
+            ld = md.links[l]
+            us = ld.us
+            Rl = wp.identity(n=3, dtype=wp.float64)
+            pl = wp.vec3d()
+            vl = wp.spatial_vectord()
+            if ld.jtype == FREE:
+                qs = ld.qs
+                Rl = wp.quat_to_matrix(wp.normalize(wp.quatd(wp.float64(q[e, qs + 3]), wp.float64(q[e, qs + 4]),
+                                                             wp.float64(q[e, qs + 5]), wp.float64(q[e, qs + 6]))))
+                pl = wp.vec3d(wp.float64(q[e, qs]), wp.float64(q[e, qs + 1]), wp.float64(q[e, qs + 2]))
+                om = wp.vec3d(wp.float64(u[e, us]), wp.float64(u[e, us + 1]), wp.float64(u[e, us + 2]))
+                vp = wp.vec3d(wp.float64(u[e, us + 3]), wp.float64(u[e, us + 4]), wp.float64(u[e, us + 5]))
+                v_o = vp + wp.cross(pl - o, om)
+                vl = wp.spatial_vectord(om[0], om[1], om[2], v_o[0], v_o[1], v_o[2])
+            else:
+                p = ld.parent
+                Rj = wp.mat33d(ld.Rp)
+                pj = wp.vec3d(ld.pp)
+                vpar = wp.spatial_vectord()
+                if p >= 0:
+                    Rpar = sc.Rd[e, p]
+                    pj = sc.pd[e, p] + Rpar * pj
+                    Rj = Rpar * Rj
+                    vpar = sc.Vd[e, p]
+                aw = wp.vec3d(Rj[0, 0], Rj[1, 0], Rj[2, 0])
+                qj = wp.float64(q[e, ld.qs])
+                uj = wp.float64(u[e, us])
+                Rl = Rj
+                pl = pj
+                if ld.jtype == REVOLUTE:
+                    Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
+                    lin = wp.cross(pj - o, aw)
+                    vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
+                else:
+                    pl = pj + aw * qj
+                    vl = vpar + uj * wp.spatial_vectord(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0),
+                                                        aw[0], aw[1], aw[2])
+            sc.Rd[e, l] = Rl
+            sc.pd[e, l] = pl
+            sc.Vd[e, l] = vl
+            m = wp.float64(ld.mass)
+            c = Rl * wp.vec3d(ld.com) + pl - o
+            Ib = Rl * wp.mat33d(ld.I) * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=wp.float64)
+                                                              - wp.outer(c, c))
+            h = m * c
+            w = wp.vec3d(vl[0], vl[1], vl[2])
+            v = wp.vec3d(vl[3], vl[4], vl[5])
+            ang = Ib * w + wp.cross(h, v)
+            lmo = m * v - wp.cross(h, w)
+            mom = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
+            rt = ld.root
+            if rt == l:
+                sc.Pd[e, rt] = mom
+                sc.Imd[e, rt] = m
+                sc.Ihd[e, rt] = h
+                sc.IId[e, rt] = Ib
+            else:
+                sc.Pd[e, rt] = sc.Pd[e, rt] + mom
+                sc.Imd[e, rt] = sc.Imd[e, rt] + m
+                sc.Ihd[e, rt] = sc.Ihd[e, rt] + h
+                sc.IId[e, rt] = sc.IId[e, rt] + Ib
+
+    @wp.func
+    def momentum_targets(md: MD, sc: SC, e: int, effort: A2, dt: T):
+        """Each restored floating tree's momentum at the end of the step: its start momentum
+        plus the gravity and base-effort impulses (``sc.Td``)."""
+        gd = wp.vec3d(md.gravity)
+        dtd = wp.float64(dt)
+        for l in range(md.n_links):
+            ld = md.links[l]
+            if ld.jtype == FREE:
+                us = ld.us
+                ang = wp.cross(sc.Ihd[e, l], gd)
+                lmo = sc.Imd[e, l] * gd
+                tau = wp.spatial_vectord()
+                for d in range(6):
+                    tau[d] = wp.float64(effort[e, us + d])
+                grav = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
+                sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
+
+    @wp.func
+    def composite_pass(md: MD, sc: SC, e: int, effort: A2, dt: T):
+        """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
+        with each link's composite inertia complete, its CRBA column straight into A S (n x k):
+        M_ij = s_j . Ic_i s_i for j on i's link or an ancestor. The same pairs give f -= M u0."""
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        o_AS = md.o_AS
+        o_f = md.o_f
+        o_u0 = md.o_u0
+        rel = int(0)
+        if k < n:
+            rel = int(1)
+        for i in range(n * k):
+            ws[e, o_AS + i] = T(0.0)
+        for i in range(n):
+            ws[e, o_f + i] = T(0.0)
+        L = md.n_links
+        for ll in range(L):
+            l = L - 1 - ll
+            ld = md.links[l]
+            p = ld.parent
+            us = ld.us
+            nd = ld.nd
+            Gl = sc.G[e, l]
+            m = sc.Ic_m[e, l]
+            h = sc.Ic_h[e, l]
+            Ib = sc.Ic_I[e, l]
+            for d in range(nd):
+                i = us + d
+                Si = sc.S[e, i]
+                ci = md.dof_col[i]
+                ai = md.dof_gain[i]
+                u0i = ws[e, o_u0 + i]
+                Fd = inertia_mul(m, h, Ib, Si)
+                fu0 = T(0.0)
+                for d2 in range(nd):
+                    jj = us + d2
+                    val = wp.dot(sc.S[e, jj], Fd)
+                    a_ij = o_AS + i * k + md.dof_col[jj]
+                    ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
+                    if rel != 0:
+                        fu0 = fu0 + val * ws[e, o_u0 + jj]
+                j = p
+                while j >= 0:
+                    lj = md.links[j]
+                    for d2 in range(lj.nd):
+                        jj = lj.us + d2
+                        val = wp.dot(sc.S[e, jj], Fd)
+                        a_ij = o_AS + i * k + md.dof_col[jj]
+                        a_ji = o_AS + jj * k + ci
+                        ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
+                        ws[e, a_ji] = ws[e, a_ji] + ai * val
+                        if rel != 0:
+                            fu0 = fu0 + val * ws[e, o_u0 + jj]
+                            ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
+                    j = lj.parent
+                ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[e, i] - fu0
+            if p >= 0:
+                sc.G[e, p] = sc.G[e, p] + Gl
+                sc.Ic_m[e, p] = sc.Ic_m[e, p] + m
+                sc.Ic_h[e, p] = sc.Ic_h[e, p] + h
+                sc.Ic_I[e, p] = sc.Ic_I[e, p] + Ib
+
+    @wp.func
+    def reduce_matrix(md: MD, ws: A2, e: int, oH: int):
+        """H = S^T (A S) at ``oH`` from the n x k columns ``A S``."""
+        k = md.k
+        for i in range(k * k):
+            ws[e, oH + i] = T(0.0)
+        for i in range(md.n_u):
+            ci = md.dof_col[i]
+            ai = md.dof_gain[i]
+            for c in range(k):
+                ws[e, oH + ci * k + c] = ws[e, oH + ci * k + c] + ai * ws[e, md.o_AS + i * k + c]
+
+    @wp.func
+    def joint_terms(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
+        """Armature and damping into A S and f' = f - A u0 (f += armature u); each drive's
+        impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
+
+        Every drive starts folded into the reduced system (exact implicit PD, ``drv`` mode 0); one
+        with a max force that the solve finds past it becomes a bounded row of its joint (mode
+        1) and the solve is repeated once (``drives_past_bound``): a drive within its bound is
+        solved exactly as one without.
+        """
+        ws = sc.ws
+        k = md.k
+        for j in range(md.n1):
+            jd = md.joints[j]
+            uj = u[e, j]
+            diag = jd.armature + dt * jd.damping
+            od = md.o_drv + 3 * j
+            ws[e, od] = T(0.0)
+            ws[e, od + 1] = T(0.0)
+            ws[e, od + 2] = T(-1.0)              # -1: no drive, 0: folded, 1: a bounded row
+            if (jd.flags & F_DRIVE) != 0:
+                gam = dt * (jd.kd + dt * jd.kp)
+                P = dt * (jd.kp * T(wp.float64(target_pos[e, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[e, j])
+                ws[e, od] = P
+                ws[e, od + 1] = gam
+                ws[e, od + 2] = T(0.0)
+            ws[e, md.o_f + j] = ws[e, md.o_f + j] + jd.armature * uj - diag * ws[e, md.o_u0 + j]
+            cj = md.o_AS + j * k + jd.col
+            ws[e, cj] = ws[e, cj] + jd.gain * diag
+
+    @wp.func
+    def fold_drives(md: MD, ws: A2, e: int):
+        """H = H_base + the folded drives; bh likewise (``gamma`` on the diagonal, ``P - gamma u0``)."""
+        k = md.k
+        for i in range(k * k):
+            ws[e, md.o_H + i] = ws[e, md.o_HB + i]
+        for c in range(k):
+            ws[e, md.o_bh + c] = ws[e, md.o_bhB + c]
+        for j in range(md.n1):
+            od = md.o_drv + 3 * j
+            if ws[e, od + 2] == T(0.0):
+                jd = md.joints[j]
+                gam = ws[e, od + 1]
+                cc = jd.col
+                ws[e, md.o_H + cc * k + cc] = ws[e, md.o_H + cc * k + cc] + jd.gain * jd.gain * gam
+                ws[e, md.o_bh + cc] = ws[e, md.o_bh + cc] + jd.gain * (ws[e, od] - gam * ws[e, md.o_u0 + j])
+
+    @wp.func
+    def drives_past_bound(md: MD, ws: A2, e: int, dt: T):
+        """Turn every folded drive whose end-of-step impulse exceeds its max force into a bounded
+        row; returns 1 when one did (the solve is then repeated)."""
+        again = int(0)
+        for j in range(md.n1):
+            jd = md.joints[j]
+            od = md.o_drv + 3 * j
+            if (jd.flags & F_DSAT) != 0 and ws[e, od + 2] == T(0.0):
+                w = jd.gain * ws[e, md.o_v + jd.col] + ws[e, md.o_u0 + j]
+                if wp.abs(ws[e, od] - ws[e, od + 1] * w) > dt * jd.fmax * T(1.000001):
+                    ws[e, od + 2] = T(1.0)
+                    again = int(1)
+        return again
+
+    @wp.func
+    def displace(md: MD, ws: A2, e: int, od: int, h: T, q_in: A2, t_in: I2, q_out: A2, t_out: I2):
+        """q_out = q_in (+) h du, du the DOF vector at ``ws[e, od:]``: 1-DOF joints add, continuous
+        ones wrap into [-pi, pi) in float64 and count the turn, floating bases move their origin and
+        turn by the rotation vector. (q_out may be q_in: the step's integration and its loop
+        projection share this.)"""
+        for j in range(md.n1):
+            t_out[e, j] = t_in[e, j]
+            d = h * ws[e, od + j]
+            if (md.joints[j].flags & F_CONT) != 0:
+                x = wp.float64(q_in[e, j]) + wp.float64(d)
+                turns = wp.floor((x + PI64) / TWO_PI)
+                q_out[e, j] = T(x - turns * TWO_PI)
+                t_out[e, j] = t_in[e, j] + wp.int32(turns)
+            else:
+                q_out[e, j] = q_in[e, j] + d
+        if md.has_float != 0:
+            for l in range(md.n_links):
+                ld = md.links[l]
+                if ld.jtype == FREE:
+                    qs = ld.qs
+                    us = ld.us
+                    om = h * V3(ws[e, od + us], ws[e, od + us + 1], ws[e, od + us + 2])
+                    vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
+                    pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
+                    rot = Q(q_in[e, qs + 3], q_in[e, qs + 4], q_in[e, qs + 5], q_in[e, qs + 6])
+                    ang = wp.length(om)
+                    if ang > T(0.0):
+                        rot = wp.quat_from_axis_angle(om / ang, ang) * rot
+                    rot = wp.normalize(rot)
+                    for c in range(3):
+                        q_out[e, qs + c] = pos[c]
+                    for c in range(4):
+                        q_out[e, qs + 3 + c] = rot[c]
+
+    @wp.func
+    def restore_momentum(md: MD, sc: SC, e: int, q_out: A2, u_out: A2, od: wp.vec3d):
+        """The semi-implicit step conserves momentum only to O(dt^2): restore each free tree's
+        exactly with a base-velocity correction (internal joint velocities, hence relations and
+        loops inside the tree, untouched). Trees closed to the world or another tree are skipped."""
+        momentum64(md, e, q_out, u_out, sc, od)
+        for l in range(md.n_links):
+            ld = md.links[l]
+            if ld.jtype == FREE and ld.restore != 0:
+                us = ld.us
+                dP = sc.Td[e, l] - sc.Pd[e, l]
+                mt = sc.Imd[e, l]
+                ht = sc.Ihd[e, l]
+                Icom = sc.IId[e, l] - (wp.dot(ht, ht) * wp.identity(n=3, dtype=wp.float64) - wp.outer(ht, ht)) / mt
+                dPa = wp.vec3d(dP[0], dP[1], dP[2])
+                dPl = wp.vec3d(dP[3], dP[4], dP[5])
+                dw = wp.inverse(Icom) * (dPa - wp.cross(ht, dPl) / mt)
+                dv = (dPl + wp.cross(ht, dw)) / mt
+                dvp = dv + wp.cross(dw, sc.pd[e, l] - od)
+                for d in range(3):
+                    u_out[e, us + d] = T(wp.float64(u_out[e, us + d]) + dw[d])
+                    u_out[e, us + 3 + d] = T(wp.float64(u_out[e, us + 3 + d]) + dvp[d])
+
+    ns.unwrapped, ns.corrections = unwrapped, corrections
+    ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
+    ns.composite_pass, ns.reduce_matrix, ns.joint_terms = composite_pass, reduce_matrix, joint_terms
+    ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
+    ns.displace, ns.restore_momentum = displace, restore_momentum

@@ -1,0 +1,461 @@
+"""Constraint rows of the velocity-level solve, all in the reduced space ``u = S v + u0``.
+
+- Loop closures: bilateral rows ``J_L u+ = -(erp / dt) e_L`` solved exactly with the reduced
+  system through its Schur complement ``J_L H^-1 J_L^T`` (rank-revealing: planar loops repeat
+  rows), so every later row acts through the constrained inverse
+  ``C = H^-1 - Y S^+ Y^T`` (``Y = H^-1 J_L^T``) and never opens a loop.
+- Compliant relations: implicit spring-dampers on the relation error whose one-step map has
+  the authored natural frequency and damping ratio, with the relation's effective mass
+  ``1 / (g C_M g^T)`` from the mass matrix alone (``C_M``: mass, armature and loops, no drives).
+- Inequality and bounded rows, one joint each (limits, velocity caps, friction, drive force
+  bounds): projected Gauss-Seidel on responses ``C J^T`` computed by applying ``C`` to a
+  vector (no explicit inverse).
+- The coupling impulses of the hard relations, read back from the residual.
+"""
+
+# no `from __future__ import annotations`: Warp reads these annotations as live types
+import warp as wp
+
+from .dynamics import F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
+
+SOFT_ROW = wp.constant(2)
+
+
+def build(ns) -> None:
+    T, V3 = ns.T, ns.vec3
+    A2 = wp.array2d(dtype=T)
+    I2 = wp.array2d(dtype=wp.int32)
+    MD, SC = ns.ModelData, ns.Scratch
+    sv = ns.sv
+    factor, factor_spd, solve = ns.factor, ns.factor_spd, ns.solve
+    unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
+
+    @wp.func(inline=False)
+    def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
+        """J[j] += sign S_j . wr for every DOF j on the path from link l to its root."""
+        while l >= 0:
+            ld = md.links[l]
+            for d2 in range(ld.nd):
+                j = ld.us + d2
+                sc.ws[e, oj + j] = sc.ws[e, oj + j] + sign * wp.dot(sc.S[e, j], wr)
+            l = ld.parent
+
+    @wp.func
+    def closure_frames(md: MD, sc: SC, e: int, cl: int):
+        """A loop closure's side-a frame (world), side-b anchor, the gap b - a and the rotation
+        error of b relative to a (the free axes' misalignment when x turns freely)."""
+        lp = md.loops[cl]
+        Ra = lp.Ra
+        pa = lp.pa
+        if lp.la >= 0:
+            Ra = sc.R[e, lp.la] * lp.Ra
+            pa = sc.pos[e, lp.la] + sc.R[e, lp.la] * lp.pa
+        Rb = lp.Rb
+        pb = lp.pb
+        if lp.lb >= 0:
+            Rb = sc.R[e, lp.lb] * lp.Rb
+            pb = sc.pos[e, lp.lb] + sc.R[e, lp.lb] * lp.pb
+        Ta = wp.transpose(Ra)
+        Tb = wp.transpose(Rb)
+        rot = wp.cross(Ta[0], Tb[0])
+        if lp.angmode == 0:
+            rot = T(0.5) * (rot + wp.cross(Ta[1], Tb[1]) + wp.cross(Ta[2], Tb[2]))
+        return Ta, pb, pb - pa, rot
+
+    @wp.func(inline=False)
+    def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T):
+        """Each loop row's error e_L, full Jacobian J_L (m x n), reduced J_L S and target
+        ``t_L = -(erp / dt) e_L - J_L u0`` (so that ``(J_L S) v = t_L``).
+
+        A translation row measures both sides' velocities at side b's anchor, the exact rate
+        of its error also where side a's frame slides (a prismatic closure); a rotation row
+        the relative angular velocity about side a's axis.
+        """
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        for cl in range(md.n_loops):
+            lp = md.loops[cl]
+            Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
+            for rr in range(lp.row0, lp.row1):
+                d = md.loop_dir[rr]
+                ax = Ta[d % 3]
+                err = wp.dot(rot, ax)
+                wr = sv(ax, V3(T(0.0)))
+                if d < 3:
+                    err = wp.dot(gap, ax)
+                    wr = sv(wp.cross(pb - o, ax), ax)
+                oj = md.o_JL + rr * n
+                for j in range(n):
+                    ws[e, oj + j] = T(0.0)
+                chain_add(md, sc, e, lp.lb, wr, oj, T(1.0))
+                chain_add(md, sc, e, lp.la, wr, oj, T(-1.0))
+                orr = md.o_JLr + rr * k
+                for c in range(k):
+                    ws[e, orr + c] = T(0.0)
+                ju0 = T(0.0)
+                for j in range(n):
+                    val = ws[e, oj + j]
+                    if val != T(0.0):
+                        c = md.dof_col[j]
+                        ws[e, orr + c] = ws[e, orr + c] + md.dof_gain[j] * val
+                        ju0 = ju0 + val * ws[e, md.o_u0 + j]
+                ws[e, md.o_eL + rr] = err
+                ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
+
+    @wp.func(inline=False)
+    def loop_schur(md: MD, ws: A2, e: int, oL: int, okL: int, oYT: int, oS: int, okeep: int):
+        """Y^T = (H^-1 J_L^T)^T (m x k) and the factored Schur complement S = J_L H^-1 J_L^T,
+        with H's factor at ``oL``."""
+        k = md.k
+        m = md.m
+        for r in range(m):
+            for c in range(k):
+                ws[e, oYT + r * k + c] = ws[e, md.o_JLr + r * k + c]
+            solve(ws, e, oL, k, okL, oYT + r * k)
+        for r in range(m):
+            for s in range(m):
+                acc = T(0.0)
+                for c in range(k):
+                    acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, oYT + s * k + c]
+                ws[e, oS + r * m + s] = acc
+        big_lin = T(0.0)
+        big_ang = T(0.0)
+        for r in range(m):
+            if md.loop_dir[r] < 3:
+                big_lin = wp.max(big_lin, ws[e, oS + r * m + r])
+            else:
+                big_ang = wp.max(big_ang, ws[e, oS + r * m + r])
+        for r in range(m):
+            floor = big_ang
+            if md.loop_dir[r] < 3:
+                floor = big_lin
+            ws[e, okeep + r] = md.rank_tol * floor
+        factor(ws, e, oS, m, okeep, md.rank_tol)
+
+    @wp.func(inline=False)
+    def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int):
+        """z <- z - Y S^+ (J_L z) for z = H^-1 x at ``ox``: the part of the response that would
+        open a loop removed."""
+        k = md.k
+        m = md.m
+        for r in range(m):
+            acc = T(0.0)
+            for c in range(k):
+                acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, ox + c]
+            ws[e, md.o_tm + r] = acc
+        solve(ws, e, oS, m, okeep, md.o_tm)
+        for r in range(m):
+            lr = ws[e, md.o_tm + r]
+            if lr != T(0.0):
+                for c in range(k):
+                    ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
+
+    @wp.func
+    def soft_coefficients(w: T, z: T, dt: T):
+        """(gamma, eta, kappa) per unit effective mass of a compliant row
+        ``lambda = -gamma g u+ - kappa e - eta g u``, chosen so that the row's one-step map has
+        eigenvalues ``exp(s dt)`` with ``s`` the roots of ``s^2 + 2 z w s + w^2`` (the authored
+        frequency and damping, exactly, at any w dt) and its static stiffness is ``w^2`` (kappa
+        = w^2 dt). Evaluated in float64: ``1 + rho^2 - tau`` is ``(w dt)^2`` to leading order."""
+        x = wp.float64(w) * wp.float64(dt)
+        zd = wp.float64(z)
+        rho2 = wp.exp(wp.float64(-2.0) * zd * x)
+        tau = wp.float64(0.0)
+        if zd < wp.float64(1.0):
+            tau = wp.float64(2.0) * wp.exp(-zd * x) * wp.cos(x * wp.sqrt(wp.float64(1.0) - zd * zd))
+        else:
+            sq = wp.sqrt(zd * zd - wp.float64(1.0))
+            tau = wp.exp(-(zd - sq) * x) + wp.exp(-(zd + sq) * x)
+        dm = x * x / (wp.float64(1.0) + rho2 - tau)      # D / m_eff, with D = m_eff + gamma
+        return T(dm - wp.float64(1.0)), T(wp.float64(1.0) - rho2 * dm), T(wp.float64(w) * wp.float64(w) * wp.float64(dt))
+
+    @wp.func
+    def soft_rows(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
+        """Each compliant relation's ``gamma`` and constant part ``c2`` (``soft``), from its effective
+        mass in H_M = S^T (M + armature) S (at o_HM, factored here) with the loops.
+
+        A row's reduced form has at most two entries, ``gx`` at the follower's column and ``gy``
+        at the leader's (one entry when both share a column)."""
+        ws = sc.ws
+        k = md.k
+        factor_spd(ws, e, md.o_HM, k, md.o_kHM)
+        if md.m > 0:
+            loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
+        for g in range(md.n_rel):
+            rd = md.rels[g]
+            if rd.kind == SOFT_ROW:
+                cf = md.dof_col[rd.f]
+                cl = md.dof_col[rd.l]
+                for c in range(k):
+                    ws[e, md.o_tk + c] = T(0.0)
+                ws[e, md.o_tk + cf] = ws[e, md.o_tk + cf] + md.dof_gain[rd.f]
+                ws[e, md.o_tk + cl] = ws[e, md.o_tk + cl] - rd.m * md.dof_gain[rd.l]
+                gx = ws[e, md.o_tk + cf]
+                gy = ws[e, md.o_tk + cl]
+                solve(ws, e, md.o_HM, k, md.o_kHM, md.o_tk)
+                if md.m > 0:
+                    loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk)
+                r = gx * ws[e, md.o_tk + cf]
+                if cl != cf:
+                    r = r + gy * ws[e, md.o_tk + cl]
+                meff = T(1.0) / wp.max(r, T(1.0e-30))
+                gam, eta, kap = soft_coefficients(rd.w, rd.z, dt)
+                gam = gam * meff
+                err = T(unwrapped(q, t, e, rd.f, rd.cont) - rd.m64 * unwrapped(q, t, e, rd.l, rd.cont) - rd.c64)
+                w0 = u[e, rd.f] - rd.m * u[e, rd.l]
+                c2 = -meff * (kap * err + eta * w0)
+                ws[e, md.o_soft + 2 * g] = gam
+                ws[e, md.o_soft + 2 * g + 1] = c2
+
+    @wp.func
+    def soft_fold(md: MD, ws: A2, e: int):
+        """Each compliant row ``lambda = c2 - gamma g u+`` folded into H and bh."""
+        k = md.k
+        for g in range(md.n_rel):
+            rd = md.rels[g]
+            if rd.kind == SOFT_ROW:
+                cf = md.dof_col[rd.f]
+                cl = md.dof_col[rd.l]
+                gam = ws[e, md.o_soft + 2 * g]
+                rhs = ws[e, md.o_soft + 2 * g + 1] - gam * (ws[e, md.o_u0 + rd.f] - rd.m * ws[e, md.o_u0 + rd.l])
+                gx = md.dof_gain[rd.f]
+                gy = -rd.m * md.dof_gain[rd.l]
+                if cf == cl:
+                    gx = gx + gy
+                ws[e, md.o_H + cf * k + cf] = ws[e, md.o_H + cf * k + cf] + gam * gx * gx
+                ws[e, md.o_bh + cf] = ws[e, md.o_bh + cf] + rhs * gx
+                if cl != cf:
+                    ws[e, md.o_H + cl * k + cl] = ws[e, md.o_H + cl * k + cl] + gam * gy * gy
+                    ws[e, md.o_H + cf * k + cl] = ws[e, md.o_H + cf * k + cl] + gam * gx * gy
+                    ws[e, md.o_H + cl * k + cf] = ws[e, md.o_H + cl * k + cf] + gam * gx * gy
+                    ws[e, md.o_bh + cl] = ws[e, md.o_bh + cl] + rhs * gy
+
+    @wp.func(inline=False)
+    def loop_project(md: MD, sc: SC, e: int, q: A2, t: I2, o: V3, dt: T):
+        """Post-stabilisation, one Gauss-Newton step in the metric of H: the loop rows' errors and
+        Jacobian at the integrated positions q, then q += S dv with ``dv = -Y S^+ e_L(q)``, so that
+        the loops close at the end of the step whatever the velocity. Velocities are untouched;
+        ``S dv`` keeps every hard relation. (It reuses the step's loop work space: call it after
+        the coupling impulses are read.)"""
+        ws = sc.ws
+        k = md.k
+        poses(md, sc, e, q, o)
+        for j in range(md.n_u):
+            ws[e, md.o_u0 + j] = T(0.0)     # u0 is spent; loop_rows folds it into its targets
+        loop_rows(md, sc, e, o, dt)
+        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
+        for r in range(md.m):
+            ws[e, md.o_tm + r] = -ws[e, md.o_eL + r]
+        solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+        for c in range(k):
+            acc = T(0.0)
+            for r in range(md.m):
+                acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
+            ws[e, md.o_tk + c] = acc
+        for j in range(md.n_u):
+            ws[e, md.o_res + j] = md.dof_gain[j] * ws[e, md.o_tk + md.dof_col[j]]
+        displace(md, ws, e, md.o_res, T(1.0), q, t, q, t)
+
+    @wp.func
+    def loop_solve(md: MD, ws: A2, e: int):
+        """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
+        k = md.k
+        m = md.m
+        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
+        for r in range(m):
+            acc = ws[e, md.o_tL + r]
+            for c in range(k):
+                acc = acc - ws[e, md.o_JLr + r * k + c] * ws[e, md.o_v + c]
+            ws[e, md.o_lamL + r] = acc
+        solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
+        for r in range(m):
+            lr = ws[e, md.o_lamL + r]
+            for c in range(k):
+                ws[e, md.o_v + c] = ws[e, md.o_v + c] + ws[e, md.o_YT + r * k + c] * lr
+
+    @wp.func
+    def drive_root(wf: T, W: T, y: T, P: T, gam: T, B: T, has: int):
+        """The joint velocity w with ``(w - wf) / W - D(w) = y``, ``D(w) = clamp(P - gam w, -B, B)``
+        the impulse of a bounded drive (none when ``has`` is 0): closed form, D piecewise linear."""
+        w = wf + W * y
+        if has != 0:
+            w = (W * (y + P) + wf) / (T(1.0) + gam * W)
+            d = P - gam * w
+            if d > B:
+                w = wf + W * (y + B)
+            elif d < -B:
+                w = wf + W * (y - B)
+        return w
+
+    @wp.func
+    def joint_block(md: MD, ws: A2, e: int, j: int, q: A2, dt: T, idt: T):
+        """All rows of joint j solved together, exactly, along its response: a bounded drive
+        (when it is a row), Coulomb friction, the velocity cap (on the joint's velocity and on the
+        relation-consistent part that moves its leader) and the speculative position limits.
+
+        With every other impulse fixed the joint's velocity is ``w = wf + W L`` (L: the joint's
+        row impulse); its rows make L a monotone function of w, so the solution is the root of
+        ``(w - wf) / W - D(w) + F sign(w) = 0`` clamped into the cap, then the limit, interval.
+        Returns 1 when the joint's impulse changed."""
+        jd = md.joints[j]
+        k = md.k
+        BIG = T(3.0e38)
+        W = ws[e, md.o_W + 2 * j]
+        iW = ws[e, md.o_W + 2 * j + 1]
+        changed = int(0)
+        if W > T(0.0):
+            c = jd.col
+            a = jd.gain
+            u0 = ws[e, md.o_u0 + j]
+            old = ws[e, md.o_lam + j]
+            wf = a * ws[e, md.o_v + c] + u0 - W * old
+            has = int(0)
+            P = T(0.0)
+            gam = T(0.0)
+            B = T(0.0)
+            if (jd.flags & F_DSAT) != 0:
+                od = md.o_drv + 3 * j
+                if ws[e, od + 2] == T(1.0):
+                    has = int(1)
+                    P = ws[e, od]
+                    gam = ws[e, od + 1]
+                    B = dt * jd.fmax
+            w = T(0.0)
+            F = T(0.0)
+            if (jd.flags & F_FRICTION) != 0:
+                F = dt * jd.friction
+            g0 = -wf * iW
+            if has != 0:
+                g0 = g0 - wp.clamp(P, -B, B)
+            if g0 > F:
+                w = drive_root(wf, W, F, P, gam, B, has)
+            elif g0 < -F:
+                w = drive_root(wf, W, -F, P, gam, B, has)
+            if (jd.flags & F_VMAX) != 0:
+                lo = -jd.vmax
+                hi = jd.vmax
+                if jd.rootdof != j:
+                    lo = wp.max(lo, u0 - jd.vmax)
+                    hi = wp.min(hi, u0 + jd.vmax)
+                w = wp.min(wp.max(w, lo), hi)
+            qj = q[e, j]
+            if (jd.flags & F_LOWER) != 0:
+                tgt = (jd.lower - qj) * idt
+                if qj < jd.lower:
+                    tgt = md.erp * tgt
+                w = wp.max(w, tgt)
+            if (jd.flags & F_UPPER) != 0:
+                tgt = (jd.upper - qj) * idt
+                if qj > jd.upper:
+                    tgt = md.erp * tgt
+                w = wp.min(w, tgt)
+            dl = (w - wf) * iW - old
+            if dl != T(0.0):
+                changed = int(1)
+                ws[e, md.o_lam + j] = old + dl
+                oR = md.o_resp + c * k
+                for i in range(k):
+                    ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * a * dl
+                ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + a * dl
+        return changed
+
+    @wp.func
+    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
+        """The joints' rows by block Gauss-Seidel on responses ``C (a e_c)`` (one per reduced
+        column that has rows, from applying C to a vector), swept cyclically until ``n1`` joints
+        in a row leave v unchanged (at most ``iterations`` passes); then the loops' impulses
+        are moved by what the rows did (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
+        ws = sc.ws
+        k = md.k
+        n1 = md.n1
+        for i in range(n1):
+            ws[e, md.o_lam + i] = T(0.0)
+        for c in range(k):
+            ws[e, md.o_gsum + c] = T(0.0)
+            if md.col_rows[c] != 0:
+                oR = md.o_resp + c * k
+                for i in range(k):
+                    ws[e, oR + i] = T(0.0)
+                ws[e, oR + c] = T(1.0)
+                solve(ws, e, md.o_H, k, md.o_kH, oR)
+                ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
+                if md.m > 0:
+                    loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR)
+        for j in range(n1):
+            jd = md.joints[j]
+            if (jd.flags & F_ROWS) != 0:
+                W = jd.gain * jd.gain * ws[e, md.o_resp + jd.col * k + jd.col]
+                iW = T(0.0)
+                if W > md.rank_tol * jd.gain * jd.gain * ws[e, md.o_tk + jd.col]:
+                    iW = T(1.0) / W
+                else:                               # a joint the loops lock: no rows
+                    W = T(0.0)
+                ws[e, md.o_W + 2 * j] = W
+                ws[e, md.o_W + 2 * j + 1] = iW
+        idt = T(1.0) / dt
+        quiet = int(0)
+        left = md.iterations * n1
+        j = int(0)
+        while quiet < n1 and left > 0:
+            left = left - 1
+            quiet = quiet + 1
+            if (md.joints[j].flags & F_ROWS) != 0:
+                if joint_block(md, ws, e, j, q, dt, idt) != 0:
+                    quiet = int(0)
+            j = j + 1
+            if j == n1:
+                j = int(0)
+        if md.m > 0:
+            for c in range(k):
+                ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
+            solve(ws, e, md.o_H, k, md.o_kH, md.o_tk)
+            for r in range(md.m):
+                acc = T(0.0)
+                for c in range(k):
+                    acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, md.o_tk + c]
+                ws[e, md.o_tm + r] = acc
+            solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
+            for r in range(md.m):
+                ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
+
+    @wp.func
+    def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2):
+        """Hard relations' impulses from the residual r = A u+ - f - (row, loop and compliant
+        impulses) = G^T mu, peeling the forest of active relations leaf by leaf."""
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        for i in range(n):
+            acc = -ws[e, md.o_f + i]
+            for c in range(k):
+                acc = acc + ws[e, md.o_AS + i * k + c] * ws[e, md.o_v + c]
+            if i < md.n1:
+                if md.has_rows != 0:
+                    acc = acc - ws[e, md.o_lam + i]
+                if (md.joints[i].flags & F_DRIVE) != 0:
+                    od = md.o_drv + 3 * i
+                    if ws[e, od + 2] == T(0.0):        # a folded drive's impulse P - gamma u+
+                        acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
+            for r in range(md.m):
+                acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
+            ws[e, md.o_res + i] = acc
+        if md.n_soft > 0:
+            for g in range(md.n_rel):
+                rd = md.rels[g]
+                if rd.kind == SOFT_ROW:
+                    lam_s = ws[e, md.o_soft + 2 * g + 1] - ws[e, md.o_soft + 2 * g] * (u_out[e, rd.f] - rd.m * u_out[e, rd.l])
+                    rel_imp[e, g] = lam_s
+                    ws[e, md.o_res + rd.f] = ws[e, md.o_res + rd.f] - lam_s
+                    ws[e, md.o_res + rd.l] = ws[e, md.o_res + rd.l] + rd.m * lam_s
+        for s in range(md.n_elim):
+            st = md.elims[s]
+            acc = ws[e, md.o_res + st.node]
+            for ti in range(st.start, st.end):
+                tm = md.terms[ti]
+                acc = acc + tm.coef * rel_imp[e, tm.rel]
+            rel_imp[e, st.rel] = acc / st.coef
+
+    ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
+    ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
+    ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses

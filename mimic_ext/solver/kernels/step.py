@@ -1,0 +1,126 @@
+"""The step: one thread per environment does the whole articulation step in one launch.
+
+Order: position-error corrections u0, forward kinematics and bias forces, loop rows, the
+composite pass (A S, f), joint terms (armature, damping, implicit drives), the reduced
+system and its compliant rows, its factorisation, the exact loop solve, the joint rows
+(limits, caps, friction, drive bounds), u+ = S v + u0, the coupling impulses, integration,
+a floating tree's momentum restoration, and a flag for an environment whose state is no
+longer finite.
+"""
+
+# no `from __future__ import annotations`: Warp reads these annotations as live types
+import warp as wp
+
+from .dynamics import FREE
+
+
+def build(ns) -> None:
+    T, V3 = ns.T, ns.vec3
+    A2 = wp.array2d(dtype=T)
+    I2 = wp.array2d(dtype=wp.int32)
+    MD, SC = ns.ModelData, ns.Scratch
+    f = ns
+
+    @wp.func
+    def origin(md: MD, e: int, q: A2):
+        """The point spatial quantities are taken about: the first root's joint or base frame."""
+        root = md.links[0]
+        o = root.pp
+        if root.jtype == FREE:
+            o = V3(q[e, root.qs], q[e, root.qs + 1], q[e, root.qs + 2])
+        return o
+
+    @wp.kernel(module=ns.module)
+    def step_kernel(md: MD, sc: SC, q_in: A2, u_in: A2, t_in: I2,
+                    target_pos: A2, target_vel: A2, effort: A2, dt: T,
+                    q_out: A2, u_out: A2, t_out: I2):
+        e = wp.tid()
+        ws = sc.ws
+        rel_imp = sc.rel_imp
+        rel_err = sc.rel_err
+        n = md.n_u
+        k = md.k
+        o = origin(md, e, q_in)
+        f.corrections(md, sc, e, q_in, t_in, dt)
+        f.forward(md, e, q_in, u_in, sc, o, dt)
+        od = wp.vec3d(o)
+        if md.has_float != 0:
+            f.momentum64(md, e, q_in, u_in, sc, od)
+            f.momentum_targets(md, sc, e, effort, dt)
+        if md.m > 0:
+            f.loop_rows(md, sc, e, o, dt)
+        f.composite_pass(md, sc, e, effort, dt)
+        if md.n_soft > 0:           # the mass-only reduced matrix, for the relations' effective mass
+            f.reduce_matrix(md, ws, e, md.o_HM)
+            for j in range(md.n1):
+                jd = md.joints[j]
+                cc = md.o_HM + jd.col * k + jd.col
+                ws[e, cc] = ws[e, cc] + jd.gain * jd.gain * jd.armature
+        f.joint_terms(md, sc, e, q_in, u_in, t_in, target_pos, target_vel, dt)
+        f.reduce_matrix(md, ws, e, md.o_HB)
+        for c in range(k):
+            ws[e, md.o_bhB + c] = T(0.0)
+        for i in range(n):
+            cc = md.o_bhB + md.dof_col[i]
+            ws[e, cc] = ws[e, cc] + md.dof_gain[i] * ws[e, md.o_f + i]
+        for g in range(md.n_rel):
+            rd = md.rels[g]
+            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f, rd.cont) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l, rd.cont)
+                              - rd.c64)
+            rel_imp[e, g] = T(0.0)
+        if md.n_soft > 0:
+            f.soft_rows(md, sc, e, q_in, u_in, t_in, dt)
+        # the velocity-level solve; repeated once when a folded drive ends past its max force
+        for solve_pass in range(2):
+            f.fold_drives(md, ws, e)
+            if md.n_soft > 0:
+                f.soft_fold(md, ws, e)
+            f.factor_spd(ws, e, md.o_H, k, md.o_kH)
+            for c in range(k):
+                ws[e, md.o_v + c] = ws[e, md.o_bh + c]
+            f.solve(ws, e, md.o_H, k, md.o_kH, md.o_v)
+            if md.m > 0:
+                f.loop_solve(md, ws, e)
+            if md.has_rows != 0:
+                f.joint_rows(md, sc, e, q_in, dt)
+            if solve_pass == 0 and f.drives_past_bound(md, ws, e, dt) == 0:
+                break
+        for i in range(n):
+            u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
+        if md.n_rel > 0:
+            f.coupling_impulses(md, sc, e, u_out, rel_imp)
+        for i in range(n):          # q+ = q (+) dt u+
+            ws[e, md.o_res + i] = u_out[e, i]
+        f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
+        if md.m > 0:                # two Gauss-Newton projections onto the closed loops
+            for proj in range(2):
+                f.loop_project(md, sc, e, q_out, t_out, o, dt)
+        if md.has_float != 0:
+            f.restore_momentum(md, sc, e, q_out, u_out, od)
+        # one sum of the new state: a NaN or inf anywhere makes it non-finite
+        acc = T(0.0)
+        for i in range(n):
+            acc = acc + u_out[e, i]
+        for i in range(q_out.shape[1]):
+            acc = acc + q_out[e, i]
+        bad = int(0)
+        if not wp.isfinite(acc):
+            bad = int(1)
+        sc.nonfinite[e] = bad
+
+    @wp.kernel(module=ns.module)
+    def loop_eval_kernel(md: MD, sc: SC, q: A2, J_out: A2, err_out: A2):
+        """The loop rows' errors and full Jacobian at q (for the model's build-time analysis)."""
+        e = wp.tid()
+        n = md.n_u
+        o = origin(md, e, q)
+        for j in range(n):
+            sc.ws[e, md.o_u0 + j] = T(0.0)
+        f.poses(md, sc, e, q, o)
+        f.loop_rows(md, sc, e, o, T(1.0))
+        for r in range(md.m):
+            err_out[e, r] = sc.ws[e, md.o_eL + r]
+            for j in range(n):
+                J_out[e, r * n + j] = sc.ws[e, md.o_JL + r * n + j]
+
+    ns.step_kernel, ns.loop_eval_kernel = step_kernel, loop_eval_kernel

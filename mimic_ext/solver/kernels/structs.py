@@ -1,0 +1,205 @@
+"""Model data and per-environment scratch as Warp structs of one scalar type.
+
+Model data is in arrays of small structs (links, joints, relations, loop closures, the
+impulse read-out's steps); every per-environment scalar and small matrix shares one row
+of one work array (``Scratch.ws[e, o_X + ...]``, offsets ``ModelData.o_X`` laid out by
+``Model._build_data``): each Warp array an environment touches costs address set-up.
+"""
+
+# no `from __future__ import annotations`: Warp reads these annotations as live types
+import warp as wp
+
+
+def build(ns) -> None:
+    T, V3, M33, SV = ns.T, ns.vec3, ns.mat33, ns.spatial
+
+    @wp.struct
+    class LinkData:
+        """One link and the joint to its parent, in the parent's joint-motion frame. Each joint
+        frame is turned so that the joint axis is its x axis; the link's COM and inertia are in
+        its own such frame. ``restore``: a floating root whose tree's momentum is restored."""
+
+        parent: int
+        jtype: int
+        qs: int
+        us: int
+        nd: int
+        root: int
+        restore: int
+        Rp: M33
+        pp: V3
+        mass: T
+        com: V3
+        I: M33
+
+    @wp.struct
+    class JointData:
+        """A 1-DOF joint's limits, drive and place in the reduced space (u_j = gain v_col + u0_j)."""
+
+        flags: int
+        col: int
+        rootdof: int
+        gain: T
+        beta: T
+        lower: T
+        upper: T
+        vmax: T
+        friction: T
+        armature: T
+        damping: T
+        kp: T
+        kd: T
+        fmax: T
+
+    @wp.struct
+    class Correction:
+        """An eliminated DOF j and its root: ``q_j - (gain q_root + beta)`` is corrected at erp,
+        bounded by ``ucap``; ``cont``: either is a continuous joint (its turns count)."""
+
+        j: int
+        root: int
+        cont: int
+        gain64: wp.float64
+        beta64: wp.float64
+        ucap: T
+
+    @wp.struct
+    class RelData:
+        """A relation q_f = m q_l + c between DOFs f and l; kind ACTIVE/REDUNDANT/SOFT_ROW; a soft
+        one's natural frequency w and damping ratio z."""
+
+        f: int
+        l: int
+        kind: int
+        m: T
+        c: T
+        w: T
+        z: T
+        m64: wp.float64
+        c64: wp.float64
+        cont: int
+
+    @wp.struct
+    class ElimStep:
+        """Read relation ``rel``'s impulse from the residual at DOF ``node`` (where its impulse has
+        coefficient ``coef``), less the already solved relations ``terms[start:end]`` there."""
+
+        rel: int
+        node: int
+        start: int
+        end: int
+        coef: T
+
+    @wp.struct
+    class ElimTerm:
+        rel: int
+        coef: T
+
+    @wp.struct
+    class LoopData:
+        """A loop-closing joint: its frame on side a (link ``la``, -1 the world) and side b, in the
+        links' joint-motion frames (world for -1), turned so that a free rotation axis is x;
+        ``mask`` bit d locks translation (d < 3) or rotation (d >= 3) along the frame's axis
+        d % 3; ``angmode`` 1: x turns freely (revolute), 0: all rotations locked; its rows
+        are ``row0 .. row1 - 1``, row r locking direction ``ModelData.loop_dir[r]``."""
+
+        la: int
+        lb: int
+        Ra: M33
+        pa: V3
+        Rb: M33
+        pb: V3
+        mask: int
+        angmode: int
+        row0: int
+        row1: int
+
+    @wp.struct
+    class ModelData:
+        n_links: int
+        n_u: int
+        n1: int
+        k: int
+        n_rel: int
+        n_elim: int
+        n_soft: int
+        n_loops: int
+        m: int
+        has_float: int
+        has_rows: int
+        iterations: int
+        erp: T
+        rank_tol: T
+        gravity: V3
+        links: wp.array(dtype=LinkData)
+        joints: wp.array(dtype=JointData)
+        dof_col: wp.array(dtype=int)
+        dof_gain: wp.array(dtype=T)
+        col_rows: wp.array(dtype=int)
+        rels: wp.array(dtype=RelData)
+        cors: wp.array(dtype=Correction)
+        n_cor: int
+        elims: wp.array(dtype=ElimStep)
+        terms: wp.array(dtype=ElimTerm)
+        loops: wp.array(dtype=LoopData)
+        loop_dir: wp.array(dtype=int)
+        o_u0: int
+        o_f: int
+        o_AS: int
+        o_HB: int
+        o_H: int
+        o_kH: int
+        o_kHM: int
+        o_bhB: int
+        o_HM: int
+        o_bh: int
+        o_v: int
+        o_tk: int
+        o_res: int
+        o_lam: int
+        o_drv: int
+        o_W: int
+        o_resp: int
+        o_soft: int
+        o_gsum: int
+        o_JL: int
+        o_JLr: int
+        o_tL: int
+        o_eL: int
+        o_YT: int
+        o_SL: int
+        o_keep: int
+        o_lamL: int
+        o_tm: int
+        o_YM: int
+        o_SLM: int
+        o_keepM: int
+
+    @wp.struct
+    class Scratch:
+        R: wp.array2d(dtype=M33)
+        pos: wp.array2d(dtype=V3)
+        V: wp.array2d(dtype=SV)
+        Acc: wp.array2d(dtype=SV)
+        G: wp.array2d(dtype=SV)
+        Ic_m: wp.array2d(dtype=T)
+        Ic_h: wp.array2d(dtype=V3)
+        Ic_I: wp.array2d(dtype=M33)
+        S: wp.array2d(dtype=SV)
+        ws: wp.array2d(dtype=T)
+        rel_imp: wp.array2d(dtype=T)        # per relation: impulse of the last step, error at its start
+        rel_err: wp.array2d(dtype=T)
+        nonfinite: wp.array(dtype=wp.int32)   # per environment: 1 when its new state is not finite
+        # floating bases: momentum bookkeeping in float64 (see dynamics.momentum64)
+        Rd: wp.array2d(dtype=wp.mat33d)
+        pd: wp.array2d(dtype=wp.vec3d)
+        Vd: wp.array2d(dtype=wp.spatial_vectord)
+        Pd: wp.array2d(dtype=wp.spatial_vectord)
+        Td: wp.array2d(dtype=wp.spatial_vectord)
+        Imd: wp.array2d(dtype=wp.float64)
+        Ihd: wp.array2d(dtype=wp.vec3d)
+        IId: wp.array2d(dtype=wp.mat33d)
+
+    ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
+    ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData
+    ns.ModelData, ns.Scratch = ModelData, Scratch

@@ -1,0 +1,212 @@
+"""Bad inputs reach the user, not a NaN state: step arguments, non-finite states, stage values."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from solver_stages import StageBuilder, gripper, independent_pair  # noqa: E402
+
+wp = pytest.importorskip("warp")
+wp.config.quiet = True
+from pxr import Gf, Sdf, UsdGeom, UsdPhysics  # noqa: E402
+
+from mimic_ext.errors import MimicInputError  # noqa: E402
+from mimic_ext.solver import NonFiniteStateError, Solver, StageValueError, StepInputError, build_model  # noqa: E402
+
+
+@pytest.mark.parametrize("dt", [0.0, -1.0 / 60, math.nan, math.inf, "1/60", None])
+def test_step_refuses_a_time_step_that_is_not_finite_and_positive(dt):
+    b, lead, fol = independent_pair()
+    model = build_model(b.stage)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    with pytest.raises(StepInputError, match="dt"):
+        solver.step(s0, s1, c, dt)
+    assert isinstance(StepInputError("x"), MimicInputError)
+    assert np.isfinite(s1.joint_q.numpy()).all()       # nothing was stepped
+
+
+def _four_envs():
+    b, jl, jr = gripper(floating=True, gravity=9.81)
+    b.drive(jl, stiffness=0.05, damping=0.002, target=10.0)
+    model = build_model(b.stage, num_envs=4)
+    return model, model.dof_index(jl)
+
+
+def test_nonfinite_environments_are_flagged_and_the_others_untouched():
+    model, j = _four_envs()
+    clean = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    for _ in range(5):
+        clean.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    ref_q = s0.joint_q.numpy()
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    tp = c.joint_target_pos.numpy()
+    tp[2, j] = math.nan                          # NaN in one environment's control ...
+    c.joint_target_pos.assign(tp)
+    q = s0.joint_q.numpy()
+    q[3, j] = math.inf                           # ... inf in another's state
+    s0.joint_q.assign(q)
+    for _ in range(5):
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == [2, 3]
+    out = s0.joint_q.numpy()
+    np.testing.assert_array_equal(out[:2], ref_q[:2])    # bitwise: environments are independent
+    assert not np.isfinite(out[2:]).all(axis=1).any()
+    assert clean.nonfinite_envs() == []
+
+
+def test_solver_can_raise_on_a_nonfinite_state():
+    model, j = _four_envs()
+    solver = Solver(model, raise_on_nonfinite=True)
+    s0, s1, c = model.state(), model.state(), model.control()
+    solver.step(s0, s1, c, 1.0 / 240)            # finite: no error
+    ef = c.joint_effort.numpy()
+    ef[1, j] = math.nan
+    c.joint_effort.assign(ef)
+    with pytest.raises(NonFiniteStateError, match="1 environment") as err:
+        solver.step(s1, s0, c, 1.0 / 240)
+    assert err.value.envs == [1]
+    assert isinstance(err.value, MimicInputError)
+
+
+def _pendulum():
+    b = StageBuilder(gravity=9.81)
+    arm = b.body("arm", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0))
+    j = b.revolute("hinge", None, arm, "Y", limits_deg=(-90, 90))
+    b.drive(j, stiffness=1.0, damping=0.1, target=10.0, max_force=5.0)
+    return b, arm, j
+
+
+def _set(prim, name, value, type_name=Sdf.ValueTypeNames.Float):
+    attr = prim.GetAttribute(name)
+    if not attr:
+        attr = prim.CreateAttribute(name, type_name)
+    attr.Set(value)
+
+
+BAD = {
+    "NaN mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(math.nan),
+    "inf mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(math.inf),
+    "negative mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(-1.0),
+    "NaN inertia": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr()
+    .Set(Gf.Vec3f(0.1, math.nan, 0.1)),
+    "negative inertia": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr()
+    .Set(Gf.Vec3f(0.1, -0.1, 0.1)),
+    "NaN centre of mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetCenterOfMassAttr()
+    .Set(Gf.Vec3f(math.nan, 0, 0)),
+    "lower > upper": lambda b, arm, j: UsdPhysics.RevoluteJoint(b.stage.GetPrimAtPath(j)).GetLowerLimitAttr().Set(95.0),
+    "NaN limit": lambda b, arm, j: UsdPhysics.RevoluteJoint(b.stage.GetPrimAtPath(j)).GetUpperLimitAttr().Set(math.nan),
+    "NaN drive stiffness": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
+    .GetStiffnessAttr().Set(math.nan),
+    "negative drive damping": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
+    .GetDampingAttr().Set(-0.1),
+    "NaN max force": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
+    .GetMaxForceAttr().Set(math.nan),
+    "NaN target": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
+    .GetTargetPositionAttr().Set(math.nan),
+    "NaN armature": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:armature", math.nan),
+    "negative friction": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:jointFriction", -1.0),
+    "NaN max velocity": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:maxJointVelocity", math.nan),
+    "NaN joint frame": lambda b, arm, j: UsdPhysics.Joint(b.stage.GetPrimAtPath(j)).GetLocalPos0Attr()
+    .Set(Gf.Vec3f(0, math.nan, 0)),
+    "NaN body position": lambda b, arm, j: UsdGeom.Xformable(b.stage.GetPrimAtPath(arm)).GetOrderedXformOps()[0]
+    .Set(Gf.Vec3d(math.nan, 0, 0)),
+    "NaN joint state": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "state:angular:physics:position", math.nan),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD))
+def test_build_model_refuses_unusable_values_naming_the_prim(what):
+    b, arm, j = _pendulum()
+    build_model(b.stage)                            # the good stage builds
+    BAD[what](b, arm, j)
+    with pytest.raises(StageValueError) as err:
+        build_model(b.stage)
+    message = str(err.value)
+    assert arm in message or j in message           # names the prim
+    assert "\n" not in message                      # one line
+
+
+@pytest.mark.parametrize("unit", ["metersPerUnit", "kilogramsPerUnit"])
+def test_build_model_refuses_a_zero_unit(unit):
+    b, arm, j = _pendulum()
+    b.stage.SetMetadata(unit, 0.0)
+    with pytest.raises(StageValueError, match=unit):
+        build_model(b.stage)
+
+
+def test_a_zero_mass_still_gets_the_documented_default():
+    b, arm, j = _pendulum()
+    UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(0.0)
+    with pytest.warns(UserWarning, match="no mass properties"):
+        model = build_model(b.stage)
+    assert model.links[0].mass == pytest.approx(0.1)
+
+
+def test_set_drive_refuses_nan():
+    b, arm, j = _pendulum()
+    model = build_model(b.stage)
+    with pytest.raises(MimicInputError, match="stiffness"):
+        model.set_drive(j, math.nan, 0.1)
+
+
+def test_floating_base_velocity_is_that_of_the_base_frame_origin():
+    """joint_qd's base linear velocity is the base frame origin's (as model.py, the kernel and
+    docs say): a body spinning about its centre of mass, 10 cm from its frame origin, with the
+    origin moving at omega x (origin - com), keeps its centre of mass in place."""
+    b = StageBuilder()
+    origin = np.array([1.0, 2.0, 0.0])          # away from the world origin: the two readings differ
+    ball = b.body("ball", mass=1.0, inertia=(0.01, 0.01, 0.01), com=(0.1, 0, 0), pos=tuple(origin), root=True)
+    wheel = b.body("wheel", mass=0.1, inertia=(1e-4, 1e-4, 1e-4), com=(0.1, 0, 0), pos=tuple(origin))
+    b.revolute("axle", ball, wheel, "Z", pos0=(0.1, 0, 0), pos1=(0.1, 0, 0))
+    model = build_model(b.stage)
+    n1 = len(model.joints)
+    omega = np.array([0.0, 0.0, 2.0])
+    u = np.zeros(model.dof_count)
+    u[n1:n1 + 3] = omega
+    u[n1 + 3:n1 + 6] = np.cross(omega, origin - (origin + np.array([0.1, 0, 0])))
+    s0, s1, c = model.state(), model.state(), model.control()
+    s0.joint_qd.assign(u[None])
+    solver = Solver(model)
+    for _ in range(120):
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    q = s0.joint_q.numpy()[0].astype(float)
+    from mimic_ext.solver.inspect import body_poses
+    com = body_poses(model, q)[ball] @ np.array([0.1, 0, 0, 1.0])
+    # 1 mm: the COM stays where it was while the body turns 1 rad (semi-implicit Euler moves the
+    # origin along tangents: measured 0.4 mm); read as the velocity of the body point at the world
+    # origin, the same numbers would carry the COM off at 4.5 m/s
+    assert com[:3] == pytest.approx(origin + [0.1, 0.0, 0.0], abs=1e-3)
+
+
+@pytest.mark.parametrize("what", ["NaN inertia", "NaN drive stiffness", "NaN body position"])
+def test_fet022_reports_an_unusable_value_as_an_error_with_the_reason(what):
+    """The values that used to PASS the FET022 sweep now stop it: the follower is an error and
+    the reason names the prim."""
+    from mimic_ext import fet022
+    from mimic_ext.fet022.result import ERROR
+
+    b = StageBuilder(fixed_base=True)
+    arm = b.body("arm", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0))
+    j = b.revolute("hinge", b.base, arm, "Y", limits_deg=(-90, 90))
+    b.drive(j, stiffness=1.0, damping=0.1, target=10.0, max_force=50.0)
+    other = b.body("other", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0), pos=(0, 1, 0))
+    jo = b.revolute("other_hinge", b.base, other, "Y", limits_deg=(-90, 90), pos0=(0, 1, 0))
+    b.mimic(jo, j, 1.0, 0.0)
+    assert fet022.run(b.stage).status == "pass"         # the good stage sweeps and passes
+    BAD[what](b, arm, j)
+    result = fet022.run(b.stage)
+    assert result.status == ERROR
+    assert [f.status for f in result.followers] == [ERROR]
+    assert arm in result.reason or j in result.reason
