@@ -83,7 +83,7 @@ class Solver:
         if hit is not None:
             return hit[0]
         cmd = wp.launch(self.model.kernels.step_kernel, dim=self.model.num_envs,
-                        inputs=[self.model.data, self._scratch, *arrays[:6], float(dt), *arrays[6:]],
+                        inputs=[self.model.data, self._scratch, 0, *arrays[:6], float(dt), *arrays[6:]],
                         device=self.model.device, record_cmd=True)
         if len(self._launches) >= _CACHE_SIZE:
             self._launches.pop(next(iter(self._launches)))

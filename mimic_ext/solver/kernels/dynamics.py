@@ -228,7 +228,7 @@ def build(ns) -> None:
                 sc.IId[e, rt] = sc.IId[e, rt] + Ib
 
     @wp.func
-    def momentum_targets(md: MD, sc: SC, e: int, effort: A2, dt: T):
+    def momentum_targets(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
         """Each restored floating tree's momentum at the end of the step: its start momentum
         plus the gravity and base-effort impulses (``sc.Td``)."""
         gd = wp.vec3d(md.gravity)
@@ -241,12 +241,12 @@ def build(ns) -> None:
                 lmo = sc.Imd[e, l] * gd
                 tau = wp.spatial_vectord()
                 for d in range(6):
-                    tau[d] = wp.float64(effort[e, us + d])
+                    tau[d] = wp.float64(effort[ce, us + d])
                 grav = wp.spatial_vectord(ang[0], ang[1], ang[2], lmo[0], lmo[1], lmo[2])
                 sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
 
     @wp.func
-    def composite_pass(md: MD, sc: SC, e: int, effort: A2, dt: T):
+    def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, its CRBA column straight into A S (n x k):
         M_ij = s_j . Ic_i s_i for j on i's link or an ancestor. The same pairs give f -= M u0."""
@@ -303,7 +303,7 @@ def build(ns) -> None:
                             fu0 = fu0 + val * ws[e, o_u0 + jj]
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
                     j = lj.parent
-                ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[e, i] - fu0
+                ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
                 sc.G[e, p] = sc.G[e, p] + Gl
                 sc.Ic_m[e, p] = sc.Ic_m[e, p] + m
@@ -323,7 +323,7 @@ def build(ns) -> None:
                 ws[e, oH + ci * k + c] = ws[e, oH + ci * k + c] + ai * ws[e, md.o_AS + i * k + c]
 
     @wp.func
-    def joint_terms(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
+    def joint_terms(md: MD, sc: SC, e: int, ce: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
         """Armature and damping into A S and f' = f - A u0 (f += armature u); each drive's
         impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
 
@@ -344,7 +344,7 @@ def build(ns) -> None:
             ws[e, od + 2] = T(-1.0)              # -1: no drive, 0: folded, 1: a bounded row
             if (jd.flags & F_DRIVE) != 0:
                 gam = dt * (jd.kd + dt * jd.kp)
-                P = dt * (jd.kp * T(wp.float64(target_pos[e, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[e, j])
+                P = dt * (jd.kp * T(wp.float64(target_pos[ce, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[ce, j])
                 ws[e, od] = P
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)

@@ -30,11 +30,12 @@ def build(ns) -> None:
             o = V3(q[e, root.qs], q[e, root.qs + 1], q[e, root.qs + 2])
         return o
 
-    @wp.kernel(module=ns.module)
-    def step_kernel(md: MD, sc: SC, q_in: A2, u_in: A2, t_in: I2,
-                    target_pos: A2, target_vel: A2, effort: A2, dt: T,
-                    q_out: A2, u_out: A2, t_out: I2):
-        e = wp.tid()
+    @wp.func(inline=False)
+    def step_env(md: MD, sc: SC, e: int, ce: int, q_in: A2, u_in: A2, t_in: I2,
+                 target_pos: A2, target_vel: A2, effort: A2, dt: T,
+                 q_out: A2, u_out: A2, t_out: I2):
+        """One environment ``e`` through one step, its control read from row ``ce`` of the
+        control arrays (a schedule of many steps keeps one row per step and environment)."""
         ws = sc.ws
         rel_imp = sc.rel_imp
         rel_err = sc.rel_err
@@ -46,17 +47,17 @@ def build(ns) -> None:
         od = wp.vec3d(o)
         if md.has_float != 0:
             f.momentum64(md, e, q_in, u_in, sc, od)
-            f.momentum_targets(md, sc, e, effort, dt)
+            f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt)
-        f.composite_pass(md, sc, e, effort, dt)
+        f.composite_pass(md, sc, e, ce, effort, dt)
         if md.n_soft > 0:           # the mass-only reduced matrix, for the relations' effective mass
             f.reduce_matrix(md, ws, e, md.o_HM)
             for j in range(md.n1):
                 jd = md.joints[j]
                 cc = md.o_HM + jd.col * k + jd.col
                 ws[e, cc] = ws[e, cc] + jd.gain * jd.gain * jd.armature
-        f.joint_terms(md, sc, e, q_in, u_in, t_in, target_pos, target_vel, dt)
+        f.joint_terms(md, sc, e, ce, q_in, u_in, t_in, target_pos, target_vel, dt)
         f.reduce_matrix(md, ws, e, md.o_HB)
         for c in range(k):
             ws[e, md.o_bhB + c] = T(0.0)
@@ -109,6 +110,14 @@ def build(ns) -> None:
         sc.nonfinite[e] = bad
 
     @wp.kernel(module=ns.module)
+    def step_kernel(md: MD, sc: SC, e0: int, q_in: A2, u_in: A2, t_in: I2,
+                    target_pos: A2, target_vel: A2, effort: A2, dt: T,
+                    q_out: A2, u_out: A2, t_out: I2):
+        """Environments ``e0 .. e0 + dim - 1`` (a launch per thread takes one slice)."""
+        e = wp.tid() + e0
+        step_env(md, sc, e, e, q_in, u_in, t_in, target_pos, target_vel, effort, dt, q_out, u_out, t_out)
+
+    @wp.kernel(module=ns.module)
     def loop_eval_kernel(md: MD, sc: SC, q: A2, J_out: A2, err_out: A2):
         """The loop rows' errors and full Jacobian at q (for the model's build-time analysis)."""
         e = wp.tid()
@@ -123,4 +132,4 @@ def build(ns) -> None:
             for j in range(n):
                 J_out[e, r * n + j] = sc.ws[e, md.o_JL + r * n + j]
 
-    ns.step_kernel, ns.loop_eval_kernel = step_kernel, loop_eval_kernel
+    ns.step_env, ns.step_kernel, ns.loop_eval_kernel = step_env, step_kernel, loop_eval_kernel
