@@ -83,9 +83,9 @@ def test_robotiq_usd_passes_on_physx_as_on_warp_and_its_files_are_untouched():
 
 def test_inspire_hand_tracks_on_physx_as_on_warp(tmp_path):
     """The Inspire hand's URDF (non-unit multipliers, a -0.04545 rad offset) imported with
-    PhysxMimicJointAPI. Its hull colliders overlap between links, so it is imported with
-    self-collision off as Isaac Sim's URDF importer does by default (ours leaves PhysX's
-    default, on, under which PhysX diverges: reported to the importers)."""
+    PhysxMimicJointAPI. Its hull colliders overlap between links; our URDF import turns
+    self-collision off as Isaac Sim's URDF importer does (under PhysX's default, on, it
+    diverges); ``self_collisions=False`` authors the same explicitly."""
     stage = import_to(tmp_path, INSPIRE, "physx", self_collisions=False)
     warp, physx, trace = _both(stage)
     assert warp.status == "pass" and len(warp.followers) == 6 and physx.num_envs == 5

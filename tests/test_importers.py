@@ -142,6 +142,26 @@ def test_asset_stage_layout(rel_path):
     assert UsdPhysics.Joint(to_world[0]).GetBody1Rel().GetTargets()
 
 
+@pytest.mark.parametrize("rel_path", ROBOT_FILES)
+def test_urdf_articulation_links_do_not_collide_with_each_other_mjcf_keeps_its_own_rule(rel_path):
+    """A URDF has no self-collision rule and its meshes overlap at the joints: like Isaac
+    Sim's URDF importer, self-collision is off for PhysX and Newton. MJCF keeps MuJoCo's
+    rule (contype/conaffinity, parent-child exclusion) through filtered pairs instead."""
+    if not ASSETS.is_dir():
+        pytest.skip("shared assets absent")
+    result = import_robot(ASSETS / rel_path)
+    roots = [p for p in result.stage.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
+    assert roots
+    for root in roots:
+        physx = root.GetAttribute("physxArticulation:enabledSelfCollisions")
+        newton = root.GetAttribute("newton:selfCollisionEnabled")
+        if rel_path.endswith(".urdf"):
+            assert {"PhysxArticulationAPI", "NewtonArticulationRootAPI"} <= set(root.GetAppliedSchemas())
+            assert physx.Get() is False and newton.Get() is False, root.GetPath()
+        else:
+            assert not physx and not newton, root.GetPath()
+
+
 def _assert_frames_agree(stage, prim) -> None:
     """world(body0) localFrame0 * motion(q) == world(body1) localFrame1 for some q (1e-6:
     float32 local frames)."""

@@ -37,6 +37,18 @@ NEWTON_JOINT_API = "NewtonJointAPI"
 NEWTON_JOINT_ATTRS = ("newton:armature", "newton:friction", "newton:velocityLimit")
 
 
+def _no_self_collisions(root: Usd.Prim) -> None:
+    """A URDF says nothing about links colliding with each other and its collision meshes
+    overlap at the joints: like Isaac Sim's URDF importer (``self_collision`` off by
+    default), the articulation's links do not collide with each other, for PhysX
+    (``PhysxArticulationAPI``) and Newton (``NewtonArticulationRootAPI``). PhysX's own
+    default (on) makes the Inspire hand's overlapping hulls diverge on the first step."""
+    for api, attr in (("PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions"),
+                      ("NewtonArticulationRootAPI", "newton:selfCollisionEnabled")):
+        root.AddAppliedSchema(api)
+        root.CreateAttribute(attr, Sdf.ValueTypeNames.Bool).Set(False)
+
+
 def _keep_name(prim: Usd.Prim, name: str) -> None:
     if prim.GetName() != name:
         prim.SetCustomDataByKey(SOURCE_NAME_KEY, name)
@@ -119,6 +131,11 @@ class StageWriter:
                 UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(self.body_paths[root_body]))
             if not model.floating.get(tree) and tree not in trees_with_world_joint:
                 self._fix_base(root_body, tree)
+        if model.format == "URDF":
+            for path in [self.robot] + [self.body_paths[b] for t, b in model.roots.items() if t != 0]:
+                prim = stage.GetPrimAtPath(path)
+                if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
+                    _no_self_collisions(prim)
         for a, b in model.filtered_pairs:
             prim = stage.GetPrimAtPath(self.body_paths[a])
             UsdPhysics.FilteredPairsAPI.Apply(prim).CreateFilteredPairsRel().AddTarget(self.body_paths[b])
