@@ -163,8 +163,6 @@ def test_trajectory_agrees_with_ours(mech, ours_window, kind):
     """The benchmark's own acceptance rule, on a short window, at N = 2."""
     if P.peer_missing(kind):
         pytest.skip(P.peer_missing(kind))
-    if mech.name == "humanoid53" and kind == "physx:0":
-        pytest.skip("kept fast: the humanoid runs on PhysX in the benchmark's check")
     q = _window(kind, mech)
     dev = float(np.max(np.abs(q - ours_window)))
     assert np.isfinite(dev)
