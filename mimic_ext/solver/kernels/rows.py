@@ -361,15 +361,38 @@ def build(ns) -> None:
         return changed
 
     @wp.func
-    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
-        """The joints' rows by block Gauss-Seidel on responses ``C (a e_c)`` (one per reduced
-        column that has rows, from applying C to a vector), swept cyclically until ``n1`` joints
-        in a row leave v unchanged (at most ``iterations`` passes); then the loops' impulses
-        are moved by what the rows did (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
+    def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
+        """A row given in joint-velocity space (``n_u`` entries at ``oj``: ``J u``) written in the
+        solve space at ``ox`` (``k`` entries: ``J S``, so that ``J u = (J S) v + J u0``); returns
+        ``J u0``, the part of the row's velocity the solve space does not carry (the position-error
+        corrections of eliminated DOFs)."""
+        for c in range(md.k):
+            ws[e, ox + c] = T(0.0)
+        ju0 = T(0.0)
+        for j in range(md.n_u):
+            val = ws[e, oj + j]
+            if val != T(0.0):
+                c = md.dof_col[j]
+                ws[e, ox + c] = ws[e, ox + c] + md.dof_gain[j] * val
+                ju0 = ju0 + val * ws[e, md.o_u0 + j]
+        return ju0
+
+    @wp.func
+    def constrained_response(md: MD, ws: A2, e: int, ox: int):
+        """x <- C x in the solve space at ``ox``: C the inverse of the step's system with every hard
+        relation and loop closure held (a row impulse ``dl`` along ``x`` moves the solve-space
+        velocity ``ws[e, md.o_v:]`` by ``(C x) dl``). Valid once the step has factored its system."""
+        solve(ws, e, md.o_H, md.k, md.o_kH, ox)
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox)
+
+    @wp.func
+    def joint_rows_setup(md: MD, sc: SC, e: int):
+        """Before the sweeps: no row impulse yet, and each row-carrying column's response ``C e_c``
+        and each joint's ``W = a^2 C_cc`` (0 for a joint the loops lock)."""
         ws = sc.ws
         k = md.k
-        n1 = md.n1
-        for i in range(n1):
+        for i in range(md.n1):
             ws[e, md.o_lam + i] = T(0.0)
         for c in range(k):
             ws[e, md.o_gsum + c] = T(0.0)
@@ -382,7 +405,7 @@ def build(ns) -> None:
                 ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
                 if md.m > 0:
                     loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR)
-        for j in range(n1):
+        for j in range(md.n1):
             jd = md.joints[j]
             if (jd.flags & F_ROWS) != 0:
                 W = jd.gain * jd.gain * ws[e, md.o_resp + jd.col * k + jd.col]
@@ -393,19 +416,23 @@ def build(ns) -> None:
                     W = T(0.0)
                 ws[e, md.o_W + 2 * j] = W
                 ws[e, md.o_W + 2 * j + 1] = iW
-        idt = T(1.0) / dt
-        quiet = int(0)
-        left = md.iterations * n1
-        j = int(0)
-        while quiet < n1 and left > 0:
-            left = left - 1
-            quiet = quiet + 1
+
+    @wp.func
+    def joint_pass(md: MD, sc: SC, e: int, q: A2, dt: T, idt: T):
+        """One Gauss-Seidel pass over every joint's row block; returns how many changed their
+        impulse (0: the joints' rows have converged for the current velocity)."""
+        changed = int(0)
+        for j in range(md.n1):
             if (md.joints[j].flags & F_ROWS) != 0:
-                if joint_block(md, ws, e, j, q, dt, idt) != 0:
-                    quiet = int(0)
-            j = j + 1
-            if j == n1:
-                j = int(0)
+                changed = changed + joint_block(md, sc.ws, e, j, q, dt, idt)
+        return changed
+
+    @wp.func
+    def joint_rows_finish(md: MD, sc: SC, e: int):
+        """After the sweeps: the loops' impulses moved by what the rows did
+        (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
+        ws = sc.ws
+        k = md.k
         if md.m > 0:
             for c in range(k):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
@@ -418,6 +445,17 @@ def build(ns) -> None:
             solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
+
+    @wp.func
+    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
+        """The joints' rows by block Gauss-Seidel: passes until one changes nothing (at most
+        ``iterations``). Another row family joins by adding its own pass to the loop."""
+        joint_rows_setup(md, sc, e)
+        idt = T(1.0) / dt
+        for it in range(md.iterations):
+            if joint_pass(md, sc, e, q, dt, idt) == 0:
+                break
+        joint_rows_finish(md, sc, e)
 
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2):
@@ -459,3 +497,5 @@ def build(ns) -> None:
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
     ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
+    ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
+    ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
