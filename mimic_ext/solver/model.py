@@ -33,6 +33,8 @@ _BIG = 3.0e38
 
 #: How many columns' responses the joint rows keep per step (each k values; more are recomputed).
 _RESPONSE_SLOTS = 16
+#: Above this many composite-pass pairs per DOF (the tree's mean depth), M x is formed in O(n).
+_PAIRS_PER_DOF = 4
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -351,11 +353,18 @@ class Model:
             per_root[roots[jj]] = min(per_root.get(roots[jj], _BIG), vmax[jj] / abs(gains[jj]))
         md.k = k
         md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
-        md.nnz, md.n_pairs = sp.nnz, len(sp.pairs)
-        md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
-            arr(sp.upd if len(sp.upd) else [0], int)
+        md.nnz = sp.nnz
+        # M x from the composite pass's pairs on a shallow tree, in O(n) from the composite
+        # inertias on a deep one (the pairs are O(n d); measured: pairs win up to depth ~4)
+        md.n_pairs = len(sp.pairs)
+        md.tree_mass = int(len(sp.pairs) > _PAIRS_PER_DOF * max(self.dof_count, 1))
         md.pairs = wp.array(sp.pairs.astype(np.int32) if len(sp.pairs) else np.zeros((1, 3), np.int32),
                             dtype=wp.vec3i, device=d)
+        md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
+            arr(sp.upd if len(sp.upd) else [0], int)
+        md.link_parent = arr([lk.parent for lk in links] or [0], int)
+        md.link_us = arr(u_of or [0], int)
+        md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
         md.pair_slot = arr(sp.pair_slot if len(sp.pairs) else [0], int)
         md.pair_coef = arr(sp.pair_coef if len(sp.pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
@@ -432,7 +441,7 @@ class Model:
         soft = md.n_soft > 0
         off = 0
         nnz, R = sp.nnz, md.n_rslots
-        for name, size in (("u0", n), ("f", n), ("Mp", len(sp.pairs)), ("HB", nnz), ("H", nnz), ("kH", k),
+        for name, size in (("u0", n), ("f", n), ("Mp", 0 if md.tree_mass else len(sp.pairs)), ("HB", nnz), ("H", nnz), ("kH", k),
                            ("HM", nnz if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k),
                            ("tk", n), ("res", n), ("lam", n1), ("drv", 3 * n1), ("W", 2 * n1), ("rslot", k + 1),
                            ("resp", k * R), ("rtmp", k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),

@@ -250,9 +250,10 @@ def build(ns) -> None:
     def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
-        i's link or an ancestor) kept (``Mp``, in visiting order) and added straight into the
-        reduced system's slots (``HB``: H = S^T M S, no n x n or n x k matrix). The same pairs
-        give f -= M u0."""
+        i's link or an ancestor) added straight into the reduced system's slots (``HB``:
+        H = S^T M S, no n x n or n x k matrix). On a shallow tree (``tree_mass`` 0) the pairs
+        are also kept (``Mp``, for ``M x`` later) and give f -= M u0 here; on a deep one both
+        products are ``mass_times_tree``'s, O(n)."""
         ws = sc.ws
         n = md.n_u
         o_f = md.o_f
@@ -260,7 +261,7 @@ def build(ns) -> None:
         o_HB = md.o_HB
         o_Mp = md.o_Mp
         rel = int(0)
-        if md.k < n:
+        if md.k < n and md.tree_mass == 0:
             rel = int(1)
         for i in range(md.nnz):
             ws[e, o_HB + i] = T(0.0)
@@ -287,26 +288,26 @@ def build(ns) -> None:
                 for d2 in range(nd):
                     jj = us + d2
                     val = wp.dot(sc.S[e, jj], Fd)
-                    ws[e, o_Mp + pc] = val
                     sl = o_HB + md.pair_slot[pc]
                     ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
                     pc = pc + 1
                     if rel != 0:
+                        ws[e, o_Mp + pc - 1] = val
                         fu0 = fu0 + val * ws[e, o_u0 + jj]
                 j = p
                 while j >= 0:
-                    lj = md.links[j]
-                    for d2 in range(lj.nd):
-                        jj = lj.us + d2
+                    jus = md.link_us[j]
+                    for d2 in range(md.link_nd[j]):
+                        jj = jus + d2
                         val = wp.dot(sc.S[e, jj], Fd)
-                        ws[e, o_Mp + pc] = val
                         sl = o_HB + md.pair_slot[pc]
                         ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
                         pc = pc + 1
                         if rel != 0:
+                            ws[e, o_Mp + pc - 1] = val
                             fu0 = fu0 + val * ws[e, o_u0 + jj]
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
-                    j = lj.parent
+                    j = md.link_parent[j]
                 ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
                 sc.G[e, p] = sc.G[e, p] + Gl
@@ -315,14 +316,49 @@ def build(ns) -> None:
                 sc.Ic_I[e, p] = sc.Ic_I[e, p] + Ib
 
     @wp.func
-    def mass_times(md: MD, ws: A2, e: int, ox: int, oy: int):
-        """y += M x over the composite pass's pairs (``Mp``), for DOF vectors at ``ox``, ``oy``."""
+    def mass_times_pairs(md: MD, ws: A2, e: int, ox: int, oy: int):
+        """y += M x over the composite pass's pairs (``Mp``, a shallow tree's), for DOF vectors at
+        ``ox``, ``oy``."""
         for p in range(md.n_pairs):
             pr = md.pairs[p]
             val = ws[e, md.o_Mp + p]
             ws[e, oy + pr[0]] = ws[e, oy + pr[0]] + val * ws[e, ox + pr[1]]
             if pr[2] == 0:
                 ws[e, oy + pr[1]] = ws[e, oy + pr[1]] + val * ws[e, ox + pr[0]]
+
+    @wp.func
+    def mass_times_tree(md: MD, sc: SC, e: int, ox: int, oy: int, sgn: T):
+        """y += sgn M x for DOF vectors at ``ox``, ``oy``, in O(n) from the composite inertias
+        (after ``composite_pass``; a deep tree's, where the pairs are O(n d)): ``(M x)_i = s_i . (Ic_l V_l + B_l)``, l the link of DOF i,
+        V_l the motion ``x`` gives it, B_l the sum of ``Ic_c s_j x_j`` over the DOFs j of links
+        below l (c the link of j). Uses ``sc.G`` (V) and ``sc.Acc`` (B), spent by then."""
+        ws = sc.ws
+        L = md.n_links
+        for l in range(L):
+            p = md.link_parent[l]
+            v = SV()
+            if p >= 0:
+                v = sc.G[e, p]
+            us = md.link_us[l]
+            for d in range(md.link_nd[l]):
+                v = v + sc.S[e, us + d] * ws[e, ox + us + d]
+            sc.G[e, l] = v
+            sc.Acc[e, l] = SV()
+        for ll in range(L):
+            l = L - 1 - ll
+            m = sc.Ic_m[e, l]
+            h = sc.Ic_h[e, l]
+            Ib = sc.Ic_I[e, l]
+            P = inertia_mul(m, h, Ib, sc.G[e, l]) + sc.Acc[e, l]
+            us = md.link_us[l]
+            own = SV()
+            for d in range(md.link_nd[l]):
+                Si = sc.S[e, us + d]
+                ws[e, oy + us + d] = ws[e, oy + us + d] + sgn * wp.dot(Si, P)
+                own = own + Si * ws[e, ox + us + d]
+            p = md.link_parent[l]
+            if p >= 0:
+                sc.Acc[e, p] = sc.Acc[e, p] + inertia_mul(m, h, Ib, own) + sc.Acc[e, l]
 
     @wp.func
     def joint_terms(md: MD, sc: SC, e: int, ce: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
@@ -444,6 +480,7 @@ def build(ns) -> None:
 
     ns.unwrapped, ns.corrections = unwrapped, corrections
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
-    ns.composite_pass, ns.mass_times, ns.joint_terms = composite_pass, mass_times, joint_terms
+    ns.composite_pass, ns.joint_terms = composite_pass, joint_terms
+    ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.displace, ns.restore_momentum = displace, restore_momentum

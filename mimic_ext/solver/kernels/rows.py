@@ -30,7 +30,7 @@ def build(ns) -> None:
     factor, solve = ns.factor, ns.solve
     sparse_factor, sparse_solve = ns.sparse_factor, ns.sparse_solve
     unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
-    f_mass_times = ns.mass_times
+    f_tree, f_pairs = ns.mass_times_tree, ns.mass_times_pairs
 
     @wp.func(inline=False)
     def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
@@ -487,16 +487,24 @@ def build(ns) -> None:
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2, dt: T):
         """Hard relations' impulses from the residual r = M u+ + (armature, damping) u+ - f - (row,
-        loop and compliant impulses) = G^T mu (M u+ over the composite pass's pairs; only the
+        loop and compliant impulses) = G^T mu (M u+ from the pairs or the composite inertias; only the
         part S v of u+, as f already holds the u0 terms), peeling the forest of active relations
         leaf by leaf."""
         ws = sc.ws
         n = md.n_u
-        for i in range(n):
+        nres = n
+        if md.n_elim == 0:          # only compliant relations: their impulses need no residual
+            nres = 0
+        for i in range(nres):
             ws[e, md.o_tk + i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]]     # S v (tk: n >= k)
             ws[e, md.o_res + i] = -ws[e, md.o_f + i]
-        f_mass_times(md, ws, e, md.o_tk, md.o_res)
-        for i in range(n):
+        if nres == 0:
+            pass
+        elif md.tree_mass != 0:
+            f_tree(md, sc, e, md.o_tk, md.o_res, T(1.0))
+        else:
+            f_pairs(md, ws, e, md.o_tk, md.o_res)
+        for i in range(nres):
             acc = ws[e, md.o_res + i]
             if i < md.n1:
                 jd = md.joints[i]

@@ -51,6 +51,8 @@ def build(ns) -> None:
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt)
         f.composite_pass(md, sc, e, ce, effort, dt)
+        if k < n and md.tree_mass != 0:     # f -= M u0 (a shallow tree's is in the pass)
+            f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
         if md.n_soft > 0:           # the mass-only reduced matrix, for the relations' effective mass
             for i in range(md.nnz):
                 ws[e, md.o_HM + i] = ws[e, md.o_HB + i]

@@ -133,16 +133,20 @@ def build(ns) -> None:
         rank_tol: T
         gravity: V3
         links: wp.array(dtype=LinkData)
+        link_parent: wp.array(dtype=int)
+        link_us: wp.array(dtype=int)
+        link_nd: wp.array(dtype=int)
         joints: wp.array(dtype=JointData)
         dof_col: wp.array(dtype=int)
         dof_gain: wp.array(dtype=T)
         nnz: int
-        n_pairs: int
         n_rslots: int
         l_colptr: wp.array(dtype=int)
         l_row: wp.array(dtype=int)
         l_upd: wp.array(dtype=int)
         pairs: wp.array(dtype=wp.vec3i)
+        n_pairs: int
+        tree_mass: int
         pair_slot: wp.array(dtype=int)
         pair_coef: wp.array(dtype=T)
         grp_lo: wp.array(dtype=int)
