@@ -6,8 +6,8 @@ The step is one fused Warp kernel, so phases cannot be timed by launch (``wp.Sco
 sees one launch); instead the same hanging chain (``mechanisms.chain``: n joints, same
 masses, drives and targets) is stepped with the number of independent joints k varied
 (1, n/8, n/4, n/2, n: the rest follow a leader at 0.5) and with its limits removed, so
-that the k-dependent part (the reduced k x k system: build, dense factorisation and
-explicit inverse, and the limit rows that work through it) separates from the part every
+that the k-dependent part (the reduced k x k system in its tree's sparsity: assembly,
+sparse LDL^T and solves, and the limit rows that work through it) separates from the part every
 joint pays (kinematics, bias forces, composite inertia, integration). Interleaved rounds,
 medians of CPU time per env-step. Fitted: ``t(k) = a + b k^p`` over the limit-free variants.
 Then N = 1 on the Robotiq: ``Solver.step`` against its recorded launch alone and one
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     print(f"  fit over the limit-free variants: t(k) = {a * 1e6:.2f} us + {b * 1e6:.3g} us * k^{p:.2f}")
     half = med[f"k={n // 2}, no limits"]
     lim = med[f"k={n // 2}, limits (the benchmark's chain{n})"]
-    print(f"  at k = {n // 2}: the k-dependent part (reduced system, factorisation, inverse) is {(half - a) / half:.0%} "
+    print(f"  at k = {n // 2}: the k-dependent part (reduced system, factorisation, solves) is {(half - a) / half:.0%} "
           f"of the step, the per-joint part ({a * 1e6:.2f} us) {a / half:.0%}; with the limits on (rows that never "
           f"bind here) the step takes {lim / half:.2f}x")
     for r, _ in runners.values():

@@ -333,6 +333,10 @@ def summary(results: dict, args) -> list[str]:
                      f"{why}")
     else:
         lines.append("Robotiq N = 1024 vs MuJoCo rollout: row not run")
+    ro1 = _get(results, key, "rollout:0")
+    if ours and ro1:
+        lines.append(f"Robotiq N = 1024, one thread each, ours vs {ro1.name}: wall "
+                     f"{_compare(ours, ro1, 'wall_step', 4.0)}; CPU {_compare(ours, ro1, 'cpu_step', 4.0)}")
     chains = [(int(k[5:]), _get(results, k, "ours"), _get(results, k, "rollout:0"))
               for k in CHAINS if _get(results, k, "ours")]
     if len(chains) >= 2:

@@ -26,9 +26,15 @@ from .kernels import PRECISIONS, kernels
 from .kernels.dynamics import F_CONT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
+from .sparsity import reduced_sparsity
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 
 _BIG = 3.0e38
+
+#: How many columns' responses the joint rows keep per step (each k values; more are recomputed).
+_RESPONSE_SLOTS = 16
+#: Above this many composite-pass pairs per DOF (the tree's mean depth), M x is formed in O(n).
+_PAIRS_PER_DOF = 8
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -323,6 +329,12 @@ class Model:
             data.append(ld)
         md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
         cols, gains, betas, roots, k = projection.columns()
+        # the reduced system's sparsity: columns renumbered into groups, leaves first
+        soft_pairs = [(r.fi, r.li) for r, kd in zip(projection.rows, projection.kinds) if kd == SOFT_ROW]
+        sp = reduced_sparsity([lk.parent for lk in links], u_of, [6 if lk.jtype == FREE else 1 for lk in links],
+                              cols, gains, k, soft_pairs, [(c.link_a, c.link_b) for c in self.closures])
+        cols = [sp.new_col[c] for c in cols]
+        self.sparsity = sp
         flags = np.zeros(n1, int)
         flags[np.isfinite(self.lower)] |= F_LOWER
         flags[np.isfinite(self.upper)] |= F_UPPER
@@ -341,6 +353,21 @@ class Model:
             per_root[roots[jj]] = min(per_root.get(roots[jj], _BIG), vmax[jj] / abs(gains[jj]))
         md.k = k
         md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
+        md.nnz = sp.nnz
+        # M x from the composite pass's pairs on a shallow tree, in O(n) from the composite
+        # inertias on a deep one (the pairs are O(n d); measured: pairs win up to a mean depth of ~8)
+        md.n_pairs = len(sp.pairs)
+        md.tree_mass = int(len(sp.pairs) > _PAIRS_PER_DOF * max(self.dof_count, 1))
+        md.pairs = wp.array(sp.pairs.astype(np.int32) if len(sp.pairs) else np.zeros((1, 3), np.int32),
+                            dtype=wp.vec3i, device=d)
+        md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
+            arr(sp.upd if len(sp.upd) else [0], int)
+        md.link_parent = arr([lk.parent for lk in links] or [0], int)
+        md.link_us = arr(u_of or [0], int)
+        md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
+        md.pair_slot = arr(sp.pair_slot if len(sp.pairs) else [0], int)
+        md.pair_coef = arr(sp.pair_coef if len(sp.pairs) else [0.0])
+        md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
         col_rows = np.zeros(max(k, 1), int)
         joints, cors = [], []
         for jj in range(n1):
@@ -364,7 +391,8 @@ class Model:
         md.joints = wp.array(joints or [K.JointData()], dtype=K.JointData, device=d)
         md.cors = wp.array(cors or [K.Correction()], dtype=K.Correction, device=d)
         md.n_cor = len(cors)
-        md.col_rows = arr(col_rows, int)
+        # columns whose response the joint rows keep for the step once asked for (O(k) each)
+        md.n_rslots = int(min(int(col_rows.sum()), _RESPONSE_SLOTS))
         rows, kinds = projection.rows, projection.kinds
         md.n_rel = len(rows)
         md.n_soft = sum(1 for kd in kinds if kd == SOFT_ROW)
@@ -375,6 +403,7 @@ class Model:
             rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
             rd.m64, rd.c64 = r.multiplier, r.offset
             rd.cont = int(bool(flags[r.fi] & F_CONT or flags[r.li] & F_CONT)) if max(r.fi, r.li) < n1 else 0
+            rd.slot = sp.slot(cols[r.fi], cols[r.li]) if kd == SOFT_ROW else 0
             rels.append(rd)
         md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
         elim = projection.elimination()
@@ -411,10 +440,11 @@ class Model:
         n, m, nr = self.dof_count, row0, max(len(rows), 1)
         soft = md.n_soft > 0
         off = 0
-        for name, size in (("u0", n), ("f", n), ("AS", n * k), ("HB", k * k), ("H", k * k), ("kH", k),
-                           ("HM", k * k if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k), ("tk", k), ("res", n),
-                           ("lam", n1), ("drv", 3 * n1),
-                           ("W", 2 * n1), ("resp", k * k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
+        nnz, R = sp.nnz, md.n_rslots
+        for name, size in (("u0", n), ("f", n), ("Mp", 0 if md.tree_mass else len(sp.pairs)), ("HB", nnz), ("H", nnz), ("kH", k),
+                           ("HM", nnz if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k),
+                           ("tk", n), ("res", n), ("lam", n1), ("drv", 3 * n1), ("W", 2 * n1), ("rslot", k + 1),
+                           ("resp", k * R), ("rtmp", k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
                            ("JLr", m * k), ("tL", m), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),
                            ("lamL", m), ("tm", m), ("YM", m * k if soft else 0), ("SLM", m * m if soft else 0),
                            ("keepM", m if soft else 0)):

@@ -446,7 +446,11 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         expand(deque([root]))
 
     # Bodies welded into a link add their mass; a massless one (a tool frame, a fingertip
-    # marker) adds nothing. Only a link with no mass at all gets the documented default.
+    # marker) adds nothing. A massless link with mass somewhere below it (the massless
+    # ``jointChainLink`` bodies our MJCF importer writes between the joints of a multi-joint
+    # body) stays massless: its joint still moves that mass. Only a link with no mass in its
+    # whole subtree gets the documented default.
+    own = []
     for link in links:
         ms, coms, inertias = [], [], []
         for body, pose in link.bodies:
@@ -457,6 +461,15 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
             ms.append(m)
             coms.append(r @ c + pose[:3, 3])
             inertias.append(r @ inertia @ r.T)
+        own.append((ms, coms, inertias))
+    below = [bool(o[0]) for o in own]
+    for i in range(len(links) - 1, -1, -1):      # children come after their parents
+        if below[i] and links[i].parent >= 0:
+            below[links[i].parent] = True
+    for link, (ms, coms, inertias), massive in zip(links, own, below):
+        if not ms and massive:
+            link.mass, link.com, link.inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+            continue
         if not ms:
             body, pose = link.bodies[0]
             defaulted.append(body)
@@ -471,7 +484,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
         link.mass, link.com, link.inertia = mt, com, inertia
     if defaulted:
         msg = (f"{len(defaulted)} bod{'y has' if len(defaulted) == 1 else 'ies have'} no mass properties "
-               f"(no MassAPI or mass 0, nor a massive body welded to them); using the default {DEFAULT_MASS} kg with the inertia of a "
+               f"(no MassAPI or mass 0, nor a massive body welded to them or below them); using the default {DEFAULT_MASS} kg with the inertia of a "
                f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}")
         notes.append(msg)
         warnings.warn(msg, stacklevel=3)

@@ -3,7 +3,8 @@ pass (CRBA straight into the reduced columns ``A S``), joint terms (armature, da
 implicit drives), integration, and the float64 momentum bookkeeping of floating bases.
 
 The step works in the reduced space of the relations (``u = S v + u0``, k columns) as
-early as it can: nothing per step is quadratic in the DOF count except the k x k system.
+early as it can: nothing per step is quadratic in the DOF count; the reduced system is kept
+in the slots its tree allows (``sparsity.py``).
 """
 
 # no `from __future__ import annotations`: Warp reads these annotations as live types
@@ -248,21 +249,25 @@ def build(ns) -> None:
     @wp.func
     def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
-        with each link's composite inertia complete, its CRBA column straight into A S (n x k):
-        M_ij = s_j . Ic_i s_i for j on i's link or an ancestor. The same pairs give f -= M u0."""
+        with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
+        i's link or an ancestor) added straight into the reduced system's slots (``HB``:
+        H = S^T M S, no n x n or n x k matrix). On a shallow tree (``tree_mass`` 0) the pairs
+        are also kept (``Mp``, for ``M x`` later) and give f -= M u0 here; on a deep one both
+        products are ``mass_times_tree``'s, O(n)."""
         ws = sc.ws
         n = md.n_u
-        k = md.k
-        o_AS = md.o_AS
         o_f = md.o_f
         o_u0 = md.o_u0
+        o_HB = md.o_HB
+        o_Mp = md.o_Mp
         rel = int(0)
-        if k < n:
+        if md.k < n and md.tree_mass == 0:
             rel = int(1)
-        for i in range(n * k):
-            ws[e, o_AS + i] = T(0.0)
+        for i in range(md.nnz):
+            ws[e, o_HB + i] = T(0.0)
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
+        pc = int(0)
         L = md.n_links
         for ll in range(L):
             l = L - 1 - ll
@@ -277,32 +282,32 @@ def build(ns) -> None:
             for d in range(nd):
                 i = us + d
                 Si = sc.S[e, i]
-                ci = md.dof_col[i]
-                ai = md.dof_gain[i]
                 u0i = ws[e, o_u0 + i]
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
                 for d2 in range(nd):
                     jj = us + d2
                     val = wp.dot(sc.S[e, jj], Fd)
-                    a_ij = o_AS + i * k + md.dof_col[jj]
-                    ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
+                    sl = o_HB + md.pair_slot[pc]
+                    ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
+                    pc = pc + 1
                     if rel != 0:
+                        ws[e, o_Mp + pc - 1] = val
                         fu0 = fu0 + val * ws[e, o_u0 + jj]
                 j = p
                 while j >= 0:
-                    lj = md.links[j]
-                    for d2 in range(lj.nd):
-                        jj = lj.us + d2
+                    jus = md.link_us[j]
+                    for d2 in range(md.link_nd[j]):
+                        jj = jus + d2
                         val = wp.dot(sc.S[e, jj], Fd)
-                        a_ij = o_AS + i * k + md.dof_col[jj]
-                        a_ji = o_AS + jj * k + ci
-                        ws[e, a_ij] = ws[e, a_ij] + md.dof_gain[jj] * val
-                        ws[e, a_ji] = ws[e, a_ji] + ai * val
+                        sl = o_HB + md.pair_slot[pc]
+                        ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
+                        pc = pc + 1
                         if rel != 0:
+                            ws[e, o_Mp + pc - 1] = val
                             fu0 = fu0 + val * ws[e, o_u0 + jj]
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
-                    j = lj.parent
+                    j = md.link_parent[j]
                 ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
                 sc.G[e, p] = sc.G[e, p] + Gl
@@ -311,20 +316,53 @@ def build(ns) -> None:
                 sc.Ic_I[e, p] = sc.Ic_I[e, p] + Ib
 
     @wp.func
-    def reduce_matrix(md: MD, ws: A2, e: int, oH: int):
-        """H = S^T (A S) at ``oH`` from the n x k columns ``A S``."""
-        k = md.k
-        for i in range(k * k):
-            ws[e, oH + i] = T(0.0)
-        for i in range(md.n_u):
-            ci = md.dof_col[i]
-            ai = md.dof_gain[i]
-            for c in range(k):
-                ws[e, oH + ci * k + c] = ws[e, oH + ci * k + c] + ai * ws[e, md.o_AS + i * k + c]
+    def mass_times_pairs(md: MD, ws: A2, e: int, ox: int, oy: int):
+        """y += M x over the composite pass's pairs (``Mp``, a shallow tree's), for DOF vectors at
+        ``ox``, ``oy``."""
+        for p in range(md.n_pairs):
+            pr = md.pairs[p]
+            val = ws[e, md.o_Mp + p]
+            ws[e, oy + pr[0]] = ws[e, oy + pr[0]] + val * ws[e, ox + pr[1]]
+            if pr[2] == 0:
+                ws[e, oy + pr[1]] = ws[e, oy + pr[1]] + val * ws[e, ox + pr[0]]
+
+    @wp.func
+    def mass_times_tree(md: MD, sc: SC, e: int, ox: int, oy: int, sgn: T):
+        """y += sgn M x for DOF vectors at ``ox``, ``oy``, in O(n) from the composite inertias
+        (after ``composite_pass``; a deep tree's, where the pairs are O(n d)): ``(M x)_i = s_i . (Ic_l V_l + B_l)``, l the link of DOF i,
+        V_l the motion ``x`` gives it, B_l the sum of ``Ic_c s_j x_j`` over the DOFs j of links
+        below l (c the link of j). Uses ``sc.G`` (V) and ``sc.Acc`` (B), spent by then."""
+        ws = sc.ws
+        L = md.n_links
+        for l in range(L):
+            p = md.link_parent[l]
+            v = SV()
+            if p >= 0:
+                v = sc.G[e, p]
+            us = md.link_us[l]
+            for d in range(md.link_nd[l]):
+                v = v + sc.S[e, us + d] * ws[e, ox + us + d]
+            sc.G[e, l] = v
+            sc.Acc[e, l] = SV()
+        for ll in range(L):
+            l = L - 1 - ll
+            m = sc.Ic_m[e, l]
+            h = sc.Ic_h[e, l]
+            Ib = sc.Ic_I[e, l]
+            P = inertia_mul(m, h, Ib, sc.G[e, l]) + sc.Acc[e, l]
+            us = md.link_us[l]
+            own = SV()
+            for d in range(md.link_nd[l]):
+                Si = sc.S[e, us + d]
+                ws[e, oy + us + d] = ws[e, oy + us + d] + sgn * wp.dot(Si, P)
+                own = own + Si * ws[e, ox + us + d]
+            p = md.link_parent[l]
+            if p >= 0:
+                sc.Acc[e, p] = sc.Acc[e, p] + inertia_mul(m, h, Ib, own) + sc.Acc[e, l]
 
     @wp.func
     def joint_terms(md: MD, sc: SC, e: int, ce: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
-        """Armature and damping into A S and f' = f - A u0 (f += armature u); each drive's
+        """Armature and damping into H and f' = f - A u0 (f += armature u); each drive's
         impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
 
         Every drive starts folded into the reduced system (exact implicit PD, ``drv`` mode 0); one
@@ -333,7 +371,6 @@ def build(ns) -> None:
         solved exactly as one without.
         """
         ws = sc.ws
-        k = md.k
         for j in range(md.n1):
             jd = md.joints[j]
             uj = u[e, j]
@@ -349,16 +386,15 @@ def build(ns) -> None:
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)
             ws[e, md.o_f + j] = ws[e, md.o_f + j] + jd.armature * uj - diag * ws[e, md.o_u0 + j]
-            cj = md.o_AS + j * k + jd.col
-            ws[e, cj] = ws[e, cj] + jd.gain * diag
+            cj = md.o_HB + jd.col
+            ws[e, cj] = ws[e, cj] + jd.gain * jd.gain * diag
 
     @wp.func
     def fold_drives(md: MD, ws: A2, e: int):
         """H = H_base + the folded drives; bh likewise (``gamma`` on the diagonal, ``P - gamma u0``)."""
-        k = md.k
-        for i in range(k * k):
+        for i in range(md.nnz):
             ws[e, md.o_H + i] = ws[e, md.o_HB + i]
-        for c in range(k):
+        for c in range(md.k):
             ws[e, md.o_bh + c] = ws[e, md.o_bhB + c]
         for j in range(md.n1):
             od = md.o_drv + 3 * j
@@ -366,7 +402,7 @@ def build(ns) -> None:
                 jd = md.joints[j]
                 gam = ws[e, od + 1]
                 cc = jd.col
-                ws[e, md.o_H + cc * k + cc] = ws[e, md.o_H + cc * k + cc] + jd.gain * jd.gain * gam
+                ws[e, md.o_H + cc] = ws[e, md.o_H + cc] + jd.gain * jd.gain * gam
                 ws[e, md.o_bh + cc] = ws[e, md.o_bh + cc] + jd.gain * (ws[e, od] - gam * ws[e, md.o_u0 + j])
 
     @wp.func
@@ -444,6 +480,7 @@ def build(ns) -> None:
 
     ns.unwrapped, ns.corrections = unwrapped, corrections
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
-    ns.composite_pass, ns.reduce_matrix, ns.joint_terms = composite_pass, reduce_matrix, joint_terms
+    ns.composite_pass, ns.joint_terms = composite_pass, joint_terms
+    ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.displace, ns.restore_momentum = displace, restore_momentum

@@ -1,8 +1,12 @@
-"""Dense Cholesky factorisation in place in a work-array row, with numerical rank selection,
-and solves with it.
+"""Factorisations in place in a work-array row, and solves with them.
 
-One routine serves the reduced system ``H`` (SPD: every pivot kept) and the loop rows'
-Schur complement (positive semi-definite: planar loops repeat rows): a pivot that adds no
+The reduced system ``H`` is factored as a sparse LDL^T on the slots its tree allows
+(``sparsity.py``: the pattern, the order and every update's target are decided at build
+time, so the numeric pass walks lists; a plain tree's factor is Featherstone's LTDL,
+O(n d^2)). The loop rows' small Schur complement is factored densely (below).
+
+The dense Cholesky serves the loop rows' Schur complement (one per model, rows x rows;
+positive semi-definite: planar loops repeat rows): a pivot that adds no
 more than ``tol`` of its row's own diagonal, or no more than the row's floor, belongs to a
 row the earlier ones already enforce; it is dropped (its unknown is 0).
 Matrices are row-major at ``ws[e, o + i * m + j]``; the factor overwrites the lower part;
@@ -16,6 +20,55 @@ import warp as wp
 def build(ns) -> None:
     T = ns.T
     A2 = wp.array2d(dtype=T)
+    MD = ns.ModelData
+
+    @wp.func(inline=False)
+    def sparse_factor(md: MD, ws: A2, e: int, o: int, okeep: int):
+        """LDL^T of the reduced system in its slots at ``o``: D on the diagonal slots, the unit
+        lower L below; a non-positive pivot's column is dropped (its unknown 0, flag at ``okeep``)."""
+        ut = int(0)
+        for q in range(md.k):
+            s0 = md.l_colptr[q]
+            s1 = md.l_colptr[q + 1]
+            d = ws[e, o + q]
+            if d > T(0.0):
+                ws[e, okeep + q] = T(1.0)
+                idd = T(1.0) / d
+                for a in range(s0, s1):
+                    fa = ws[e, o + a] * idd
+                    if fa != T(0.0):
+                        for b in range(a, s1):
+                            t = o + md.l_upd[ut + b - a]
+                            ws[e, t] = ws[e, t] - fa * ws[e, o + b]
+                    ut = ut + s1 - a
+                    ws[e, o + a] = fa
+            else:
+                ws[e, okeep + q] = T(0.0)
+                for a in range(s0, s1):
+                    ws[e, o + a] = T(0.0)
+                    ut = ut + s1 - a
+
+    @wp.func(inline=False)
+    def sparse_solve(md: MD, ws: A2, e: int, o: int, okeep: int, ox: int, c0: int, c1: int):
+        """x <- H^+ x with the factor at ``o``, for x at ``ox`` nonzero only in the columns
+        ``c0 .. c1 - 1`` (a union of whole groups: the factor never leaves one)."""
+        for q in range(c0, c1):
+            xq = ws[e, ox + q]
+            if xq != T(0.0):
+                for a in range(md.l_colptr[q], md.l_colptr[q + 1]):
+                    r = ox + md.l_row[a]
+                    ws[e, r] = ws[e, r] - ws[e, o + a] * xq
+            if ws[e, okeep + q] != T(0.0):
+                ws[e, ox + q] = xq / ws[e, o + q]
+            else:
+                ws[e, ox + q] = T(0.0)
+        for qq in range(c0, c1):
+            q = c1 - 1 - (qq - c0)
+            if ws[e, okeep + q] != T(0.0):
+                s = ws[e, ox + q]
+                for a in range(md.l_colptr[q], md.l_colptr[q + 1]):
+                    s = s - ws[e, o + a] * ws[e, ox + md.l_row[a]]
+                ws[e, ox + q] = s
 
     @wp.func(inline=False)
     def factor(ws: A2, e: int, o: int, m: int, okeep: int, tol: T):
@@ -42,13 +95,6 @@ def build(ns) -> None:
                 for i in range(j + 1, m):
                     ws[e, o + i * m + j] = T(0.0)
 
-    @wp.func
-    def factor_spd(ws: A2, e: int, o: int, k: int, okeep: int):
-        """The reduced system's factor: every positive pivot kept."""
-        for j in range(k):
-            ws[e, okeep + j] = T(0.0)
-        factor(ws, e, o, k, okeep, T(0.0))
-
     @wp.func(inline=False)
     def solve(ws: A2, e: int, o: int, m: int, okeep: int, ox: int):
         """x <- A^+ x for the vector at ``ox`` over the kept rows (dropped rows get 0)."""
@@ -70,4 +116,5 @@ def build(ns) -> None:
                 s = s / ws[e, o + i * m + i]
             ws[e, ox + i] = s
 
-    ns.factor, ns.factor_spd, ns.solve = factor, factor_spd, solve
+    ns.factor, ns.solve = factor, solve
+    ns.sparse_factor, ns.sparse_solve = sparse_factor, sparse_solve

@@ -9,7 +9,7 @@
   ``1 / (g C_M g^T)`` from the mass matrix alone (``C_M``: mass, armature and loops, no drives).
 - Inequality and bounded rows, one joint each (limits, velocity caps, friction, drive force
   bounds): projected Gauss-Seidel on responses ``C J^T`` computed by applying ``C`` to a
-  vector (no explicit inverse).
+  vector (no explicit inverse), only for a joint whose rows act, within its group.
 - The coupling impulses of the hard relations, read back from the residual.
 """
 
@@ -27,8 +27,10 @@ def build(ns) -> None:
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
-    factor, factor_spd, solve = ns.factor, ns.factor_spd, ns.solve
+    factor, solve = ns.factor, ns.solve
+    sparse_factor, sparse_solve = ns.sparse_factor, ns.sparse_solve
     unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
+    f_tree, f_pairs = ns.mass_times_tree, ns.mass_times_pairs
 
     @wp.func(inline=False)
     def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
@@ -62,6 +64,23 @@ def build(ns) -> None:
             rot = T(0.5) * (rot + wp.cross(Ta[1], Tb[1]) + wp.cross(Ta[2], Tb[2]))
         return Ta, pb, pb - pa, rot
 
+    @wp.func
+    def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
+        """A row given in joint-velocity space (``n_u`` entries at ``oj``: ``J u``) written in the
+        solve space at ``ox`` (``k`` entries: ``J S``, so that ``J u = (J S) v + J u0``); returns
+        ``J u0``, the part of the row's velocity the solve space does not carry (the position-error
+        corrections of eliminated DOFs)."""
+        for c in range(md.k):
+            ws[e, ox + c] = T(0.0)
+        ju0 = T(0.0)
+        for j in range(md.n_u):
+            val = ws[e, oj + j]
+            if val != T(0.0):
+                c = md.dof_col[j]
+                ws[e, ox + c] = ws[e, ox + c] + md.dof_gain[j] * val
+                ju0 = ju0 + val * ws[e, md.o_u0 + j]
+        return ju0
+
     @wp.func(inline=False)
     def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T):
         """Each loop row's error e_L, full Jacobian J_L (m x n), reduced J_L S and target
@@ -90,16 +109,7 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 chain_add(md, sc, e, lp.lb, wr, oj, T(1.0))
                 chain_add(md, sc, e, lp.la, wr, oj, T(-1.0))
-                orr = md.o_JLr + rr * k
-                for c in range(k):
-                    ws[e, orr + c] = T(0.0)
-                ju0 = T(0.0)
-                for j in range(n):
-                    val = ws[e, oj + j]
-                    if val != T(0.0):
-                        c = md.dof_col[j]
-                        ws[e, orr + c] = ws[e, orr + c] + md.dof_gain[j] * val
-                        ju0 = ju0 + val * ws[e, md.o_u0 + j]
+                ju0 = row_to_solve_space(md, ws, e, oj, md.o_JLr + rr * k)
                 ws[e, md.o_eL + rr] = err
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
 
@@ -112,7 +122,7 @@ def build(ns) -> None:
         for r in range(m):
             for c in range(k):
                 ws[e, oYT + r * k + c] = ws[e, md.o_JLr + r * k + c]
-            solve(ws, e, oL, k, okL, oYT + r * k)
+            sparse_solve(md, ws, e, oL, okL, oYT + r * k, 0, k)
         for r in range(m):
             for s in range(m):
                 acc = T(0.0)
@@ -134,21 +144,21 @@ def build(ns) -> None:
         factor(ws, e, oS, m, okeep, md.rank_tol)
 
     @wp.func(inline=False)
-    def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int):
-        """z <- z - Y S^+ (J_L z) for z = H^-1 x at ``ox``: the part of the response that would
-        open a loop removed."""
+    def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int, c0: int, c1: int):
+        """z <- z - Y S^+ (J_L z) for z = H^-1 x at ``ox`` (nonzero in the groups ``c0 .. c1 - 1``):
+        the part of the response that would open a loop removed."""
         k = md.k
         m = md.m
         for r in range(m):
             acc = T(0.0)
-            for c in range(k):
+            for c in range(c0, c1):
                 acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, ox + c]
             ws[e, md.o_tm + r] = acc
         solve(ws, e, oS, m, okeep, md.o_tm)
         for r in range(m):
             lr = ws[e, md.o_tm + r]
             if lr != T(0.0):
-                for c in range(k):
+                for c in range(c0, c1):
                     ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
 
     @wp.func
@@ -179,7 +189,7 @@ def build(ns) -> None:
         at the leader's (one entry when both share a column)."""
         ws = sc.ws
         k = md.k
-        factor_spd(ws, e, md.o_HM, k, md.o_kHM)
+        sparse_factor(md, ws, e, md.o_HM, md.o_kHM)
         if md.m > 0:
             loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
         for g in range(md.n_rel):
@@ -193,9 +203,11 @@ def build(ns) -> None:
                 ws[e, md.o_tk + cl] = ws[e, md.o_tk + cl] - rd.m * md.dof_gain[rd.l]
                 gx = ws[e, md.o_tk + cf]
                 gy = ws[e, md.o_tk + cl]
-                solve(ws, e, md.o_HM, k, md.o_kHM, md.o_tk)
+                c0 = md.grp_lo[cf]
+                c1 = md.grp_hi[cf]
+                sparse_solve(md, ws, e, md.o_HM, md.o_kHM, md.o_tk, c0, c1)
                 if md.m > 0:
-                    loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk)
+                    loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk, c0, c1)
                 r = gx * ws[e, md.o_tk + cf]
                 if cl != cf:
                     r = r + gy * ws[e, md.o_tk + cl]
@@ -210,8 +222,7 @@ def build(ns) -> None:
 
     @wp.func
     def soft_fold(md: MD, ws: A2, e: int):
-        """Each compliant row ``lambda = c2 - gamma g u+`` folded into H and bh."""
-        k = md.k
+        """Each compliant row ``lambda = c2 - gamma g u+`` folded into H (its slots) and bh."""
         for g in range(md.n_rel):
             rd = md.rels[g]
             if rd.kind == SOFT_ROW:
@@ -223,12 +234,11 @@ def build(ns) -> None:
                 gy = -rd.m * md.dof_gain[rd.l]
                 if cf == cl:
                     gx = gx + gy
-                ws[e, md.o_H + cf * k + cf] = ws[e, md.o_H + cf * k + cf] + gam * gx * gx
+                ws[e, md.o_H + cf] = ws[e, md.o_H + cf] + gam * gx * gx
                 ws[e, md.o_bh + cf] = ws[e, md.o_bh + cf] + rhs * gx
                 if cl != cf:
-                    ws[e, md.o_H + cl * k + cl] = ws[e, md.o_H + cl * k + cl] + gam * gy * gy
-                    ws[e, md.o_H + cf * k + cl] = ws[e, md.o_H + cf * k + cl] + gam * gx * gy
-                    ws[e, md.o_H + cl * k + cf] = ws[e, md.o_H + cl * k + cf] + gam * gx * gy
+                    ws[e, md.o_H + cl] = ws[e, md.o_H + cl] + gam * gy * gy
+                    ws[e, md.o_H + rd.slot] = ws[e, md.o_H + rd.slot] + gam * gx * gy
                     ws[e, md.o_bh + cl] = ws[e, md.o_bh + cl] + rhs * gy
 
     @wp.func(inline=False)
@@ -289,42 +299,111 @@ def build(ns) -> None:
         return w
 
     @wp.func
+    def joint_interval(md: MD, jd: ns.JointData, j: int, w: T, u0: T, q: A2, e: int, idt: T):
+        """w clamped into the joint's velocity-cap interval (on its velocity and on the
+        relation-consistent part that moves its leader), then its speculative limit interval."""
+        if (jd.flags & F_VMAX) != 0:
+            lo = -jd.vmax
+            hi = jd.vmax
+            if jd.rootdof != j:
+                lo = wp.max(lo, u0 - jd.vmax)
+                hi = wp.min(hi, u0 + jd.vmax)
+            w = wp.min(wp.max(w, lo), hi)
+        qj = q[e, j]
+        if (jd.flags & F_LOWER) != 0:
+            tgt = (jd.lower - qj) * idt
+            if qj < jd.lower:
+                tgt = md.erp * tgt
+            w = wp.max(w, tgt)
+        if (jd.flags & F_UPPER) != 0:
+            tgt = (jd.upper - qj) * idt
+            if qj > jd.upper:
+                tgt = md.erp * tgt
+            w = wp.min(w, tgt)
+        return w
+
+    @wp.func
+    def column_response(md: MD, ws: A2, e: int, c: int):
+        """Where ``C e_c`` lies (computed on first use: a row that never acts costs no solve).
+        The first ``n_rslots`` columns asked for keep theirs for the step; past that, one
+        scratch vector is recomputed. Records the column's unconstrained ``(H^-1)_cc``."""
+        s = int(ws[e, md.o_rslot + c])
+        if s >= 0:
+            return md.o_resp + s * md.k
+        c0 = md.grp_lo[c]
+        c1 = md.grp_hi[c]
+        used = int(ws[e, md.o_rslot + md.k])
+        oR = md.o_rtmp
+        if used < md.n_rslots:
+            oR = md.o_resp + used * md.k
+            ws[e, md.o_rslot + c] = T(float(used))
+            ws[e, md.o_rslot + md.k] = T(float(used + 1))
+        for i in range(c0, c1):
+            ws[e, oR + i] = T(0.0)
+        ws[e, oR + c] = T(1.0)
+        sparse_solve(md, ws, e, md.o_H, md.o_kH, oR, c0, c1)
+        ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR, c0, c1)
+        return oR
+
+    @wp.func
+    def joint_W(md: MD, ws: A2, e: int, j: int):
+        """Joint j's response ``W = a^2 C_cc`` and 1 / W (W = 0: a joint the loops lock, no rows)."""
+        jd = md.joints[j]
+        oR = column_response(md, ws, e, jd.col)
+        a2 = jd.gain * jd.gain
+        W = a2 * ws[e, oR + jd.col]
+        iW = T(0.0)
+        if W > md.rank_tol * a2 * ws[e, md.o_tk + jd.col]:
+            iW = T(1.0) / W
+        else:
+            W = T(0.0)
+        ws[e, md.o_W + 2 * j] = W
+        ws[e, md.o_W + 2 * j + 1] = iW
+
+    @wp.func
     def joint_block(md: MD, ws: A2, e: int, j: int, q: A2, dt: T, idt: T):
         """All rows of joint j solved together, exactly, along its response: a bounded drive
-        (when it is a row), Coulomb friction, the velocity cap (on the joint's velocity and on the
-        relation-consistent part that moves its leader) and the speculative position limits.
+        (when it is a row), Coulomb friction, the velocity cap and the speculative limits.
 
         With every other impulse fixed the joint's velocity is ``w = wf + W L`` (L: the joint's
         row impulse); its rows make L a monotone function of w, so the solution is the root of
         ``(w - wf) / W - D(w) + F sign(w) = 0`` clamped into the cap, then the limit, interval.
-        Returns 1 when the joint's impulse changed."""
+        A joint with no impulse yet whose velocity already lies inside its intervals (and no
+        friction or drive row) is left without computing its response. Returns 1 when the
+        joint's impulse changed."""
         jd = md.joints[j]
-        k = md.k
-        BIG = T(3.0e38)
+        c = jd.col
+        a = jd.gain
+        u0 = ws[e, md.o_u0 + j]
+        w0 = a * ws[e, md.o_v + c] + u0
+        has = int(0)
+        P = T(0.0)
+        gam = T(0.0)
+        B = T(0.0)
+        if (jd.flags & F_DSAT) != 0:
+            od = md.o_drv + 3 * j
+            if ws[e, od + 2] == T(1.0):
+                has = int(1)
+                P = ws[e, od]
+                gam = ws[e, od + 1]
+                B = dt * jd.fmax
+        F = T(0.0)
+        if (jd.flags & F_FRICTION) != 0:
+            F = dt * jd.friction
+        if ws[e, md.o_W + 2 * j] < T(0.0):      # response not computed yet, no impulse yet
+            if has == 0 and F == T(0.0):
+                if joint_interval(md, jd, j, w0, u0, q, e, idt) == w0:
+                    return int(0)
+            joint_W(md, ws, e, j)
         W = ws[e, md.o_W + 2 * j]
-        iW = ws[e, md.o_W + 2 * j + 1]
         changed = int(0)
         if W > T(0.0):
-            c = jd.col
-            a = jd.gain
-            u0 = ws[e, md.o_u0 + j]
+            iW = ws[e, md.o_W + 2 * j + 1]
             old = ws[e, md.o_lam + j]
-            wf = a * ws[e, md.o_v + c] + u0 - W * old
-            has = int(0)
-            P = T(0.0)
-            gam = T(0.0)
-            B = T(0.0)
-            if (jd.flags & F_DSAT) != 0:
-                od = md.o_drv + 3 * j
-                if ws[e, od + 2] == T(1.0):
-                    has = int(1)
-                    P = ws[e, od]
-                    gam = ws[e, od + 1]
-                    B = dt * jd.fmax
+            wf = w0 - W * old
             w = T(0.0)
-            F = T(0.0)
-            if (jd.flags & F_FRICTION) != 0:
-                F = dt * jd.friction
             g0 = -wf * iW
             if has != 0:
                 g0 = g0 - wp.clamp(P, -B, B)
@@ -332,84 +411,59 @@ def build(ns) -> None:
                 w = drive_root(wf, W, F, P, gam, B, has)
             elif g0 < -F:
                 w = drive_root(wf, W, -F, P, gam, B, has)
-            if (jd.flags & F_VMAX) != 0:
-                lo = -jd.vmax
-                hi = jd.vmax
-                if jd.rootdof != j:
-                    lo = wp.max(lo, u0 - jd.vmax)
-                    hi = wp.min(hi, u0 + jd.vmax)
-                w = wp.min(wp.max(w, lo), hi)
-            qj = q[e, j]
-            if (jd.flags & F_LOWER) != 0:
-                tgt = (jd.lower - qj) * idt
-                if qj < jd.lower:
-                    tgt = md.erp * tgt
-                w = wp.max(w, tgt)
-            if (jd.flags & F_UPPER) != 0:
-                tgt = (jd.upper - qj) * idt
-                if qj > jd.upper:
-                    tgt = md.erp * tgt
-                w = wp.min(w, tgt)
+            w = joint_interval(md, jd, j, w, u0, q, e, idt)
             dl = (w - wf) * iW - old
             if dl != T(0.0):
                 changed = int(1)
                 ws[e, md.o_lam + j] = old + dl
-                oR = md.o_resp + c * k
-                for i in range(k):
-                    ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * a * dl
-                ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + a * dl
+                oR = column_response(md, ws, e, c)
+                ad = a * dl
+                for i in range(md.grp_lo[c], md.grp_hi[c]):
+                    ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * ad
+                ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + ad
         return changed
 
     @wp.func
-    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
-        """The joints' rows by block Gauss-Seidel on responses ``C (a e_c)`` (one per reduced
-        column that has rows, from applying C to a vector), swept cyclically until ``n1`` joints
-        in a row leave v unchanged (at most ``iterations`` passes); then the loops' impulses
-        are moved by what the rows did (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
+    def constrained_response(md: MD, ws: A2, e: int, ox: int):
+        """x <- C x in the solve space at ``ox``: C the inverse of the step's system with every hard
+        relation and loop closure held (a row impulse ``dl`` along ``x`` moves the solve-space
+        velocity ``ws[e, md.o_v:]`` by ``(C x) dl``). Valid once the step has factored its system."""
+        sparse_solve(md, ws, e, md.o_H, md.o_kH, ox, 0, md.k)
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
+
+    @wp.func
+    def joint_rows_setup(md: MD, sc: SC, e: int):
+        """Before the sweeps: no row impulse yet, no column response computed yet."""
+        ws = sc.ws
+        for i in range(md.n1):
+            ws[e, md.o_lam + i] = T(0.0)
+            ws[e, md.o_W + 2 * i] = T(-1.0)
+        for c in range(md.k):
+            ws[e, md.o_gsum + c] = T(0.0)
+            ws[e, md.o_rslot + c] = T(-1.0)
+        ws[e, md.o_rslot + md.k] = T(0.0)
+
+    @wp.func
+    def joint_pass(md: MD, sc: SC, e: int, q: A2, dt: T, idt: T):
+        """One Gauss-Seidel pass over every joint's row block; returns how many changed their
+        impulse (0: the joints' rows have converged for the current velocity)."""
+        changed = int(0)
+        for j in range(md.n1):
+            if (md.joints[j].flags & F_ROWS) != 0:
+                changed = changed + joint_block(md, sc.ws, e, j, q, dt, idt)
+        return changed
+
+    @wp.func
+    def joint_rows_finish(md: MD, sc: SC, e: int):
+        """After the sweeps: the loops' impulses moved by what the rows did
+        (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
         ws = sc.ws
         k = md.k
-        n1 = md.n1
-        for i in range(n1):
-            ws[e, md.o_lam + i] = T(0.0)
-        for c in range(k):
-            ws[e, md.o_gsum + c] = T(0.0)
-            if md.col_rows[c] != 0:
-                oR = md.o_resp + c * k
-                for i in range(k):
-                    ws[e, oR + i] = T(0.0)
-                ws[e, oR + c] = T(1.0)
-                solve(ws, e, md.o_H, k, md.o_kH, oR)
-                ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
-                if md.m > 0:
-                    loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR)
-        for j in range(n1):
-            jd = md.joints[j]
-            if (jd.flags & F_ROWS) != 0:
-                W = jd.gain * jd.gain * ws[e, md.o_resp + jd.col * k + jd.col]
-                iW = T(0.0)
-                if W > md.rank_tol * jd.gain * jd.gain * ws[e, md.o_tk + jd.col]:
-                    iW = T(1.0) / W
-                else:                               # a joint the loops lock: no rows
-                    W = T(0.0)
-                ws[e, md.o_W + 2 * j] = W
-                ws[e, md.o_W + 2 * j + 1] = iW
-        idt = T(1.0) / dt
-        quiet = int(0)
-        left = md.iterations * n1
-        j = int(0)
-        while quiet < n1 and left > 0:
-            left = left - 1
-            quiet = quiet + 1
-            if (md.joints[j].flags & F_ROWS) != 0:
-                if joint_block(md, ws, e, j, q, dt, idt) != 0:
-                    quiet = int(0)
-            j = j + 1
-            if j == n1:
-                j = int(0)
         if md.m > 0:
             for c in range(k):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
-            solve(ws, e, md.o_H, k, md.o_kH, md.o_tk)
+            sparse_solve(md, ws, e, md.o_H, md.o_kH, md.o_tk, 0, k)
             for r in range(md.m):
                 acc = T(0.0)
                 for c in range(k):
@@ -420,20 +474,44 @@ def build(ns) -> None:
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
 
     @wp.func
-    def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2):
-        """Hard relations' impulses from the residual r = A u+ - f - (row, loop and compliant
-        impulses) = G^T mu, peeling the forest of active relations leaf by leaf."""
+    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
+        """The joints' rows by block Gauss-Seidel: passes until one changes nothing (at most
+        ``iterations``). Another row family joins by adding its own pass to the loop."""
+        joint_rows_setup(md, sc, e)
+        idt = T(1.0) / dt
+        for it in range(md.iterations):
+            if joint_pass(md, sc, e, q, dt, idt) == 0:
+                break
+        joint_rows_finish(md, sc, e)
+
+    @wp.func
+    def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2, dt: T):
+        """Hard relations' impulses from the residual r = M u+ + (armature, damping) u+ - f - (row,
+        loop and compliant impulses) = G^T mu (M u+ from the pairs or the composite inertias; only the
+        part S v of u+, as f already holds the u0 terms), peeling the forest of active relations
+        leaf by leaf."""
         ws = sc.ws
         n = md.n_u
-        k = md.k
-        for i in range(n):
-            acc = -ws[e, md.o_f + i]
-            for c in range(k):
-                acc = acc + ws[e, md.o_AS + i * k + c] * ws[e, md.o_v + c]
+        nres = n
+        if md.n_elim == 0:          # only compliant relations: their impulses need no residual
+            nres = 0
+        for i in range(nres):
+            ws[e, md.o_tk + i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]]     # S v (tk: n >= k)
+            ws[e, md.o_res + i] = -ws[e, md.o_f + i]
+        if nres == 0:
+            pass
+        elif md.tree_mass != 0:
+            f_tree(md, sc, e, md.o_tk, md.o_res, T(1.0))
+        else:
+            f_pairs(md, ws, e, md.o_tk, md.o_res)
+        for i in range(nres):
+            acc = ws[e, md.o_res + i]
             if i < md.n1:
+                jd = md.joints[i]
+                acc = acc + (jd.armature + dt * jd.damping) * ws[e, md.o_tk + i]
                 if md.has_rows != 0:
                     acc = acc - ws[e, md.o_lam + i]
-                if (md.joints[i].flags & F_DRIVE) != 0:
+                if (jd.flags & F_DRIVE) != 0:
                     od = md.o_drv + 3 * i
                     if ws[e, od + 2] == T(0.0):        # a folded drive's impulse P - gamma u+
                         acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
@@ -459,3 +537,5 @@ def build(ns) -> None:
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
     ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
+    ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
+    ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response

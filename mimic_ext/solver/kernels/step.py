@@ -1,8 +1,8 @@
 """The step: one thread per environment does the whole articulation step in one launch.
 
 Order: position-error corrections u0, forward kinematics and bias forces, loop rows, the
-composite pass (A S, f), joint terms (armature, damping, implicit drives), the reduced
-system and its compliant rows, its factorisation, the exact loop solve, the joint rows
+composite pass (the reduced system's slots, f), joint terms (armature, damping, implicit
+drives), the compliant rows, the sparse LDL^T factorisation, the exact loop solve, the joint rows
 (limits, caps, friction, drive bounds), u+ = S v + u0, the coupling impulses, integration,
 a floating tree's momentum restoration, and a flag for an environment whose state is no
 longer finite.
@@ -51,14 +51,16 @@ def build(ns) -> None:
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt)
         f.composite_pass(md, sc, e, ce, effort, dt)
+        if k < n and md.tree_mass != 0:     # f -= M u0 (a shallow tree's is in the pass)
+            f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
         if md.n_soft > 0:           # the mass-only reduced matrix, for the relations' effective mass
-            f.reduce_matrix(md, ws, e, md.o_HM)
+            for i in range(md.nnz):
+                ws[e, md.o_HM + i] = ws[e, md.o_HB + i]
             for j in range(md.n1):
                 jd = md.joints[j]
-                cc = md.o_HM + jd.col * k + jd.col
+                cc = md.o_HM + jd.col
                 ws[e, cc] = ws[e, cc] + jd.gain * jd.gain * jd.armature
         f.joint_terms(md, sc, e, ce, q_in, u_in, t_in, target_pos, target_vel, dt)
-        f.reduce_matrix(md, ws, e, md.o_HB)
         for c in range(k):
             ws[e, md.o_bhB + c] = T(0.0)
         for i in range(n):
@@ -76,10 +78,10 @@ def build(ns) -> None:
             f.fold_drives(md, ws, e)
             if md.n_soft > 0:
                 f.soft_fold(md, ws, e)
-            f.factor_spd(ws, e, md.o_H, k, md.o_kH)
+            f.sparse_factor(md, ws, e, md.o_H, md.o_kH)
             for c in range(k):
                 ws[e, md.o_v + c] = ws[e, md.o_bh + c]
-            f.solve(ws, e, md.o_H, k, md.o_kH, md.o_v)
+            f.sparse_solve(md, ws, e, md.o_H, md.o_kH, md.o_v, 0, k)
             if md.m > 0:
                 f.loop_solve(md, ws, e)
             if md.has_rows != 0:
@@ -89,7 +91,7 @@ def build(ns) -> None:
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
         if md.n_rel > 0:
-            f.coupling_impulses(md, sc, e, u_out, rel_imp)
+            f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
         for i in range(n):          # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)

@@ -66,7 +66,7 @@ def build(ns) -> None:
     @wp.struct
     class RelData:
         """A relation q_f = m q_l + c between DOFs f and l; kind ACTIVE/REDUNDANT/SOFT_ROW; a soft
-        one's natural frequency w and damping ratio z."""
+        one's natural frequency w and damping ratio z; ``slot``: the entry of H its coupling adds to."""
 
         f: int
         l: int
@@ -78,6 +78,7 @@ def build(ns) -> None:
         m64: wp.float64
         c64: wp.float64
         cont: int
+        slot: int
 
     @wp.struct
     class ElimStep:
@@ -132,10 +133,24 @@ def build(ns) -> None:
         rank_tol: T
         gravity: V3
         links: wp.array(dtype=LinkData)
+        link_parent: wp.array(dtype=int)
+        link_us: wp.array(dtype=int)
+        link_nd: wp.array(dtype=int)
         joints: wp.array(dtype=JointData)
         dof_col: wp.array(dtype=int)
         dof_gain: wp.array(dtype=T)
-        col_rows: wp.array(dtype=int)
+        nnz: int
+        n_rslots: int
+        l_colptr: wp.array(dtype=int)
+        l_row: wp.array(dtype=int)
+        l_upd: wp.array(dtype=int)
+        pairs: wp.array(dtype=wp.vec3i)
+        n_pairs: int
+        tree_mass: int
+        pair_slot: wp.array(dtype=int)
+        pair_coef: wp.array(dtype=T)
+        grp_lo: wp.array(dtype=int)
+        grp_hi: wp.array(dtype=int)
         rels: wp.array(dtype=RelData)
         cors: wp.array(dtype=Correction)
         n_cor: int
@@ -145,7 +160,7 @@ def build(ns) -> None:
         loop_dir: wp.array(dtype=int)
         o_u0: int
         o_f: int
-        o_AS: int
+        o_Mp: int
         o_HB: int
         o_H: int
         o_kH: int
@@ -159,7 +174,9 @@ def build(ns) -> None:
         o_lam: int
         o_drv: int
         o_W: int
+        o_rslot: int
         o_resp: int
+        o_rtmp: int
         o_soft: int
         o_gsum: int
         o_JL: int

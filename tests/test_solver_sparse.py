@@ -1,0 +1,203 @@
+"""The reduced system in its tree's sparsity (issue 13): the kernel's sparse LDL^T against a
+dense numpy solve of the same system, the layout on wide and deep trees, many independent
+mechanisms in one model (work space per environment stays small), and relations, loops and
+rows together."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from benchmarks import mechanisms as M
+from mimic_ext.importers.mjcf import joint_space_inertia
+from mimic_ext.solver import Solver, build_model
+from mimic_ext.solver.sparsity import reduced_sparsity
+from tests import solver_stages as S
+
+
+def _dense(model, slots: np.ndarray) -> np.ndarray:
+    """The symmetric k x k matrix held in a model's reduced-system slots."""
+    sp = model.sparsity
+    k = sp.k
+    H = np.diag(slots[:k]).astype(float)
+    for q in range(k):
+        for s in range(sp.colptr[q], sp.colptr[q + 1]):
+            H[sp.row[s], q] = H[q, sp.row[s]] = slots[s]
+    return H
+
+
+def _factor(model, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit lower L, D) of the kernel's LDL^T in the slots (row and column in elimination order)."""
+    sp = model.sparsity
+    L = np.eye(sp.k)
+    for q in range(sp.k):
+        for s in range(sp.colptr[q], sp.colptr[q + 1]):
+            L[sp.row[s], q] = slots[s]
+    return L, slots[:sp.k].astype(float)
+
+
+def _model(mech, num_envs=1, precision="float64"):
+    stage, paths = M.usd_stage(mech)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = build_model(stage, num_envs=num_envs, fix_base=True, precision=precision)
+    return model, paths
+
+
+@pytest.mark.parametrize("name", ["humanoid", "chain16"])
+def test_sparse_factor_matches_dense_solve(name):
+    """One step from rest at the file's pose (no limit acts, no loops): the kernel's H is
+    S^T (M + armature + dt damping) S with M the importer's dense joint-space inertia; its
+    LDL^T reproduces H + the folded drives, and its solve is numpy's dense solve.
+
+    float64: the kernel and numpy factor and solve the same matrix in different orders, so
+    agreement to 1e-9 of the largest entry (a few hundred roundings of 1e-16 each, times the
+    condition number of these systems, below 1e4) is what exactness means here."""
+    mech = {"humanoid": M.humanoid, "chain16": lambda: M.chain(16)}[name]()
+    model, paths = _model(mech)
+    solver = Solver(model)
+    s0, s1, ctl = model.state(), model.state(), model.control()
+    s0.joint_q.zero_()                          # the file's pose, where the importer's M is taken
+    dt = 1.0 / 240.0
+    solver.step(s0, s1, ctl, dt)
+    md, ws = model.data, solver._scratch.ws.numpy()[0]
+    k, nnz = md.k, md.nnz
+    # the reduced system from the importer's dense mass matrix (at the file's pose, which the stage starts in)
+    Mi, index = joint_space_inertia(M.robot_model(mech), 0)
+    n = model.dof_count
+    Mm = np.zeros((n, n))
+    order = [model.dof_index(paths[j]) for j in index]
+    for a, ja in enumerate(index):
+        for b, jb in enumerate(index):
+            Mm[order[a], order[b]] = Mi[index[ja], index[jb]]
+    cols, gains = md.dof_col.numpy(), md.dof_gain.numpy()
+    Sm = np.zeros((n, k))
+    Sm[np.arange(n), cols] = gains
+    Md = Mm + np.diag(model.damping * dt)       # importer's M carries the armature already
+    H_ref = Sm.T @ Md @ Sm
+    HB = _dense(model, ws[md.o_HB:md.o_HB + nnz])
+    # the stage stores frames, masses and inertias as float32 (the importer's M is from the file's
+    # float64 numbers): they agree to ~7e-8 of the largest entry; 1e-6 leaves margin
+    assert np.abs(HB - H_ref).max() <= 1e-6 * np.abs(H_ref).max()
+    # the factor of H = HB + folded drives (gamma a^2 on the drives' diagonals)
+    H = HB.copy()
+    drv = ws[md.o_drv:md.o_drv + 3 * model.dof_count].reshape(-1, 3)
+    for j in range(len(model.joints)):
+        if drv[j, 2] == 0.0:
+            H[cols[j], cols[j]] += gains[j] ** 2 * drv[j, 1]
+    L, D = _factor(model, ws[md.o_H:md.o_H + nnz])
+    assert (D > 0).all()
+    assert np.abs(L @ np.diag(D) @ L.T - H).max() <= 1e-9 * np.abs(H).max()
+    # v = H^-1 bh (no row acts at rest inside the limits)
+    bh = ws[md.o_bh:md.o_bh + k]
+    v_ref = np.linalg.solve(H, bh)
+    v = ws[md.o_v:md.o_v + k]
+    assert np.abs(v - v_ref).max() <= 1e-9 * max(np.abs(v_ref).max(), 1e-12)
+    # the sparsity held: a tree's factor keeps no more than its root paths (no k x k storage)
+    assert nnz - k <= len(model.sparsity.pairs)
+
+
+def _plain_tree(parents: list[int]):
+    return reduced_sparsity(parents, list(range(len(parents))), [1] * len(parents), list(range(len(parents))),
+                            [1.0] * len(parents), len(parents))
+
+
+def test_tree_factor_has_only_its_branches():
+    """Featherstone's LTDL property: with the leaves-first order a plain tree's factor has no fill,
+    its below-diagonal entries are exactly the (DOF, ancestor) pairs; a chain is dense, a star
+    has one entry per leaf; independent trees are independent groups."""
+    def ancestors(parents):
+        total = 0
+        for i in range(len(parents)):
+            j = parents[i]
+            while j >= 0:
+                total += 1
+                j = parents[j]
+        return total
+
+    chain = list(range(-1, 63))                         # deep: 64 joints in a row
+    star = [-1] + [0] * 63                              # wide: 63 leaves on one root
+    rng = np.random.default_rng(3)
+    rand = [-1] + [int(rng.integers(0, i)) for i in range(1, 200)]
+    for parents in (chain, star, rand):
+        sp = _plain_tree(parents)
+        assert sp.nnz - sp.k == ancestors(parents)
+    assert _plain_tree(star).nnz - 64 == 63
+    forest = [-1, 0, -1, 2, -1, 4]                      # three two-joint mechanisms
+    sp = _plain_tree(forest)
+    assert sorted(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == [(0, 2), (2, 4), (4, 6)]
+
+
+def test_many_independent_mechanisms_stay_small():
+    """300 two-joint mimic pairs (FET022's scale stage) in one model: 300 groups of one column
+    each, a work space per environment linear in the joints (no k^2 anywhere: k = 300 would
+    need 90,000 entries for one dense matrix), and every relation held while the leaders are
+    driven into their limits."""
+    pairs = 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = build_model(M.scale_stage(pairs), num_envs=2)
+    n, k = model.dof_count, model.data.k
+    assert (n, k) == (2 * pairs, pairs)
+    sp = model.sparsity
+    assert len(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == pairs
+    assert sp.nnz == k                                  # each group's H is 1 x 1
+    assert model.work_size <= 40 * n                    # linear in the joints (measured 25 per DOF)
+    assert model.work_size < k * k
+    solver = Solver(model)
+    s0, s1, ctl = model.state(), model.state(), model.control()
+    leads = [model.dof_index(p) for p in model.joint_paths if "/lead" in p]
+    follows = [model.dof_index(p.replace("/lead", "/follow")) for p in model.joint_paths if "/lead" in p]
+    tp = ctl.joint_target_pos.numpy()
+    tp[:, leads] = 2.0                                  # past the +60 deg limit: rows act
+    ctl.joint_target_pos.assign(tp)
+    for _ in range(240):
+        solver.step(s0, s1, ctl, 1.0 / 240.0)
+        s0, s1 = s1, s0
+    q = s0.joint_q.numpy()
+    # float32: the relation holds to round-off of angles of order 1 (1e-7), 1e-5 with margin
+    assert np.abs(q[:, follows] - 0.5 * q[:, leads]).max() < 1e-5
+    # the limit holds: speculative rows stop the leader at the bound (float32, 1e-4 rad margin)
+    assert q[:, leads].max() <= math.radians(60.0) + 1e-4
+    assert q[:, leads].min() > math.radians(50.0)       # and the drive really pushed it there
+
+
+def test_relations_loops_and_rows_together():
+    """A loop-closed four-bar whose crank leads a wheel on a second tree (a mimic at 2, the
+    wheel limited to +-30 deg) and a third, unrelated limited pendulum: three groups, a loop
+    Schur complement, a relation and limit rows in one step. Pushed by an effort on the crank,
+    every step ends with the loop closed, the relation held and both limits respected, and
+    the wheel's limit stops the crank (through the relation and the loop)."""
+    bld, J, _ = S.four_bar(theta0=1.0, a=0.1, b=0.25, c=0.2, d=0.22)
+    wheel = bld.body("wheel", mass=0.1, inertia=(1e-4, 1e-4, 1e-4))
+    wj = bld.revolute("wheel_joint", None, wheel, "Z", limits_deg=(-30.0, 30.0), pos0=(0.5, 0.5, 0))
+    bld.mimic(wj, J["A"], 2.0, 0.0)
+    pend = bld.body("pend", mass=0.1, inertia=(1e-4, 1e-4, 1e-4), com=(1.0, 0.1, 0.0))
+    pj = bld.revolute("pend_joint", None, pend, "Z", limits_deg=(-10.0, 10.0), pos0=(1.0, 0.0, 0))
+    model = build_model(bld.stage)
+    assert [r["status"] for r in model.relations()] == ["active"] and model.loop_row_count == 5
+    sp = model.sparsity
+    assert len(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == 2   # four-bar + wheel, pendulum
+    iA, iw, ip = model.dof_index(J["A"]), model.dof_index(wj), model.dof_index(pj)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    ef = c.joint_effort.numpy()
+    ef[:, iA], ef[:, ip] = 0.05, 0.01
+    c.joint_effort.assign(ef)
+    top = 0.0
+    for _ in range(120):
+        solver.step(s0, s1, c, 1.0 / 60.0)
+        s0, s1 = s1, s0
+        q = s0.joint_q.numpy()[0].astype(float)
+        # float32 on 0.1-0.25 m bars: the loop's projection closes it to ~1e-7 m; 1e-6 m with margin
+        assert S.closure_gaps(model, bld.stage, q) < 1e-6
+        # relation: round-off of angles of order 1 in float32 (1e-7 rad), 1e-5 with margin
+        assert abs(q[iw] - 2.0 * q[iA]) < 1e-5
+        # speculative limits stop at the bound to float32 round-off (1e-4 rad margin)
+        assert q[iw] <= math.radians(30.0) + 1e-4 and q[ip] <= math.radians(10.0) + 1e-4
+        top = max(top, q[iw])
+    assert top > math.radians(29.0)             # the wheel's limit was reached and held the crank
+    assert q[ip] > math.radians(9.0)
