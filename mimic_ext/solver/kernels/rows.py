@@ -41,6 +41,23 @@ def build(ns) -> None:
             l = ld.parent
 
     @wp.func
+    def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
+        """A row ``J`` in joint-velocity space (n entries at ``oj``) as a row of the solve space
+        (``J S``, k entries at ``ox``); returns ``J u0``, the part of ``J u`` that the solve does
+        not move (``J u = (J S) v + J u0``)."""
+        k = md.k
+        for c in range(k):
+            ws[e, ox + c] = T(0.0)
+        ju0 = T(0.0)
+        for j in range(md.n_u):
+            val = ws[e, oj + j]
+            if val != T(0.0):
+                c = md.dof_col[j]
+                ws[e, ox + c] = ws[e, ox + c] + md.dof_gain[j] * val
+                ju0 = ju0 + val * ws[e, md.o_u0 + j]
+        return ju0
+
+    @wp.func
     def closure_frames(md: MD, sc: SC, e: int, cl: int):
         """A loop closure's side-a frame (world), side-b anchor, the gap b - a and the rotation
         error of b relative to a (the free axes' misalignment when x turns freely)."""
@@ -90,16 +107,7 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 chain_add(md, sc, e, lp.lb, wr, oj, T(1.0))
                 chain_add(md, sc, e, lp.la, wr, oj, T(-1.0))
-                orr = md.o_JLr + rr * k
-                for c in range(k):
-                    ws[e, orr + c] = T(0.0)
-                ju0 = T(0.0)
-                for j in range(n):
-                    val = ws[e, oj + j]
-                    if val != T(0.0):
-                        c = md.dof_col[j]
-                        ws[e, orr + c] = ws[e, orr + c] + md.dof_gain[j] * val
-                        ju0 = ju0 + val * ws[e, md.o_u0 + j]
+                ju0 = row_to_solve_space(md, ws, e, oj, md.o_JLr + rr * k)
                 ws[e, md.o_eL + rr] = err
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
 
@@ -150,6 +158,15 @@ def build(ns) -> None:
             if lr != T(0.0):
                 for c in range(k):
                     ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
+
+    @wp.func
+    def constrained_response(md: MD, ws: A2, e: int, ox: int):
+        """x <- C x at ``ox`` (k entries): the velocity change of the solve per unit impulse along
+        the solve-space row x, through H's factor and the loops (``C = H^-1 - Y S^+ Y^T``), so no
+        row applied with it opens a loop or breaks a hard relation."""
+        solve(ws, e, md.o_H, md.k, md.o_kH, ox)
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox)
 
     @wp.func
     def soft_coefficients(w: T, z: T, dt: T):
@@ -361,15 +378,12 @@ def build(ns) -> None:
         return changed
 
     @wp.func
-    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
-        """The joints' rows by block Gauss-Seidel on responses ``C (a e_c)`` (one per reduced
-        column that has rows, from applying C to a vector), swept cyclically until ``n1`` joints
-        in a row leave v unchanged (at most ``iterations`` passes); then the loops' impulses
-        are moved by what the rows did (lambda_L -= S^+ J_L H^-1 sum of row impulses)."""
+    def joint_setup(md: MD, sc: SC, e: int):
+        """Zero the joints' row impulses and their solve-space sum; each reduced column with rows
+        gets its response ``C e_c`` (from applying C to a vector) and each joint its ``W = a^2 C_cc``."""
         ws = sc.ws
         k = md.k
-        n1 = md.n1
-        for i in range(n1):
+        for i in range(md.n1):
             ws[e, md.o_lam + i] = T(0.0)
         for c in range(k):
             ws[e, md.o_gsum + c] = T(0.0)
@@ -382,7 +396,7 @@ def build(ns) -> None:
                 ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
                 if md.m > 0:
                     loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR)
-        for j in range(n1):
+        for j in range(md.n1):
             jd = md.joints[j]
             if (jd.flags & F_ROWS) != 0:
                 W = jd.gain * jd.gain * ws[e, md.o_resp + jd.col * k + jd.col]
@@ -393,19 +407,22 @@ def build(ns) -> None:
                     W = T(0.0)
                 ws[e, md.o_W + 2 * j] = W
                 ws[e, md.o_W + 2 * j + 1] = iW
-        idt = T(1.0) / dt
-        quiet = int(0)
-        left = md.iterations * n1
-        j = int(0)
-        while quiet < n1 and left > 0:
-            left = left - 1
-            quiet = quiet + 1
+
+    @wp.func
+    def joint_pass(md: MD, ws: A2, e: int, q: A2, dt: T, idt: T):
+        """One Gauss-Seidel pass over every joint's block; returns 1 when an impulse changed."""
+        changed = int(0)
+        for j in range(md.n1):
             if (md.joints[j].flags & F_ROWS) != 0:
                 if joint_block(md, ws, e, j, q, dt, idt) != 0:
-                    quiet = int(0)
-            j = j + 1
-            if j == n1:
-                j = int(0)
+                    changed = int(1)
+        return changed
+
+    @wp.func
+    def joint_finish(md: MD, ws: A2, e: int):
+        """The loops' impulses moved by what the rows did: lambda_L -= S^+ J_L H^-1 (sum of the
+        rows' solve-space impulses)."""
+        k = md.k
         if md.m > 0:
             for c in range(k):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
@@ -418,6 +435,40 @@ def build(ns) -> None:
             solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
+
+    @wp.func
+    def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
+        """The joints' rows (and, in a contact model, the contact rows) by block Gauss-Seidel on
+        responses through C. Joints alone: swept cyclically until ``n1`` joints in a row leave v
+        unchanged (at most ``iterations`` passes); with contacts: a joint pass and a contact pass
+        alternate until neither changes anything (at most ``c_iter`` passes). Then the loops'
+        impulses follow the rows."""
+        ws = sc.ws
+        n1 = md.n1
+        joint_setup(md, sc, e)
+        idt = T(1.0) / dt
+        if wp.static(ns.contacts):
+            ns.contact_prepare(md, sc, e)
+            for it in range(md.c_iter):
+                ch = joint_pass(md, ws, e, q, dt, idt) + ns.contact_pass(md, sc, e)
+                if ch == 0:
+                    break
+        else:
+            quiet = int(0)
+            left = md.iterations * n1
+            j = int(0)
+            while quiet < n1 and left > 0:
+                left = left - 1
+                quiet = quiet + 1
+                if (md.joints[j].flags & F_ROWS) != 0:
+                    if joint_block(md, ws, e, j, q, dt, idt) != 0:
+                        quiet = int(0)
+                j = j + 1
+                if j == n1:
+                    j = int(0)
+        joint_finish(md, ws, e)
+        if wp.static(ns.contacts):
+            ns.contact_finish(md, sc, e)
 
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2):
@@ -439,6 +490,8 @@ def build(ns) -> None:
                         acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
             for r in range(md.m):
                 acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
+            if wp.static(ns.contacts):
+                acc = acc - ws[e, md.o_cimp + i]         # the contacts' generalized impulse
             ws[e, md.o_res + i] = acc
         if md.n_soft > 0:
             for g in range(md.n_rel):
@@ -459,3 +512,5 @@ def build(ns) -> None:
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
     ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
+    ns.chain_add, ns.row_to_solve_space, ns.constrained_response = chain_add, row_to_solve_space, constrained_response
+    ns.joint_setup, ns.joint_pass, ns.joint_finish = joint_setup, joint_pass, joint_finish
