@@ -11,14 +11,15 @@ an impulse on a follower's link reaches its leader through the coupling.
 
 - Normal row: ``lambda_n >= 0`` and ``n . v_rel >= -gap / dt`` while the surfaces are apart
   (``gap = separation - rest offset``: a speculative contact, it closes at most the gap in
-  one step) and ``>= -erp gap / dt`` once they overlap (position correction at erp).
-- Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``: the two
-  tangent rows are updated together, ``lambda_t -= v_t / max(W_t1t1, W_t2t2)`` (one scalar
-  step, so the update is along the slip velocity: a fixed point that slides has its friction
-  exactly opposite the slip, where a 2 x 2 block step would turn it by the response's
-  anisotropy), then scaled back onto the cone when it leaves it: within ``mu_static
-  lambda_n`` the contact sticks, outside it slides with ``|lambda_t| = mu_dynamic lambda_n``
-  (PhysX's pair material, ``pairs.py``).
+  one step) and ``>= -erp gap / dt`` once they overlap (position correction at erp), less a
+  compliance of ``CFM`` times the row's own response.
+- Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``. Each
+  tangent row steps on its own response (``lambda_ti -= v_ti / W_titi``); when the pair then
+  lies within ``mu_static lambda_n`` the contact sticks. Otherwise it slides: the pair steps
+  as one, ``lambda_t -= v_t / max(W_t1t1, W_t2t2)``, along the slip velocity, and is scaled
+  onto ``mu_dynamic lambda_n`` (PhysX's pair material, ``pairs.py``), so a contact that
+  slides has its friction exactly opposite its slip (a 2 x 2 block step would turn it by
+  the response's anisotropy: a sliding box yaws).
 - Warm start: a contact of the same shape pair within ``WARM_DIST`` of one of the previous
   step starts from that contact's world impulse (projected on the new normal and tangents).
 - Projected Gauss-Seidel in the same loop as the joint rows (``rows.joint_rows``: a joint
@@ -45,9 +46,9 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
-#: W_nn, W_t1t1 + W_t2t2
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT = 0, 3, 6, 7, 8, 9, 10, 11, 12
-N_SCALARS = 13
+#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = 0, 3, 6, 7, 8, 9, 10, 11, 12, 13
+N_SCALARS = 15
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -56,6 +57,11 @@ WARM_DIST = wp.constant(0.005)
 V_TOL = wp.constant(1.0e-6)
 #: active-set rounds of the normal block per pass
 ACTIVE_SET_ROUNDS = wp.constant(4)
+#: the normal rows' compliance, relative to each row's own response: the rows hold
+#: ``n . v_rel - bound = -CFM W_nn lambda_n``, which makes the solution unique (a pad's four
+#: corners share its load instead of one corner taking it all) at a steady overlap of
+#: ``CFM W_nn lambda_n dt / erp`` (under a micrometre at a grasp's 50 N)
+CFM = wp.constant(1.0e-3)
 
 
 def block_size(n: int, k: int) -> int:
@@ -237,6 +243,11 @@ def build(ns) -> None:
                 iwt = T(1.0) / wt
             ws[e, sb + _S_IWN] = iwn
             ws[e, sb + _S_IWT] = iwt
+            for d in range(2):
+                iw = T(0.0)
+                if wd[1 + d] > T(1.0e-9):
+                    iw = T(1.0) / wd[1 + d]
+                ws[e, sb + _S_IW1 + d] = iw
             ws[e, sb + _S_WN] = wd[0]
             ws[e, sb + _S_WT] = wd[1] + wd[2]
             for d in range(3):
@@ -281,8 +292,10 @@ def build(ns) -> None:
             for i in range(nc):
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
-                r = row_velocity(md, ws, e, base, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT]
-                if ws[e, oout + i] == T(0.0) and (ws[e, sb + _S_LAM] > T(0.0) or r < T(0.0)):
+                lam = ws[e, sb + _S_LAM]
+                r = row_velocity(md, ws, e, base, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                    + T(CFM) * ws[e, sb + _S_WN] * lam
+                if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
                     ws[e, oidx + m] = T(float(i))
                     ws[e, orhs + m] = -r
                     m = m + 1
@@ -293,6 +306,7 @@ def build(ns) -> None:
                 ia = int(ws[e, oidx + a])
                 for b in range(m):
                     ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
+                ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
                 big = wp.max(big, ws[e, oA + a * m + a])
             for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
                 ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
@@ -341,7 +355,9 @@ def build(ns) -> None:
             # normal: lambda_n >= 0, n . v_rel >= target
             vn = row_velocity(md, ws, e, base, ws[e, sb + _S_CST])
             old = ws[e, sb + _S_LAM]
-            lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn) * ws[e, sb + _S_IWN], T(0.0))
+            wn = ws[e, sb + _S_WN]
+            lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
+                           T(0.0))
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
@@ -353,12 +369,16 @@ def build(ns) -> None:
             v2 = row_velocity(md, ws, e, base + 2 * rs, ws[e, sb + _S_CST + 2])
             o1 = ws[e, sb + _S_LAM + 1]
             o2 = ws[e, sb + _S_LAM + 2]
-            iwt = ws[e, sb + _S_IWT]
-            l1 = o1 - iwt * v1
-            l2 = o2 - iwt * v2
-            r = wp.sqrt(l1 * l1 + l2 * l2)
-            if r > ws[e, sb + _S_MUS] * lam_n:
-                s = ws[e, sb + _S_MUD] * lam_n / r
+            l1 = o1 - ws[e, sb + _S_IW1] * v1          # sticking: each row on its own response
+            l2 = o2 - ws[e, sb + _S_IW1 + 1] * v2
+            if l1 * l1 + l2 * l2 > (ws[e, sb + _S_MUS] * lam_n) * (ws[e, sb + _S_MUS] * lam_n):
+                iwt = ws[e, sb + _S_IWT]                # sliding: along the slip, onto the cone
+                l1 = o1 - iwt * v1
+                l2 = o2 - iwt * v2
+                r = wp.sqrt(l1 * l1 + l2 * l2)
+                s = T(0.0)
+                if r > T(0.0):
+                    s = ws[e, sb + _S_MUD] * lam_n / r
                 l1 = l1 * s
                 l2 = l2 * s
             d1 = l1 - o1
