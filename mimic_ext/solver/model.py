@@ -488,6 +488,7 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cx.frame_R = wp.zeros((num_envs, L), dtype=wp.mat33, device=d)
     cx.frame_p = wp.zeros((num_envs, L), dtype=wp.vec3, device=d)
     cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
+    cx.cmap = wp.zeros((num_envs, C), dtype=int, device=d)
     cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, C), dtype=wp.vec3, device=d)
     cx.prev_point = wp.zeros((num_envs, C), dtype=wp.vec3, device=d)
     cx.prev_shapes = wp.zeros((num_envs, C), dtype=wp.vec2i, device=d)
