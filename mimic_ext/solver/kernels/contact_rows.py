@@ -147,6 +147,8 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
         c = int(0)
         for bi in range(cx.buf.count[e]):
             sh = cx.buf.shapes[e, bi]
@@ -176,9 +178,9 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 wr = sv(wp.cross(p - o, dv), dv)
                 if fr[0] >= 0:
-                    ns.chain_add(md, sc, e, fr[0], wr, oj, T(1.0))
+                    chain_rows(md.links, sc.S, ws, e, fr[0], wr, oj, T(1.0))
                 if fr[1] >= 0:
-                    ns.chain_add(md, sc, e, fr[1], wr, oj, T(-1.0))
+                    chain_rows(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
                 ws[e, sb + _S_CST + d] = ns.row_to_solve_space(md, ws, e, oj, oj + n)
             tgt = -gap / dt
             if gap < T(0.0):
@@ -211,24 +213,36 @@ def build(ns) -> None:
             c = c + 1
         cx.nc[e] = c
 
+    # Helpers called per row and pass take offsets, not the model struct: Warp passes structs
+    # by value, and the model's is large.
     @wp.func
-    def apply_row(md: MD, ws: A2, e: int, orow: int, dl: T):
+    def apply_row_at(ws: A2, e: int, ov: int, og: int, ojr: int, k: int, dl: T):
         """v += C (J S)^T dl and the rows' solve-space impulse sum += (J S)^T dl."""
-        k = md.k
-        ojr = orow + md.n_u
         ors = ojr + k
         for i in range(k):
-            ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, ors + i] * dl
-            ws[e, md.o_gsum + i] = ws[e, md.o_gsum + i] + ws[e, ojr + i] * dl
+            ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
+            ws[e, og + i] = ws[e, og + i] + ws[e, ojr + i] * dl
 
     @wp.func
-    def row_velocity(md: MD, ws: A2, e: int, orow: int, cst: T):
+    def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
         """J u = (J S) v + J u0 for the current v."""
-        ojr = orow + md.n_u
         acc = cst
-        for i in range(md.k):
-            acc = acc + ws[e, ojr + i] * ws[e, md.o_v + i]
+        for i in range(k):
+            acc = acc + ws[e, ojr + i] * ws[e, ov + i]
         return acc
+
+
+    @wp.func
+    def chain_rows(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial), ws: A2, e: int, l: int,
+                   wr: ns.spatial, oj: int, sign: T):
+        """J[j] += sign S_j . wr along the path from link l to its root (``rows.chain_add`` on
+        arrays)."""
+        while l >= 0:
+            ld = links[l]
+            for d2 in range(ld.nd):
+                j = ld.us + d2
+                ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], wr)
+            l = ld.parent
 
     @wp.func(inline=False)
     def contact_prepare(md: MD, sc: SC, e: int):
@@ -238,6 +252,8 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
@@ -272,7 +288,7 @@ def build(ns) -> None:
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
-                    apply_row(md, ws, e, base + d * rs, lam)
+                    apply_row_at(ws, e, ov, og, base + d * rs + n, k, lam)
         # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
         nc = sc.cx.nc[e]
         cap = md.c_cap
@@ -297,6 +313,8 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
         nc = sc.cx.nc[e]
         cap = md.c_cap
         oA = md.o_cD + cap * cap
@@ -312,7 +330,7 @@ def build(ns) -> None:
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
-                r = row_velocity(md, ws, e, base, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
                     + T(CFM) * ws[e, sb + _S_WN] * lam
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
                     ws[e, oidx + m] = T(float(i))
@@ -352,7 +370,7 @@ def build(ns) -> None:
                     new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
                     if new != old:
                         ws[e, sb + _S_LAM] = new
-                        apply_row(md, ws, e, base, new - old)
+                        apply_row_at(ws, e, ov, og, base + n, k, new - old)
                     if new <= T(0.0):
                         ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
                 if alpha >= T(1.0):
@@ -366,13 +384,15 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
         changed = int(0)
         normal_block(md, sc, e)
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
             # normal: lambda_n >= 0, n . v_rel >= target
-            vn = row_velocity(md, ws, e, base, ws[e, sb + _S_CST])
+            vn = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
             old = ws[e, sb + _S_LAM]
             wn = ws[e, sb + _S_WN]
             lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
@@ -380,12 +400,12 @@ def build(ns) -> None:
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
-                apply_row(md, ws, e, base, dl)
+                apply_row_at(ws, e, ov, og, base + n, k, dl)
                 if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
                     changed = int(1)
             # friction: the tangent pair along its slip velocity, then onto the cone
-            v1 = row_velocity(md, ws, e, base + rs, ws[e, sb + _S_CST + 1])
-            v2 = row_velocity(md, ws, e, base + 2 * rs, ws[e, sb + _S_CST + 2])
+            v1 = row_velocity_at(ws, e, ov, base + rs + n, k, ws[e, sb + _S_CST + 1])
+            v2 = row_velocity_at(ws, e, ov, base + 2 * rs + n, k, ws[e, sb + _S_CST + 2])
             o1 = ws[e, sb + _S_LAM + 1]
             o2 = ws[e, sb + _S_LAM + 2]
             l1 = o1 - ws[e, sb + _S_IW1] * v1          # sticking: each row on its own response
@@ -405,8 +425,8 @@ def build(ns) -> None:
             if d1 != T(0.0) or d2 != T(0.0):
                 ws[e, sb + _S_LAM + 1] = l1
                 ws[e, sb + _S_LAM + 2] = l2
-                apply_row(md, ws, e, base + rs, d1)
-                apply_row(md, ws, e, base + 2 * rs, d2)
+                apply_row_at(ws, e, ov, og, base + rs + n, k, d1)
+                apply_row_at(ws, e, ov, og, base + 2 * rs + n, k, d2)
                 if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
                     changed = int(1)
         return changed
@@ -420,6 +440,8 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
         for j in range(n):
             ws[e, md.o_cimp + j] = T(0.0)
         nc = cx.nc[e]
