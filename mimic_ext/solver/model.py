@@ -108,8 +108,11 @@ class Model:
         if collision is not None:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
+            self.contact_capacity = cap
+            # detection keeps its own (larger) buffer: speculative pairs that get no rows must
+            # not crowd out the ones that do
             self.collision = CollisionModel(collision, FrameLayout.from_model(self), num_envs=self.num_envs,
-                                            device=self.device, capacity=cap)
+                                            device=self.device, capacity=max(cap, 2 * CONTACTS_PER_SHAPE * n_shapes))
             self.warnings += [w for w in collision.warnings if w not in self.warnings]
         self._relation_count = 0
         self.data = None
@@ -441,7 +444,7 @@ class Model:
             setattr(md, "o_" + name, off)
             off += size
         if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
-            cap = self.collision.capacity
+            cap = self.contact_capacity
             md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
             md.o_crow, md.o_cimp = off, off + cap * md.c_block
             md.o_cD = md.o_cimp + n
@@ -482,16 +485,16 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cm, d = model.collision, model.device
     if num_envs > cm.num_envs:
         raise ValueError(f"{num_envs} environments, but the collision model has {cm.num_envs}")
-    C, L = cm.capacity, max(len(model.links), 1)
+    C, R, L = cm.capacity, model.contact_capacity, max(len(model.links), 1)
     cx = K.ContactCtx()
     cx.cd, cx.csc, cx.buf = cm.data, cm.scratch, cm.buffer
     cx.frame_R = wp.zeros((num_envs, L), dtype=wp.mat33, device=d)
     cx.frame_p = wp.zeros((num_envs, L), dtype=wp.vec3, device=d)
     cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
-    cx.cmap = wp.zeros((num_envs, C), dtype=int, device=d)
-    cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, C), dtype=wp.vec3, device=d)
-    cx.prev_point = wp.zeros((num_envs, C), dtype=wp.vec3, device=d)
-    cx.prev_shapes = wp.zeros((num_envs, C), dtype=wp.vec2i, device=d)
+    cx.cmap = wp.zeros((num_envs, R), dtype=int, device=d)
+    cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
+    cx.prev_point = wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
+    cx.prev_shapes = wp.zeros((num_envs, R), dtype=wp.vec2i, device=d)
     return cx
 
 
