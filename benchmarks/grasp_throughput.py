@@ -12,7 +12,11 @@ each engine's largest box displacement relative to the gripper over the timed ro
 (largest over environments); the residual is the driver relation's ``q_f - q_l``, exact in
 ours, a soft equality in MuJoCo.
 
-    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20]
+    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--cold]
+
+``--cold`` first prints the cold compile of the contact kernels (a fresh ``WARP_CACHE_PATH``,
+a new process: Warp's start-up, then the first step of a box on a plane, which compiles
+``mimic_contact_float32`` with detection and the rows in it), wall and CPU time.
 """
 
 from __future__ import annotations
@@ -147,13 +151,54 @@ def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
           f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)")
 
 
+_COLD = """
+import time, warnings
+t0, c0 = time.perf_counter(), time.process_time()
+import warp as wp
+wp.init()
+t1, c1 = time.perf_counter(), time.process_time()
+from pxr import Gf, Usd, UsdGeom, UsdPhysics
+from mimic_ext.solver import Solver, build_model
+st = Usd.Stage.CreateInMemory()
+UsdGeom.SetStageUpAxis(st, UsdGeom.Tokens.z)
+UsdPhysics.Scene.Define(st, "/physicsScene")
+box = UsdGeom.Cube.Define(st, "/box")
+box.GetSizeAttr().Set(0.1)
+box.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.05))
+for api in (UsdPhysics.RigidBodyAPI, UsdPhysics.CollisionAPI):
+    api.Apply(box.GetPrim())
+UsdPhysics.MassAPI.Apply(box.GetPrim()).CreateMassAttr(1.0)
+model = build_model(st, ground_plane=0.0)
+solver = Solver(model)
+a, b = model.state(), model.state()
+solver.step(a, b, model.control(), 1.0 / 60.0)
+wp.synchronize()
+t2, c2 = time.perf_counter(), time.process_time()
+print(f"{t1 - t0:.2f} {c1 - c0:.2f} {t2 - t1:.2f} {c2 - c1:.2f}")
+"""
+
+
+def cold_compile() -> None:
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, WARP_CACHE_PATH=cache)
+        out = subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True, check=True)
+    w0, c0, w1, c1 = (float(x) for x in out.stdout.split()[-4:])
+    print(f"cold compile (empty WARP_CACHE_PATH): Warp start-up {w0:.1f} s wall ({c0:.1f} s CPU), then the "
+          f"contact kernels {w1:.1f} s wall ({c1:.1f} s CPU); load {os.getloadavg()[0]:.1f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--cold", action="store_true", help="print the contact kernels' cold compile first")
     a = ap.parse_args(argv)
+    if a.cold:
+        cold_compile()
     if not (G.MENAGERIE / "2f85.xml").exists():
         sys.exit(f"{G.MENAGERIE} not found (the shared assets)")
     print(f"grasp scene: Menagerie 2F-85 on a slide, a {G.BOX * 100:.0f} cm box, dt = {G.DT} s; "
