@@ -147,8 +147,6 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
-        ov = md.o_v
-        og = md.o_gsum
         c = int(0)
         for bi in range(cx.buf.count[e]):
             sh = cx.buf.shapes[e, bi]
@@ -440,8 +438,6 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         rs = n + 2 * k
-        ov = md.o_v
-        og = md.o_gsum
         for j in range(n):
             ws[e, md.o_cimp + j] = T(0.0)
         nc = cx.nc[e]
