@@ -34,7 +34,9 @@ def _statuses(result):
 def test_a_gripper_with_colliders_sweeps_as_without_them_when_its_fingers_are_filtered():
     st = _stage()
     model = build_model(st, fix_base=True)
-    assert model.kernels.contacts and model.collision is not None      # the sweep runs with contacts
+    # every collider pair is filtered (one articulation, self-collision off): no contact kernels
+    assert model.collision is None and not model.kernels.contacts
+    assert any("can touch another" in w for w in model.warnings)
     with_colliders = run(st, engine="warp")
     bare = _stage()
     for prim in bare.Traverse():
@@ -50,6 +52,27 @@ def test_self_collision_on_makes_the_fingers_meet_and_the_sweep_fail():
     st = _stage()
     root = next(p for p in st.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
     root.GetAttribute("physxArticulation:enabledSelfCollisions").Set(True)
+    assert build_model(st, fix_base=True).kernels.contacts      # now the links can touch
     result = run(st, engine="warp")
     assert result.status == "fail"
     assert all(status == "fail" for _, status in _statuses(result))
+
+
+def test_the_hosts_pair_count_is_the_kernels_filter():
+    """``CollisionModel.live_pairs`` (host, decides whether a model needs contact kernels)
+    counts exactly the pairs ``broadphase.filtered`` lets through, on stages with and without
+    self-collision, a ground plane and a free body."""
+    import warp as wp
+    from pair_filter_probe import count_unfiltered
+
+    on = _stage()
+    root = next(p for p in on.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
+    root.GetAttribute("physxArticulation:enabledSelfCollisions").Set(True)
+    cases = [build_model(on, fix_base=True), build_model(_stage(), fix_base=True, ground_plane=0.0),
+             build_model(on, fix_base=True, ground_plane=-1.0)]
+    for model in cases:
+        cm = model.collision
+        n = len(cm.shape_paths)
+        out = wp.zeros(1, dtype=int, device=cm.device)
+        wp.launch(count_unfiltered, dim=(n, n), inputs=[cm.data, out], device=cm.device)
+        assert cm.live_pairs == int(out.numpy()[0]) > 0

@@ -67,8 +67,6 @@ class Model:
         if precision not in PRECISIONS:
             raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
         self.precision = precision
-        self.kernels = kernels(precision, contacts=collision is not None)
-        self.dtype = self.kernels.T
         self.spec = spec
         self.num_envs = int(num_envs)
         self.device = wp.get_device(device)
@@ -114,6 +112,13 @@ class Model:
             self.collision = CollisionModel(collision, FrameLayout.from_model(self), num_envs=self.num_envs,
                                             device=self.device, capacity=max(cap, 2 * CONTACTS_PER_SHAPE * n_shapes))
             self.warnings += [w for w in collision.warnings if w not in self.warnings]
+            if self.collision.live_pairs == 0:     # nothing can touch: the plain kernels, no detection
+                self.collision = None
+                self.warnings.append(f"contacts: none of the {n_shapes} collider(s) can touch another (same body, "
+                                     f"filtered pairs, collision groups or self-collision off), so the step "
+                                     f"simulates no contacts")
+        self.kernels = kernels(precision, contacts=self.collision is not None)
+        self.dtype = self.kernels.T
         self._relation_count = 0
         self.data = None
         self.version = 0
