@@ -304,7 +304,7 @@ def test_pair_materials_combine_as_physx_does():
     b = _material(st, "/World/b", 0.8, 0.5, 0.4)
     _bind(st.GetPrimAtPath("/World/low/geom"), a)
     _bind(st.GetPrimAtPath("/World/high/geom"), b)
-    model = build_model(st)
+    model = build_model(st, contacts=False)
     with pytest.warns(UserWarning):
         cm = build_collision(st, model)
     cm.collide(*cm.frames(model))
@@ -348,7 +348,7 @@ def test_free_kinematic_and_articulated_bodies():
     conveyor = xform(stage, "/World/conveyor", t=(0, 1, 0), body=True, kinematic=True)
     for body in (arm, box, b.base, str(conveyor.GetPath())):
         geom(stage, f"{body}/shape", "Cube", size=0.1)
-    model = build_model(stage)
+    model = build_model(stage, contacts=False)
     with pytest.warns(UserWarning, match="kinematic"):
         cm = build_collision(stage, model)
     spec = cm.spec
@@ -370,7 +370,7 @@ def test_ground_plane_option_lies_along_the_up_axis(up, axis):
     t[axis] = 0.04
     xform(st, "/World/ball", t=tuple(t), body=True)
     geom(st, "/World/ball/geom", "Sphere", radius=0.05)
-    model = build_model(st)
+    model = build_model(st, contacts=False)
     with pytest.warns(UserWarning):
         cm = build_collision(st, model, ground_plane=0.0)
     cm.collide(*cm.frames(model))

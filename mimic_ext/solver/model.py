@@ -28,6 +28,11 @@ from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
+from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
+from .kernels.contact_rows import block_size
+
+#: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
+CONTACTS_PER_SHAPE = 4
 
 _BIG = 3.0e38
 
@@ -63,12 +68,11 @@ class Model:
     """Articulation trees of a stage, their joints' limits and drives, loop closures and the
     mimic relations, in float32 or float64 (``precision``)."""
 
-    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = "cpu", precision: str = "float32"):
+    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = "cpu", precision: str = "float32",
+                 collision: CollisionSpec | None = None, contact_capacity: int | None = None):
         if precision not in PRECISIONS:
             raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
         self.precision = precision
-        self.kernels = kernels(precision)
-        self.dtype = self.kernels.T
         self.spec = spec
         self.num_envs = int(num_envs)
         self.device = wp.get_device(device)
@@ -101,6 +105,26 @@ class Model:
         self.drive_target_vel = np.array([j.target_vel for j in self.joints], float)
         self.erp = 0.3
         self.iterations = 8
+        #: contact models: the colliders against the links (``collision.CollisionModel``) and the
+        #: most passes of the joint and contact rows together
+        self.collision = None
+        self.contact_iterations = 32
+        if collision is not None:
+            n_shapes = len(collision.shapes)
+            cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
+            self.contact_capacity = cap
+            # detection keeps its own (larger) buffer: speculative pairs that get no rows must
+            # not crowd out the ones that do
+            self.collision = CollisionModel(collision, FrameLayout.from_model(self), num_envs=self.num_envs,
+                                            device=self.device, capacity=max(cap, 2 * CONTACTS_PER_SHAPE * n_shapes))
+            self.warnings += [w for w in collision.warnings if w not in self.warnings]
+            if self.collision.live_pairs == 0:     # nothing can touch: the plain kernels, no detection
+                self.collision = None
+                self.warnings.append(f"contacts: none of the {n_shapes} collider(s) can touch another (same body, "
+                                     f"filtered pairs, collision groups or self-collision off), so the step "
+                                     f"simulates no contacts")
+        self.kernels = kernels(precision, contacts=self.collision is not None)
+        self.dtype = self.kernels.T
         self._relation_count = 0
         self.data = None
         self.version = 0
@@ -230,6 +254,10 @@ class Model:
         u = np.zeros(self.dof_count)
         for i, j in enumerate(self.joints):
             u[i] = j.u0
+        n1 = len(self.joints)
+        for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
+            if link.base_velocity is not None:
+                u[n1 + 6 * b:n1 + 6 * b + 6] = link.base_velocity
         turns = np.zeros(max(len(self.joints), 1), np.int32)
         cont = self.continuous()
         if cont.any():          # a stage's initial angle past +-pi: the angle wrapped, the turns kept
@@ -450,8 +478,14 @@ class Model:
                            ("keepM", m if soft else 0)):
             setattr(md, "o_" + name, off)
             off += size
+        if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
+            cap = self.contact_capacity
+            md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
+            md.o_crow, md.o_cimp = off, off + cap * md.c_block
+            md.o_cD = md.o_cimp + n
+            off = md.o_cD + 2 * cap * cap + 4 * cap
         md.has_float = int(bool(self.base_bodies))
-        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()))
+        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         md.iterations, md.erp = int(self.iterations), float(self.erp)
         md.rank_tol = float(K.rank_tol)
         md.gravity = V3(*self.gravity)
@@ -475,7 +509,28 @@ def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
     sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
     sc.rel_imp, sc.rel_err = z(n_rel), z(n_rel)
     sc.nonfinite = wp.zeros(num_envs, dtype=wp.int32, device=d)
+    if K.contacts:
+        sc.cx = _contact_ctx(K, model, num_envs)
     return sc
+
+
+def _contact_ctx(K, model: Model, num_envs: int):
+    """A contact model's detection arrays (the collision model's, for its environments) and
+    the per-environment contact state of the step."""
+    cm, d = model.collision, model.device
+    if num_envs > cm.num_envs:
+        raise ValueError(f"{num_envs} environments, but the collision model has {cm.num_envs}")
+    C, R, L = cm.capacity, model.contact_capacity, max(len(model.links), 1)
+    cx = K.ContactCtx()
+    cx.cd, cx.csc, cx.buf = cm.data, cm.scratch, cm.buffer
+    cx.frame_R = wp.zeros((num_envs, L), dtype=wp.mat33, device=d)
+    cx.frame_p = wp.zeros((num_envs, L), dtype=wp.vec3, device=d)
+    cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
+    cx.cmap = wp.zeros((num_envs, R), dtype=int, device=d)
+    cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
+    cx.prev_point = wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
+    cx.prev_shapes = wp.zeros((num_envs, R), dtype=wp.vec2i, device=d)
+    return cx
 
 
 def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
@@ -489,20 +544,44 @@ def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
         model.projection.add(row)
 
 
+def _has_colliders(stage: Usd.Stage) -> bool:
+    """Whether any prim carries an enabled ``CollisionAPI``."""
+    from pxr import UsdPhysics
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
+        if prim.HasAPI(UsdPhysics.CollisionAPI) and \
+                UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get() is not False:
+            return True
+    return False
+
+
 def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu", fix_base: bool = False,
-                relations: Iterable | None = None, precision: str = "float32") -> Model:
+                relations: Iterable | None = None, precision: str = "float32", contacts: bool | None = None,
+                ground_plane: float | None = None, contact_capacity: int | None = None) -> Model:
     """Model of every articulation tree on ``stage`` with its loop closures and mimic relations.
 
     ``fix_base`` welds floating roots to the world where they stand (grippers on a bench).
     ``relations`` (MimicRelation objects) replaces the stage's relations when given.
     ``precision`` "float32" (default) or "float64": the scalar type of every array and kernel.
+    ``contacts``: simulate contacts between the stage's colliders (None: when it has any, or
+    when ``ground_plane`` is given); free rigid bodies then become floating links.
+    ``ground_plane``: add an infinite plane at this height (m) along the up axis.
+    ``contact_capacity``: contacts per environment that get rows (default 4 per collider).
     Errors the user can fix (contradicting relations, unsupported joints, unusable physics
     values) raise ``MimicInputError`` subclasses naming the prims.
     """
     if precision not in PRECISIONS:
         raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
-    spec = read_stage(stage, fix_base=fix_base)
-    model = Model(spec, num_envs=num_envs, device=device, precision=precision)
+    if contacts is None:
+        contacts = ground_plane is not None or _has_colliders(stage)
+    spec = read_stage(stage, fix_base=fix_base, free_bodies=bool(contacts))
+    cspec = None
+    if contacts:
+        cspec = read_colliders(stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies],
+                               ground_plane=ground_plane)
+        if not cspec.shapes:
+            cspec = None
+    model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=cspec,
+                  contact_capacity=contact_capacity)
     if relations is None:
         _relations_from_stage(model, stage)
     else:

@@ -148,3 +148,15 @@ class Solver:
         err = self._scratch.rel_err.numpy()
         return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
                 for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))]
+
+    # ---- contacts (a contact model: ``build_model`` found colliders) ------------------------
+    def contacts(self):
+        """The last step's contacts (``collision.Contacts``: per environment and shape pair,
+        points, normals from shape b to shape a, separations, and ``impulse``: the world
+        impulse on shape a in N s, divide by dt for the force), or None without contacts."""
+        cm = self.model.collision
+        if cm is None:
+            return None
+        c = cm.contacts()
+        c.impulse = self._scratch.cx.imp.numpy() if self._version == self.model.version else None
+        return c

@@ -137,6 +137,7 @@ class LinkSpec:
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
     restore: bool = True     # a floating root whose tree's momentum the step restores exactly
+    base_velocity: np.ndarray | None = None   # a free body's initial (angular, origin) velocity, world
 
 
 #: Locked directions of a loop-closing joint in its frame turned so that a free rotation
@@ -295,8 +296,12 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
     return mass, com, inertia
 
 
-def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
-    """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects."""
+def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = False) -> StageSpec:
+    """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects.
+
+    ``free_bodies`` (a model with contacts): every other enabled, non-kinematic rigid body is a
+    floating link of its own (a box on a table), with its authored velocity; and no floating
+    tree's momentum is restored, since contacts exchange momentum with the world."""
     mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
     kgpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
     layer = stage.GetRootLayer().identifier
@@ -445,6 +450,18 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
             attach(len(links) - 1, root, np.eye(4))
         expand(deque([root]))
 
+    if free_bodies:
+        for path, prim in bodies.items():
+            if path in where or path in kinematic:
+                continue
+            pose = world_pose(prim, mpu)
+            links.append(LinkSpec(body=path, parent=-1, jtype=FREE, joint=None, X_p=np.eye(4), X_c=np.eye(4),
+                                  axis=np.zeros(3), pose0=pose, base_velocity=_free_velocity(prim, pose, mpu, kgpu)))
+            attach(len(links) - 1, path, np.eye(4))
+        for link in links:
+            if link.jtype == FREE:
+                link.restore = False
+
     # Bodies welded into a link add their mass; a massless one (a tool frame, a fingertip
     # marker) adds nothing. A massless link with mass somewhere below it (the massless
     # ``jointChainLink`` bodies our MJCF importer writes between the joints of a multi-joint
@@ -498,6 +515,20 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False) -> StageSpec:
     return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
                      excluded=excluded, source=layer, closures=closures, unmoved=unmoved,
                      world_bodies={b: pose for b, (link, pose) in where.items() if link < 0})
+
+
+def _free_velocity(prim: Usd.Prim, pose: np.ndarray, mpu: float, kgpu: float) -> np.ndarray:
+    """A free body's authored ``physics:velocity`` (of its centre of mass, stage units/s) and
+    ``physics:angularVelocity`` (deg/s) as the floating DOFs' (angular, body-origin) velocity."""
+    rb = UsdPhysics.RigidBodyAPI(prim)
+    v, w = rb.GetVelocityAttr().Get(), rb.GetAngularVelocityAttr().Get()
+    for name, x in (("physics:velocity", v), ("physics:angularVelocity", w)):
+        if x is not None:
+            _check_finite(prim, name, x)
+    w = np.radians(np.array(w if w is not None else (0, 0, 0), float))
+    v = np.array(v if v is not None else (0, 0, 0), float) * mpu
+    com = pose[:3, :3] @ _body_mass(prim, mpu, kgpu)[1]
+    return np.concatenate([w, v - np.cross(w, com)])
 
 
 def _root(links: list[LinkSpec], i: int) -> int:

@@ -29,6 +29,25 @@ def combine_materials(a, b) -> tuple[float, float, float]:
             one(a.restitution, b.restitution, rm))
 
 
+def _live_pairs(owner, frame, gset, gtable, n_gsets, owner_keys, n_owners, shape_keys) -> int:
+    """How many shape pairs the filter lets through: the host's reading of
+    ``broadphase.filtered`` (same actor, two static shapes, collision groups, filtered actor
+    pairs, filtered shape pairs) on the same tables, so a model whose colliders can never
+    touch each other (a robot with self-collision off and nothing else) needs no contact
+    kernels. ``test_contact_rows`` checks it against the kernel's own filter."""
+    n = len(owner)
+    if n < 2:
+        return 0
+    i, j = np.triu_indices(n, 1)
+    keep = (owner[i] != owner[j]) & ~((frame[i] < 0) & (frame[j] < 0)) & (gtable[gset[i] * n_gsets + gset[j]] != 0)
+    if owner_keys:
+        lo, hi = np.minimum(owner[i], owner[j]), np.maximum(owner[i], owner[j])
+        keep &= ~np.isin(lo * n_owners + hi, np.fromiter(owner_keys, int))
+    if shape_keys:
+        keep &= ~np.isin(i * n + j, np.fromiter(shape_keys, int))
+    return int(np.count_nonzero(keep))
+
+
 def _pow2(n: int) -> int:
     p = 16
     while p < n:
@@ -144,6 +163,9 @@ class CollisionModel:
         shape_keys = {min(i, j) * n + max(i, j) for sa, sb in spec.filtered_pairs for i in sa for j in sb if i != j}
         if no * no >= 2 ** 31 or n * n >= 2 ** 31:
             raise ValueError("too many colliders for 32-bit pair keys")
+        self.live_pairs = _live_pairs(np.array([d.owner for d in data], int), self.shape_frame,
+                                      np.array([d.gset for d in data], int), np.array(table or [1], int),
+                                      len(gsets) or 1, owner_keys, no, shape_keys)
         cd.n_owner_pairs, cd.owner_pairs = len(owner_keys), arr(sorted(owner_keys), int)
         cd.n_shape_pairs, cd.shape_pairs = len(shape_keys), arr(sorted(shape_keys), int)
         cd.n_small, cd.small = len(small), arr(small, int)

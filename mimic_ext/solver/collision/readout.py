@@ -25,7 +25,8 @@ class PairContacts:
 class Contacts:
     """Every environment's contacts after the last detection: rows ``[e, :count[e]]``.
 
-    ``impulse`` is None until a solver step has solved contact rows for these contacts.
+    ``impulse`` (world impulse on shape a, N s) comes from ``Solver.contacts()`` after a step;
+    None from detection alone.
     """
 
     count: np.ndarray           # (N,)

@@ -256,6 +256,11 @@ class _Reader:
             return None
         if UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get() is False:
             return None
+        if kind == "hull":
+            pts = UsdGeom.Mesh(prim).GetPointsAttr().Get()
+            if pts is None or len(pts) == 0:     # a mesh whose payload is missing: nothing to collide with
+                self.notes.append(f"{path}: mesh collider has no points (a missing mesh payload?); ignored")
+                return None
         body = self.owner(prim)
         dynamic = self.moves(body)
         m = _matrix(prim, self.mpu)

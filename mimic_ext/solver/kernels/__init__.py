@@ -5,7 +5,10 @@ Each concept has its own module (``spatial`` algebra, ``structs``, ``factor``isa
 its Warp functions to one namespace for a scalar type, and the step kernel of that
 namespace is registered in a Warp module of its own (``mimic_solver_float32`` /
 ``mimic_solver_float64``), so a float32 user compiles no float64 code and vice versa.
-``kernels(precision)`` builds a namespace once per process.
+``kernels(precision)`` builds a namespace once per process. ``kernels(precision, contacts=True)``
+is the same code with the contact rows compiled in (``contact_rows``; ``wp.static`` hooks in
+the step and the joint rows), in a module of its own (``mimic_contact_<precision>``): a model
+without colliders compiles and runs none of it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from types import SimpleNamespace
 
 import warp as wp
 
-from . import dynamics, factor, rows, spatial, step, structs
+from . import contact_rows, dynamics, factor, rows, spatial, step, structs
 
 PRECISIONS = ("float32", "float64")
 
@@ -28,13 +31,21 @@ _TYPES = {
 
 
 @lru_cache(maxsize=None)
-def kernels(precision: str = "float32") -> SimpleNamespace:
-    """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64")."""
-    ns = SimpleNamespace(name=precision, module=f"mimic_solver_{precision}", **_TYPES[precision])
+def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespace:
+    """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64"),
+    with contact rows when ``contacts``."""
+    module = f"mimic_{'contact' if contacts else 'solver'}_{precision}"
+    ns = SimpleNamespace(name=precision, module=module, contacts=bool(contacts), **_TYPES[precision])
     # forward only: the solver never differentiates through a step, and adjoints would triple the code
     wp.get_module(ns.module).options["enable_backward"] = False
-    for part in (spatial, structs, factor, dynamics, rows, step):
-        part.build(ns)
+    if contacts:    # loops left rolled, as the collision module has them: the compile stays seconds
+        wp.get_module(ns.module).options["max_unroll"] = 0
+    parts = [spatial.build, structs.build, factor.build, dynamics.build, rows.build, step.build]
+    if contacts:        # the contact struct before the scratch that holds it, the rows before the step
+        parts[1:1] = [contact_rows.build_structs]
+        parts[-1:-1] = [contact_rows.build]
+    for build in parts:
+        build(ns)
     return ns
 
 

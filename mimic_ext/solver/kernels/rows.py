@@ -43,6 +43,23 @@ def build(ns) -> None:
             l = ld.parent
 
     @wp.func
+    def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
+        """A row ``J`` in joint-velocity space (n entries at ``oj``) as a row of the solve space
+        (``J S``, k entries at ``ox``); returns ``J u0``, the part of ``J u`` that the solve does
+        not move (``J u = (J S) v + J u0``)."""
+        k = md.k
+        for c in range(k):
+            ws[e, ox + c] = T(0.0)
+        ju0 = T(0.0)
+        for j in range(md.n_u):
+            val = ws[e, oj + j]
+            if val != T(0.0):
+                c = md.dof_col[j]
+                ws[e, ox + c] = ws[e, ox + c] + md.dof_gain[j] * val
+                ju0 = ju0 + val * ws[e, md.o_u0 + j]
+        return ju0
+
+    @wp.func
     def closure_frames(md: MD, sc: SC, e: int, cl: int):
         """A loop closure's side-a frame (world), side-b anchor, the gap b - a and the rotation
         error of b relative to a (the free axes' misalignment when x turns freely)."""
@@ -63,23 +80,6 @@ def build(ns) -> None:
         if lp.angmode == 0:
             rot = T(0.5) * (rot + wp.cross(Ta[1], Tb[1]) + wp.cross(Ta[2], Tb[2]))
         return Ta, pb, pb - pa, rot
-
-    @wp.func
-    def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
-        """A row given in joint-velocity space (``n_u`` entries at ``oj``: ``J u``) written in the
-        solve space at ``ox`` (``k`` entries: ``J S``, so that ``J u = (J S) v + J u0``); returns
-        ``J u0``, the part of the row's velocity the solve space does not carry (the position-error
-        corrections of eliminated DOFs)."""
-        for c in range(md.k):
-            ws[e, ox + c] = T(0.0)
-        ju0 = T(0.0)
-        for j in range(md.n_u):
-            val = ws[e, oj + j]
-            if val != T(0.0):
-                c = md.dof_col[j]
-                ws[e, ox + c] = ws[e, ox + c] + md.dof_gain[j] * val
-                ju0 = ju0 + val * ws[e, md.o_u0 + j]
-        return ju0
 
     @wp.func(inline=False)
     def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T):
@@ -475,21 +475,32 @@ def build(ns) -> None:
 
     @wp.func
     def joint_rows(md: MD, sc: SC, e: int, q: A2, dt: T):
-        """The joints' rows by block Gauss-Seidel: passes until one changes nothing (at most
-        ``iterations``). Another row family joins by adding its own pass to the loop."""
+        """The joints' rows (and, in a contact model, the contact rows) by block Gauss-Seidel:
+        passes until one changes nothing (at most ``iterations``; with contacts a joint pass and
+        a contact pass alternate, at most ``c_iter`` times). Then the loops' impulses follow the
+        rows."""
         joint_rows_setup(md, sc, e)
         idt = T(1.0) / dt
-        for it in range(md.iterations):
-            if joint_pass(md, sc, e, q, dt, idt) == 0:
-                break
+        if wp.static(ns.contacts):
+            ns.contact_prepare(md, sc, e)
+            for it in range(md.c_iter):
+                ch = joint_pass(md, sc, e, q, dt, idt) + ns.contact_pass(md, sc, e)
+                if ch == 0:
+                    break
+        else:
+            for it in range(md.iterations):
+                if joint_pass(md, sc, e, q, dt, idt) == 0:
+                    break
         joint_rows_finish(md, sc, e)
+        if wp.static(ns.contacts):
+            ns.contact_finish(md, sc, e)
 
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2, dt: T):
         """Hard relations' impulses from the residual r = M u+ + (armature, damping) u+ - f - (row,
-        loop and compliant impulses) = G^T mu (M u+ from the pairs or the composite inertias; only the
-        part S v of u+, as f already holds the u0 terms), peeling the forest of active relations
-        leaf by leaf."""
+        loop, compliant and contact impulses) = G^T mu (M u+ from the pairs or the composite
+        inertias; only the part S v of u+, as f already holds the u0 terms), peeling the forest
+        of active relations leaf by leaf."""
         ws = sc.ws
         n = md.n_u
         nres = n
@@ -517,6 +528,8 @@ def build(ns) -> None:
                         acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
             for r in range(md.m):
                 acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
+            if wp.static(ns.contacts):
+                acc = acc - ws[e, md.o_cimp + i]         # the contacts' generalized impulse
             ws[e, md.o_res + i] = acc
         if md.n_soft > 0:
             for g in range(md.n_rel):
@@ -539,3 +552,4 @@ def build(ns) -> None:
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
+    ns.chain_add = chain_add

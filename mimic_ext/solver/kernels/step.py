@@ -1,9 +1,11 @@
 """The step: one thread per environment does the whole articulation step in one launch.
 
-Order: position-error corrections u0, forward kinematics and bias forces, loop rows, the
+Order: position-error corrections u0, forward kinematics and bias forces (then, in a contact
+model, collision detection and the contact rows: ``contact_rows``), loop rows, the
 composite pass (the reduced system's slots, f), joint terms (armature, damping, implicit
 drives), the compliant rows, the sparse LDL^T factorisation, the exact loop solve, the joint rows
-(limits, caps, friction, drive bounds), u+ = S v + u0, the coupling impulses, integration,
+(limits, caps, friction, drive bounds; contacts in the same Gauss-Seidel), u+ = S v + u0, the
+coupling impulses, integration,
 a floating tree's momentum restoration, and a flag for an environment whose state is no
 longer finite.
 """
@@ -44,6 +46,8 @@ def build(ns) -> None:
         o = origin(md, e, q_in)
         f.corrections(md, sc, e, q_in, t_in, dt)
         f.forward(md, e, q_in, u_in, sc, o, dt)
+        if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
+            f.contact_detect(md, sc, e, o, dt)
         od = wp.vec3d(o)
         if md.has_float != 0:
             f.momentum64(md, e, q_in, u_in, sc, od)

@@ -191,6 +191,13 @@ def build(ns) -> None:
         o_YM: int
         o_SLM: int
         o_keepM: int
+        if ns.contacts:     # contact models only (``contact_rows``): rows, their generalized impulse
+            o_crow: int
+            o_cimp: int
+            o_cD: int       # the normal rows' block: D, its active part, rhs, keep flags, indices
+            c_cap: int      # contacts that get rows, per environment
+            c_block: int    # work-space entries per contact
+            c_iter: int     # the most passes of the joint and contact rows
 
     @wp.struct
     class Scratch:
@@ -216,6 +223,8 @@ def build(ns) -> None:
         Imd: wp.array2d(dtype=wp.float64)
         Ihd: wp.array2d(dtype=wp.vec3d)
         IId: wp.array2d(dtype=wp.mat33d)
+        if ns.contacts:
+            cx: ns.ContactCtx                 # detection and contact read-out (``contact_rows``)
 
     ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
     ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData

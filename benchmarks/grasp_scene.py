@@ -1,0 +1,150 @@
+"""The grasp scene, one definition for ``tests/test_grasp.py`` and ``grasp_throughput.py``.
+
+The shared Menagerie Robotiq 2F-85 (``2f85.xml`` as it is: its pads, collision meshes, the
+two connect loops, the driver equality, its joint classes) hangs upside down from a vertical
+slide (``lift``) above a 5 cm box resting on a floor. One MJCF file holds the scene; MuJoCo
+loads it, and our importer turns it into the USD stage our solver reads (colliders and
+frictions from the geoms, the loops as excluded joints, the box as a free rigid body). Both
+engines then run the same schedule at MuJoCo's time step:
+
+- 0 .. T_CLOSE: the fingers close on the box with Menagerie's actuator (PD kp = 100,
+  kd = 10 on the drivers' mean angle, force bounded to 5 N m, target 0.8 rad fully closed);
+- T_CLOSE .. + T_LIFT: the slide lifts the gripper by LIFT (a smooth ramp, PD drive);
+- then HOLD seconds still.
+
+The box's slip is its displacement relative to the gripper from the start of the lift.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MENAGERIE = ROOT.parent / "shared" / "assets" / "menagerie_robotiq_2f85"
+
+DT = 0.002                  # s, MuJoCo's default time step (the Menagerie model keeps it)
+T_CLOSE, T_LIFT, HOLD = 0.8, 1.0, 5.0
+LIFT = 0.10                 # m
+BOX, BOX_MASS, BOX_MU = 0.05, 0.1, 0.5     # edge (m), kg, friction (MuJoCo's own scene's object)
+HEIGHT = 0.2                # m: the slide's origin; the pads then reach 1.7 .. 5.4 cm above the floor
+LIFT_KP, LIFT_KD = 5000.0, 200.0           # N/m, N s/m
+GRIP_KP, GRIP_KD, GRIP_FMAX, GRIP_TARGET = 100.0, 10.0, 5.0, 0.8   # Menagerie's fingers_actuator
+LEADER, FOLLOWER = "left_driver_joint", "right_driver_joint"        # our importer's relation
+
+
+def steps(hold: float = HOLD) -> int:
+    return int(round((T_CLOSE + T_LIFT + hold) / DT))
+
+
+def lift_target(i: int) -> float:
+    """The slide's target (m) at step i: 0, a cosine ramp to LIFT, then LIFT."""
+    s = min(max((i * DT - T_CLOSE) / T_LIFT, 0.0), 1.0)
+    return LIFT * 0.5 * (1.0 - math.cos(math.pi * s))
+
+
+def lift_start() -> int:
+    """The step at which the lift begins (slip is measured from here)."""
+    return int(round(T_CLOSE / DT))
+
+
+def scene_xml(directory: Path) -> Path:
+    """Write the scene's MJCF into ``directory`` (meshes read from the shared assets)."""
+    src = (MENAGERIE / "2f85.xml").read_text()
+    src = src.replace('meshdir="assets"', f'meshdir="{MENAGERIE / "assets"}"')
+    mount = '<body name="base_mount" pos="0 0 0.007" childclass="2f85">'
+    assert mount in src, "the Menagerie 2F-85 changed: base_mount not found"
+    src = src.replace(mount, f'<body name="lift" pos="0 0 {HEIGHT}" quat="0 1 0 0">'
+                             '<joint name="lift" type="slide" axis="0 0 -1"/>'
+                             '<inertial mass="1" pos="0 0 0" diaginertia="0.01 0.01 0.01"/>\n' + mount)
+    h = 0.5 * BOX
+    src = src.replace("  </worldbody>",
+                      "  </body>\n"
+                      '    <geom name="floor" size="0 0 0.05" type="plane"/>\n'
+                      f'    <body name="box" pos="0 0 {h}"><freejoint name="box"/>'
+                      f'<geom name="box" type="box" size="{h} {h} {h}" mass="{BOX_MASS}" friction="{BOX_MU}"/></body>\n'
+                      "  </worldbody>")
+    src = src.replace("  <actuator>", '  <actuator>\n    <general name="lift" joint="lift" biastype="affine" '
+                                      f'gainprm="{LIFT_KP}" biasprm="0 -{LIFT_KP} -{LIFT_KD}"/>')
+    out = Path(directory) / "grasp_scene.xml"
+    out.write_text(src)
+    return out
+
+
+class OursGrasp:
+    """The scene in our solver: ``num_envs`` copies, every one on the same schedule."""
+
+    def __init__(self, xml: Path, num_envs: int = 1, device: str = "cpu"):
+        from mimic_ext.importers import import_robot
+        from mimic_ext.solver import Solver, build_model
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # hull vertex caps, defaulted masses: noted in the model
+            self.result = import_robot(xml)
+            self.model = build_model(self.result.stage, num_envs=num_envs, device=device)
+        m, jp = self.model, self.result.joint_paths
+        self.lift, self.leader, self.follower = (m.dof_index(jp[n]) for n in ("lift", LEADER, FOLLOWER))
+        m.set_drive(jp["lift"], LIFT_KP, LIFT_KD, target_pos=0.0)
+        # Menagerie's actuator: kp, kd and the 5 N m bound on the drivers together (the leader
+        # carries the drive; the relation shares it), plus the leader's own joint damping 0.1
+        m.set_drive(jp[LEADER], GRIP_KP, GRIP_KD + m.drive(jp[LEADER])["damping"], max_force=GRIP_FMAX,
+                    target_pos=GRIP_TARGET)
+        self.solver = Solver(m)
+        self.box_q = len(m.joints) + 7 * m.base_bodies.index(self.result.body_paths["box"])
+        self.a, self.b, self.control = m.state(), m.state(), m.control()
+        self._tp = self.control.joint_target_pos.numpy()
+
+    def step(self, i: int) -> None:
+        self._tp[:, self.lift] = lift_target(i)
+        self.control.joint_target_pos.assign(self._tp)
+        self.solver.step(self.a, self.b, self.control, DT)
+        self.a, self.b = self.b, self.a
+
+    def q(self) -> np.ndarray:
+        return self.a.joint_q.numpy().astype(np.float64)
+
+    def box_in_gripper(self, q: np.ndarray) -> np.ndarray:
+        """(N, 3): the box's position relative to the slide (the gripper does not turn)."""
+        p = q[:, self.box_q:self.box_q + 3].copy()
+        p[:, 2] -= q[:, self.lift]
+        return p
+
+    def residual(self, q: np.ndarray) -> np.ndarray:
+        return q[:, self.follower] - q[:, self.leader]
+
+
+class MujocoGrasp:
+    """The scene in MuJoCo (the Menagerie model, its own actuator at ctrl 255 = 0.8 rad)."""
+
+    def __init__(self, xml: Path):
+        import mujoco as mj
+
+        self.mj = mj
+        self.m = mj.MjModel.from_xml_path(str(xml))
+        self.d = mj.MjData(self.m)
+        jid = lambda n: mj.mj_name2id(self.m, mj.mjtObj.mjOBJ_JOINT, n)  # noqa: E731
+        self.lift, self.leader, self.follower = (self.m.jnt_qposadr[jid(n)] for n in ("lift", LEADER, FOLLOWER))
+        self.box_q = self.m.jnt_qposadr[jid("box")]
+        act = lambda n: mj.mj_name2id(self.m, mj.mjtObj.mjOBJ_ACTUATOR, n)  # noqa: E731
+        self.a_lift, self.a_grip = act("lift"), act("fingers_actuator")
+
+    def step(self, i: int) -> None:
+        self.d.ctrl[self.a_lift] = lift_target(i)
+        self.d.ctrl[self.a_grip] = 255.0
+        self.mj.mj_step(self.m, self.d)
+
+    def box_in_gripper(self) -> np.ndarray:
+        p = self.d.qpos[self.box_q:self.box_q + 3].copy()
+        p[2] -= self.d.qpos[self.lift]
+        return p
+
+    def residual(self) -> float:
+        return float(self.d.qpos[self.follower] - self.d.qpos[self.leader])
+
+
+def slip(track: np.ndarray) -> float:
+    """Largest displacement (m) of the box relative to the gripper from the first row on."""
+    return float(np.linalg.norm(track - track[0], axis=-1).max())

@@ -1,0 +1,213 @@
+"""Grasp throughput: the Menagerie 2F-85 holding a lifted box (``grasp_scene.py``), ours
+against MuJoCo on the same MJCF, env-steps per second at N = 1, 64, 1024, with each one's
+box slip and relation residual.
+
+Each engine first runs the schedule up to the start of the lift untimed (the fingers close
+on the box: every environment is then in its grasp), then both are timed in interleaved
+rounds (A B A B, medians, wall and CPU time) through the lift and into the hold, ``--steps``
+steps a round. Ours runs its Warp CPU kernel (one core: the environments one after another);
+MuJoCo runs ``mujoco.rollout`` over the environments on a persistent pool of every core
+(``--threads``, default all), and ``mj_step`` on the calling thread at N = 1. The slip is
+each engine's largest box displacement relative to the gripper over the timed rounds
+(largest over environments); the residual is the driver relation's ``q_f - q_l``, exact in
+ours, a soft equality in MuJoCo.
+
+    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--cold]
+
+``--cold`` first prints the cold compile of the contact kernels (a fresh ``WARP_CACHE_PATH``,
+a new process: Warp's start-up, then the first step of a box on a plane, which compiles
+``mimic_contact_float32`` with detection and the rows in it), wall and CPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import grasp_scene as G  # noqa: E402
+
+
+class Ours:
+    name = "ours (CPU kernel, 1 core)"
+
+    def __init__(self, xml: Path, n: int):
+        self.g = G.OursGrasp(xml, num_envs=n)
+        self.k = 0
+        self.track, self.worst = [], 0.0
+
+    def to_lift(self, xml: Path) -> None:
+        """Close one environment on the box, then start every environment from its state
+        (positions, velocities, the contacts' warm start): all N hold the same grasp."""
+        one = Ours(xml, 1)
+        one.advance(G.lift_start())
+        n = self.g.model.num_envs
+        for src, dst in ((one.g.a, self.g.a), (one.g.b, self.g.b)):
+            for name in ("joint_q", "joint_qd", "joint_turns"):
+                getattr(dst, name).assign(np.tile(getattr(src, name).numpy(), (n, 1)))
+        cs, cd = one.g.solver._scratch.cx, self.g.solver._scratch.cx
+        for name in ("prev_shapes", "prev_point", "prev_imp"):
+            getattr(cd, name).assign(np.tile(getattr(cs, name).numpy(), (n, 1, 1)))
+        cd.prev_n.assign(np.tile(cs.prev_n.numpy(), n))
+        self.k = G.lift_start()
+
+    def advance(self, steps: int) -> None:
+        for _ in range(steps):
+            self.g.step(self.k)
+            self.k += 1
+
+    def observe(self) -> None:
+        q = self.g.q()
+        self.track.append(self.g.box_in_gripper(q))
+        self.worst = max(self.worst, float(np.abs(self.g.residual(q)).max()))
+
+
+class Mujoco:
+    def __init__(self, xml: Path, n: int, threads: int):
+        import mujoco
+        from mujoco import rollout
+
+        self.mj, self.n = mujoco, n
+        self.s = G.MujocoGrasp(xml)
+        self.k = 0
+        self.track, self.worst = [], 0.0
+        self.single = n == 1
+        self.name = "MuJoCo mj_step (1 core)" if self.single else f"MuJoCo rollout ({threads} threads)"
+        if not self.single:
+            self.pool = rollout.Rollout(nthread=threads)
+            self.datas = [mujoco.MjData(self.s.m) for _ in range(threads)]
+            self.spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+            self.models = [self.s.m] * n
+
+    def to_lift(self) -> None:
+        for i in range(G.lift_start()):
+            self.s.step(i)
+        self.k = G.lift_start()
+        if not self.single:
+            size = self.mj.mj_stateSize(self.s.m, self.spec)
+            st = np.zeros(size)
+            self.mj.mj_getState(self.s.m, self.s.d, st, self.spec)
+            self.state = np.tile(st, (self.n, 1))
+
+    def advance(self, steps: int) -> None:
+        if self.single:
+            for _ in range(steps):
+                self.s.step(self.k)
+                self.k += 1
+            return
+        ctrl = np.zeros((self.n, steps, self.s.m.nu))
+        ctrl[:, :, self.s.a_grip] = 255.0
+        ctrl[:, :, self.s.a_lift] = [G.lift_target(self.k + i) for i in range(steps)]
+        out = np.empty((self.n, steps, self.state.shape[1]))
+        self.pool.rollout(self.models, self.datas, self.state, ctrl, control_spec=self.mj.mjtState.mjSTATE_CTRL.value,
+                          nstep=steps, state=out, skip_checks=True)
+        self.state = np.ascontiguousarray(out[:, -1, :])
+        self.k += steps
+
+    def observe(self) -> None:
+        s = self.s
+        qpos = s.d.qpos[None, :] if self.single else self.state[:, 1:1 + s.m.nq]
+        p = qpos[:, s.box_q:s.box_q + 3].copy()
+        p[:, 2] -= qpos[:, s.lift]
+        self.track.append(p)
+        self.worst = max(self.worst, float(np.abs(qpos[:, s.follower] - qpos[:, s.leader]).max()))
+
+
+def slip(track) -> float:
+    t = np.array(track)                         # (rounds + 1, N, 3)
+    return float(np.linalg.norm(t - t[0], axis=-1).max())
+
+
+def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
+    ours, peer = Ours(xml, n), Mujoco(xml, n, threads)
+    ours.to_lift(xml)
+    peer.to_lift()
+    ours.observe()
+    peer.observe()
+    times = {id(ours): [], id(peer): []}
+    for _ in range(rounds):
+        for eng in (ours, peer):
+            w, c = time.perf_counter(), time.process_time()
+            eng.advance(steps)
+            times[id(eng)].append((time.perf_counter() - w, time.process_time() - c))
+            eng.observe()
+    rows = []
+    for eng in (ours, peer):
+        wall, cpu = np.median(np.array(times[id(eng)]), axis=0)
+        rows.append((eng, n * steps / wall, cpu / (n * steps)))
+        print(f"  N={n:5d}  {eng.name:30s} {n * steps / wall:10.0f} env-steps/s (wall)  "
+              f"{cpu / (n * steps) * 1e6:8.1f} us CPU/env-step  slip {slip(eng.track) * 1e3:.3f} mm  "
+              f"relation residual {eng.worst:.1e}")
+    print(f"  N={n:5d}  ours / MuJoCo wall-time throughput: {rows[0][1] / rows[1][1]:.2f}x  "
+          f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)")
+
+
+_COLD = """
+import time, warnings
+t0, c0 = time.perf_counter(), time.process_time()
+import warp as wp
+wp.init()
+t1, c1 = time.perf_counter(), time.process_time()
+from pxr import Gf, Usd, UsdGeom, UsdPhysics
+from mimic_ext.solver import Solver, build_model
+st = Usd.Stage.CreateInMemory()
+UsdGeom.SetStageUpAxis(st, UsdGeom.Tokens.z)
+UsdPhysics.Scene.Define(st, "/physicsScene")
+box = UsdGeom.Cube.Define(st, "/box")
+box.GetSizeAttr().Set(0.1)
+box.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.05))
+for api in (UsdPhysics.RigidBodyAPI, UsdPhysics.CollisionAPI):
+    api.Apply(box.GetPrim())
+UsdPhysics.MassAPI.Apply(box.GetPrim()).CreateMassAttr(1.0)
+model = build_model(st, ground_plane=0.0)
+solver = Solver(model)
+a, b = model.state(), model.state()
+solver.step(a, b, model.control(), 1.0 / 60.0)
+wp.synchronize()
+t2, c2 = time.perf_counter(), time.process_time()
+print(f"{t1 - t0:.2f} {c1 - c0:.2f} {t2 - t1:.2f} {c2 - c1:.2f}")
+"""
+
+
+def cold_compile() -> None:
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, WARP_CACHE_PATH=cache)
+        out = subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True, check=True)
+    w0, c0, w1, c1 = (float(x) for x in out.stdout.split()[-4:])
+    print(f"cold compile (empty WARP_CACHE_PATH): Warp start-up {w0:.1f} s wall ({c0:.1f} s CPU), then the "
+          f"contact kernels {w1:.1f} s wall ({c1:.1f} s CPU); load {os.getloadavg()[0]:.1f}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--cold", action="store_true", help="print the contact kernels' cold compile first")
+    a = ap.parse_args(argv)
+    if a.cold:
+        cold_compile()
+    if not (G.MENAGERIE / "2f85.xml").exists():
+        sys.exit(f"{G.MENAGERIE} not found (the shared assets)")
+    print(f"grasp scene: Menagerie 2F-85 on a slide, a {G.BOX * 100:.0f} cm box, dt = {G.DT} s; "
+          f"{a.rounds} interleaved rounds of {a.steps} steps, medians")
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = G.scene_xml(Path(tmp))
+        for n in a.sizes:
+            measure(xml, n, a.rounds, a.steps, a.threads)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,467 @@
+"""Contact rows in the step's velocity-level solve (compiled only into contact models).
+
+After forward kinematics the step detects the environment's contacts on its own link frames
+(``collision.kernels.collide_env``) and turns each contact into three rows in joint-velocity
+space: the normal ``n`` (from shape b to shape a) and two tangents, each ``J u`` = the
+velocity of shape a relative to shape b at the contact point along that direction. Each row
+goes to the solve space (``row_to_solve_space``: ``J S``) and gets its response through the
+constrained inverse (``constrained_response``: ``C (J S)^T``), so every impulse a contact
+applies moves only velocities that keep every hard mimic relation and loop closure exactly;
+an impulse on a follower's link reaches its leader through the coupling.
+
+- Normal row: ``lambda_n >= 0`` and ``n . v_rel >= -gap / dt`` while the surfaces are apart
+  (``gap = separation - rest offset``: a speculative contact, it closes at most the gap in
+  one step) and ``>= -erp gap / dt`` once they overlap (position correction at erp), less a
+  compliance of ``CFM`` times the row's own response.
+- Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``. Each
+  tangent row steps on its own response (``lambda_ti -= v_ti / W_titi``); when the pair then
+  lies within ``mu_static lambda_n`` the contact sticks. Otherwise it slides: the pair steps
+  as one, ``lambda_t -= v_t / max(W_t1t1, W_t2t2)``, along the slip velocity, and is scaled
+  onto ``mu_dynamic lambda_n`` (PhysX's pair material, ``pairs.py``), so a contact that
+  slides has its friction exactly opposite its slip (a 2 x 2 block step would turn it by
+  the response's anisotropy: a sliding box yaws).
+- Rows only for the contacts that can close within the step (``SPECULATIVE_SPEED``), at
+  most ``c_cap`` per environment.
+- Warm start: a contact of the same shape pair within ``WARM_DIST`` of one of the previous
+  step starts from that contact's world impulse (projected on the new normal and tangents).
+- Projected Gauss-Seidel in the same loop as the joint rows (``rows.joint_rows``: a joint
+  pass, a contact pass, until neither changes, at most ``c_iter`` passes). Each contact pass
+  first solves the normal rows together: the rows that push or should (``lambda_n > 0`` or
+  the bound violated) are solved at once on their block of ``D = (J S) C (J S)^T``
+  (factored with rank selection: a face's four corners repeat rows), impulses that come out
+  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times).
+  Row by row, a light body squeezed between two heavy ones (a box between two pads driven
+  by a stiff drive, both sides one DOF through the mimic relation) converges at
+  ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
+  gets in one. Then every contact row by Gauss-Seidel (normal, then friction).
+
+Work space per contact (``ModelData.c_block`` entries at ``o_crow + c * c_block``): three rows
+of ``J`` (n), ``J S`` (k), ``C (J S)^T`` (k), then the scalars listed at ``_S_*``.
+"""
+
+# no `from __future__ import annotations`: Warp reads these annotations as live types
+import warp as wp
+
+from ..collision.kernels import collide_env
+from ..collision.pairs import pair_frames, pair_material, pair_rest
+from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
+
+#: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
+#: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
+#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = 0, 3, 6, 7, 8, 9, 10, 11, 12, 13
+N_SCALARS = 15
+#: metres: a new contact takes the impulse of the previous step's nearest contact of the same
+#: shape pair within this distance (a resting box's corners are centimetres apart; a contact
+#: moves by v dt per step)
+WARM_DIST = wp.constant(0.005)
+#: m/s: a pass in which no row changes its own velocity by more than this has converged
+V_TOL = wp.constant(1.0e-6)
+#: m/s: a contact gets rows when its gap could close within the step at this speed plus twice
+#: its approach speed at the step's start; the others (detection reports every pair within
+#: the contact offsets, PhysX's 60 Hz default of 5 mm and more) cost nothing
+SPECULATIVE_SPEED = wp.constant(1.0)
+#: active-set rounds of the normal block per pass
+ACTIVE_SET_ROUNDS = wp.constant(4)
+#: the normal rows' compliance, relative to each row's own response: the rows hold
+#: ``n . v_rel - bound = -CFM W_nn lambda_n``, which makes the solution unique (a pad's four
+#: corners share its load instead of one corner taking it all) at a steady overlap of
+#: ``CFM W_nn lambda_n dt / erp`` (under a micrometre at a grasp's 50 N)
+CFM = wp.constant(1.0e-3)
+
+
+def block_size(n: int, k: int) -> int:
+    """Work-space entries per contact for n DOFs and k solve-space columns."""
+    return 3 * (n + 2 * k) + N_SCALARS
+
+
+def build_structs(ns) -> None:
+    @wp.struct
+    class ContactCtx:
+        """A contact model's detection data (``collision``) and per-environment contact state:
+        the frames handed to detection (float32), the contacts that got rows, each contact's
+        world impulse on shape a (read-out) and the previous step's contacts (warm start)."""
+
+        cd: CollisionData
+        csc: CollisionScratch
+        buf: ContactBuffer
+        frame_R: wp.array2d(dtype=wp.mat33)
+        frame_p: wp.array2d(dtype=wp.vec3)
+        nc: wp.array(dtype=int)
+        cmap: wp.array2d(dtype=int)         # per row block: its contact in the buffer
+        imp: wp.array2d(dtype=wp.vec3)
+        prev_n: wp.array(dtype=int)
+        prev_shapes: wp.array2d(dtype=wp.vec2i)
+        prev_point: wp.array2d(dtype=wp.vec3)
+        prev_imp: wp.array2d(dtype=wp.vec3)
+
+    ns.ContactCtx = ContactCtx
+
+
+def build(ns) -> None:
+    T, V3, M33 = ns.T, ns.vec3, ns.mat33
+    A2 = wp.array2d(dtype=T)
+    MD, SC = ns.ModelData, ns.Scratch
+    sv = ns.sv
+
+    @wp.func
+    def tangents(n: V3):
+        """Two unit tangents with (n, t1, t2) right-handed, a fixed function of n (so a warm
+        start sees the same axes for the same normal)."""
+        h = V3(T(1.0), T(0.0), T(0.0))
+        if wp.abs(n[0]) > T(0.8):
+            h = V3(T(0.0), T(1.0), T(0.0))
+        t1 = wp.normalize(wp.cross(n, h))
+        return t1, wp.cross(n, t1)
+
+    @wp.func
+    def v3t(x: wp.vec3):
+        return V3(T(x[0]), T(x[1]), T(x[2]))
+
+    @wp.func
+    def v32(x: V3):
+        return wp.vec3(wp.float32(x[0]), wp.float32(x[1]), wp.float32(x[2]))
+
+    @wp.func
+    def row_dir(n: V3, t1: V3, t2: V3, d: int):
+        r = n
+        if d == 1:
+            r = t1
+        elif d == 2:
+            r = t2
+        return r
+
+    @wp.func(inline=False)
+    def contact_detect(md: MD, sc: SC, e: int, o: V3, dt: T):
+        """Detect on the links' frames of this step, then each contact's three rows (J, J S,
+        J u0), its normal velocity bound, friction and warm-start impulses."""
+        cx = sc.cx
+        ws = sc.ws
+        for l in range(md.n_links):
+            R = sc.R[e, l]
+            cx.frame_R[e, l] = wp.mat33(wp.float32(R[0, 0]), wp.float32(R[0, 1]), wp.float32(R[0, 2]),
+                                        wp.float32(R[1, 0]), wp.float32(R[1, 1]), wp.float32(R[1, 2]),
+                                        wp.float32(R[2, 0]), wp.float32(R[2, 1]), wp.float32(R[2, 2]))
+            cx.frame_p[e, l] = v32(sc.pos[e, l])
+        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.csc, cx.buf, e)
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        c = int(0)
+        for bi in range(cx.buf.count[e]):
+            sh = cx.buf.shapes[e, bi]
+            fr = pair_frames(cx.cd, sh[0], sh[1])
+            gap = T(cx.buf.sep[e, bi] - pair_rest(cx.cd, sh[0], sh[1]))
+            nn = v3t(cx.buf.normal[e, bi])
+            p = v3t(cx.buf.point[e, bi])
+            # the normal velocity at the start of the step (links' spatial velocities about o)
+            vn0 = T(0.0)
+            if fr[0] >= 0:
+                V = sc.V[e, fr[0]]
+                vn0 = vn0 + wp.dot(nn, ns.bot(V) + wp.cross(ns.top(V), p - o))
+            if fr[1] >= 0:
+                V = sc.V[e, fr[1]]
+                vn0 = vn0 - wp.dot(nn, ns.bot(V) + wp.cross(ns.top(V), p - o))
+            if c >= md.c_cap or gap > dt * (T(2.0) * wp.max(-vn0, T(0.0)) + T(SPECULATIVE_SPEED)):
+                continue        # too far to close this step: no row
+            cx.cmap[e, c] = bi
+            mat = pair_material(cx.cd, sh[0], sh[1])
+            t1, t2 = tangents(nn)
+            base = md.o_crow + c * md.c_block
+            sb = base + 3 * rs
+            for d in range(3):
+                dv = row_dir(nn, t1, t2, d)
+                oj = base + d * rs
+                for j in range(n):
+                    ws[e, oj + j] = T(0.0)
+                wr = sv(wp.cross(p - o, dv), dv)
+                if fr[0] >= 0:
+                    chain_rows(md.links, sc.S, ws, e, fr[0], wr, oj, T(1.0))
+                if fr[1] >= 0:
+                    chain_rows(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
+                ws[e, sb + _S_CST + d] = ns.row_to_solve_space(md, ws, e, oj, oj + n)
+            tgt = -gap / dt
+            if gap < T(0.0):
+                tgt = md.erp * tgt
+            ws[e, sb + _S_TGT] = tgt
+            ws[e, sb + _S_MUS] = T(mat[0])
+            ws[e, sb + _S_MUD] = T(mat[1])
+            # warm start from the nearest previous contact of the same pair
+            P = wp.vec3(0.0)
+            best = WARM_DIST * WARM_DIST
+            for i in range(cx.prev_n[e]):
+                if cx.prev_shapes[e, i] == sh:
+                    d2 = wp.length_sq(cx.prev_point[e, i] - cx.buf.point[e, bi])
+                    if d2 < best:
+                        best = d2
+                        P = cx.prev_imp[e, i]
+            Pt = v3t(P)
+            ln = wp.max(wp.dot(Pt, nn), T(0.0))
+            l1 = wp.dot(Pt, t1)
+            l2 = wp.dot(Pt, t2)
+            r = wp.sqrt(l1 * l1 + l2 * l2)
+            lim = T(mat[0]) * ln
+            if r > lim:
+                s = lim / r
+                l1 = l1 * s
+                l2 = l2 * s
+            ws[e, sb + _S_LAM] = ln
+            ws[e, sb + _S_LAM + 1] = l1
+            ws[e, sb + _S_LAM + 2] = l2
+            c = c + 1
+        cx.nc[e] = c
+
+    # Helpers called per row and pass take offsets, not the model struct: Warp passes structs
+    # by value, and the model's is large.
+    @wp.func
+    def apply_row_at(ws: A2, e: int, ov: int, og: int, ojr: int, k: int, dl: T):
+        """v += C (J S)^T dl and the rows' solve-space impulse sum += (J S)^T dl."""
+        ors = ojr + k
+        for i in range(k):
+            ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
+            ws[e, og + i] = ws[e, og + i] + ws[e, ojr + i] * dl
+
+    @wp.func
+    def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
+        """J u = (J S) v + J u0 for the current v."""
+        acc = cst
+        for i in range(k):
+            acc = acc + ws[e, ojr + i] * ws[e, ov + i]
+        return acc
+
+
+    @wp.func
+    def chain_rows(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial), ws: A2, e: int, l: int,
+                   wr: ns.spatial, oj: int, sign: T):
+        """J[j] += sign S_j . wr along the path from link l to its root (``rows.chain_add`` on
+        arrays)."""
+        while l >= 0:
+            ld = links[l]
+            for d2 in range(ld.nd):
+                j = ld.us + d2
+                ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], wr)
+            l = ld.parent
+
+    @wp.func(inline=False)
+    def contact_prepare(md: MD, sc: SC, e: int):
+        """Each row's response through C (on this solve's factor), the normal and tangent
+        blocks' inverses, and the warm-start impulses applied to v."""
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
+        for c in range(sc.cx.nc[e]):
+            base = md.o_crow + c * md.c_block
+            sb = base + 3 * rs
+            for d in range(3):
+                ojr = base + d * rs + n
+                for i in range(k):
+                    ws[e, ojr + k + i] = ws[e, ojr + i]
+                ns.constrained_response(md, ws, e, ojr + k)
+            wd = V3()
+            for d in range(3):          # each row's own response J C J^T
+                acc = T(0.0)
+                oa = base + d * rs + n
+                for i in range(k):
+                    acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
+                wd[d] = acc
+            iwn = T(0.0)
+            if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
+                iwn = T(1.0) / wd[0]
+            wt = wp.max(wd[1], wd[2])
+            iwt = T(0.0)
+            if wt > T(1.0e-9):
+                iwt = T(1.0) / wt
+            ws[e, sb + _S_IWN] = iwn
+            ws[e, sb + _S_IWT] = iwt
+            for d in range(2):
+                iw = T(0.0)
+                if wd[1 + d] > T(1.0e-9):
+                    iw = T(1.0) / wd[1 + d]
+                ws[e, sb + _S_IW1 + d] = iw
+            ws[e, sb + _S_WN] = wd[0]
+            ws[e, sb + _S_WT] = wd[1] + wd[2]
+            for d in range(3):
+                lam = ws[e, sb + _S_LAM + d]
+                if lam != T(0.0):
+                    apply_row_at(ws, e, ov, og, base + d * rs + n, k, lam)
+        # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
+        nc = sc.cx.nc[e]
+        cap = md.c_cap
+        for i in range(nc):
+            oi = md.o_crow + i * md.c_block + n
+            for j in range(i, nc):
+                oj = md.o_crow + j * md.c_block + n + k
+                acc = T(0.0)
+                for c in range(k):
+                    acc = acc + ws[e, oi + c] * ws[e, oj + c]
+                ws[e, md.o_cD + i * cap + j] = acc
+                ws[e, md.o_cD + j * cap + i] = acc
+
+    @wp.func(inline=False)
+    def normal_block(md: MD, sc: SC, e: int):
+        """The normal rows solved together, as a feasible active-set method on their block of D:
+        the rows that push (``lambda_n > 0``) or whose bound is violated are solved at once (rank
+        selection drops repeated rows); a row at 0 that the step would pull is left out and the
+        block solved again; otherwise the step is cut where the first impulse reaches 0 (that
+        row leaves), so the impulses stay >= 0 and every round lowers the rows' error."""
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
+        nc = sc.cx.nc[e]
+        cap = md.c_cap
+        oA = md.o_cD + cap * cap
+        orhs = oA + cap * cap
+        okeep = orhs + cap
+        oidx = okeep + cap
+        oout = oidx + cap
+        for i in range(nc):
+            ws[e, oout + i] = T(0.0)
+        for rnd in range(ACTIVE_SET_ROUNDS):
+            m = int(0)
+            for i in range(nc):
+                base = md.o_crow + i * md.c_block
+                sb = base + 3 * rs
+                lam = ws[e, sb + _S_LAM]
+                r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                    + T(CFM) * ws[e, sb + _S_WN] * lam
+                if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
+                    ws[e, oidx + m] = T(float(i))
+                    ws[e, orhs + m] = -r
+                    m = m + 1
+            if m == 0:
+                break
+            big = T(0.0)
+            for a in range(m):
+                ia = int(ws[e, oidx + a])
+                for b in range(m):
+                    ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
+                ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
+                big = wp.max(big, ws[e, oA + a * m + a])
+            for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
+                ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
+            ns.factor(ws, e, oA, m, okeep, md.rank_tol)
+            ns.solve(ws, e, oA, m, okeep, orhs)
+            pulled = int(0)
+            alpha = T(1.0)
+            for a in range(m):
+                i = int(ws[e, oidx + a])
+                lam = ws[e, md.o_crow + i * md.c_block + 3 * rs + _S_LAM]
+                d = ws[e, orhs + a]
+                if d < T(0.0):
+                    if lam <= T(0.0):
+                        ws[e, oout + i] = T(1.0)       # at 0 and pulled: not in the block
+                        pulled = int(1)
+                    else:
+                        alpha = wp.min(alpha, -lam / d)
+            if pulled == 0:
+                for a in range(m):
+                    i = int(ws[e, oidx + a])
+                    base = md.o_crow + i * md.c_block
+                    sb = base + 3 * rs
+                    old = ws[e, sb + _S_LAM]
+                    new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
+                    if new != old:
+                        ws[e, sb + _S_LAM] = new
+                        apply_row_at(ws, e, ov, og, base + n, k, new - old)
+                    if new <= T(0.0):
+                        ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
+                if alpha >= T(1.0):
+                    break
+
+    @wp.func(inline=False)
+    def contact_pass(md: MD, sc: SC, e: int):
+        """One projected Gauss-Seidel pass over the contacts (normal, then the friction pair on
+        its cone); returns 1 when a row changed its own velocity by more than V_TOL."""
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        ov = md.o_v
+        og = md.o_gsum
+        changed = int(0)
+        normal_block(md, sc, e)
+        for c in range(sc.cx.nc[e]):
+            base = md.o_crow + c * md.c_block
+            sb = base + 3 * rs
+            # normal: lambda_n >= 0, n . v_rel >= target
+            vn = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
+            old = ws[e, sb + _S_LAM]
+            wn = ws[e, sb + _S_WN]
+            lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
+                           T(0.0))
+            dl = lam_n - old
+            if dl != T(0.0):
+                ws[e, sb + _S_LAM] = lam_n
+                apply_row_at(ws, e, ov, og, base + n, k, dl)
+                if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
+                    changed = int(1)
+            # friction: the tangent pair along its slip velocity, then onto the cone
+            v1 = row_velocity_at(ws, e, ov, base + rs + n, k, ws[e, sb + _S_CST + 1])
+            v2 = row_velocity_at(ws, e, ov, base + 2 * rs + n, k, ws[e, sb + _S_CST + 2])
+            o1 = ws[e, sb + _S_LAM + 1]
+            o2 = ws[e, sb + _S_LAM + 2]
+            l1 = o1 - ws[e, sb + _S_IW1] * v1          # sticking: each row on its own response
+            l2 = o2 - ws[e, sb + _S_IW1 + 1] * v2
+            if l1 * l1 + l2 * l2 > (ws[e, sb + _S_MUS] * lam_n) * (ws[e, sb + _S_MUS] * lam_n):
+                iwt = ws[e, sb + _S_IWT]                # sliding: along the slip, onto the cone
+                l1 = o1 - iwt * v1
+                l2 = o2 - iwt * v2
+                r = wp.sqrt(l1 * l1 + l2 * l2)
+                s = T(0.0)
+                if r > T(0.0):
+                    s = ws[e, sb + _S_MUD] * lam_n / r
+                l1 = l1 * s
+                l2 = l2 * s
+            d1 = l1 - o1
+            d2 = l2 - o2
+            if d1 != T(0.0) or d2 != T(0.0):
+                ws[e, sb + _S_LAM + 1] = l1
+                ws[e, sb + _S_LAM + 2] = l2
+                apply_row_at(ws, e, ov, og, base + rs + n, k, d1)
+                apply_row_at(ws, e, ov, og, base + 2 * rs + n, k, d2)
+                if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
+                    changed = int(1)
+        return changed
+
+    @wp.func(inline=False)
+    def contact_finish(md: MD, sc: SC, e: int):
+        """The contacts' generalized impulse ``sum J^T lambda`` (for the coupling read-out), each
+        contact's world impulse on shape a, and this step's contacts kept for the warm start."""
+        cx = sc.cx
+        ws = sc.ws
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        for j in range(n):
+            ws[e, md.o_cimp + j] = T(0.0)
+        nc = cx.nc[e]
+        for bi in range(cx.buf.count[e]):
+            cx.imp[e, bi] = wp.vec3(0.0)
+        for c in range(nc):
+            base = md.o_crow + c * md.c_block
+            sb = base + 3 * rs
+            bi = cx.cmap[e, c]
+            nn = v3t(cx.buf.normal[e, bi])
+            t1, t2 = tangents(nn)
+            P = V3(T(0.0))
+            for d in range(3):
+                lam = ws[e, sb + _S_LAM + d]
+                P = P + lam * row_dir(nn, t1, t2, d)
+                if lam != T(0.0):
+                    oj = base + d * rs
+                    for j in range(n):
+                        ws[e, md.o_cimp + j] = ws[e, md.o_cimp + j] + ws[e, oj + j] * lam
+            cx.imp[e, bi] = v32(P)
+            cx.prev_shapes[e, c] = cx.buf.shapes[e, bi]
+            cx.prev_point[e, c] = cx.buf.point[e, bi]
+            cx.prev_imp[e, c] = v32(P)
+        cx.prev_n[e] = nc
+
+    ns.contact_detect, ns.contact_prepare, ns.contact_pass, ns.contact_finish = \
+        contact_detect, contact_prepare, contact_pass, contact_finish

@@ -1,0 +1,133 @@
+"""Contact rows in the solver's step: free rigid bodies on a plane (resting, sliding, rolling).
+
+Each scene is a USD stage with one free rigid body (``RigidBodyAPI`` outside any
+articulation, so a floating link of the model) and the ground plane; the step detects the
+contacts on its own forward kinematics and solves their rows with the joint rows.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
+
+from mimic_ext.solver import Solver, build_model
+
+G = 9.81
+
+
+def _stage(shape: str, size: float, z: float, mass: float, inertia, mu: float | None = None,
+           velocity=(0.0, 0.0, 0.0)) -> Usd.Stage:
+    """One free body (a cube of edge ``size`` or a sphere of radius ``size``) at height z, its
+    friction (static = dynamic = mu) bound to the physics scene so the ground has it too."""
+    st = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageUpAxis(st, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(st, 1.0)
+    scene = UsdPhysics.Scene.Define(st, "/physicsScene")
+    if mu is not None:
+        mat = UsdShade.Material.Define(st, "/mat")
+        api = UsdPhysics.MaterialAPI.Apply(mat.GetPrim())
+        api.CreateStaticFrictionAttr(mu)
+        api.CreateDynamicFrictionAttr(mu)
+        UsdShade.MaterialBindingAPI.Apply(scene.GetPrim()).Bind(mat, UsdShade.Tokens.weakerThanDescendants, "physics")
+    geom = UsdGeom.Cube.Define(st, "/body") if shape == "box" else UsdGeom.Sphere.Define(st, "/body")
+    (geom.GetSizeAttr() if shape == "box" else geom.GetRadiusAttr()).Set(size)
+    geom.AddTranslateOp().Set(Gf.Vec3d(0, 0, z))
+    prim = geom.GetPrim()
+    rb = UsdPhysics.RigidBodyAPI.Apply(prim)
+    rb.CreateVelocityAttr(Gf.Vec3f(*velocity))
+    UsdPhysics.CollisionAPI.Apply(prim)
+    m = UsdPhysics.MassAPI.Apply(prim)
+    m.CreateMassAttr(mass)
+    m.CreateDiagonalInertiaAttr(Gf.Vec3f(*inertia))
+    return st
+
+
+def _run(stage, seconds: float, dt: float, each=None):
+    model = build_model(stage, ground_plane=0.0)
+    solver = Solver(model)
+    a, b, c = model.state(), model.state(), model.control()
+    for i in range(int(round(seconds / dt))):
+        solver.step(a, b, c, dt)
+        a, b = b, a
+        if each is not None:
+            each(i, a.joint_q.numpy()[0].astype(float), a.joint_qd.numpy()[0].astype(float), solver)
+    return model, solver, a
+
+
+def test_free_body_is_a_floating_link_and_a_stage_without_colliders_keeps_the_plain_kernels():
+    st = _stage("box", 0.1, 0.05, 1.0, (1 / 600,) * 3)
+    model = build_model(st, ground_plane=0.0)
+    assert model.dof_count == 6 and model.links[0].body == "/body"
+    assert model.kernels.contacts and model.kernels.module == "mimic_contact_float32"
+    assert model.collision.shape_paths == ["/body", "<ground plane>"]
+    # the same stage without its collider: no contact model, the plain kernels, and the free
+    # body is not simulated (as before contacts existed)
+    UsdPhysics.CollisionAPI(st.GetPrimAtPath("/body")).CreateCollisionEnabledAttr(False)
+    plain = build_model(st)
+    assert not plain.kernels.contacts and plain.kernels.module == "mimic_solver_float32"
+    assert plain.collision is None and plain.dof_count == 0
+    assert build_model(_stage("box", 0.1, 0.05, 1.0, (1 / 600,) * 3), contacts=False).collision is None
+
+
+def test_box_resting_on_the_plane_does_not_sink_or_drift_over_10_s():
+    edge, mass, dt = 0.1, 1.0, 1.0 / 60.0
+    st = _stage("box", edge, 0.5 * edge, mass, (mass * edge * edge / 6,) * 3, mu=0.5)
+    worst_pen, worst_z = [0.0], [0.0]
+
+    def each(i, q, u, solver):
+        c = solver.contacts()
+        worst_pen[0] = max(worst_pen[0], -float(c.separation[0, :c.count[0]].min()))
+        worst_z[0] = max(worst_z[0], abs(q[2] - 0.5 * edge))
+
+    model, solver, state = _run(st, 10.0, dt, each)
+    q, u = state.joint_q.numpy()[0].astype(float), state.joint_qd.numpy()[0].astype(float)
+    # m, the issue's bound at every step (measured 9e-6: the normal rows' 1e-3 compliance at
+    # erp; speculative rows never let it sink further)
+    assert worst_pen[0] < 1e-3
+    assert worst_z[0] < 1e-4            # m: the centre stays at half the edge (measured 9e-6)
+    assert np.linalg.norm(q[:2]) < 1e-5  # m: no horizontal drift after 600 steps (measured 2e-10)
+    assert np.linalg.norm(u) < 1e-4     # m/s, rad/s: at rest at the end (measured 1e-7)
+    c = solver.contacts()
+    assert c.count[0] == 4              # a face on the plane: its four corners
+    pc = next(iter(c.pairs(0).values()))
+    # the normal impulses carry the weight exactly over one step (float32 round-off; measured 2e-9)
+    assert abs(pc.impulses[:, 2].sum() - mass * G * dt) < 1e-5 * mass * G
+    assert np.allclose(pc.normals, [0, 0, 1], atol=1e-6)
+
+
+def test_box_sliding_with_mu_half_decelerates_at_mu_g():
+    edge, mass, mu, v0, dt = 0.1, 1.0, 0.5, 2.0, 1.0 / 240.0
+    st = _stage("box", edge, 0.5 * edge, mass, (mass * edge * edge / 6,) * 3, mu=mu, velocity=(v0, 0, 0))
+    vx = []
+    _run(st, 0.5, dt, lambda i, q, u, s: vx.append(u[3]))
+    vx = np.array(vx)
+    t = dt * np.arange(1, len(vx) + 1)
+    sliding = (t > 0.05) & (t < 0.35)       # stops at v0 / (mu g) = 0.41 s
+    decel = -np.polyfit(t[sliding], vx[sliding], 1)[0]
+    assert abs(decel - mu * G) < 0.02 * mu * G      # the issue's 2% (measured within 2e-6)
+    assert abs(vx[-1]) < 1e-4                       # m/s: stopped, and static friction holds it
+
+
+def test_sphere_rolls_at_five_sevenths_of_its_sliding_speed():
+    """A solid sphere launched without spin slides, friction spins it up, and it rolls at
+    5/7 of its launch speed (angular momentum about the contact point is conserved) with
+    omega r = v, from t = 2 v0 / (7 mu g); then it keeps rolling (no rolling resistance)."""
+    r, mass, mu, v0, dt = 0.05, 1.0, 0.4, 1.0, 1.0 / 240.0
+    st = _stage("sphere", r, r, mass, (0.4 * mass * r * r,) * 3, mu=mu, velocity=(v0, 0, 0))
+    rows = []
+    _run(st, 0.6, dt, lambda i, q, u, s: rows.append((q[2], u[1], u[3])))
+    z, wy, vx = (np.array(x) for x in zip(*rows))
+    t = dt * np.arange(1, len(vx) + 1)
+    t_roll = 2 * v0 / (7 * mu * G)          # 0.073 s
+    rolling = t > t_roll + 0.02
+    assert np.abs(z - r).max() < 1e-3                        # m: on the plane throughout (measured 6e-7)
+    assert np.abs(vx[rolling] - 5 / 7 * v0).max() < 0.01 * v0   # 1%: one step of mu g dt is 1.6%; measured 4e-6
+    # rolls without slipping (static friction holds; measured 4e-6 of v0)
+    assert np.abs(wy[rolling] * r - vx[rolling]).max() < 1e-3 * v0
+    # before rolling sets in, it slides: decelerating at mu g
+    early = (t > 0.01) & (t < t_roll - 0.01)
+    assert abs(-np.polyfit(t[early], vx[early], 1)[0] - mu * G) < 0.02 * mu * G   # 2% as above; measured 3e-5
