@@ -35,6 +35,7 @@ def kernels(precision: str = "float32") -> SimpleNamespace:
     wp.get_module(ns.module).options["enable_backward"] = False
     for part in (spatial, structs, factor, dynamics, rows, step):
         part.build(ns)
+    step.build_many(ns)
     return ns
 
 
