@@ -472,6 +472,13 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
     if precision not in PRECISIONS:
         raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     spec = read_stage(stage, fix_base=fix_base)
+    return model_from_spec(spec, relations, num_envs, device, precision, stage=stage)
+
+
+def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
+                    precision: str = "float32", stage: Usd.Stage | None = None) -> Model:
+    """``build_model`` on a stage already read (``read_stage``), or on a part of one
+    (``solver.parts``); ``relations`` None reads them from ``stage``."""
     model = Model(spec, num_envs=num_envs, device=device, precision=precision)
     if relations is None:
         _relations_from_stage(model, stage)
@@ -483,4 +490,4 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
     return model
 
 
-__all__ = ["Model", "State", "Control", "build_model"]
+__all__ = ["Model", "State", "Control", "build_model", "model_from_spec"]
