@@ -455,13 +455,14 @@ def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
     a spawned process."""
     name, _, arg = kind.partition(":")
     if name == "ours":
-        r = Ours(mech, num_envs, threads=int(arg) if arg else None)
+        # plain "ours" is one thread (the solver's default is every core): "ours:T" is the threaded row
+        r = Ours(mech, num_envs, threads=int(arg) if arg else (1 if solver_has_threads() else None))
         r.name = f"ours {arg}T" if arg else "ours"
         return r
     if name == "step_many":
         if not solver_has_step_many():
             raise RuntimeError("Solver.step_many is not available yet")
-        return OursStepMany(mech, num_envs)
+        return OursStepMany(mech, num_envs, threads=int(arg) if arg else None)
     if name == "mj_step":
         return MjStep(mech, num_envs)
     if name == "rollout":

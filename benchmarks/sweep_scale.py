@@ -1,12 +1,17 @@
 """Wall time and peak memory of the FET022 sweep (``mimic_ext.fet022.run``) on large stages.
 
     python benchmarks/sweep_scale.py [--rows 200 200tree 10000] [--engine warp] [--mem-cap-gb 4]
-                                     [--timeout S]
+                                     [--timeout S] [--distinct]
 
 Stages from ``benchmarks/mechanisms.scale_stage``: ``200`` is 100 two-joint mechanisms
 (100 mimic pairs, 200 revolute joints) in one stage, ``200tree`` the same pairs on one
 articulation, ``10000`` 5,000 two-joint mechanisms (10,000 joints). Issue 13's targets: a
 200-joint stage under 5 s; 10,000 joints under 2 GB and 60 s.
+
+The warp engine simulates each independent part of a stage (here: each finger) on its own,
+and a part that is a translated copy of one already simulated only once; ``--distinct``
+also runs every row with that sharing off (``WarpEngine(share_copies=False)``), so each of
+the stage's parts is built and stepped: the cost of a stage whose parts all differ.
 
 Each sweep runs in a fresh Python process (default FET022 configuration, warm Warp
 kernel cache: one small sweep first) watched from here: its resident memory is read from
@@ -42,7 +47,7 @@ ROWS = {"200": (100, 1, 5.0, None), "200tree": (100, 100, 5.0, None), "10000": (
 POLL_S = 0.05
 
 
-def child(stage_path: str, engine: str, timeout_s: float) -> None:
+def child(stage_path: str, engine: str, timeout_s: float, distinct: bool = False) -> None:
     """Inside the watched process: one sweep, its figures as one JSON line on stdout.
 
     Shortly before the watcher's timeout the Python stack is dumped to stderr
@@ -52,6 +57,9 @@ def child(stage_path: str, engine: str, timeout_s: float) -> None:
     warnings.simplefilter("ignore")
     faulthandler.dump_traceback_later(max(1.0, timeout_s - 3.0), exit=False)
     from mimic_ext.fet022 import run
+    if distinct:
+        from mimic_ext.fet022.engines.warp import WarpEngine
+        engine = WarpEngine(share_copies=False)
     t0 = time.perf_counter()
     result = run(stage_path, None, engine)
     wall = time.perf_counter() - t0
@@ -60,7 +68,7 @@ def child(stage_path: str, engine: str, timeout_s: float) -> None:
     print(json.dumps({"wall_s": wall, "maxrss_gb": rss_kb / 2 ** 20, "status": result.status,
                       "followers": len(followers), "passed": sum(1 for f in followers if f.status == "pass"),
                       "num_envs": result.num_envs,
-                      "timings": {k: round(v, 3) for k, v in result.timings.items() if isinstance(v, float)}}))
+                      "timings": {k: round(v, 3) for k, v in result.timings.items() if k.endswith("_s")}}))
 
 
 def _rss_gb(pid: int) -> float:
@@ -90,7 +98,7 @@ def _where(stderr: str) -> str:
     return " <- ".join(frames[:4])
 
 
-def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float) -> dict:
+def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float, distinct: bool = False) -> dict:
     """Run ``child`` in a subprocess under the caps; its JSON, or why it was stopped."""
     cap = int((mem_cap_gb + 8.0) * 2 ** 30)
 
@@ -98,7 +106,7 @@ def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float) 
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(stage_path), "--engine", engine,
-           "--timeout", str(timeout_s)]
+           "--timeout", str(timeout_s)] + (["--distinct"] if distinct else [])
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
     peak, why = 0.0, None
@@ -133,10 +141,11 @@ def main(argv=None) -> int:
     ap.add_argument("--mem-cap-gb", type=float, default=4.0, help="kill a sweep whose resident memory passes this")
     ap.add_argument("--timeout", type=float, help="kill a sweep running longer (s; default: 6 x the row's target, "
                                                   "30 s at least, 120 s at most)")
+    ap.add_argument("--distinct", action="store_true", help="also run every row without sharing translated copies")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child, args.engine, args.timeout or 120.0)
+        child(args.child, args.engine, args.timeout or 120.0, args.distinct)
         return 0
     with tempfile.TemporaryDirectory(prefix="fet022_scale_") as tmp:
         warm = Path(tmp) / "warm.usda"
@@ -156,19 +165,21 @@ def main(argv=None) -> int:
             layout = "one articulation" if per >= pairs else f"{-(-pairs // per)} articulations"
             head = f"{2 * pairs:>6} joints ({pairs} pairs, {layout}; stage written in {made:.1f} s):"
             timeout = args.timeout or min(120.0, max(30.0, 6.0 * wall_target))
-            res = watched(path, args.engine, args.mem_cap_gb, timeout)
-            targets = f"target < {wall_target:g} s" + (f", < {mem_target:g} GB" if mem_target else "")
-            if "stopped" in res:
-                print(f"{head} {res['stopped']} (peak resident {res['peak_gb']:.2f} GB; {targets}): NOT met",
-                      flush=True)
-                if res.get("where"):
-                    print(f"    stopped in {res['where']}", flush=True)
-                continue
-            met = res["wall_s"] < wall_target and (mem_target is None or res["peak_gb"] < mem_target)
-            print(f"{head} {res['status']}, {res['passed']}/{res['followers']} followers pass, "
-                  f"{res['num_envs']} environments; run() {res['wall_s']:.2f} s (process {res['process_s']:.1f} s), "
-                  f"peak resident {res['peak_gb']:.2f} GB ({targets}): {'met' if met else 'NOT met'}; "
-                  f"timings {res['timings']}", flush=True)
+            for distinct in ([False, True] if args.distinct else [False]):
+                res = watched(path, args.engine, args.mem_cap_gb, timeout, distinct)
+                label = head + (" every part simulated:" if distinct else "")
+                targets = f"target < {wall_target:g} s" + (f", < {mem_target:g} GB" if mem_target else "")
+                if "stopped" in res:
+                    print(f"{label} {res['stopped']} (peak resident {res['peak_gb']:.2f} GB; {targets}): NOT met",
+                          flush=True)
+                    if res.get("where"):
+                        print(f"    stopped in {res['where']}", flush=True)
+                    continue
+                met = res["wall_s"] < wall_target and (mem_target is None or res["peak_gb"] < mem_target)
+                print(f"{label} {res['status']}, {res['passed']}/{res['followers']} followers pass, "
+                      f"{res['num_envs']} environments; run() {res['wall_s']:.2f} s (process "
+                      f"{res['process_s']:.1f} s), peak resident {res['peak_gb']:.2f} GB ({targets}): "
+                      f"{'met' if met else 'NOT met'}; timings {res['timings']}", flush=True)
     return 0
 
 

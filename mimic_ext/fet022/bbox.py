@@ -77,21 +77,42 @@ def _extents(points: np.ndarray, radii: np.ndarray) -> np.ndarray:
     return np.maximum(hi - lo, 0.0)
 
 
+class BoxCheck:
+    """The check for every environment of one trace, prepared once: the bodies, their radii and
+    whether any carries geometry are decided before any position is read (an engine may
+    compute positions lazily). An engine whose ``body_positions`` has ``extents(radii, env)``
+    gives the box sides of one environment itself (the warp engine, from each part's own
+    environments, without forming a bodies x environments table)."""
+
+    def __init__(self, body_positions, radii: dict[str, float], limit: float):
+        self.body_positions, self.limit = body_positions, limit
+        self.names = sorted(body_positions) if body_positions else []
+        self.radii = {n: radii.get(n, 0.0) for n in self.names}
+        self.r = np.array([self.radii[n] for n in self.names])
+        self.bounded = bool((self.r > 0).any())
+
+    def explosion(self, env: int) -> Explosion | None:
+        """The check for environment ``env``; None when the engine reported no body positions."""
+        if not self.body_positions:
+            return None
+        if not self.bounded:
+            return Explosion(math.nan, 0.0, None, "no body carries geometry to bound (are its meshes missing?)")
+        sides = getattr(self.body_positions, "extents", None)
+        if sides is not None:
+            vol = np.prod(sides(self.radii, env), axis=1)
+        else:
+            pts = np.stack([np.asarray(self.body_positions[n][env], float) for n in self.names], axis=1)
+            vol = np.prod(_extents(pts, self.r), axis=1)                     # pts: (samples, bodies, 3)
+        start = float(vol[0])
+        if not (start > MIN_VOLUME and math.isfinite(start)):
+            return Explosion(math.nan, start, None, f"the bodies' start box has no volume ({start:.3g} m^3)")
+        ratio = vol / start
+        over = np.nonzero(~(ratio <= self.limit))[0]          # NaN counts as over: a body that flew off to NaN
+        return Explosion(ratio=float(np.nanmax(ratio)) if np.isfinite(ratio).any() else math.nan,
+                         start_volume=start, sample=int(over[0]) if over.size else None)
+
+
 def explosion(body_positions: dict[str, np.ndarray], radii: dict[str, float], env: int,
               limit: float) -> Explosion | None:
     """The check for environment ``env``; None when the engine reported no body positions."""
-    if not body_positions:
-        return None
-    names = sorted(body_positions)
-    r = np.array([radii.get(n, 0.0) for n in names])
-    if not (r > 0).any():            # decided before any position is read (an engine may compute them lazily)
-        return Explosion(math.nan, 0.0, None, "no body carries geometry to bound (are its meshes missing?)")
-    pts = np.stack([np.asarray(body_positions[n][env], float) for n in names], axis=1)   # (samples, bodies, 3)
-    vol = np.prod(_extents(pts, r), axis=1)
-    start = float(vol[0])
-    if not (start > MIN_VOLUME and math.isfinite(start)):
-        return Explosion(math.nan, start, None, f"the bodies' start box has no volume ({start:.3g} m^3)")
-    ratio = vol / start
-    over = np.nonzero(~(ratio <= limit))[0]          # NaN counts as over: a body that flew off to NaN
-    return Explosion(ratio=float(np.nanmax(ratio)) if np.isfinite(ratio).any() else math.nan, start_volume=start,
-                     sample=int(over[0]) if over.size else None)
+    return BoxCheck(body_positions, radii, limit).explosion(env)

@@ -99,7 +99,15 @@ class Discovery:
     cycles: list[str] = field(default_factory=list)
 
     def cases_of(self, swept_path: str) -> list[FollowerCase]:
-        return [c for c in self.cases if c.swept == swept_path]
+        """The followers swept by ``swept_path`` (an index built once: a stage of thousands of
+        pairs asks once per swept joint)."""
+        index = self.__dict__.get("_by_swept")
+        if index is None or index[0] != len(self.cases):
+            by: dict[str, list[FollowerCase]] = {}
+            for c in self.cases:
+                by.setdefault(c.swept, []).append(c)
+            index = self.__dict__["_by_swept"] = (len(self.cases), by)
+        return list(index[1].get(swept_path, ()))
 
 
 def _authored(rel: MimicRelation) -> tuple[float, float]:
@@ -152,9 +160,12 @@ def _metric_names(rels: list[MimicRelation]) -> list[str]:
     of the same name under different parents get ``_2``, ``_3`` in traversal order.
     """
     names = []
+    per_follower: dict[str, int] = {}
+    for rel in rels:
+        per_follower[rel.follower] = per_follower.get(rel.follower, 0) + 1
     for rel in rels:
         name = _safe(Sdf.Path(rel.follower).name)
-        if sum(1 for other in rels if other.follower == rel.follower) > 1:
+        if per_follower[rel.follower] > 1:
             name += "_" + _safe(rel.instance or rel.schema)
         names.append(name)
     seen: dict[str, int] = {}

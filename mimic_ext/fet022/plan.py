@@ -102,21 +102,26 @@ class SweepPlan:
         """Seconds since the start of the sweep, one per sample."""
         return (self.sample_steps - self.settle_steps) * self.dt
 
-    def target_block(self, start: int, stop: int) -> np.ndarray:
+    def target_block(self, start: int, stop: int, envs=None, joints=None) -> np.ndarray:
         """Position targets (SI) of steps ``start .. stop-1``, shape (stop-start, num_envs, num_joints).
 
         Row k is the target applied during step ``start + k``, taken at the step's end time
         (an implicit drive pulls toward where the target is at the end of the step). Engines
         ask for blocks so that a long run never holds every step's targets at once.
+        ``envs`` / ``joints`` (index sequences) take only those environments and joints' columns
+        (an environment index -1: every joint held at ``lo``, as in any environment that sweeps
+        another joint), so an engine that simulates part of the stage per environment never
+        forms the whole (steps, joints, joints) table.
         """
-        n = self.num_envs
-        lo = np.array([j.lo for j in self.joints])
-        span = np.array([j.excursion for j in self.joints])
+        envs = np.arange(self.num_envs) if envs is None else np.asarray(envs, dtype=int)
+        joints = np.arange(self.num_envs) if joints is None else np.asarray(joints, dtype=int)
+        lo = np.array([self.joints[j].lo for j in joints])
+        span = np.array([self.joints[j].excursion for j in joints])
         t_end = (np.arange(start, stop) + 1 - self.settle_steps) * self.dt
         s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)    # (steps,)
-        out = np.broadcast_to(lo, (len(t_end), n, n)).copy()
-        idx = np.arange(n)
-        out[:, idx, idx] = lo[None, :] + s[:, None] * span[None, :]
+        out = np.broadcast_to(lo, (len(t_end), len(envs), len(joints))).copy()
+        row, col = np.nonzero(envs[:, None] == joints[None, :])      # the environment's own swept joint
+        out[:, row, col] = lo[None, col] + s[:, None] * span[None, col]
         return out
 
     def targets(self) -> np.ndarray:

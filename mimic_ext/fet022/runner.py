@@ -25,7 +25,7 @@ from ..errors import MimicInputError
 from ..schema import joints, read_relations
 from ..schema.relation import MimicRelation
 from .analysis import judge
-from .bbox import body_radii, explosion
+from .bbox import BoxCheck, body_radii
 from .config import SweepConfig, as_config
 from .discovery import PHYSX_UNITS, Discovery, FollowerCase, discover
 from .engines import SweepEngine, Trace, get_engine
@@ -148,8 +148,23 @@ def _first_nonfinite(arrays: dict[str, np.ndarray], env: int) -> tuple[str, int]
     return None
 
 
+def _read_relations(trace: Trace) -> dict:
+    """(follower, leader) -> the relation as the engine read it (indexed once per trace)."""
+    cached = getattr(trace, "_read_index", None)
+    if cached is None or cached[0] is not trace.relations:
+        cached = (trace.relations, {(r.follower, r.leader): r for r in (trace.relations or [])})
+        trace._read_index = cached
+    return cached[1]
+
+
+def _first_nonfinite_body(body_positions, env: int) -> tuple[str, int] | None:
+    """As ``_first_nonfinite`` over the body positions (an engine's own answer where it has one)."""
+    own = getattr(body_positions, "first_nonfinite", None)
+    return own(env) if own is not None else _first_nonfinite(body_positions, env)
+
+
 def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, records: dict, cfg: SweepConfig,
-               result: SweepResult, stage, radii: dict[str, float]) -> None:
+               result: SweepResult, stage, boxes: BoxCheck) -> None:
     """Judge every follower moved by the joint swept in environment ``env``."""
     pj = plan.joints[env]
     q_top = trace.positions[pj.path][env]
@@ -164,10 +179,10 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
     times = plan.sample_times.tolist()
     watched = {p: trace.positions[p] for c in found.cases_of(pj.path) for p in (c.follower, c.reference, pj.path)
                if p in trace.positions}
-    boxed = any(r > 0 for r in radii.values())     # body positions are read only where geometry is bounded
-    bad = _first_nonfinite(watched, env) or (_first_nonfinite(trace.body_positions, env) if boxed else None)
-    boom = None if bad else explosion(trace.body_positions, radii, env, cfg.bbox_explode_ratio)
-    read = {(r.follower, r.leader): r for r in (trace.relations or [])}
+    # body positions are read only where geometry is bounded
+    bad = _first_nonfinite(watched, env) or (_first_nonfinite_body(trace.body_positions, env) if boxes.bounded else None)
+    boom = None if bad else boxes.explosion(env)
+    read = _read_relations(trace)
     for case in found.cases_of(pj.path):
         rec = records[case.relation.key]
         rr = read.get((case.follower, case.reference))
@@ -308,8 +323,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
         result.timings.update({k: v for k, v in trace.timings.items() if k.endswith("_s")})
         result.warnings.extend(trace.notes)
         radii = body_radii(stage, trace.body_positions) if trace.body_positions else {}
+        boxes = BoxCheck(trace.body_positions, radii, cfg.bbox_explode_ratio)
         for env in range(plan.num_envs):
-            _judge_env(env, plan, trace, found, records, cfg, result, stage, radii)
+            _judge_env(env, plan, trace, found, records, cfg, result, stage, boxes)
     result.settle_status()
     return done()
 

@@ -151,13 +151,20 @@ class _Articulations:
                 adjacency.setdefault(b0, []).append(b1)
                 adjacency.setdefault(b1, []).append(b0)
         self._body_root: dict[str, str] = {}
+        under: dict[str, list[str]] = {}      # root -> the bodies at or below it, in stage order
+        root_set = set(self.roots)
+        for b in bodies:                      # (one walk up per body: a scan per root is quadratic)
+            p = Sdf.Path(b)
+            while p != Sdf.Path.absoluteRootPath and not p.isEmpty:
+                if str(p) in root_set:
+                    under.setdefault(str(p), []).append(b)
+                p = p.GetParentPath()
         for root in sorted(self.roots):
             root_prim = stage.GetPrimAtPath(root)
             if joints.joint_kind(root_prim) is not None:
                 seed = [b for b in (self.body_of(b) for b in joints.joint_bodies(root_prim)) if b]
             else:
-                prefix = Sdf.Path(root)
-                seed = [b for b in bodies if Sdf.Path(b).HasPrefix(prefix)]
+                seed = under.get(root, [])
             queue = deque(b for b in seed if b not in self._body_root)
             for b in queue:
                 self._body_root[b] = root

@@ -580,7 +580,25 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
                                ground_plane=ground_plane)
         if not cspec.shapes:
             cspec = None
-    model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=cspec,
+    return model_from_spec(spec, relations, num_envs, device, precision, stage=stage, collision=cspec,
+                           contact_capacity=contact_capacity)
+
+
+def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable | None = None) -> Model | None:
+    """The stage's one-environment model when two of its colliders can touch (contacts join
+    what would otherwise be independent parts), else None (cheap without colliders)."""
+    if not _has_colliders(stage):
+        return None
+    model = build_model(stage, fix_base=fix_base, relations=relations)
+    return model if model.collision is not None else None
+
+
+def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
+                    precision: str = "float32", stage: Usd.Stage | None = None,
+                    collision: CollisionSpec | None = None, contact_capacity: int | None = None) -> Model:
+    """``build_model`` on a stage already read (``read_stage``), or on a part of one
+    (``solver.parts``); ``relations`` None reads them from ``stage``."""
+    model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=collision,
                   contact_capacity=contact_capacity)
     if relations is None:
         _relations_from_stage(model, stage)
@@ -592,4 +610,4 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
     return model
 
 
-__all__ = ["Model", "State", "Control", "build_model"]
+__all__ = ["Model", "State", "Control", "build_model", "contact_model", "model_from_spec"]

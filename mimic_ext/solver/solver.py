@@ -1,7 +1,11 @@
 """Solver: steps a Model's environments with every mimic relation and loop closure held exactly.
 
-One recorded Warp launch per step (launch overhead dominates small systems), cached per
-combination of state/control arrays and time step. Relations added at runtime rebuild
+One recorded Warp launch per step and slice of environments (launch overhead dominates
+small systems), cached per combination of state/control arrays and time step. On the CPU
+the environments are split into contiguous slices, one launch each, run at once on a
+thread pool (a Warp CPU launch is a serial loop that releases the GIL); each environment's
+arithmetic is the same whichever slice runs it, so results do not depend on ``threads``.
+``step_many`` takes many steps in one launch per slice, their targets from a schedule. Relations added at runtime rebuild
 the model's projection between steps; doing it inside a step (from a step callback) is
 refused, as the step was set up for the old relations. A time step that is not a finite
 positive number is refused; an environment whose state became NaN or infinite is flagged
@@ -11,6 +15,9 @@ by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
 from __future__ import annotations
 
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,6 +29,58 @@ from .model import Control, Model, State, _scratch
 from .projection import STATUS
 
 _CACHE_SIZE = 8
+
+#: Fewest environment-steps a slice must carry for a launch of its own to pay: below this the
+#: thread hand-off costs more than the slice's arithmetic (measured in
+#: ``benchmarks/step_throughput.py``'s thread rows: see docs/python_api.md).
+MIN_SLICE_ENV_STEPS = 32
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One process-wide pool per size, shared by every solver (many small solvers must not
+    each start threads)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(workers)
+        if pool is None:
+            pool = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mimic_solver")
+        return pool
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def slices(num_envs: int, threads: int, steps: int = 1) -> list[tuple[int, int]]:
+    """Contiguous ``(first, count)`` slices of the environments, at most ``threads``, each
+    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps (one slice when N is small)."""
+    n = max(1, min(int(threads), num_envs, (num_envs * max(int(steps), 1)) // MIN_SLICE_ENV_STEPS))
+    base, extra = divmod(num_envs, n)
+    out, first = [], 0
+    for i in range(n):
+        count = base + (1 if i < extra else 0)
+        out.append((first, count))
+        first += count
+    return out
+
+
+def _run(cmds) -> None:
+    """Launch recorded commands at once: all but the first on the pool, the first here."""
+    if len(cmds) == 1:
+        cmds[0].launch()
+        return
+    futures = [_pool(len(cmds) - 1).submit(c.launch) for c in cmds[1:]]
+    try:
+        cmds[0].launch()
+    finally:
+        for f in futures:
+            f.result()
 
 
 @dataclass
@@ -45,9 +104,17 @@ class Solver:
     ``raise_on_nonfinite``: after each step, read the kernel's per-environment flags and raise
     ``NonFiniteStateError`` naming the environments whose state is no longer finite (costs a
     device-to-host copy per step; ``nonfinite_envs()`` reads the same flags on demand).
+    ``threads``: CPU threads a step may use (default: every core this process may run on;
+    1: one launch on the calling thread). Ignored on a GPU (one launch covers every environment).
     """
 
-    def __init__(self, model: Model, erp: float = 0.3, iterations: int = 8, raise_on_nonfinite: bool = False):
+    def __init__(self, model: Model, erp: float = 0.3, iterations: int = 8, raise_on_nonfinite: bool = False,
+                 threads: int | None = None):
+        if threads is None:
+            threads = available_cores()
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise StepInputError(f"Solver: threads = {threads!r}; give a whole number >= 1, or None for every core")
+        self.threads = int(threads) if model.device.is_cpu else 1
         self.model = model
         model.erp = float(erp)
         model.iterations = int(iterations)
@@ -57,6 +124,11 @@ class Solver:
         self._in_step = False
         self._launches: dict = {}
         self._alloc()
+
+    def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
+        """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
+        (each its own launch, run at once on the thread pool)."""
+        return slices(self.model.num_envs, self.threads, steps)
 
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
@@ -82,38 +154,166 @@ class Solver:
         hit = self._launches.get(key)
         if hit is not None:
             return hit[0]
-        cmd = wp.launch(self.model.kernels.step_kernel, dim=self.model.num_envs,
-                        inputs=[self.model.data, self._scratch, 0, *arrays[:6], float(dt), *arrays[6:]],
-                        device=self.model.device, record_cmd=True)
+        cmds = [wp.launch(self.model.kernels.step_kernel, dim=count,
+                          inputs=[self.model.data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:]],
+                          device=self.model.device, record_cmd=True)
+                for first, count in self.launch_slices()]
         if len(self._launches) >= _CACHE_SIZE:
             self._launches.pop(next(iter(self._launches)))
-        self._launches[key] = (cmd, arrays)      # keep the arrays alive so their ids stay unique
-        return cmd
+        self._launches[key] = (cmds, arrays)      # keep the arrays alive so their ids stay unique
+        return cmds
 
-    def step(self, state_in: State, state_out: State, control: Control, dt: float) -> None:
-        """Advance every environment by ``dt`` (s, finite and > 0); ``state_out`` may be ``state_in``."""
-        if self._in_step:
-            raise StepInProgressError("Solver.step called from inside a step")
+    @staticmethod
+    def _check_dt(dt, where: str) -> None:
         try:
             dt_ok = math.isfinite(dt) and dt > 0
         except TypeError:
             dt_ok = False
         if not dt_ok:
-            raise StepInputError(f"Solver.step: time step dt = {dt!r} s; it must be a finite number > 0")
+            raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s; it must be a finite number > 0")
+
+    def _raise_if_nonfinite(self, after: str) -> None:
+        bad = self.nonfinite_envs()
+        if bad:
+            shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
+            raise NonFiniteStateError(f"the state of {len(bad)} environment(s) is no longer finite after "
+                                      f"{after}: {shown} (NaN or inf in their state or control?)", bad)
+
+    def step(self, state_in: State, state_out: State, control: Control, dt: float) -> None:
+        """Advance every environment by ``dt`` (s, finite and > 0); ``state_out`` may be ``state_in``."""
+        if self._in_step:
+            raise StepInProgressError("Solver.step called from inside a step")
+        self._check_dt(dt, "step")
         self._in_step = True
         try:
-            self._launch(state_in, state_out, control, dt).launch()
+            _run(self._launch(state_in, state_out, control, dt))
             for cb in self.callbacks:
                 cb(self)
         finally:
             self._in_step = False
         self.last_dt = float(dt)
         if self.raise_on_nonfinite:
-            bad = self.nonfinite_envs()
-            if bad:
-                shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
-                raise NonFiniteStateError(f"the state of {len(bad)} environment(s) is no longer finite after "
-                                          f"this step: {shown} (NaN or inf in their state or control?)", bad)
+            self._raise_if_nonfinite("this step")
+
+    def step_many(self, state: State, schedule, dt: float, steps: int | None = None,
+                  sample_every: int | None = None, control: Control | None = None,
+                  sample_after=None) -> wp.array | None:
+        """Advance every environment of ``state`` (in place) by ``steps`` steps of ``dt`` in one
+        launch per slice of environments; returns the positions recorded on the way, or None.
+
+        ``schedule``: the targets of each step. An array (numpy or Warp, the model's precision)
+        ``(steps, num_envs, dof_count)`` of position targets, velocity targets and efforts then
+        held at ``control``'s (default: ``model.control()``); or a ``Control`` whose three arrays
+        are ``(steps, num_envs, dof_count)`` (or ``(steps * num_envs, dof_count)``). ``steps``
+        defaults to the schedule's length. Positions (``joint_q``) are recorded after every
+        ``sample_every``-th step, or after the step counts listed in ``sample_after`` (1 ..
+        ``steps``, ascending), into an array ``(samples, num_envs, coord_count)``.
+
+        The same arithmetic as ``step`` called ``steps`` times with the state swapped between two
+        buffers: the results are bitwise those of one step at a time. Per-step ``callbacks``
+        cannot run inside the launch: with any registered this raises ``StepInputError``. The
+        finiteness flags (``nonfinite_envs()``, ``raise_on_nonfinite``) cover every step of the
+        run and are checked after it; ``mimic_rows()`` reports its last step.
+        """
+        if self._in_step:
+            raise StepInProgressError("Solver.step_many called from inside a step")
+        if self.callbacks:
+            raise StepInputError(f"Solver.step_many: {len(self.callbacks)} step callback(s) registered, and a "
+                                 f"run of many steps in one launch cannot call them between steps; remove them "
+                                 f"(solver.callbacks.clear()) or call step() once per step")
+        self._check_dt(dt, "step_many")
+        if self._version != self.model.version:
+            self._alloc()
+        m = self.model
+        n_env, n_dof = m.num_envs, m.dof_count
+        pos, vel, eff, count = self._schedule(schedule, steps, control)
+        slot = np.full(count, -1, np.int32)
+        if sample_every is not None and sample_after is not None:
+            raise StepInputError("Solver.step_many: give sample_every or sample_after, not both")
+        if sample_every is not None:
+            if isinstance(sample_every, bool) or int(sample_every) != sample_every or sample_every < 1:
+                raise StepInputError(f"Solver.step_many: sample_every = {sample_every!r}; give a whole number >= 1")
+            after = np.arange(int(sample_every), count + 1, int(sample_every))
+        elif sample_after is not None:
+            after = np.asarray(sample_after, dtype=np.int64).reshape(-1)
+            if after.size and (after[0] < 1 or after[-1] > count or np.any(np.diff(after) <= 0)):
+                raise StepInputError(f"Solver.step_many: sample_after must be ascending step counts in 1 .. {count}")
+        else:
+            after = np.zeros(0, np.int64)
+        slot[after - 1] = np.arange(after.size, dtype=np.int32)
+        n_q = state.joint_q.shape[1]
+        history = wp.empty((max(after.size, 1) * n_env, n_q), dtype=m.dtype, device=m.device)
+        other = self._spare_state(state)
+        args = [state.joint_q, state.joint_qd, self._turns(state), other.joint_q, other.joint_qd, other.joint_turns,
+                pos, vel, eff, float(dt), wp.array(slot, dtype=wp.int32, device=m.device),
+                history]
+        cmds = [wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=[m.data, self._scratch, first, n_env, count, *args],
+                          device=m.device, record_cmd=True)
+                for first, cnt in self.launch_slices(count)]
+        self._in_step = True
+        try:
+            _run(cmds)
+        finally:
+            self._in_step = False
+        self.last_dt = float(dt)
+        if self.raise_on_nonfinite:
+            self._raise_if_nonfinite(f"{count} steps")
+        return history.reshape((after.size, n_env, n_q)) if after.size else None
+
+    def _spare_state(self, state: State) -> State:
+        """The second buffer ``step_many`` alternates with (one per solver and model version)."""
+        spare = getattr(self, "_spare", None)
+        if spare is None or spare[0] != self._version or spare[1].joint_q.shape != state.joint_q.shape:
+            s = self.model.state()
+            self._turns(s)
+            spare = self._spare = (self._version, s)
+        return spare[1]
+
+    def _schedule(self, schedule, steps, control):
+        """(position, velocity, effort) device arrays with a row per step and environment, and the step count."""
+        m = self.model
+        n_env, n_dof = m.num_envs, m.dof_count
+
+        def rows(a, what: str, need: int | None) -> wp.array:
+            if isinstance(a, wp.array):
+                if a.dtype != m.dtype:
+                    raise StepInputError(f"Solver.step_many: {what} is a {a.dtype.__name__} array; the model is "
+                                         f"{m.precision}")
+                shape = a.shape
+            else:
+                a = np.asarray(a)
+                shape = a.shape
+            if len(shape) == 3 and shape[1:] == (n_env, n_dof):
+                total = shape[0]
+            elif len(shape) == 2 and shape[1] == n_dof and shape[0] % n_env == 0:
+                total = shape[0] // n_env
+            else:
+                raise StepInputError(f"Solver.step_many: {what} has shape {tuple(shape)}; it must be (steps, "
+                                     f"{n_env}, {n_dof}) (steps x environments x DOFs)")
+            use = total if need is None else need
+            if use > total:
+                raise StepInputError(f"Solver.step_many: steps = {use} but {what} holds {total} steps")
+            if isinstance(a, wp.array):
+                flat = a.reshape((total * n_env, n_dof)) if len(shape) == 3 else a
+                if not flat.is_contiguous:
+                    flat = wp.clone(flat)
+                return flat, use
+            flat = np.ascontiguousarray(a.reshape(total * n_env, n_dof)[:use * n_env])
+            return wp.array(flat, dtype=m.dtype, device=m.device), use
+
+        if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
+            raise StepInputError(f"Solver.step_many: steps = {steps!r}; give a whole number >= 1")
+        need = None if steps is None else int(steps)
+        if isinstance(schedule, Control):
+            pos, count = rows(schedule.joint_target_pos, "the schedule's joint_target_pos", need)
+            vel, _ = rows(schedule.joint_target_vel, "the schedule's joint_target_vel", count)
+            eff, _ = rows(schedule.joint_effort, "the schedule's joint_effort", count)
+            return pos, vel, eff, count
+        pos, count = rows(schedule, "the schedule", need)
+        held = control or m.control()
+        vel, eff = (wp.array(np.tile(a.numpy(), (count, 1)), dtype=m.dtype, device=m.device)
+                    for a in (held.joint_target_vel, held.joint_effort))
+        return pos, vel, eff, count
 
     def nonfinite_envs(self) -> list[int]:
         """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""

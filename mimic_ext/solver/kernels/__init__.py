@@ -46,6 +46,7 @@ def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespa
         parts[-1:-1] = [contact_rows.build]
     for build in parts:
         build(ns)
+    step.build_many(ns)
     return ns
 
 

@@ -139,3 +139,58 @@ def build(ns) -> None:
                 J_out[e, r * n + j] = sc.ws[e, md.o_JL + r * n + j]
 
     ns.step_env, ns.step_kernel, ns.loop_eval_kernel = step_env, step_kernel, loop_eval_kernel
+
+
+def build_many(ns) -> None:
+    """``step_many_kernel``: many steps of a slice of environments in one launch.
+
+    Environment ``e`` takes step ``s`` with control row ``s * n_env + e`` of the schedule
+    arrays, alternating between the two states ``a`` and ``b`` exactly as a caller of one
+    step at a time swaps them; after an odd number of steps its final state is copied back
+    into ``a``. Positions after step ``s`` go to row ``slot[s] * n_env + e`` of ``history``
+    when ``slot[s] >= 0``. The finiteness flag is the OR over the steps.
+    """
+    T = ns.T
+    A2 = wp.array2d(dtype=T)
+    I2 = wp.array2d(dtype=wp.int32)
+    I1 = wp.array(dtype=wp.int32)
+    MD, SC = ns.ModelData, ns.Scratch
+    step_env = ns.step_env
+
+    @wp.func
+    def copy_row(src: A2, dst: A2, e: int, row: int):
+        for i in range(src.shape[1]):
+            dst[row, i] = src[e, i]
+
+    @wp.func
+    def copy_turns(src: I2, dst: I2, e: int):
+        for i in range(src.shape[1]):
+            dst[e, i] = src[e, i]
+
+    @wp.kernel(module=ns.module)
+    def step_many_kernel(md: MD, sc: SC, e0: int, n_env: int, steps: int,
+                         q_a: A2, u_a: A2, t_a: I2, q_b: A2, u_b: A2, t_b: I2,
+                         target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A2):
+        """Environments ``e0 .. e0 + dim - 1`` through ``steps`` steps (see ``build_many``)."""
+        e = wp.tid() + e0
+        bad = int(0)
+        for s in range(steps):
+            ce = s * n_env + e
+            if s % 2 == 0:
+                step_env(md, sc, e, ce, q_a, u_a, t_a, target_pos, target_vel, effort, dt, q_b, u_b, t_b)
+            else:
+                step_env(md, sc, e, ce, q_b, u_b, t_b, target_pos, target_vel, effort, dt, q_a, u_a, t_a)
+            bad = wp.max(bad, sc.nonfinite[e])
+            k = slot[s]
+            if k >= 0:
+                if s % 2 == 0:
+                    copy_row(q_b, history, e, k * n_env + e)
+                else:
+                    copy_row(q_a, history, e, k * n_env + e)
+        if steps % 2 == 1:
+            copy_row(q_b, q_a, e, e)
+            copy_row(u_b, u_a, e, e)
+            copy_turns(t_b, t_a, e)
+        sc.nonfinite[e] = bad
+
+    ns.step_many_kernel = step_many_kernel

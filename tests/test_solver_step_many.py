@@ -1,0 +1,98 @@
+"""Solver.step_many: many steps in one launch, targets from a schedule, positions recorded.
+
+It runs ``step_env`` with the same inputs as ``step`` does, alternating between two state
+buffers as a caller of ``step`` swaps them, so every comparison here is bitwise
+(``np.array_equal``, no tolerance), with one thread and with several.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through  # noqa: E402
+
+wp = pytest.importorskip("warp")
+wp.config.quiet = True
+
+from mimic_ext.solver import Control, NonFiniteStateError, Solver, StepInputError  # noqa: E402
+
+N = 70
+
+
+def _stages():
+    return [LINKAGE] + ([COMPLIANT] if COMPLIANT.exists() else [])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("steps", [48, 49])           # an odd count ends in the second buffer: copied back
+@pytest.mark.parametrize("path", _stages(), ids=lambda p: p.stem)
+def test_step_many_is_bitwise_step_by_step(path, steps, threads):
+    model = model_of(path, N)
+    targets = schedule(model, steps)
+    ref_state, ref_samples, ref_imp = step_through(Solver(model, threads=1), model, targets, 8)
+    solver = Solver(model, threads=threads)
+    assert len(solver.launch_slices(steps)) == threads
+    state = model.state()
+    history = solver.step_many(state, targets, DT, sample_every=8)
+    assert history.shape == (steps // 8, N, model.coord_count)
+    assert np.array_equal(history.numpy(), ref_samples)                      # bitwise
+    assert np.array_equal(state.joint_q.numpy(), ref_state.joint_q.numpy())
+    assert np.array_equal(state.joint_qd.numpy(), ref_state.joint_qd.numpy())
+    assert np.array_equal(state.joint_turns.numpy(), ref_state.joint_turns.numpy())
+    assert all(np.array_equal(a, r.impulse) for a, r in zip(ref_imp, solver.mimic_rows()))   # the last step's
+    assert solver.nonfinite_envs() == []
+    assert np.ptp(history.numpy()[-1], axis=0).max() > 1e-3                  # environments really differ
+
+
+def test_schedule_forms_steps_and_sample_after():
+    model = model_of(LINKAGE, 3)
+    targets = schedule(model, 30)
+    solver = Solver(model, threads=1)
+    s_full = model.state()
+    h_full = solver.step_many(s_full, targets, DT, sample_after=[1, 2, 30])
+    # a Control schedule (velocity targets and efforts per step too) on the device, flat rows
+    ctl = model.control()
+    sched = Control(joint_target_pos=wp.array(targets.reshape(-1, model.dof_count), dtype=wp.float32),
+                    joint_target_vel=wp.array(np.tile(ctl.joint_target_vel.numpy(), (30, 1)), dtype=wp.float32),
+                    joint_effort=wp.zeros((30 * 3, model.dof_count), dtype=wp.float32))
+    s_ctl = model.state()
+    h_ctl = solver.step_many(s_ctl, sched, DT, sample_after=[1, 2, 30])
+    assert np.array_equal(h_full.numpy(), h_ctl.numpy())
+    assert np.array_equal(s_full.joint_q.numpy(), s_ctl.joint_q.numpy())
+    # the first 20 steps of a longer schedule, then the rest: the same as all 30 at once
+    s_two = model.state()
+    assert solver.step_many(s_two, targets, DT, steps=20) is None            # nothing asked to be recorded
+    solver.step_many(s_two, targets[20:], DT)
+    assert np.array_equal(s_two.joint_q.numpy(), s_full.joint_q.numpy())
+
+
+def test_refusals_are_one_clear_line():
+    model = model_of(LINKAGE, 2)
+    solver = Solver(model)
+    state, targets = model.state(), schedule(model, 5)
+    bad = [(dict(schedule=targets[:, :1]), "shape"), (dict(schedule=targets, steps=6), "holds 5 steps"),
+           (dict(schedule=targets, dt=0.0), "dt"), (dict(schedule=targets, sample_every=0), "sample_every"),
+           (dict(schedule=targets, sample_after=[3, 2]), "sample_after"),
+           (dict(schedule=wp.array(targets, dtype=wp.float64)), "float64")]
+    for kwargs, word in bad:
+        kwargs = {"dt": DT, **kwargs}
+        with pytest.raises(StepInputError, match=word):
+            solver.step_many(state, **kwargs)
+    solver.callbacks.append(lambda s: None)
+    with pytest.raises(StepInputError, match="callback"):
+        solver.step_many(state, targets, DT)
+
+
+def test_nonfinite_in_any_step_is_flagged_after_the_run():
+    model = model_of(LINKAGE, 4)
+    targets = schedule(model, 40)
+    targets[10, 2, :] = np.nan                        # environment 2 is given a NaN target at step 10
+    solver = Solver(model, threads=1, raise_on_nonfinite=True)
+    with pytest.raises(NonFiniteStateError) as err:
+        solver.step_many(model.state(), targets, DT)
+    assert err.value.envs == [2] and solver.nonfinite_envs() == [2]

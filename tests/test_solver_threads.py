@@ -1,0 +1,87 @@
+"""Solver(threads=...): the environments split into slices, one launch each, run at once.
+
+Every environment's arithmetic is the same code on the same inputs whichever slice runs it,
+so the results must be bitwise those of one thread (compared with ``np.array_equal``: no
+tolerance). The mechanisms carry hard and compliant relations, loop closures and limits.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through  # noqa: E402
+
+wp = pytest.importorskip("warp")
+wp.config.quiet = True
+
+from mimic_ext.solver import NonFiniteStateError, Solver, StepInputError  # noqa: E402
+from mimic_ext.solver.solver import MIN_SLICE_ENV_STEPS, available_cores, slices  # noqa: E402
+
+N = 100      # three slices of 34, 33, 33 environments with threads=3
+
+
+def _stages():
+    out = [LINKAGE]
+    if COMPLIANT.exists():
+        out.append(COMPLIANT)
+    return out
+
+
+@pytest.mark.parametrize("path", _stages(), ids=lambda p: p.stem)
+def test_threads_are_bitwise_one_thread(path):
+    model = model_of(path, N)
+    targets = schedule(model, 60)
+    runs = {}
+    for threads in (1, 2, 3):
+        solver = Solver(model, threads=threads)
+        assert len(solver.launch_slices()) == threads        # really split (N >> MIN_SLICE_ENV_STEPS)
+        state, samples, impulses = step_through(solver, model, targets, 6)
+        runs[threads] = (state.joint_q.numpy().copy(), state.joint_qd.numpy().copy(),
+                         state.joint_turns.numpy().copy(), samples, impulses, solver.nonfinite_envs())
+    q1 = runs[1][0]
+    assert np.all(np.isfinite(q1)) and np.ptp(q1, axis=0).max() > 1e-3     # environments really differ
+    for threads in (2, 3):
+        for a, b in zip(runs[1][:4], runs[threads][:4]):
+            assert np.array_equal(a, b)                      # bitwise: no tolerance
+        assert all(np.array_equal(x, y) for x, y in zip(runs[1][4], runs[threads][4]))
+        assert runs[threads][5] == []
+
+
+def test_slices_are_contiguous_and_small_n_stays_one_launch():
+    assert slices(1, 8) == [(0, 1)]
+    assert slices(MIN_SLICE_ENV_STEPS * 2 - 1, 2) == [(0, MIN_SLICE_ENV_STEPS * 2 - 1)]   # too small to split
+    assert slices(MIN_SLICE_ENV_STEPS * 2, 2) == [(0, MIN_SLICE_ENV_STEPS), (MIN_SLICE_ENV_STEPS, MIN_SLICE_ENV_STEPS)]
+    assert slices(10, 4, steps=100) == [(0, 3), (3, 3), (6, 2), (8, 2)]   # many steps per launch: worth splitting
+    for n, t in ((100, 3), (1000, 7), (65, 2)):
+        parts = slices(n, t)
+        assert sum(c for _, c in parts) == n and all(f == sum(c for _, c in parts[:i]) for i, (f, _) in enumerate(parts))
+
+
+def test_default_is_every_core_and_bad_counts_are_refused():
+    model = model_of(LINKAGE, 1)
+    assert Solver(model).threads == available_cores()
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(StepInputError, match="threads"):
+            Solver(model, threads=bad)
+
+
+def test_nonfinite_flags_and_callbacks_with_threads():
+    model = model_of(LINKAGE, N)
+    solver = Solver(model, threads=2, raise_on_nonfinite=True)
+    calls = []
+    solver.callbacks.append(lambda s: calls.append(s.nonfinite_envs()))
+    a, b, c = model.state(), model.state(), model.control()
+    solver.step(a, b, c, DT)
+    assert calls == [[]]
+    effort = c.joint_effort.numpy()
+    effort[[7, 80], 0] = np.nan                              # one environment in each slice
+    c.joint_effort.assign(effort)
+    with pytest.raises(NonFiniteStateError) as err:
+        solver.step(b, a, c, DT)
+    assert err.value.envs == [7, 80] and solver.nonfinite_envs() == [7, 80]
+    assert len(calls) == 2                                   # the callback ran inside that step too
