@@ -131,3 +131,24 @@ def test_sphere_rolls_at_five_sevenths_of_its_sliding_speed():
     # before rolling sets in, it slides: decelerating at mu g
     early = (t > 0.01) & (t < t_roll - 0.01)
     assert abs(-np.polyfit(t[early], vx[early], 1)[0] - mu * G) < 0.02 * mu * G   # 2% as above; measured 3e-5
+
+
+def test_a_contact_model_steps_bitwise_alike_on_threads_and_in_step_many():
+    """Contacts keep the solver's promises: each environment is computed by itself, so two
+    threads and one launch of many steps give exactly the one-thread, step-by-step state."""
+    st = _stage("box", 0.1, 0.06, 1.0, (1 / 600,) * 3, mu=0.5, velocity=(0.3, 0.0, 0.0))
+    model = build_model(st, num_envs=3, ground_plane=0.0)
+    assert model.kernels.contacts
+    dt, steps = 1 / 240, 120
+    ends = []
+    for threads in (1, 2):
+        solver = Solver(model, threads=threads)
+        a, b, c = model.state(), model.state(), model.control()
+        for _ in range(steps):
+            solver.step(a, b, c, dt)
+            a, b = b, a
+        ends.append(a.joint_q.numpy())
+    a = model.state()
+    Solver(model, threads=2).step_many(a, np.zeros((steps, 3, model.dof_count), np.float32), dt)
+    assert np.array_equal(ends[0], ends[1]) and np.array_equal(ends[0], a.joint_q.numpy())
+    assert ends[0][0, 2] < 0.06 and abs(ends[0][0, 0]) > 0.01    # it fell, landed and slid
