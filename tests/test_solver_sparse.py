@@ -201,3 +201,69 @@ def test_relations_loops_and_rows_together():
         top = max(top, q[iw])
     assert top > math.radians(29.0)             # the wheel's limit was reached and held the crank
     assert q[ip] > math.radians(9.0)
+
+
+def _probe(K):
+    """A kernel applying the row interface (``row_to_solve_space`` then ``constrained_response``)
+    to the row at ``oj`` of environment 0's work space, the result at ``ox``."""
+    import warp as wp
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def probe(md: K.ModelData, ws: wp.array2d(dtype=K.T), oj: int, ox: int, out: wp.array(dtype=K.T)):
+        e = wp.tid()
+        out[e] = K.row_to_solve_space(md, ws, e, oj, ox)
+        K.constrained_response(md, ws, e, ox)
+
+    return probe
+
+
+def _apply_interface(model, solver, J):
+    import warp as wp
+    md = model.data
+    ws = solver._scratch.ws.numpy()
+    ws[0, md.o_res:md.o_res + model.dof_count] = J
+    solver._scratch.ws.assign(ws)
+    out = wp.zeros(model.num_envs, dtype=model.dtype, device=model.device)
+    wp.launch(_probe(model.kernels), dim=1, inputs=[md, solver._scratch.ws, md.o_res, md.o_rtmp, out],
+              device=model.device)
+    after = solver._scratch.ws.numpy()[0]
+    return float(out.numpy()[0]), after[md.o_rtmp:md.o_rtmp + md.k], ws[0]
+
+
+def test_row_interface_is_the_constrained_inverse():
+    """The interface other row families (contacts) build on: a joint-space row J becomes J S in
+    the solve space (returning J u0), and ``constrained_response`` applies C = H^-1 there (no
+    loops: the humanoid), checked against numpy on the kernel's own H (float64, 1e-9 as above).
+    With loops (the four-bar, float64) the response moves no loop row: J_L C x = 0."""
+    mech = M.humanoid()
+    model, _ = _model(mech)
+    solver = Solver(model)
+    s0, s1, ctl = model.state(), model.state(), model.control()
+    solver.step(s0, s1, ctl, 1.0 / 240.0)
+    md = model.data
+    rng = np.random.default_rng(7)
+    J = rng.standard_normal(model.dof_count)
+    ju0, x, ws = _apply_interface(model, solver, J)
+    cols, gains = md.dof_col.numpy(), md.dof_gain.numpy()
+    Sm = np.zeros((model.dof_count, md.k))
+    Sm[np.arange(model.dof_count), cols] = gains
+    u0 = ws[md.o_u0:md.o_u0 + model.dof_count]
+    assert ju0 == pytest.approx(float(J @ u0), rel=1e-12, abs=1e-15)
+    L, D = _factor(model, ws[md.o_H:md.o_H + md.nnz])
+    H = L @ np.diag(D) @ L.T
+    ref = np.linalg.solve(H, Sm.T @ J)
+    assert np.abs(x - ref).max() <= 1e-9 * np.abs(ref).max()
+
+    bld, Jp, _ = S.four_bar(theta0=1.0, a=0.1, b=0.25, c=0.2, d=0.22)
+    model = build_model(bld.stage, precision="float64")
+    solver = Solver(model)
+    s0, s1, ctl = model.state(), model.state(), model.control()
+    solver.step(s0, s1, ctl, 1.0 / 60.0)
+    md = model.data
+    J = np.zeros(model.dof_count)
+    J[model.dof_index(Jp["A"])] = 1.0
+    _, x, ws = _apply_interface(model, solver, J)
+    JLr = ws[md.o_JLr:md.o_JLr + md.m * md.k].reshape(md.m, md.k)
+    assert np.abs(x).max() > 0
+    # the loop rows after the step's projection are those the response was built with; float64
+    assert np.abs(JLr @ x).max() <= 1e-9 * np.abs(JLr).max() * np.abs(x).max()
