@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from mimic_ext.schema import MimicRelation, read_relations, set_relation  # noqa
 from mimic_ext.solver import Solver, build_model  # noqa: E402
 from mimic_ext.solver.inspect import body_poses  # noqa: E402
 from mimic_ext.solver.parts import independent_parts  # noqa: E402
-from mimic_ext.solver.stage_reader import read_stage  # noqa: E402
+from mimic_ext.solver.stage_reader import ClosureSpec, read_stage  # noqa: E402
 
 #: Positions agree to this (rad): the part models take spatial quantities about their own
 #: root instead of the whole stage's first one, and the whole-stage solve adds exact zeros of
@@ -97,6 +98,12 @@ def test_parts_are_trees_joined_by_relations_and_loops():
                           instance="rotY", schema="physx")
     joined = independent_parts(spec, read_relations(stage) + [extra])
     assert len(joined) == 2 and len(joined[0]) == 4
+    # a loop closure between two fingers joins them too; one to the world does not
+    def closed(a, b):
+        c = ClosureSpec(path="/World/closure", kind="revolute", link_a=a, frame_a=np.eye(4), link_b=b,
+                        frame_b=np.eye(4), mask=0b110111, angmode=1)
+        return independent_parts(replace(spec, closures=[c]), [])
+    assert len(closed(1, 3)) == 2 and len(closed(-1, 3)) == 3
     # a relation naming a joint that no link has: no split (the whole model says what is wrong)
     stray = MimicRelation(follower="/World/nothing", leader="/World/mech0/lead0", multiplier=1.0)
     assert independent_parts(spec, [stray]) is None

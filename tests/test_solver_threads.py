@@ -22,7 +22,7 @@ wp.config.quiet = True
 from mimic_ext.solver import NonFiniteStateError, Solver, StepInputError  # noqa: E402
 from mimic_ext.solver.solver import MIN_SLICE_ENV_STEPS, available_cores, slices  # noqa: E402
 
-N = 100      # three slices of 34, 33, 33 environments with threads=3
+N = 200      # three slices of 67, 67, 66 environments with threads=3
 
 
 def _stages():
@@ -79,9 +79,9 @@ def test_nonfinite_flags_and_callbacks_with_threads():
     solver.step(a, b, c, DT)
     assert calls == [[]]
     effort = c.joint_effort.numpy()
-    effort[[7, 80], 0] = np.nan                              # one environment in each slice
+    effort[[7, 180], 0] = np.nan                             # one environment in each slice
     c.joint_effort.assign(effort)
     with pytest.raises(NonFiniteStateError) as err:
         solver.step(b, a, c, DT)
-    assert err.value.envs == [7, 80] and solver.nonfinite_envs() == [7, 80]
+    assert err.value.envs == [7, 180] and solver.nonfinite_envs() == [7, 180]
     assert len(calls) == 2                                   # the callback ran inside that step too

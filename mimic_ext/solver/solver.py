@@ -30,10 +30,12 @@ from .projection import STATUS
 
 _CACHE_SIZE = 8
 
-#: Fewest environment-steps a slice must carry for a launch of its own to pay: below this the
-#: thread hand-off costs more than the slice's arithmetic (measured in
-#: ``benchmarks/step_throughput.py``'s thread rows: see docs/python_api.md).
-MIN_SLICE_ENV_STEPS = 32
+#: Fewest environment-steps a slice must carry for a launch of its own to pay: handing a slice
+#: to a pool thread and waiting for it costs about 90 us on the shared 2-core machine (measured:
+#: a 2-environment step as one launch 21 us, as two slices 109 us), about 64 environment-steps
+#: of the Robotiq at 1.5-2 us each; so a step of fewer than 128 environments stays one launch,
+#: and ``step_many`` (many steps per launch) splits from two environments on.
+MIN_SLICE_ENV_STEPS = 64
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()

@@ -252,17 +252,20 @@ def test_cancel_stops_a_real_sweep_inside_the_solver(kit, extension, robotiq_sam
     from mimic_ext.kit.stage_sweep import CANCELLED
     from mimic_ext.solver import Solver
 
-    stepping, original = threading.Event(), Solver.step
+    stepping = threading.Event()
 
-    def step(self, *args, **kwargs):
-        if not stepping.is_set():              # hold the first step until the Cancel arrives
-            stepping.set()
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                time.sleep(0.001)
-        return original(self, *args, **kwargs)
+    def held(original):
+        def step(self, *args, **kwargs):
+            if not stepping.is_set():              # hold the first step until the Cancel arrives
+                stepping.set()
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    time.sleep(0.001)
+            return original(self, *args, **kwargs)
+        return step
 
-    monkeypatch.setattr(Solver, "step", step)
+    monkeypatch.setattr(Solver, "step", held(Solver.step))
+    monkeypatch.setattr(Solver, "step_many", held(Solver.step_many))   # the warp engine's sweep runs through it
     kit.open(robotiq_sample)
     runner = extension.runner
     task = runner.start(report_dir=tmp_path / "reports", engine="warp")     # a PhysX sweep: test_kit_physx_engine

@@ -40,7 +40,9 @@ class Trace:
     """What an engine hands back from one run of a plan.
 
     ``positions``: recorded joint positions (SI), path -> ndarray (num_envs, n_samples),
-    sample ``s`` taken after ``plan.sample_steps[s]`` steps. ``missing``: path -> why that
+    sample ``s`` taken after ``plan.sample_steps[s]`` steps (or an array-like whose ``[env]``
+    is that environment's samples and ``np.asarray`` the whole table: the warp engine's, which
+    keeps one row per part and environment, not per joint and environment). ``missing``: path -> why that
     joint was not simulated. ``relations``: the relations as the engine read them (None
     when it cannot say). ``notes``: warnings about the run (what was changed in the stage
     it read, quantities it ignored). ``timings``: seconds (``*_s``) and counts.
