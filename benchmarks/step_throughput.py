@@ -123,7 +123,8 @@ def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[st
     if threads > 1:
         kinds.append(f"remote:physx:{threads}")
     if only:
-        kinds = [k for k in kinds if k == "ours" or k.removeprefix("remote:").partition(":")[0] in only or k in only]
+        kinds = [k for k in kinds if k.partition(":")[0] == "ours" or k.removeprefix("remote:").partition(":")[0] in only
+                 or k in only]
     return kinds
 
 
