@@ -48,9 +48,11 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
-#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = 0, 3, 6, 7, 8, 9, 10, 11, 12, 13
-N_SCALARS = 15
+#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
+#: factored last (1 in, 0 out, -1 no factor yet this step)
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB = \
+    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15
+N_SCALARS = 16
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -96,6 +98,7 @@ def build_structs(ns) -> None:
         prev_imp: wp.array2d(dtype=wp.vec3)
 
     ns.ContactCtx = ContactCtx
+    ns.contact_v_tol = V_TOL        # the joint passes' convergence test in a contact model (``rows.joint_block``)
 
 
 def build(ns) -> None:
@@ -283,6 +286,7 @@ def build(ns) -> None:
                 ws[e, sb + _S_IW1 + d] = iw
             ws[e, sb + _S_WN] = wd[0]
             ws[e, sb + _S_WT] = wd[1] + wd[2]
+            ws[e, sb + _S_INB] = T(-1.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
@@ -299,6 +303,22 @@ def build(ns) -> None:
                     acc = acc + ws[e, oi + c] * ws[e, oj + c]
                 ws[e, md.o_cD + i * cap + j] = acc
                 ws[e, md.o_cD + j * cap + i] = acc
+
+    @wp.func(inline=False)
+    def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
+        """The block of D over the m rows listed at ``oidx`` (with the compliance on its
+        diagonal), factored at ``oA`` with rank selection."""
+        cap = md.c_cap
+        big = T(0.0)
+        for a in range(m):
+            ia = int(ws[e, oidx + a])
+            for b in range(m):
+                ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
+            ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
+            big = wp.max(big, ws[e, oA + a * m + a])
+        for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
+            ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
+        ns.factor(ws, e, oA, m, okeep, md.rank_tol)
 
     @wp.func(inline=False)
     def normal_block(md: MD, sc: SC, e: int):
@@ -324,28 +344,26 @@ def build(ns) -> None:
             ws[e, oout + i] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
             m = int(0)
+            same = int(1)       # the rows of the block factored last: its factor stands (D is the step's)
             for i in range(nc):
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
                 r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
                     + T(CFM) * ws[e, sb + _S_WN] * lam
+                sel = T(0.0)
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
                     ws[e, oidx + m] = T(float(i))
                     ws[e, orhs + m] = -r
                     m = m + 1
+                    sel = T(1.0)
+                if sel != ws[e, sb + _S_INB]:
+                    same = int(0)
+                    ws[e, sb + _S_INB] = sel
             if m == 0:
                 break
-            big = T(0.0)
-            for a in range(m):
-                ia = int(ws[e, oidx + a])
-                for b in range(m):
-                    ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
-                ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
-                big = wp.max(big, ws[e, oA + a * m + a])
-            for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
-                ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
-            ns.factor(ws, e, oA, m, okeep, md.rank_tol)
+            if same == 0:
+                block_factor(md, ws, e, oA, okeep, oidx, m)
             ns.solve(ws, e, oA, m, okeep, orhs)
             pulled = int(0)
             alpha = T(1.0)

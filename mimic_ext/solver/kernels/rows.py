@@ -415,6 +415,8 @@ def build(ns) -> None:
             dl = (w - wf) * iW - old
             if dl != T(0.0):
                 changed = int(1)
+                if wp.static(ns.contacts):      # the contact passes' test: a velocity change above V_TOL
+                    changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
                 ws[e, md.o_lam + j] = old + dl
                 oR = column_response(md, ws, e, c)
                 ad = a * dl
