@@ -29,7 +29,8 @@ an impulse on a follower's link reaches its leader through the coupling.
   first solves the normal rows together: the rows that push or should (``lambda_n > 0`` or
   the bound violated) are solved at once on their block of ``D = (J S) C (J S)^T``
   (factored with rank selection: a face's four corners repeat rows), impulses that come out
-  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times).
+  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times); a
+  pass whose block has the rows of the one factored last reuses that factor.
   Row by row, a light body squeezed between two heavy ones (a box between two pads driven
   by a stiff drive, both sides one DOF through the mimic relation) converges at
   ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
