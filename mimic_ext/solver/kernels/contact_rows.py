@@ -218,12 +218,12 @@ def build(ns) -> None:
     # Helpers called per row and pass take offsets, not the model struct: Warp passes structs
     # by value, and the model's is large.
     @wp.func
-    def apply_row_at(ws: A2, e: int, ov: int, og: int, ojr: int, k: int, dl: T):
-        """v += C (J S)^T dl and the rows' solve-space impulse sum += (J S)^T dl."""
+    def apply_row_at(ws: A2, e: int, ov: int, ojr: int, k: int, dl: T):
+        """v += C (J S)^T dl (the rows' solve-space impulse sum gets the contacts' final
+        impulses once, in ``contact_finish``)."""
         ors = ojr + k
         for i in range(k):
             ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
-            ws[e, og + i] = ws[e, og + i] + ws[e, ojr + i] * dl
 
     @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
@@ -255,7 +255,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
@@ -291,7 +290,7 @@ def build(ns) -> None:
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
-                    apply_row_at(ws, e, ov, og, base + d * rs + n, k, lam)
+                    apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
         # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
         nc = sc.cx.nc[e]
         cap = md.c_cap
@@ -333,7 +332,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         nc = sc.cx.nc[e]
         cap = md.c_cap
         oA = md.o_cD + cap * cap
@@ -387,7 +385,7 @@ def build(ns) -> None:
                     new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
                     if new != old:
                         ws[e, sb + _S_LAM] = new
-                        apply_row_at(ws, e, ov, og, base + n, k, new - old)
+                        apply_row_at(ws, e, ov, base + n, k, new - old)
                     if new <= T(0.0):
                         ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
                 if alpha >= T(1.0):
@@ -402,7 +400,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         changed = int(0)
         normal_block(md, sc, e)
         for c in range(sc.cx.nc[e]):
@@ -417,7 +414,7 @@ def build(ns) -> None:
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
-                apply_row_at(ws, e, ov, og, base + n, k, dl)
+                apply_row_at(ws, e, ov, base + n, k, dl)
                 if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
                     changed = int(1)
             # friction: the tangent pair along its slip velocity, then onto the cone
@@ -442,15 +439,16 @@ def build(ns) -> None:
             if d1 != T(0.0) or d2 != T(0.0):
                 ws[e, sb + _S_LAM + 1] = l1
                 ws[e, sb + _S_LAM + 2] = l2
-                apply_row_at(ws, e, ov, og, base + rs + n, k, d1)
-                apply_row_at(ws, e, ov, og, base + 2 * rs + n, k, d2)
+                apply_row_at(ws, e, ov, base + rs + n, k, d1)
+                apply_row_at(ws, e, ov, base + 2 * rs + n, k, d2)
                 if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
                     changed = int(1)
         return changed
 
     @wp.func(inline=False)
     def contact_finish(md: MD, sc: SC, e: int):
-        """The contacts' generalized impulse ``sum J^T lambda`` (for the coupling read-out), each
+        """The contacts' generalized impulse ``sum J^T lambda`` (for the coupling read-out) and
+        their ``sum (J S)^T lambda`` into the rows' sum (before ``rows.joint_rows_finish``), each
         contact's world impulse on shape a, and this step's contacts kept for the warm start."""
         cx = sc.cx
         ws = sc.ws
@@ -476,6 +474,8 @@ def build(ns) -> None:
                     oj = base + d * rs
                     for j in range(n):
                         ws[e, md.o_cimp + j] = ws[e, md.o_cimp + j] + ws[e, oj + j] * lam
+                    for i in range(k):      # the rows' solve-space impulse sum (the loops' follow it)
+                        ws[e, md.o_gsum + i] = ws[e, md.o_gsum + i] + ws[e, oj + n + i] * lam
             cx.imp[e, bi] = v32(P)
             cx.prev_shapes[e, c] = cx.buf.shapes[e, bi]
             cx.prev_point[e, c] = cx.buf.point[e, bi]

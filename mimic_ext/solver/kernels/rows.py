@@ -493,9 +493,9 @@ def build(ns) -> None:
             for it in range(md.iterations):
                 if joint_pass(md, sc, e, q, dt, idt) == 0:
                     break
-        joint_rows_finish(md, sc, e)
-        if wp.static(ns.contacts):
+        if wp.static(ns.contacts):      # first: it adds the contacts' impulses to the rows' sum
             ns.contact_finish(md, sc, e)
+        joint_rows_finish(md, sc, e)
 
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2, dt: T):
