@@ -12,11 +12,16 @@ each engine's largest box displacement relative to the gripper over the timed ro
 (largest over environments); the residual is the driver relation's ``q_f - q_l``, exact in
 ours, a soft equality in MuJoCo.
 
-    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--cold]
+    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--cold] [--phases]
 
 ``--cold`` first prints the cold compile of the contact kernels (a fresh ``WARP_CACHE_PATH``,
 a new process: Warp's start-up, then the first step of a box on a plane, which compiles
 ``mimic_contact_float32`` with detection and the rows in it), wall and CPU time.
+
+``--phases`` prints where our step's time goes, from variants timed in interleaved rounds on
+the same grasp state (N = the largest size): the same mechanism in a model without contacts,
+detection alone on the step's own frames (``CollisionModel.collide``), the contact step with
+no passes (detection, the rows and their responses through ``C``) and with the model's passes.
 """
 
 from __future__ import annotations
@@ -151,6 +156,70 @@ def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
           f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)")
 
 
+def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
+    import warp as wp
+    from mimic_ext.solver import Solver, build_model
+
+    ours = Ours(xml, n)
+    ours.to_lift(xml)
+    g, m = ours.g, ours.g.model
+    cx = g.solver._scratch.cx
+    state = {k: getattr(g.a, k).numpy().copy() for k in ("joint_q", "joint_qd", "joint_turns")}
+    warm = {k: getattr(cx, k).numpy().copy() for k in ("prev_shapes", "prev_point", "prev_imp", "prev_n")}
+    passes = m.contact_iterations
+    plain = build_model(g.result.stage, num_envs=n, contacts=False)
+    ps, pa, pb, pc = Solver(plain), plain.state(), plain.state(), plain.control()
+    R, p = m.collision.frames(m, state["joint_q"])
+
+    def contact_step(iters: int):
+        def run() -> None:
+            m.contact_iterations = iters
+            m.sync()
+            for k, v in state.items():
+                getattr(g.a, k).assign(v)
+            for k, v in warm.items():
+                getattr(cx, k).assign(v)
+            ours.k = G.lift_start()
+            c = time.process_time()
+            ours.advance(steps)
+            return time.process_time() - c
+        return run
+
+    def plain_step() -> float:
+        c = time.process_time()
+        for _ in range(steps):
+            ps.step(pa, pb, pc, G.DT)
+        wp.synchronize()
+        return time.process_time() - c
+
+    def detection() -> float:
+        c = time.process_time()
+        for _ in range(steps):
+            m.collision.collide(R, p)
+        wp.synchronize()
+        return time.process_time() - c
+
+    variants = {"the step without contacts (contacts=False)": plain_step,
+                "detection alone (16 colliders, on the step's frames)": detection,
+                "contact step, 0 passes (detection, rows, responses)": contact_step(0),
+                f"contact step, {passes} passes (the default)": contact_step(passes)}
+    for run in variants.values():
+        run()                                   # compiled, caches warm
+    times = {k: [] for k in variants}
+    for _ in range(rounds):
+        for k, run in variants.items():
+            times[k].append(run() / (n * steps) * 1e6)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    m.contact_iterations = passes
+    m.sync()
+    print(f"phases at N={n} (us CPU per env-step, medians of {rounds} interleaved rounds of {steps} steps):")
+    for k, v in med.items():
+        print(f"  {k:55s} {v:8.1f}")
+    plain_us, det_us, zero_us, full_us = med.values()
+    print(f"  => rows and responses ~{zero_us - plain_us - det_us:.1f}, the {passes} passes {full_us - zero_us:.1f} "
+          f"({(full_us - zero_us) / passes:.1f} a pass)")
+
+
 _COLD = """
 import time, warnings
 t0, c0 = time.perf_counter(), time.process_time()
@@ -196,6 +265,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cold", action="store_true", help="print the contact kernels' cold compile first")
+    ap.add_argument("--phases", action="store_true", help="print where our step's time goes (N = the largest size)")
     a = ap.parse_args(argv)
     if a.cold:
         cold_compile()
@@ -207,6 +277,8 @@ def main(argv=None) -> None:
         xml = G.scene_xml(Path(tmp))
         for n in a.sizes:
             measure(xml, n, a.rounds, a.steps, a.threads)
+        if a.phases:
+            phases(xml, max(a.sizes), a.rounds, a.steps)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ class Model:
         #: contact models: the colliders against the links (``collision.CollisionModel``) and the
         #: most passes of the joint and contact rows together
         self.collision = None
-        self.contact_iterations = 32
+        self.contact_iterations = 16
         if collision is not None:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)

@@ -29,7 +29,8 @@ an impulse on a follower's link reaches its leader through the coupling.
   first solves the normal rows together: the rows that push or should (``lambda_n > 0`` or
   the bound violated) are solved at once on their block of ``D = (J S) C (J S)^T``
   (factored with rank selection: a face's four corners repeat rows), impulses that come out
-  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times).
+  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times); a
+  pass whose block has the rows of the one factored last reuses that factor.
   Row by row, a light body squeezed between two heavy ones (a box between two pads driven
   by a stiff drive, both sides one DOF through the mimic relation) converges at
   ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
@@ -48,9 +49,11 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
-#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = 0, 3, 6, 7, 8, 9, 10, 11, 12, 13
-N_SCALARS = 15
+#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
+#: factored last (1 in, 0 out, -1 no factor yet this step)
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB = \
+    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15
+N_SCALARS = 16
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -96,6 +99,7 @@ def build_structs(ns) -> None:
         prev_imp: wp.array2d(dtype=wp.vec3)
 
     ns.ContactCtx = ContactCtx
+    ns.contact_v_tol = V_TOL        # the joint passes' convergence test in a contact model (``rows.joint_block``)
 
 
 def build(ns) -> None:
@@ -214,12 +218,12 @@ def build(ns) -> None:
     # Helpers called per row and pass take offsets, not the model struct: Warp passes structs
     # by value, and the model's is large.
     @wp.func
-    def apply_row_at(ws: A2, e: int, ov: int, og: int, ojr: int, k: int, dl: T):
-        """v += C (J S)^T dl and the rows' solve-space impulse sum += (J S)^T dl."""
+    def apply_row_at(ws: A2, e: int, ov: int, ojr: int, k: int, dl: T):
+        """v += C (J S)^T dl (the rows' solve-space impulse sum gets the contacts' final
+        impulses once, in ``contact_finish``)."""
         ors = ojr + k
         for i in range(k):
             ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
-            ws[e, og + i] = ws[e, og + i] + ws[e, ojr + i] * dl
 
     @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
@@ -251,7 +255,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
@@ -283,10 +286,11 @@ def build(ns) -> None:
                 ws[e, sb + _S_IW1 + d] = iw
             ws[e, sb + _S_WN] = wd[0]
             ws[e, sb + _S_WT] = wd[1] + wd[2]
+            ws[e, sb + _S_INB] = T(-1.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
-                    apply_row_at(ws, e, ov, og, base + d * rs + n, k, lam)
+                    apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
         # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
         nc = sc.cx.nc[e]
         cap = md.c_cap
@@ -301,6 +305,22 @@ def build(ns) -> None:
                 ws[e, md.o_cD + j * cap + i] = acc
 
     @wp.func(inline=False)
+    def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
+        """The block of D over the m rows listed at ``oidx`` (with the compliance on its
+        diagonal), factored at ``oA`` with rank selection."""
+        cap = md.c_cap
+        big = T(0.0)
+        for a in range(m):
+            ia = int(ws[e, oidx + a])
+            for b in range(m):
+                ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
+            ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
+            big = wp.max(big, ws[e, oA + a * m + a])
+        for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
+            ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
+        ns.factor(ws, e, oA, m, okeep, md.rank_tol)
+
+    @wp.func(inline=False)
     def normal_block(md: MD, sc: SC, e: int):
         """The normal rows solved together, as a feasible active-set method on their block of D:
         the rows that push (``lambda_n > 0``) or whose bound is violated are solved at once (rank
@@ -312,7 +332,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         nc = sc.cx.nc[e]
         cap = md.c_cap
         oA = md.o_cD + cap * cap
@@ -324,28 +343,26 @@ def build(ns) -> None:
             ws[e, oout + i] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
             m = int(0)
+            same = int(1)       # the rows of the block factored last: its factor stands (D is the step's)
             for i in range(nc):
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
                 r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
                     + T(CFM) * ws[e, sb + _S_WN] * lam
+                sel = T(0.0)
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
                     ws[e, oidx + m] = T(float(i))
                     ws[e, orhs + m] = -r
                     m = m + 1
+                    sel = T(1.0)
+                if sel != ws[e, sb + _S_INB]:
+                    same = int(0)
+                    ws[e, sb + _S_INB] = sel
             if m == 0:
                 break
-            big = T(0.0)
-            for a in range(m):
-                ia = int(ws[e, oidx + a])
-                for b in range(m):
-                    ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
-                ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
-                big = wp.max(big, ws[e, oA + a * m + a])
-            for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
-                ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
-            ns.factor(ws, e, oA, m, okeep, md.rank_tol)
+            if same == 0:
+                block_factor(md, ws, e, oA, okeep, oidx, m)
             ns.solve(ws, e, oA, m, okeep, orhs)
             pulled = int(0)
             alpha = T(1.0)
@@ -368,7 +385,7 @@ def build(ns) -> None:
                     new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
                     if new != old:
                         ws[e, sb + _S_LAM] = new
-                        apply_row_at(ws, e, ov, og, base + n, k, new - old)
+                        apply_row_at(ws, e, ov, base + n, k, new - old)
                     if new <= T(0.0):
                         ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
                 if alpha >= T(1.0):
@@ -383,7 +400,6 @@ def build(ns) -> None:
         k = md.k
         rs = n + 2 * k
         ov = md.o_v
-        og = md.o_gsum
         changed = int(0)
         normal_block(md, sc, e)
         for c in range(sc.cx.nc[e]):
@@ -398,7 +414,7 @@ def build(ns) -> None:
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
-                apply_row_at(ws, e, ov, og, base + n, k, dl)
+                apply_row_at(ws, e, ov, base + n, k, dl)
                 if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
                     changed = int(1)
             # friction: the tangent pair along its slip velocity, then onto the cone
@@ -423,15 +439,16 @@ def build(ns) -> None:
             if d1 != T(0.0) or d2 != T(0.0):
                 ws[e, sb + _S_LAM + 1] = l1
                 ws[e, sb + _S_LAM + 2] = l2
-                apply_row_at(ws, e, ov, og, base + rs + n, k, d1)
-                apply_row_at(ws, e, ov, og, base + 2 * rs + n, k, d2)
+                apply_row_at(ws, e, ov, base + rs + n, k, d1)
+                apply_row_at(ws, e, ov, base + 2 * rs + n, k, d2)
                 if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
                     changed = int(1)
         return changed
 
     @wp.func(inline=False)
     def contact_finish(md: MD, sc: SC, e: int):
-        """The contacts' generalized impulse ``sum J^T lambda`` (for the coupling read-out), each
+        """The contacts' generalized impulse ``sum J^T lambda`` (for the coupling read-out) and
+        their ``sum (J S)^T lambda`` into the rows' sum (before ``rows.joint_rows_finish``), each
         contact's world impulse on shape a, and this step's contacts kept for the warm start."""
         cx = sc.cx
         ws = sc.ws
@@ -457,6 +474,8 @@ def build(ns) -> None:
                     oj = base + d * rs
                     for j in range(n):
                         ws[e, md.o_cimp + j] = ws[e, md.o_cimp + j] + ws[e, oj + j] * lam
+                    for i in range(k):      # the rows' solve-space impulse sum (the loops' follow it)
+                        ws[e, md.o_gsum + i] = ws[e, md.o_gsum + i] + ws[e, oj + n + i] * lam
             cx.imp[e, bi] = v32(P)
             cx.prev_shapes[e, c] = cx.buf.shapes[e, bi]
             cx.prev_point[e, c] = cx.buf.point[e, bi]

@@ -376,6 +376,9 @@ def build(ns) -> None:
             uj = u[e, j]
             diag = jd.armature + dt * jd.damping
             od = md.o_drv + 3 * j
+            # a contact model: a drive that ended the last step past its bound starts as its bounded
+            # row (a grasp's saturated drive; the contact solve is then not repeated)
+            was_row = ws[e, od + 2] == T(1.0) and wp.abs(ws[e, od] - ws[e, od + 1] * uj) > dt * jd.fmax
             ws[e, od] = T(0.0)
             ws[e, od + 1] = T(0.0)
             ws[e, od + 2] = T(-1.0)              # -1: no drive, 0: folded, 1: a bounded row
@@ -385,6 +388,9 @@ def build(ns) -> None:
                 ws[e, od] = P
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)
+                if wp.static(ns.contacts):
+                    if was_row and (jd.flags & F_DSAT) != 0:
+                        ws[e, od + 2] = T(1.0)
             ws[e, md.o_f + j] = ws[e, md.o_f + j] + jd.armature * uj - diag * ws[e, md.o_u0 + j]
             cj = md.o_HB + jd.col
             ws[e, cj] = ws[e, cj] + jd.gain * jd.gain * diag

@@ -415,6 +415,8 @@ def build(ns) -> None:
             dl = (w - wf) * iW - old
             if dl != T(0.0):
                 changed = int(1)
+                if wp.static(ns.contacts):      # the contact passes' test: a velocity change above V_TOL
+                    changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
                 ws[e, md.o_lam + j] = old + dl
                 oR = column_response(md, ws, e, c)
                 ad = a * dl
@@ -491,9 +493,9 @@ def build(ns) -> None:
             for it in range(md.iterations):
                 if joint_pass(md, sc, e, q, dt, idt) == 0:
                     break
-        joint_rows_finish(md, sc, e)
-        if wp.static(ns.contacts):
+        if wp.static(ns.contacts):      # first: it adds the contacts' impulses to the rows' sum
             ns.contact_finish(md, sc, e)
+        joint_rows_finish(md, sc, e)
 
     @wp.func
     def coupling_impulses(md: MD, sc: SC, e: int, u_out: A2, rel_imp: A2, dt: T):
