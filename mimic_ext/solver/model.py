@@ -584,12 +584,13 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
                            contact_capacity=contact_capacity)
 
 
-def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable | None = None) -> Model | None:
-    """The stage's one-environment model when two of its colliders can touch (contacts join
-    what would otherwise be independent parts), else None (cheap without colliders)."""
+def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable | None = None,
+                  num_envs: int = 1, device: str | None = "cpu") -> Model | None:
+    """The stage's model when two of its colliders can touch (contacts join what would
+    otherwise be independent parts), else None (cheap without colliders)."""
     if not _has_colliders(stage):
         return None
-    model = build_model(stage, fix_base=fix_base, relations=relations)
+    model = build_model(stage, num_envs=num_envs, device=device, fix_base=fix_base, relations=relations)
     return model if model.collision is not None else None
 
 

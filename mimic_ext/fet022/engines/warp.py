@@ -56,7 +56,7 @@ class WarpEngine:
         relations = list(relations)
         with warnings.catch_warnings():   # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
-            whole = contact_model(stage, fix_base, relations)
+            whole = contact_model(stage, fix_base, relations, num_envs=max(len(plan.joints), 1), device=self.device)
             spec = whole.spec if whole is not None else read_stage(stage, fix_base=fix_base)
             split = None if whole is not None else independent_parts(spec, relations)
             if split is None:             # contacts may join any parts; or a relation on a joint no
@@ -95,7 +95,9 @@ class WarpEngine:
                     continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if whole is not None:     # the stage with its contacts, in every environment
+                if whole is not None and whole.num_envs == len(envs):   # the stage with its contacts
+                    model = whole
+                elif whole is not None:
                     model = build_model(stage, num_envs=len(envs), device=self.device, fix_base=fix_base,
                                         relations=rels)
                 else:
