@@ -52,6 +52,30 @@ def test_threads_are_bitwise_one_thread(path):
         assert runs[threads][5] == []
 
 
+def test_a_threaded_step_lowers_the_switch_interval_only_while_it_runs(monkeypatch):
+    """The solver shortens Python's thread switch interval while its slices run (so the
+    pool's launch is not held back by the caller's) and puts the user's value back."""
+    from mimic_ext.solver import solver as S
+
+    model = model_of(LINKAGE, N)
+    solver = Solver(model, threads=2)
+    seen = []
+    real = S._run
+
+    def spy(cmds):
+        class Probe:                         # runs inside the threaded section
+            def launch(self):
+                seen.append(sys.getswitchinterval())
+        return real(list(cmds) + [Probe()])
+
+    monkeypatch.setattr(S, "_run", spy)
+    before = sys.getswitchinterval()
+    a, b, c = model.state(), model.state(), model.control()
+    solver.step(a, b, c, DT)
+    assert seen and max(seen) <= S.SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before
+
+
 def test_slices_are_contiguous_and_small_n_stays_one_launch():
     assert slices(1, 8) == [(0, 1)]
     assert slices(MIN_SLICE_ENV_STEPS * 2 - 1, 2) == [(0, MIN_SLICE_ENV_STEPS * 2 - 1)]   # too small to split

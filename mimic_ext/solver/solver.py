@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -72,17 +73,42 @@ def slices(num_envs: int, threads: int, steps: int = 1) -> list[tuple[int, int]]
     return out
 
 
+#: The interpreter's thread switch interval while slices run (s). Measured on the Robotiq at
+#: N = 1024 on 2 cores: with Python's default 5 ms the pool's slice mostly waited for the
+#: caller's (CPU time 1.0 x wall, no gain); at 0.1 ms both ran at once (1.75-1.84 x wall,
+#: 1.7x faster). Lowered only while a threaded launch runs, and restored after.
+SWITCH_INTERVAL_S = 1e-4
+_SWITCH = {"users": 0, "saved": None}
+
+
+def _short_switch(enter: bool) -> None:
+    with _POOLS_LOCK:
+        if enter:
+            if _SWITCH["users"] == 0:
+                _SWITCH["saved"] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_SWITCH["saved"], SWITCH_INTERVAL_S))
+            _SWITCH["users"] += 1
+        else:
+            _SWITCH["users"] -= 1
+            if _SWITCH["users"] == 0:
+                sys.setswitchinterval(_SWITCH["saved"])
+
+
 def _run(cmds) -> None:
     """Launch recorded commands at once: all but the first on the pool, the first here."""
     if len(cmds) == 1:
         cmds[0].launch()
         return
-    futures = [_pool(len(cmds) - 1).submit(c.launch) for c in cmds[1:]]
+    _short_switch(True)
     try:
-        cmds[0].launch()
+        futures = [_pool(len(cmds) - 1).submit(c.launch) for c in cmds[1:]]
+        try:
+            cmds[0].launch()
+        finally:
+            for f in futures:
+                f.result()
     finally:
-        for f in futures:
-            f.result()
+        _short_switch(False)
 
 
 @dataclass
