@@ -285,16 +285,10 @@ def build(ns) -> None:
                 u0i = ws[e, o_u0 + i]
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
-                for d2 in range(nd):
-                    jj = us + d2
-                    val = wp.dot(sc.S[e, jj], Fd)
-                    sl = o_HB + md.pair_slot[pc]
-                    ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
-                    pc = pc + 1
-                    if rel != 0:
-                        ws[e, o_Mp + pc - 1] = val
-                        fu0 = fu0 + val * ws[e, o_u0 + jj]
-                j = p
+                # the pairs with the DOFs of this link, then of each ancestor (pair order of the
+                # build); an own-link pair is met in both orders, an ancestor's once, so only the
+                # ancestor's also gives its DOF the symmetric term of f -= M u0
+                j = l
                 while j >= 0:
                     jus = md.link_us[j]
                     for d2 in range(md.link_nd[j]):
@@ -306,7 +300,8 @@ def build(ns) -> None:
                         if rel != 0:
                             ws[e, o_Mp + pc - 1] = val
                             fu0 = fu0 + val * ws[e, o_u0 + jj]
-                            ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
+                            if j != l:
+                                ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
                     j = md.link_parent[j]
                 ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
