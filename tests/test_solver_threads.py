@@ -20,8 +20,7 @@ wp = pytest.importorskip("warp")
 wp.config.quiet = True
 
 from mimic_ext.solver import NonFiniteStateError, Solver, StepInputError  # noqa: E402
-from mimic_ext.solver.solver import (CHUNKS_PER_THREAD, MIN_CHUNK_ENV_STEPS, MIN_SLICE_ENV_STEPS,  # noqa: E402
-                                     available_cores, slices, workers)
+from mimic_ext.solver.solver import MIN_SLICE_ENV_STEPS, available_cores, slices  # noqa: E402
 
 N = 200      # three slices of 67, 67, 66 environments with threads=3
 
@@ -40,7 +39,7 @@ def test_threads_are_bitwise_one_thread(path):
     runs = {}
     for threads in (1, 2, 3):
         solver = Solver(model, threads=threads)
-        assert solver.launch_threads() == threads == len(solver.launch_slices())   # really split (N >> MIN_SLICE_ENV_STEPS)
+        assert len(solver.launch_slices()) == threads        # really split (N >> MIN_SLICE_ENV_STEPS)
         state, samples, impulses = step_through(solver, model, targets, 6)
         runs[threads] = (state.joint_q.numpy().copy(), state.joint_qd.numpy().copy(),
                          state.joint_turns.numpy().copy(), samples, impulses, solver.nonfinite_envs())
@@ -63,11 +62,11 @@ def test_a_threaded_step_lowers_the_switch_interval_only_while_it_runs(monkeypat
     seen = []
     real = S._run
 
-    def spy(cmds, threads=1):
+    def spy(cmds):
         class Probe:                         # runs inside the threaded section
             def launch(self):
                 seen.append(sys.getswitchinterval())
-        return real(list(cmds) + [Probe()], threads)
+        return real(list(cmds) + [Probe()])
 
     monkeypatch.setattr(S, "_run", spy)
     before = sys.getswitchinterval()
@@ -82,15 +81,9 @@ def test_slices_are_contiguous_and_small_n_stays_one_launch():
     assert slices(MIN_SLICE_ENV_STEPS * 2 - 1, 2) == [(0, MIN_SLICE_ENV_STEPS * 2 - 1)]   # too small to split
     assert slices(MIN_SLICE_ENV_STEPS * 2, 2) == [(0, MIN_SLICE_ENV_STEPS), (MIN_SLICE_ENV_STEPS, MIN_SLICE_ENV_STEPS)]
     assert slices(10, 4, steps=100) == [(0, 3), (3, 3), (6, 2), (8, 2)]   # many steps per launch: worth splitting
-    assert workers(10, 4, steps=100) == 4 and workers(MIN_SLICE_ENV_STEPS * 2 - 1, 2) == 1
-    # enough work: up to CHUNKS_PER_THREAD chunks per thread, each at least MIN_CHUNK_ENV_STEPS
-    assert len(slices(1024, 2)) == 1024 // MIN_CHUNK_ENV_STEPS and workers(1024, 2) == 2
-    assert len(slices(1024, 2, steps=100)) == 2 * CHUNKS_PER_THREAD
-    assert len(slices(1024, 1, steps=100)) == 1                       # one thread: one launch
-    for n, t, k in ((100, 3, 1), (1000, 7, 1), (65, 2, 1), (1000, 3, 50), (7, 2, 1000)):
-        parts = slices(n, t, k)
+    for n, t in ((100, 3), (1000, 7), (65, 2)):
+        parts = slices(n, t)
         assert sum(c for _, c in parts) == n and all(f == sum(c for _, c in parts[:i]) for i, (f, _) in enumerate(parts))
-        assert workers(n, t, k) <= len(parts) <= max(1, workers(n, t, k) * CHUNKS_PER_THREAD)
 
 
 def test_default_is_every_core_and_bad_counts_are_refused():

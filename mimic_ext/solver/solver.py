@@ -1,12 +1,11 @@
 """Solver: steps a Model's environments with every mimic relation and loop closure held exactly.
 
-One recorded Warp launch per step and chunk of environments (launch overhead dominates
+One recorded Warp launch per step and slice of environments (launch overhead dominates
 small systems), cached per combination of state/control arrays and time step. On the CPU
-the environments are cut into contiguous chunks, one launch each, which the threads of a
-pool take from a queue (a Warp CPU launch is a serial loop that releases the GIL); each
-environment's arithmetic is the same whichever chunk runs it, so results do not depend on
-``threads``. ``step_many`` takes many steps in one launch per chunk, their targets from a
-schedule. Relations added at runtime rebuild
+the environments are split into contiguous slices, one launch each, run at once on a
+thread pool (a Warp CPU launch is a serial loop that releases the GIL); each environment's
+arithmetic is the same whichever slice runs it, so results do not depend on ``threads``.
+``step_many`` takes many steps in one launch per slice, their targets from a schedule. Relations added at runtime rebuild
 the model's projection between steps; doing it inside a step (from a step callback) is
 refused, as the step was set up for the old relations. A time step that is not a finite
 positive number is refused; an environment whose state became NaN or infinite is flagged
@@ -32,21 +31,12 @@ from .projection import STATUS
 
 _CACHE_SIZE = 8
 
-#: Fewest environment-steps a thread must carry for a thread of its own to pay: handing work
+#: Fewest environment-steps a slice must carry for a launch of its own to pay: handing a slice
 #: to a pool thread and waiting for it costs about 90 us on the shared 2-core machine (measured:
 #: a 2-environment step as one launch 21 us, as two slices 109 us), about 64 environment-steps
 #: of the Robotiq at 1.5-2 us each; so a step of fewer than 128 environments stays one launch,
 #: and ``step_many`` (many steps per launch) splits from two environments on.
 MIN_SLICE_ENV_STEPS = 64
-
-#: The environments are cut into up to this many contiguous chunks per thread, which the
-#: threads take from a shared queue as they finish the last (as MuJoCo's rollout does, with
-#: ten): a thread whose core is shared with another process then runs fewer chunks instead
-#: of holding every other thread up at the end of the launch.
-CHUNKS_PER_THREAD = 8
-#: Fewest environment-steps a chunk beyond one per thread carries: each launch costs about
-#: 12-16 us of Python (with the GIL), 256 Robotiq environment-steps are about 0.5 ms.
-MIN_CHUNK_ENV_STEPS = 256
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -70,19 +60,10 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def workers(num_envs: int, threads: int, steps: int = 1) -> int:
-    """Threads a launch of ``steps`` steps runs on: at most ``threads``, each carrying at least
-    ``MIN_SLICE_ENV_STEPS`` environment-steps (one when N is small)."""
-    return max(1, min(int(threads), num_envs, (num_envs * max(int(steps), 1)) // MIN_SLICE_ENV_STEPS))
-
-
 def slices(num_envs: int, threads: int, steps: int = 1) -> list[tuple[int, int]]:
-    """Contiguous ``(first, count)`` chunks of the environments, one launch each: one per
-    thread (``workers``), and with several threads up to ``CHUNKS_PER_THREAD`` per thread
-    while each carries ``MIN_CHUNK_ENV_STEPS`` environment-steps."""
-    w = workers(num_envs, threads, steps)
-    n = w if w == 1 else max(w, min(w * CHUNKS_PER_THREAD, num_envs,
-                                    (num_envs * max(int(steps), 1)) // MIN_CHUNK_ENV_STEPS))
+    """Contiguous ``(first, count)`` slices of the environments, at most ``threads``, each
+    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps (one slice when N is small)."""
+    n = max(1, min(int(threads), num_envs, (num_envs * max(int(steps), 1)) // MIN_SLICE_ENV_STEPS))
     base, extra = divmod(num_envs, n)
     out, first = [], 0
     for i in range(n):
@@ -113,24 +94,16 @@ def _short_switch(enter: bool) -> None:
                 sys.setswitchinterval(_SWITCH["saved"])
 
 
-def _run(cmds, threads: int = 1) -> None:
-    """Launch recorded commands on ``threads`` threads at once (the calling one and pool
-    threads), each taking the next command from a shared queue until none is left."""
-    if len(cmds) == 1 or threads <= 1:
-        for cmd in cmds:
-            cmd.launch()
+def _run(cmds) -> None:
+    """Launch recorded commands at once: all but the first on the pool, the first here."""
+    if len(cmds) == 1:
+        cmds[0].launch()
         return
-    queue = iter(cmds)              # one iterator for all: next() under the GIL hands out each once
-
-    def work():
-        for cmd in queue:
-            cmd.launch()
-
     _short_switch(True)
     try:
-        futures = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+        futures = [_pool(len(cmds) - 1).submit(c.launch) for c in cmds[1:]]
         try:
-            work()
+            cmds[0].launch()
         finally:
             for f in futures:
                 f.result()
@@ -203,13 +176,9 @@ class Solver:
         self._alloc()
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
-        """The ``(first environment, count)`` chunks a launch of ``steps`` steps is split into
-        (each its own launch, taken by ``launch_threads(steps)`` threads from a queue)."""
+        """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
+        (each its own launch, run at once on the thread pool)."""
         return slices(self.model.num_envs, self.threads, steps)
-
-    def launch_threads(self, steps: int = 1) -> int:
-        """The threads a launch of ``steps`` steps runs on at once."""
-        return workers(self.model.num_envs, self.threads, steps)
 
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
@@ -268,7 +237,7 @@ class Solver:
         self._check_dt(dt, "step")
         self._in_step = True
         try:
-            _run(self._launch(state_in, state_out, control, dt), self.launch_threads())
+            _run(self._launch(state_in, state_out, control, dt))
             for cb in self.callbacks:
                 cb(self)
         finally:
@@ -327,7 +296,7 @@ class Solver:
         cmds = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
-            _run(cmds, self.launch_threads(count))
+            _run(cmds)
         finally:
             self._in_step = False
         self.last_dt = float(dt)
