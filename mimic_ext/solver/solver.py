@@ -459,8 +459,8 @@ class Solver:
             if now == held.source:
                 return held
         now_rows = a.numpy()
-        buf = _Buffer(rows, a.shape[1], a.dtype, a.device)
-        buf.write(np.tile(now_rows, (rows // a.shape[0], 1)))
+        buf = held if held is not None and held.rows >= rows else _Buffer(rows, a.shape[1], a.dtype, a.device)
+        buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))     # in place when it is large enough
         buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if a.device.is_cpu else None
         if name:
             self._buffers[name] = buf
