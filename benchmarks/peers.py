@@ -153,6 +153,18 @@ class OursStepMany(Ours):
         self._schedule = None
         self.k += n
 
+    def call_cost(self, calls: int = 200) -> float:
+        """Median wall seconds of a call of one step (the per-call cost, and one step)."""
+        times = []
+        for _ in range(calls):
+            row = self.full[[schedule_index(self.k)]]
+            t0 = time.perf_counter()
+            self.solver.step_many(self.s0, row, M.DT)
+            self._wp.synchronize()
+            times.append(time.perf_counter() - t0)
+            self.k += 1
+        return float(np.median(times))
+
 
 # ------------------------------------------------------------------------------- MuJoCo
 

@@ -275,6 +275,9 @@ def run_row(key: str, mech: M.Mechanism, num_envs: int, args) -> list[Measured]:
     try:
         check(runners, mech, args.check_steps, args.check_budget, out)
         time_rounds(runners, out, args.rounds, args.block_s, key)
+        for kind, r in runners.items():
+            if isinstance(r, P.OursStepMany) and num_envs == 1:
+                out[kind].note = f"a call of 1 step: {r.call_cost() * 1e6:.0f} us"
     finally:
         for r in runners.values():
             r.close()
@@ -418,7 +421,8 @@ def summary(results: dict, args) -> list[str]:
                      f"{_compare(o, mj, 'cpu_step', 1.5)}" if o and mj else f"{what}: row not run")
     sm, mjs, o1 = (_get(results, ("robotiq", 1), k) for k in ("step_many", "mj_step", "ours"))
     if sm and mjs:
-        lines.append(f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)}")
+        lines.append(f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)} "
+                     f"(step_many {sm.wall_step * 1e6:.2f} us/step in blocks of about {args.block_s:g} s; {sm.note})")
     elif o1 and mjs:
         lines.append(f"Robotiq N = 1 with step_many: {unavailable('step_many') or 'not run'}; Solver.step vs "
                      f"mj_step, wall: {_compare(o1, mjs, 'wall_step', 2.0)}")
