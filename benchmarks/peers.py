@@ -465,9 +465,9 @@ def missing(kind: str) -> str | None:
 
 
 def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
-    """Kinds: ``ours``, ``ours:T`` (threads=T), ``step_many``, ``step_many:T``, ``mj_step``, ``rollout:T`` (0: calling thread),
-    ``featherstone``, ``xpbd``, ``physx:T`` (0: calling thread); ``remote:<kind>`` runs one in
-    a spawned process."""
+    """Kinds: ``ours``, ``ours:T`` (threads=T), ``step_many``, ``step_many:T`` (threads=T),
+    ``mj_step``, ``rollout:T`` (0: calling thread), ``featherstone``, ``xpbd``, ``physx:T`` (0:
+    calling thread); ``remote:<kind>`` runs one in a spawned process."""
     name, _, arg = kind.partition(":")
     if name == "ours":
         # plain "ours" is one thread (the solver's default is every core): "ours:T" is the threaded row

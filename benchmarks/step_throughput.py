@@ -17,10 +17,11 @@ phase; ``benchmarks/peers.py`` steps each engine). Per row (a mechanism and N en
    block sized to about ``--block-s`` seconds; medians of wall time (``perf_counter``) and of
    CPU time (``process_time``: every thread of this process, so a thread pool's work counts).
    A block's size comes from a probe grown 8x at a time until it takes an eighth of a block
-   (``block_steps``), so an engine whose call has a fixed cost spread over its steps (``step_many``,
-   ``rollout``) is sized by its cost per step at block length, not by that fixed cost: a
-   2-step probe of ``step_many`` at N = 1 measures mostly its per-call cost and would time
-   blocks of a few dozen steps, where its own cost per step at 4,800 steps is 3x lower.
+   (``block_steps``), so an engine whose call has a fixed cost spread over its steps
+   (``step_many``, ``rollout``) is sized by its cost per step at block length, not by that
+   fixed cost: a 2-step probe of ``step_many`` at N = 1 measures mostly its per-call cost
+   (tens of microseconds, against about 3 us a step) and would time blocks too short to
+   amortise it, as every ``step_many`` block was sized before (about 48 steps).
 
 Engines: ``ours`` (``Solver.step``, one thread as Warp runs a CPU launch; ``ours T`` when the
 solver takes ``threads=``), ``ours step_many`` (``Solver.step_many``, the block in one call: at
@@ -37,8 +38,8 @@ Rows: ``robotiq`` at N = 1, 64, 1024, 4096, ``inspire`` at 1 and 1024, ``chain8`
 groups, ``--rows humanoid:1`` any N. At the end: one line per target of issue 13 (the N = 1024
 one compares ours ``step_many`` on T threads with rollout on T threads, and the other
 variants of ours with the same rollout, then prints both engines' own thread scaling: wall,
-CPU over wall, and the cores other processes kept busy meanwhile, which lower both alike), and (not with ``--quick``) the cold compile
-time of the solver's Warp module.
+CPU over wall, and the cores other processes kept busy meanwhile, which lower both alike),
+and (not with ``--quick``) the cold compile time of the solver's Warp module.
 """
 
 from __future__ import annotations
@@ -394,10 +395,10 @@ def summary(results: dict, args) -> list[str]:
                 scaling.append(f"{many.name} {one.wall_step / many.wall_step:.2f}x {one.name}'s wall "
                                f"(CPU/wall {many.cpu_step / many.wall_step:.2f})")
         if scaling:
-            others = OTHERS.get(f"robotiq:1024")
+            busy = OTHERS.get("robotiq:1024")
             lines.append(f"Robotiq N = 1024, thread scaling ({T} threads; CPU/wall: the cores kept busy, "
                          f"{T} at most): {'; '.join(scaling)}; other processes kept "
-                         f"{'?' if others is None else f'{others:.2f}'} of the {P.cpu_count()} cores busy meanwhile")
+                         f"{'?' if busy is None else f'{busy:.2f}'} of the {P.cpu_count()} cores busy meanwhile")
     else:
         lines.append("Robotiq N = 1024 vs MuJoCo rollout: row not run")
     ro1 = _get(results, key, "rollout:0")
@@ -443,8 +444,8 @@ def main(argv=None) -> int:
                                               f"mechanisms: {', '.join(M.MECHANISMS)}")
     ap.add_argument("--threads", type=int, default=P.cpu_count(), help="threads for the multi-threaded variants "
                                                                        "(default: all cores)")
-    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours always): mj_step rollout featherstone "
-                                                 "xpbd physx step_many")
+    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours and its step_many always): mj_step "
+                                                 "rollout featherstone xpbd physx")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-s", type=float, default=0.25, help="seconds per timed block (per engine, per round)")
     ap.add_argument("--check-steps", type=int, default=120)
