@@ -130,6 +130,7 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
     held = model.control()
     vel0, eff0 = held.joint_target_vel.numpy().copy(), held.joint_effort.numpy().copy()
     sched_a = base[:30].copy()
+    sched_w = wp.array(base[:80], dtype=wp.float32)
     ctl = model.control()                     # a held control of the caller's, changed in place below
     vel1 = np.full((n_env, n_dof), 0.3, np.float32)
     rng = np.random.default_rng(7)
@@ -148,7 +149,10 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
             sched_a[:] += 0.05                 # the same array, new values
             return solver.step_many(state, sched_a, DT, steps=20)
         if kind == 3:
-            return solver.step_many(state, wp.array(base[:80], dtype=wp.float32), DT / 2, sample_every=7)
+            return solver.step_many(state, sched_w, DT / 2, sample_every=7)
+        if kind == 8:
+            sched_w.assign(base[:80] + 0.02)   # the same Warp array, new values
+            return solver.step_many(state, sched_w, DT, steps=10, sample_after=[10])
         if kind == 4:
             ctl.joint_target_vel.assign(vel1)
             return solver.step_many(state, base[:12], DT, control=ctl, sample_after=[12])
@@ -164,7 +168,7 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
             (sched_a2[:20], vel0, eff0, DT, set()), (base[:80], vel0, eff0, DT / 2, set(range(7, 81, 7))),
             (base[:12], vel1, eff0, DT, {12}), (base[12:20], -vel1, eff0, DT, {4, 8}),
             (base[10:40], per_step.joint_target_vel.numpy(), per_step.joint_effort.numpy().reshape(30, n_env, n_dof),
-             DT, {10, 20, 30}), (base[:3], vel0, eff0, DT, {1, 2, 3})]
+             DT, {10, 20, 30}), (base[:3], vel0, eff0, DT, {1, 2, 3}), ((base[:80] + 0.02)[:10], vel0, eff0, DT, {10})]
     expected, ref_state = _one_at_a_time(Solver(model, threads=1), model, model.state(), refs)
 
     solver, state = Solver(model, threads=threads), model.state()
@@ -182,3 +186,21 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
     assert np.array_equal(state.joint_q.numpy(), ref_state.joint_q.numpy())
     assert np.array_equal(state.joint_qd.numpy(), ref_state.joint_qd.numpy())
     assert np.ptp(state.joint_q.numpy(), axis=0).max() > 1e-3       # environments really differ
+
+
+def test_a_history_is_never_written_while_anything_holds_it():
+    """step_many writes a history again only once nothing outside the solver holds it: a NumPy
+    array or a Warp view of an earlier one keeps it (and so its values) alive."""
+    model = model_of(LINKAGE, 3)
+    solver, state, targets = Solver(model, threads=1), model.state(), schedule(model, 30)
+    view = solver.step_many(state, targets[:10], DT, sample_every=5).numpy()   # only a NumPy view kept
+    first = view.copy()
+    h2 = solver.step_many(state, targets[10:20], DT, sample_every=5)
+    assert not np.array_equal(h2.numpy(), first)           # the two runs recorded different positions
+    assert np.array_equal(view, first)
+    part = h2[1]                                           # only a Warp view of the second one kept
+    del h2
+    second = part.numpy().copy()
+    h3 = solver.step_many(state, targets[20:], DT, sample_every=5)
+    assert not np.array_equal(h3.numpy()[1], second)
+    assert np.array_equal(part.numpy(), second) and np.array_equal(view, first)

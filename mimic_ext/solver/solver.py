@@ -173,6 +173,8 @@ class Solver:
         self._in_step = False
         self._launches: dict = {}
         self._buffers: dict = {}      # step_many's buffers kept between calls (cleared with the model version)
+        self._many: dict = {}         # step_many's recorded launches per slice layout
+        self._last_history = None     # the last history step_many returned (written again once no one holds it)
         self._alloc()
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
@@ -186,6 +188,8 @@ class Solver:
         self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
         self._launches.clear()
         self._buffers.clear()
+        self._many.clear()
+        self._last_history = None
         self._version = m.version
 
     # ---- stepping -------------------------------------------------------------------------
@@ -258,8 +262,8 @@ class Solver:
         are ``(steps, num_envs, dof_count)`` (or ``(steps * num_envs, dof_count)``). ``steps``
         defaults to the schedule's length. Positions (``joint_q``) are recorded after every
         ``sample_every``-th step, or after the step counts listed in ``sample_after`` (1 ..
-        ``steps``, ascending), into an array ``(samples, num_envs, coord_count)``, new for
-        every call (a later call never writes into one returned before).
+        ``steps``, ascending), into an array ``(samples, num_envs, coord_count)``: a later call
+        never writes into one returned before while anything still holds it (or a view of it).
 
         The same arithmetic as ``step`` called ``steps`` times with the state swapped between two
         buffers: the results are bitwise those of one step at a time. Per-step ``callbacks``
@@ -269,8 +273,9 @@ class Solver:
 
         A call costs tens of microseconds besides its steps: its launches are recorded once per
         slice layout and only the arguments that changed are set again, a NumPy schedule is
-        copied into a buffer the solver keeps, and the held targets are tiled again only when
-        their values change or a longer run needs more rows.
+        copied into a buffer the solver keeps, the held targets are tiled again only when
+        their values change or a longer run needs more rows, and a history nothing holds any
+        more is written again.
         """
         if self._in_step:
             raise StepInProgressError("Solver.step_many called from inside a step")
@@ -290,15 +295,21 @@ class Solver:
         slot.write(marks)
         n_q = state.joint_q.shape[1]
         if after.size:
-            history = wp.empty((after.size, m.num_envs, n_q), dtype=m.dtype, device=m.device)
+            history = self._history((after.size, m.num_envs, n_q))
         else:                        # nothing is recorded: any array of the right shape serves
             history = self._no_history(n_q)
-        cmds = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
+        cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
             _run(cmds)
         finally:
             self._in_step = False
+            if after.size:           # the launches let go of it: only _last_history holds it from here on
+                spare = self._no_history(n_q)
+                for cmd in cmds:
+                    cmd.set_param_at_index(len(now) - 1, spare)      # the history is the last argument
+                now[-1] = spare
+                self._last_history = history
         self.last_dt = float(dt)
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite(f"{count} steps")
@@ -321,25 +332,24 @@ class Solver:
         return np.zeros(0, np.int64)
 
     def _many_launch(self, state: State, pos, vel, eff, slot, history, count: int, dt: float):
-        """The recorded launches of ``step_many`` (one per slice), recorded once per slice
-        layout; of their arguments only those that changed since the last call are set."""
+        """The recorded launches of ``step_many`` (one per slice) and their arguments, recorded
+        once per slice layout (which only the step count changes, and only while the slices
+        are fewer than ``threads``); of the arguments only those that changed since the last
+        call are set."""
         m = self.model
         other = self._spare_state(state)
         args = [m.data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
                 other.joint_q, other.joint_qd, other.joint_turns, pos, vel, eff, dt, slot, history]
-        cuts = self.launch_slices(count)
-        key = ("many",) + tuple(cuts)
-        hit = self._launches.get(key)
-        if hit is None:
+        cuts = tuple(self.launch_slices(count))
+        hit = self._many.get(cuts)
+        if hit is None:              # at most min(threads, N) layouts
             cmds = []
             for first, cnt in cuts:
                 args[2] = first
                 cmds.append(wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=list(args), device=m.device,
                                       record_cmd=True))
-            if len(self._launches) >= _CACHE_SIZE:
-                self._launches.pop(next(iter(self._launches)))
-            self._launches[key] = (cmds, args)        # the arguments as recorded (kept alive with them)
-            return cmds
+            self._many[cuts] = (cmds, args)        # the arguments as recorded (kept alive with them)
+            return cmds, args
         cmds, now = hit
         for i in range(5, len(args)):               # 0 .. 4: the model, the scratch and the slice's extent
             a = args[i]
@@ -351,7 +361,20 @@ class Solver:
             for cmd in cmds:
                 cmd.set_param_at_index(4, count)
             now[4] = count
-        return cmds
+        return cmds, now
+
+    def _history(self, shape: tuple[int, int, int]) -> wp.array:
+        """The history of this call: the last call's again when nothing but the solver holds it
+        (the launches let go of it after their run: its only references are ``_last_history``
+        and ``getrefcount``'s argument, so the caller dropped it and every view or NumPy array
+        of it, which all hold one), else a new array."""
+        last = self._last_history
+        if last is not None and last.shape == shape:
+            del last                                     # not a third reference
+            if sys.getrefcount(self._last_history) == 2:
+                return self._last_history
+        self._last_history = None
+        return wp.empty(shape, dtype=self.model.dtype, device=self.model.device)
 
     def _no_history(self, n_q: int) -> wp.array:
         """The history argument of a run that records nothing (never written)."""
@@ -423,9 +446,18 @@ class Solver:
         return pos, vel, eff, count
 
     def _device_rows(self, a: wp.array, total: int) -> wp.array:
-        """A Warp schedule array as contiguous ``(total * num_envs, dof_count)`` rows."""
+        """A Warp schedule array as contiguous ``(total * num_envs, dof_count)`` rows (the rows
+        view of the last one given is kept: passed again, it sets no launch argument)."""
+        if len(a.shape) == 2 and a.is_contiguous:
+            return a
+        last = self._buffers.get("rows view")
+        if last is not None and last[0] is a and a.is_contiguous:
+            return last[1]
         flat = a if a.is_contiguous else wp.clone(a)
-        return flat if len(a.shape) == 2 else flat.reshape((total * self.model.num_envs, self.model.dof_count))
+        if len(a.shape) == 3:
+            flat = flat.reshape((total * self.model.num_envs, self.model.dof_count))
+        self._buffers["rows view"] = (a, flat)
+        return flat
 
     def _held(self, control: Control | None, count: int):
         """The held velocity targets and efforts of ``control`` (default: ``model.control()``)
