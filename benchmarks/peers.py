@@ -132,23 +132,40 @@ class Ours(Runner):
 
 
 class OursStepMany(Ours):
-    """``Solver.step_many``: the ``n`` steps of a block in one call, their targets from a
-    schedule array (issue 13's proposed ``step_many(state, control_schedule, dt, steps,
-    sample_every)``; only built when the solver has it, see ``solver_has_step_many``)."""
+    """``Solver.step_many``: the ``n`` steps of a block in one call per slice of environments
+    (``threads``), their position targets a NumPy schedule (prepared untimed, as a rollout's
+    control block; the call copies it into the solver's buffer, timed), one sample at the end."""
 
-    name = "ours step_many"
+    def __init__(self, mech, num_envs, threads: int = 1):
+        super().__init__(mech, num_envs, threads=threads)
+        self.name = "ours step_many" + (f" {threads}T" if num_envs > 1 else "")
+        self._schedule = None
 
     def prepare(self, n):
         idx = [schedule_index(self.k + i) for i in range(n)]
-        self._schedule = self._wp.array(self.full[idx], dtype=float, device=self.model.device)
+        self._schedule = self.full[idx]
 
     def advance(self, n):
-        if getattr(self, "_schedule", None) is None or self._schedule.shape[0] != n:
+        if self._schedule is None or self._schedule.shape[0] != n:
             self.prepare(n)
-        self.solver.step_many(self.s0, self._schedule, M.DT, n, n)
+        self.solver.step_many(self.s0, self._schedule, M.DT, sample_every=n)
         self._wp.synchronize()
         self._schedule = None
         self.k += n
+
+    def call_cost(self, calls: int = 200) -> tuple[float, float]:
+        """Medians of the wall and CPU seconds (this thread's: at N = 1 the call runs on it) of
+        a call of one step (the per-call cost, and one step)."""
+        wall, cpu = [], []
+        for _ in range(calls):
+            row = self.full[[schedule_index(self.k)]]
+            c0, t0 = time.thread_time(), time.perf_counter()
+            self.solver.step_many(self.s0, row, M.DT)
+            self._wp.synchronize()
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.thread_time() - c0)
+            self.k += 1
+        return float(np.median(wall)), float(np.median(cpu))
 
 
 # ------------------------------------------------------------------------------- MuJoCo
@@ -450,9 +467,9 @@ def missing(kind: str) -> str | None:
 
 
 def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
-    """Kinds: ``ours``, ``ours:T`` (threads=T), ``mj_step``, ``rollout:T`` (0: calling thread),
-    ``featherstone``, ``xpbd``, ``physx:T`` (0: calling thread); ``remote:<kind>`` runs one in
-    a spawned process."""
+    """Kinds: ``ours``, ``ours:T`` (threads=T), ``step_many``, ``step_many:T`` (threads=T),
+    ``mj_step``, ``rollout:T`` (0: calling thread), ``featherstone``, ``xpbd``, ``physx:T`` (0:
+    calling thread); ``remote:<kind>`` runs one in a spawned process."""
     name, _, arg = kind.partition(":")
     if name == "ours":
         # plain "ours" is one thread (the solver's default is every core): "ours:T" is the threaded row
@@ -462,7 +479,7 @@ def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
     if name == "step_many":
         if not solver_has_step_many():
             raise RuntimeError("Solver.step_many is not available yet")
-        return OursStepMany(mech, num_envs, threads=int(arg) if arg else None)
+        return OursStepMany(mech, num_envs, threads=int(arg) if arg else 1)
     if name == "mj_step":
         return MjStep(mech, num_envs)
     if name == "rollout":

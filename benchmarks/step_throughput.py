@@ -16,10 +16,18 @@ phase; ``benchmarks/peers.py`` steps each engine). Per row (a mechanism and N en
 2. **Timing.** Rounds ``A B C .. A B C ..`` (``--rounds``, at least 5), each engine stepping a
    block sized to about ``--block-s`` seconds; medians of wall time (``perf_counter``) and of
    CPU time (``process_time``: every thread of this process, so a thread pool's work counts).
+   A block's size comes from a probe grown 8x at a time until it takes an eighth of a block
+   (``block_steps``), so an engine whose call has a fixed cost spread over its steps
+   (``step_many``, ``rollout``) is sized by its cost per step at block length, not by that
+   fixed cost: a 2-step probe of ``step_many`` at N = 1 measures mostly its per-call cost
+   (tens of microseconds, against about 3 us a step) and would time blocks too short to
+   amortise it, as every ``step_many`` block was sized before (about 48 steps).
 
 Engines: ``ours`` (``Solver.step``, one thread as Warp runs a CPU launch; ``ours T`` when the
-solver takes ``threads=``, ``step_many`` when it has one: detected, else "not available
-yet"), MuJoCo ``mj_step`` (N = 1) and ``mujoco.rollout`` on the calling thread and on a
+solver takes ``threads=``), ``ours step_many`` (``Solver.step_many``, the block in one call: at
+N = 1, and on T threads at N > 1, one launch per slice for all the block's steps, as
+``rollout`` runs all its steps in C per thread), MuJoCo ``mj_step`` (N = 1) and
+``mujoco.rollout`` on the calling thread and on a
 persistent pool of T threads, Newton 1.8 ``SolverFeatherstone`` and ``SolverXPBD`` (CPU;
 XPBD's first compile takes minutes and is never timed: the check runs it first), and real
 PhysX on the CPU through ovphysx (the robot cloned N times; its tasks on the calling thread,
@@ -27,8 +35,11 @@ and on T worker threads). A peer that is not installed is listed as such.
 
 Rows: ``robotiq`` at N = 1, 64, 1024, 4096, ``inspire`` at 1 and 1024, ``chain8`` ..
 ``chain64`` and ``humanoid`` (53 DOFs, 12 mimics) at 256; ``--rows robotiq chains`` picks
-groups, ``--rows humanoid:1`` any N. At the end: one line per target of issue 13, and (not with ``--quick``) the cold
-compile time of the solver's Warp module.
+groups, ``--rows humanoid:1`` any N. At the end: one line per target of issue 13 (the N = 1024
+one compares ours ``step_many`` on T threads with rollout on T threads, and the other
+variants of ours with the same rollout, then prints both engines' own thread scaling: wall,
+CPU over wall, and the cores other processes kept busy meanwhile, which lower both alike),
+and (not with ``--quick``) the cold compile time of the solver's Warp module.
 """
 
 from __future__ import annotations
@@ -114,6 +125,8 @@ def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[st
     kinds = ["ours"]
     if threads > 1:
         kinds.append(f"ours:{threads}")
+        if num_envs > 1:
+            kinds.append(f"step_many:{threads}")
     if num_envs == 1:
         kinds += ["step_many", "mj_step"]
     kinds.append("rollout:0")
@@ -123,8 +136,8 @@ def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[st
     if threads > 1:
         kinds.append(f"remote:physx:{threads}")
     if only:
-        kinds = [k for k in kinds if k.partition(":")[0] == "ours" or k.removeprefix("remote:").partition(":")[0] in only
-                 or k in only]
+        kinds = [k for k in kinds if k.partition(":")[0] in ("ours", "step_many")
+                 or k.removeprefix("remote:").partition(":")[0] in only or k in only]
     return kinds
 
 
@@ -170,18 +183,55 @@ def check(runners: dict, mech: M.Mechanism, steps: int, budget_s: float, out: di
             m.note = f"trajectory off by {m.dev:.3g} rad > {tol:.3g}: no ratio"
 
 
-def time_rounds(runners: dict, out: dict[str, Measured], rounds: int, block_s: float) -> None:
-    """Interleaved rounds; each engine's block sized from its check-window speed."""
-    sizes = {}
-    for kind, r in runners.items():
-        est = max(r.timed(2)[0] / 2, 1e-7)
-        sizes[kind] = int(min(4000, max(2, round(block_s / est))))
+#: Most steps in one timed block (ours' ``step_many`` at N = 1 takes about 3 us a step).
+MAX_BLOCK_STEPS = 20000
+
+
+def block_steps(r, block_s: float) -> int:
+    """Steps per timed block for about ``block_s`` seconds: probes of 2, 16, 128 .. steps until
+    one takes an eighth of a block, sized from the last (so a fixed cost per call is spread
+    over a block-length probe, as it is in the timed blocks)."""
+    n = 2
+    while True:
+        wall = r.timed(n)[0]
+        if wall >= block_s / 8 or n >= MAX_BLOCK_STEPS:
+            break
+        n = min(MAX_BLOCK_STEPS, n * 8)
+    return int(min(MAX_BLOCK_STEPS, max(2, round(block_s * n / max(wall, 1e-9)))))
+
+
+def machine_busy() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds of the whole machine since boot (``/proc/stat``), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(v) - v[3] - v[4]) / tick, sum(v) / tick
+
+
+#: Per row: cores the machine's other processes kept busy during its timed rounds.
+OTHERS: dict[str, float] = {}
+
+
+def time_rounds(runners: dict, out: dict[str, Measured], rounds: int, block_s: float, key: str = "") -> None:
+    """Interleaved rounds; each engine's block sized by ``block_steps``. Also records in
+    ``OTHERS[key]`` how many cores other processes kept busy meanwhile (machine busy time
+    from ``/proc/stat`` less this process's CPU time, over the wall time)."""
+    sizes = {kind: block_steps(r, block_s) for kind, r in runners.items()}
+    m0, c0, t0, remote = machine_busy(), time.process_time(), time.perf_counter(), 0.0
     for _ in range(rounds):
         for kind, r in runners.items():
             n = sizes[kind]
             wall, cpu = r.timed(n)
             out[kind].wall.append(wall / n)
             out[kind].cpu.append(cpu / n)
+            if isinstance(r, P.Remote):      # its process's CPU is ours too, not another job's
+                remote += cpu
+    m1, c1, t1 = machine_busy(), time.process_time(), time.perf_counter()
+    if m0 and m1 and t1 > t0:
+        OTHERS[key] = max(0.0, (m1[0] - m0[0]) - (c1 - c0) - remote) / (t1 - t0)
     for kind, r in runners.items():
         q = r.positions()
         if not np.all(np.isfinite(q)):
@@ -225,7 +275,11 @@ def run_row(key: str, mech: M.Mechanism, num_envs: int, args) -> list[Measured]:
     said = len(P.MUJOCO_WARNINGS)
     try:
         check(runners, mech, args.check_steps, args.check_budget, out)
-        time_rounds(runners, out, args.rounds, args.block_s)
+        time_rounds(runners, out, args.rounds, args.block_s, key)
+        for kind, r in runners.items():
+            if isinstance(r, P.OursStepMany) and num_envs == 1:
+                wall, cpu = r.call_cost()
+                out[kind].note = f"a call of 1 step: {wall * 1e6:.0f} us wall, {cpu * 1e6:.0f} us CPU"
     finally:
         for r in runners.values():
             r.close()
@@ -324,14 +378,28 @@ def summary(results: dict, args) -> list[str]:
     T = args.threads
     lines = []
     key = ("robotiq", 1024)
-    ours, ours_t = _get(results, key, "ours"), _get(results, key, f"ours:{T}")
+    ours = _get(results, key, "ours")
     ro = _get(results, key, f"rollout:{T}") or _get(results, key, "rollout:0")
     if ours and ro:
-        best = ours_t if ours_t and ours_t.ok else ours
-        why = "" if best is ours_t or T == 1 else \
-            f" (ours on 1 thread: {unavailable(f'ours:{T}') or 'ours on T threads failed its check'})"
-        lines.append(f"Robotiq N = 1024, wall time, {best.name} vs {ro.name}: {_compare(best, ro, 'wall_step', 4.0)}"
-                     f"{why}")
+        many = _get(results, key, f"step_many:{T}") if T > 1 else None
+        main = many or _get(results, key, f"ours:{T}") or ours      # ours on all threads, its steps in one call
+        others = [m for m in (_get(results, key, k) for k in ("ours", f"ours:{T}", f"step_many:{T}"))
+                  if m is not None and m is not main and m.ok and ro.ok]
+        lines.append(f"Robotiq N = 1024, wall time, {main.name} vs {ro.name}: {_compare(main, ro, 'wall_step', 4.0)}"
+                     + (f" (the other variants of ours vs {ro.name}: " + ", ".join(
+                         f"{m.name} {_per_env(ro, 'wall_step') / _per_env(m, 'wall_step'):.2f}x" for m in others) + ")"
+                        if others else ""))
+        scaling = []
+        for one, many in ((ours, _get(results, key, f"step_many:{T}")), (ours, _get(results, key, f"ours:{T}")),
+                          (_get(results, key, "rollout:0"), _get(results, key, f"rollout:{T}"))):
+            if one and many and T > 1:
+                scaling.append(f"{many.name} {one.wall_step / many.wall_step:.2f}x {one.name}'s wall "
+                               f"(CPU/wall {many.cpu_step / many.wall_step:.2f})")
+        if scaling:
+            busy = OTHERS.get("robotiq:1024")
+            lines.append(f"Robotiq N = 1024, thread scaling ({T} threads; CPU/wall: the cores kept busy, "
+                         f"{T} at most): {'; '.join(scaling)}; other processes kept "
+                         f"{'?' if busy is None else f'{busy:.2f}'} of the {P.cpu_count()} cores busy meanwhile")
     else:
         lines.append("Robotiq N = 1024 vs MuJoCo rollout: row not run")
     ro1 = _get(results, key, "rollout:0")
@@ -358,7 +426,8 @@ def summary(results: dict, args) -> list[str]:
                      f"{_compare(o, mj, 'cpu_step', 1.5)}" if o and mj else f"{what}: row not run")
     sm, mjs, o1 = (_get(results, ("robotiq", 1), k) for k in ("step_many", "mj_step", "ours"))
     if sm and mjs:
-        lines.append(f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)}")
+        lines.append(f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)} "
+                     f"(step_many {sm.wall_step * 1e6:.2f} us/step in blocks of about {args.block_s:g} s; {sm.note})")
     elif o1 and mjs:
         lines.append(f"Robotiq N = 1 with step_many: {unavailable('step_many') or 'not run'}; Solver.step vs "
                      f"mj_step, wall: {_compare(o1, mjs, 'wall_step', 2.0)}")
@@ -376,8 +445,8 @@ def main(argv=None) -> int:
                                               f"mechanisms: {', '.join(M.MECHANISMS)}")
     ap.add_argument("--threads", type=int, default=P.cpu_count(), help="threads for the multi-threaded variants "
                                                                        "(default: all cores)")
-    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours always): mj_step rollout featherstone "
-                                                 "xpbd physx step_many")
+    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours and its step_many always): mj_step "
+                                                 "rollout featherstone xpbd physx")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-s", type=float, default=0.25, help="seconds per timed block (per engine, per round)")
     ap.add_argument("--check-steps", type=int, default=120)

@@ -96,3 +96,111 @@ def test_nonfinite_in_any_step_is_flagged_after_the_run():
     with pytest.raises(NonFiniteStateError) as err:
         solver.step_many(model.state(), targets, DT)
     assert err.value.envs == [2] and solver.nonfinite_envs() == [2]
+
+
+def _one_at_a_time(solver, model, state, calls):
+    """Reference for ``calls``: each (position targets (steps, N, dofs), velocity targets and
+    efforts per step or held (N, dofs), dt, sample step counts) stepped one ``step`` at a time
+    from ``state``; the positions at the sample counts of each call, and the final state."""
+    a, b, c = state, model.state(), model.control()
+    out = []
+    for pos, vel, eff, dt, after in calls:
+        samples = []
+        for k in range(pos.shape[0]):
+            c.joint_target_pos.assign(pos[k])
+            c.joint_target_vel.assign(vel[k] if vel.ndim == 3 else vel)
+            c.joint_effort.assign(eff[k] if eff.ndim == 3 else eff)
+            solver.step(a, b, c, dt)
+            a, b = b, a
+            if k + 1 in after:
+                samples.append(a.joint_q.numpy().copy())
+        out.append(np.array(samples))
+    return out, a
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_repeated_calls_give_one_at_a_time_results(threads):
+    """The launches, buffers and tiled targets step_many keeps between calls never carry a
+    stale value: calls that change the schedule (its values in place, its kind, its length,
+    beyond every buffer's size and back), the sampling, dt and the held control each give
+    bitwise what one ``step`` at a time gives, and no later call writes into an earlier history."""
+    model = model_of(LINKAGE, N)
+    n_env, n_dof = N, model.dof_count
+    base = schedule(model, 80)
+    held = model.control()
+    vel0, eff0 = held.joint_target_vel.numpy().copy(), held.joint_effort.numpy().copy()
+    sched_a = base[:30].copy()
+    sched_w = wp.array(base[:80], dtype=wp.float32)
+    ctl = model.control()                     # a held control of the caller's, changed in place below
+    vel1 = np.full((n_env, n_dof), 0.3, np.float32)
+    rng = np.random.default_rng(7)
+    per_step = Control(joint_target_pos=wp.array(base[10:40], dtype=wp.float32),
+                       joint_target_vel=wp.array(rng.uniform(-1, 1, (30, n_env, n_dof)), dtype=wp.float32),
+                       joint_effort=wp.array(rng.uniform(-0.01, 0.01, (30 * n_env, n_dof)), dtype=wp.float32))
+    # (call, reference inputs): each call's kwargs and (pos, vel, eff, dt, sample counts)
+    runs = []
+
+    def call(solver, state, kind):
+        if kind == 0:
+            return solver.step_many(state, sched_a, DT, sample_every=5)
+        if kind == 1:
+            return solver.step_many(state, base[30:60], DT, sample_after=[3, 30])
+        if kind == 2:
+            sched_a[:] += 0.05                 # the same array, new values
+            return solver.step_many(state, sched_a, DT, steps=20)
+        if kind == 3:
+            return solver.step_many(state, sched_w, DT / 2, sample_every=7)
+        if kind == 8:
+            sched_w.assign(base[:80] + 0.02)   # the same Warp array, new values
+            return solver.step_many(state, sched_w, DT, steps=10, sample_after=[10])
+        if kind == 4:
+            ctl.joint_target_vel.assign(vel1)
+            return solver.step_many(state, base[:12], DT, control=ctl, sample_after=[12])
+        if kind == 5:
+            ctl.joint_target_vel.assign(-vel1)  # the same control, new values
+            return solver.step_many(state, base[12:20], DT, control=ctl, sample_every=4)
+        if kind == 6:
+            return solver.step_many(state, per_step, DT, sample_every=10)
+        return solver.step_many(state, base[:3], DT, sample_every=1)   # short again, default control
+
+    sched_a2 = base[:30] + 0.05
+    refs = [(base[:30], vel0, eff0, DT, set(range(5, 31, 5))), (base[30:60], vel0, eff0, DT, {3, 30}),
+            (sched_a2[:20], vel0, eff0, DT, set()), (base[:80], vel0, eff0, DT / 2, set(range(7, 81, 7))),
+            (base[:12], vel1, eff0, DT, {12}), (base[12:20], -vel1, eff0, DT, {4, 8}),
+            (base[10:40], per_step.joint_target_vel.numpy(), per_step.joint_effort.numpy().reshape(30, n_env, n_dof),
+             DT, {10, 20, 30}), (base[:3], vel0, eff0, DT, {1, 2, 3}), ((base[:80] + 0.02)[:10], vel0, eff0, DT, {10})]
+    expected, ref_state = _one_at_a_time(Solver(model, threads=1), model, model.state(), refs)
+
+    solver, state = Solver(model, threads=threads), model.state()
+    got = []
+    for kind in range(len(refs)):
+        h = call(solver, state, kind)
+        got.append((h, None if h is None else h.numpy().copy()))
+    assert len(solver.launch_slices(30)) == threads
+    for (h, first), want in zip(got, expected):
+        if h is None:
+            assert want.size == 0
+            continue
+        assert np.array_equal(first, want)                 # bitwise
+        assert np.array_equal(h.numpy(), first)            # not overwritten by a later call
+    assert np.array_equal(state.joint_q.numpy(), ref_state.joint_q.numpy())
+    assert np.array_equal(state.joint_qd.numpy(), ref_state.joint_qd.numpy())
+    assert np.ptp(state.joint_q.numpy(), axis=0).max() > 1e-3       # environments really differ
+
+
+def test_a_history_is_never_written_while_anything_holds_it():
+    """step_many writes a history again only once nothing outside the solver holds it: a NumPy
+    array or a Warp view of an earlier one keeps it (and so its values) alive."""
+    model = model_of(LINKAGE, 3)
+    solver, state, targets = Solver(model, threads=1), model.state(), schedule(model, 30)
+    view = solver.step_many(state, targets[:10], DT, sample_every=5).numpy()   # only a NumPy view kept
+    first = view.copy()
+    h2 = solver.step_many(state, targets[10:20], DT, sample_every=5)
+    assert not np.array_equal(h2.numpy(), first)           # the two runs recorded different positions
+    assert np.array_equal(view, first)
+    part = h2[1]                                           # only a Warp view of the second one kept
+    del h2
+    second = part.numpy().copy()
+    h3 = solver.step_many(state, targets[20:], DT, sample_every=5)
+    assert not np.array_equal(h3.numpy()[1], second)
+    assert np.array_equal(part.numpy(), second) and np.array_equal(view, first)

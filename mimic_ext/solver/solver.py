@@ -111,6 +111,27 @@ def _run(cmds) -> None:
         _short_switch(False)
 
 
+class _Buffer:
+    """A device array of at least ``rows`` rows kept between ``step_many`` calls, written from
+    NumPy (on the CPU through a view of its memory); a tiled one remembers the array ``of``
+    and the bytes (``source``) it was filled from."""
+
+    def __init__(self, rows: int, cols: int | None, dtype, device):
+        self.rows, self.cols = int(rows), cols
+        shape = (max(self.rows, 1),) if cols is None else (max(self.rows, 1), cols)
+        self.array = wp.empty(shape, dtype=dtype, device=device)
+        self.view = self.array.numpy() if self.array.device.is_cpu else None
+        self.source, self.of, self.of_view = None, None, None
+
+    def write(self, data: np.ndarray) -> None:
+        """Rows ``0 .. len(data) - 1`` from ``data`` (cast to the buffer's type)."""
+        if self.view is not None:
+            np.copyto(self.view[:len(data)], data, casting="unsafe")
+        elif len(data):
+            host = wp.array(np.ascontiguousarray(data, dtype=wp.dtype_to_numpy(self.array.dtype)), device="cpu")
+            wp.copy(self.array, host, count=host.size)
+
+
 @dataclass
 class MimicRow:
     """One relation after the last step: impulse on the follower (the leader got -multiplier
@@ -151,6 +172,9 @@ class Solver:
         self.callbacks: list[Callable[["Solver"], None]] = []
         self._in_step = False
         self._launches: dict = {}
+        self._buffers: dict = {}      # step_many's buffers kept between calls (cleared with the model version)
+        self._many: dict = {}         # step_many's recorded launches per slice layout
+        self._last_history = None     # the last history step_many returned (written again once no one holds it)
         self._alloc()
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
@@ -163,6 +187,9 @@ class Solver:
         m = self.model
         self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
         self._launches.clear()
+        self._buffers.clear()
+        self._many.clear()
+        self._last_history = None
         self._version = m.version
 
     # ---- stepping -------------------------------------------------------------------------
@@ -235,13 +262,20 @@ class Solver:
         are ``(steps, num_envs, dof_count)`` (or ``(steps * num_envs, dof_count)``). ``steps``
         defaults to the schedule's length. Positions (``joint_q``) are recorded after every
         ``sample_every``-th step, or after the step counts listed in ``sample_after`` (1 ..
-        ``steps``, ascending), into an array ``(samples, num_envs, coord_count)``.
+        ``steps``, ascending), into an array ``(samples, num_envs, coord_count)``: a later call
+        never writes into one returned before while anything still holds it (or a view of it).
 
         The same arithmetic as ``step`` called ``steps`` times with the state swapped between two
         buffers: the results are bitwise those of one step at a time. Per-step ``callbacks``
         cannot run inside the launch: with any registered this raises ``StepInputError``. The
         finiteness flags (``nonfinite_envs()``, ``raise_on_nonfinite``) cover every step of the
         run and are checked after it; ``mimic_rows()`` reports its last step.
+
+        A call costs tens of microseconds besides its steps: its launches are recorded once per
+        slice layout and only the arguments that changed are set again, a NumPy schedule is
+        copied into a buffer the solver keeps, the held targets are tiled again only when
+        their values change or a longer run needs more rows, and a history nothing holds any
+        more is written again.
         """
         if self._in_step:
             raise StepInProgressError("Solver.step_many called from inside a step")
@@ -253,40 +287,110 @@ class Solver:
         if self._version != self.model.version:
             self._alloc()
         m = self.model
-        n_env, n_dof = m.num_envs, m.dof_count
         pos, vel, eff, count = self._schedule(schedule, steps, control)
-        slot = np.full(count, -1, np.int32)
-        if sample_every is not None and sample_after is not None:
-            raise StepInputError("Solver.step_many: give sample_every or sample_after, not both")
-        if sample_every is not None:
-            if isinstance(sample_every, bool) or int(sample_every) != sample_every or sample_every < 1:
-                raise StepInputError(f"Solver.step_many: sample_every = {sample_every!r}; give a whole number >= 1")
-            after = np.arange(int(sample_every), count + 1, int(sample_every))
-        elif sample_after is not None:
-            after = np.asarray(sample_after, dtype=np.int64).reshape(-1)
-            if after.size and (after[0] < 1 or after[-1] > count or np.any(np.diff(after) <= 0)):
-                raise StepInputError(f"Solver.step_many: sample_after must be ascending step counts in 1 .. {count}")
-        else:
-            after = np.zeros(0, np.int64)
-        slot[after - 1] = np.arange(after.size, dtype=np.int32)
+        after = self._sample_steps(count, sample_every, sample_after)
+        slot = self._buffer("slot", count, None, wp.int32)
+        marks = np.full(count, -1, np.int32)
+        marks[after - 1] = np.arange(after.size, dtype=np.int32)
+        slot.write(marks)
         n_q = state.joint_q.shape[1]
-        history = wp.empty((max(after.size, 1) * n_env, n_q), dtype=m.dtype, device=m.device)
-        other = self._spare_state(state)
-        args = [state.joint_q, state.joint_qd, self._turns(state), other.joint_q, other.joint_qd, other.joint_turns,
-                pos, vel, eff, float(dt), wp.array(slot, dtype=wp.int32, device=m.device),
-                history]
-        cmds = [wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=[m.data, self._scratch, first, n_env, count, *args],
-                          device=m.device, record_cmd=True)
-                for first, cnt in self.launch_slices(count)]
+        if after.size:
+            history = self._history((after.size, m.num_envs, n_q))
+        else:                        # nothing is recorded: any array of the right shape serves
+            history = self._no_history(n_q)
+        cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
             _run(cmds)
         finally:
             self._in_step = False
+            if after.size:           # the launches let go of it: only _last_history holds it from here on
+                spare = self._no_history(n_q)
+                for cmd in cmds:
+                    cmd.set_param_at_index(len(now) - 1, spare)      # the history is the last argument
+                now[-1] = spare
+                self._last_history = history
         self.last_dt = float(dt)
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite(f"{count} steps")
-        return history.reshape((after.size, n_env, n_q)) if after.size else None
+        return history if after.size else None
+
+    @staticmethod
+    def _sample_steps(count: int, sample_every, sample_after) -> np.ndarray:
+        """The step counts (1 .. count, ascending) after which positions are recorded."""
+        if sample_every is not None and sample_after is not None:
+            raise StepInputError("Solver.step_many: give sample_every or sample_after, not both")
+        if sample_every is not None:
+            if isinstance(sample_every, bool) or int(sample_every) != sample_every or sample_every < 1:
+                raise StepInputError(f"Solver.step_many: sample_every = {sample_every!r}; give a whole number >= 1")
+            return np.arange(int(sample_every), count + 1, int(sample_every))
+        if sample_after is not None:
+            after = np.asarray(sample_after, dtype=np.int64).reshape(-1)
+            if after.size and (after[0] < 1 or after[-1] > count or np.any(np.diff(after) <= 0)):
+                raise StepInputError(f"Solver.step_many: sample_after must be ascending step counts in 1 .. {count}")
+            return after
+        return np.zeros(0, np.int64)
+
+    def _many_launch(self, state: State, pos, vel, eff, slot, history, count: int, dt: float):
+        """The recorded launches of ``step_many`` (one per slice) and their arguments, recorded
+        once per slice layout (which only the step count changes, and only while the slices
+        are fewer than ``threads``); of the arguments only those that changed since the last
+        call are set."""
+        m = self.model
+        other = self._spare_state(state)
+        args = [m.data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
+                other.joint_q, other.joint_qd, other.joint_turns, pos, vel, eff, dt, slot, history]
+        cuts = tuple(self.launch_slices(count))
+        hit = self._many.get(cuts)
+        if hit is None:              # at most min(threads, N) layouts
+            cmds = []
+            for first, cnt in cuts:
+                args[2] = first
+                cmds.append(wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=list(args), device=m.device,
+                                      record_cmd=True))
+            self._many[cuts] = (cmds, args)        # the arguments as recorded (kept alive with them)
+            return cmds, args
+        cmds, now = hit
+        for i in range(5, len(args)):               # 0 .. 4: the model, the scratch and the slice's extent
+            a = args[i]
+            if a is not now[i] and not (isinstance(a, (int, float)) and a == now[i]):
+                for cmd in cmds:
+                    cmd.set_param_at_index(i, a)
+                now[i] = a
+        if count != now[4]:
+            for cmd in cmds:
+                cmd.set_param_at_index(4, count)
+            now[4] = count
+        return cmds, now
+
+    def _history(self, shape: tuple[int, int, int]) -> wp.array:
+        """The history of this call: the last call's again when nothing but the solver holds it
+        (the launches let go of it after their run: its only references are ``_last_history``
+        and ``getrefcount``'s argument, so the caller dropped it and every view or NumPy array
+        of it, which all hold one), else a new array."""
+        last = self._last_history
+        if last is not None and last.shape == shape:
+            del last                                     # not a third reference
+            if sys.getrefcount(self._last_history) == 2:
+                return self._last_history
+        self._last_history = None
+        return wp.empty(shape, dtype=self.model.dtype, device=self.model.device)
+
+    def _no_history(self, n_q: int) -> wp.array:
+        """The history argument of a run that records nothing (never written)."""
+        hist = self._buffers.get(("no history", n_q))
+        if hist is None:
+            hist = self._buffers[("no history", n_q)] = wp.empty((1, self.model.num_envs, n_q), dtype=self.model.dtype,
+                                                                 device=self.model.device)
+        return hist
+
+    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> "_Buffer":
+        """A device buffer kept between calls for ``name``, at least ``rows`` x ``cols``
+        (``cols`` None: one dimension)."""
+        buf = self._buffers.get(name)
+        if buf is None or buf.rows < rows or buf.cols != cols:
+            buf = self._buffers[name] = _Buffer(rows, cols, dtype, self.model.device)
+        return buf
 
     def _spare_state(self, state: State) -> State:
         """The second buffer ``step_many`` alternates with (one per solver and model version)."""
@@ -298,11 +402,13 @@ class Solver:
         return spare[1]
 
     def _schedule(self, schedule, steps, control):
-        """(position, velocity, effort) device arrays with a row per step and environment, and the step count."""
+        """(position, velocity, effort) device arrays with a row per step and environment (at
+        least), and the step count. NumPy rows are copied into the solver's own buffers; Warp
+        arrays are used as they are."""
         m = self.model
         n_env, n_dof = m.num_envs, m.dof_count
 
-        def rows(a, what: str, need: int | None) -> wp.array:
+        def rows(a, what: str, need: int | None, name: str):
             if isinstance(a, wp.array):
                 if a.dtype != m.dtype:
                     raise StepInputError(f"Solver.step_many: {what} is a {a.dtype.__name__} array; the model is "
@@ -322,26 +428,75 @@ class Solver:
             if use > total:
                 raise StepInputError(f"Solver.step_many: steps = {use} but {what} holds {total} steps")
             if isinstance(a, wp.array):
-                flat = a.reshape((total * n_env, n_dof)) if len(shape) == 3 else a
-                if not flat.is_contiguous:
-                    flat = wp.clone(flat)
-                return flat, use
-            flat = np.ascontiguousarray(a.reshape(total * n_env, n_dof)[:use * n_env])
-            return wp.array(flat, dtype=m.dtype, device=m.device), use
+                return self._device_rows(a, total), use
+            buf = self._buffer(name, use * n_env, n_dof, m.dtype)
+            buf.write(a.reshape(total * n_env, n_dof)[:use * n_env])
+            return buf.array, use
 
         if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
             raise StepInputError(f"Solver.step_many: steps = {steps!r}; give a whole number >= 1")
         need = None if steps is None else int(steps)
         if isinstance(schedule, Control):
-            pos, count = rows(schedule.joint_target_pos, "the schedule's joint_target_pos", need)
-            vel, _ = rows(schedule.joint_target_vel, "the schedule's joint_target_vel", count)
-            eff, _ = rows(schedule.joint_effort, "the schedule's joint_effort", count)
+            pos, count = rows(schedule.joint_target_pos, "the schedule's joint_target_pos", need, "pos")
+            vel, _ = rows(schedule.joint_target_vel, "the schedule's joint_target_vel", count, "vel")
+            eff, _ = rows(schedule.joint_effort, "the schedule's joint_effort", count, "eff")
             return pos, vel, eff, count
-        pos, count = rows(schedule, "the schedule", need)
-        held = control or m.control()
-        vel, eff = (wp.array(np.tile(a.numpy(), (count, 1)), dtype=m.dtype, device=m.device)
-                    for a in (held.joint_target_vel, held.joint_effort))
+        pos, count = rows(schedule, "the schedule", need, "pos")
+        vel, eff = self._held(control, count)
         return pos, vel, eff, count
+
+    def _device_rows(self, a: wp.array, total: int) -> wp.array:
+        """A Warp schedule array as contiguous ``(total * num_envs, dof_count)`` rows (the rows
+        view of the last one given is kept: passed again, it sets no launch argument)."""
+        if len(a.shape) == 2 and a.is_contiguous:
+            return a
+        last = self._buffers.get("rows view")
+        if last is not None and last[0] is a and a.is_contiguous:
+            return last[1]
+        flat = a if a.is_contiguous else wp.clone(a)
+        if len(a.shape) == 3:
+            flat = flat.reshape((total * self.model.num_envs, self.model.dof_count))
+        self._buffers["rows view"] = (a, flat)
+        return flat
+
+    def _held(self, control: Control | None, count: int):
+        """The held velocity targets and efforts of ``control`` (default: ``model.control()``)
+        tiled to a row per step and environment; tiled again only when their values changed
+        (compared bytewise) or a longer run needs more rows."""
+        m = self.model
+        rows = count * m.num_envs
+        if control is None:          # the model's own (per model version): its values never change
+            bufs = self._buffers.get("default held")
+            if bufs is None or bufs[0].rows < rows:
+                c = m.control()
+                bufs = self._buffers["default held"] = tuple(
+                    self._tiled(None, a, rows) for a in (c.joint_target_vel, c.joint_effort))
+            return bufs[0].array, bufs[1].array
+        out = []
+        for name, a in (("held vel", control.joint_target_vel), ("held eff", control.joint_effort)):
+            if tuple(a.shape) != (m.num_envs, m.dof_count) or a.dtype != m.dtype:
+                raise StepInputError(f"Solver.step_many: control's arrays are {a.dtype.__name__} {tuple(a.shape)}; "
+                                     f"they must be {m.precision} ({m.num_envs}, {m.dof_count})")
+            out.append(self._tiled(name, a, rows).array)
+        return out
+
+    def _tiled(self, name: str | None, a: wp.array, rows: int) -> "_Buffer":
+        """A buffer of ``a``'s rows repeated for every step (``name``: kept, and reused while
+        ``a`` holds the same bytes)."""
+        held = self._buffers.get(name) if name else None
+        if held is not None and held.rows >= rows:
+            if held.of is not a:                      # a NumPy view of it: on the CPU, its memory
+                held.of, held.of_view = a, a.numpy() if a.device.is_cpu else None
+            now = (held.of_view if held.of_view is not None else a.numpy()).tobytes()
+            if now == held.source:
+                return held
+        now_rows = a.numpy()
+        buf = held if held is not None and held.rows >= rows else _Buffer(rows, a.shape[1], a.dtype, a.device)
+        buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))     # in place when it is large enough
+        buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if a.device.is_cpu else None
+        if name:
+            self._buffers[name] = buf
+        return buf
 
     def nonfinite_envs(self) -> list[int]:
         """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""

@@ -147,12 +147,13 @@ def build_many(ns) -> None:
     Environment ``e`` takes step ``s`` with control row ``s * n_env + e`` of the schedule
     arrays, alternating between the two states ``a`` and ``b`` exactly as a caller of one
     step at a time swaps them; after an odd number of steps its final state is copied back
-    into ``a``. Positions after step ``s`` go to row ``slot[s] * n_env + e`` of ``history``
-    when ``slot[s] >= 0``. The finiteness flag is the OR over the steps.
+    into ``a``. Positions after step ``s`` go to ``history[slot[s], e]`` when ``slot[s] >= 0``.
+    The finiteness flag is the OR over the steps.
     """
     T = ns.T
     A2 = wp.array2d(dtype=T)
     I2 = wp.array2d(dtype=wp.int32)
+    A3 = wp.array3d(dtype=T)
     I1 = wp.array(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     step_env = ns.step_env
@@ -163,6 +164,11 @@ def build_many(ns) -> None:
             dst[row, i] = src[e, i]
 
     @wp.func
+    def record(src: A2, history: A3, k: int, e: int):
+        for i in range(src.shape[1]):
+            history[k, e, i] = src[e, i]
+
+    @wp.func
     def copy_turns(src: I2, dst: I2, e: int):
         for i in range(src.shape[1]):
             dst[e, i] = src[e, i]
@@ -170,7 +176,7 @@ def build_many(ns) -> None:
     @wp.kernel(module=ns.module)
     def step_many_kernel(md: MD, sc: SC, e0: int, n_env: int, steps: int,
                          q_a: A2, u_a: A2, t_a: I2, q_b: A2, u_b: A2, t_b: I2,
-                         target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A2):
+                         target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A3):
         """Environments ``e0 .. e0 + dim - 1`` through ``steps`` steps (see ``build_many``)."""
         e = wp.tid() + e0
         bad = int(0)
@@ -184,9 +190,9 @@ def build_many(ns) -> None:
             k = slot[s]
             if k >= 0:
                 if s % 2 == 0:
-                    copy_row(q_b, history, e, k * n_env + e)
+                    record(q_b, history, k, e)
                 else:
-                    copy_row(q_a, history, e, k * n_env + e)
+                    record(q_a, history, k, e)
         if steps % 2 == 1:
             copy_row(q_b, q_a, e, e)
             copy_row(u_b, u_a, e, e)
