@@ -4,7 +4,8 @@ After forward kinematics the step detects the environment's contacts on its own 
 (``collision.kernels.collide_env``) and turns each contact into three rows in joint-velocity
 space: the normal ``n`` (from shape b to shape a) and two tangents, each ``J u`` = the
 velocity of shape a relative to shape b at the contact point along that direction. Each row
-goes to the solve space (``row_to_solve_space``: ``J S``) and gets its response through the
+goes to the solve space (``row_to_solve_space``: ``J S``) and, once its contact first pushes
+(a warm start, a violated bound: ``contact_response``), gets its response through the
 constrained inverse (``constrained_response``: ``C (J S)^T``), so every impulse a contact
 applies moves only velocities that keep every hard mimic relation and loop closure exactly;
 an impulse on a follower's link reaches its leader through the coupling.
@@ -50,10 +51,11 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
 #: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
-#: factored last (1 in, 0 out, -1 no factor yet this step)
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB = \
-    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15
-N_SCALARS = 16
+#: factored last (1 in, 0 out, -1 no factor yet this step), whether its responses are computed
+#: (``contact_response``)
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
+    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
+N_SCALARS = 17
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -247,9 +249,64 @@ def build(ns) -> None:
             l = ld.parent
 
     @wp.func(inline=False)
+    def contact_response(md: MD, ws: A2, e: int, c: int):
+        """Contact c's three rows' responses through C (on this solve's factor), their own
+        responses' inverses, and its entries ``D_ic`` (i <= c) of the normal rows' Delassus
+        matrix ``D_ij = (J S)_i . C (J S)_j^T`` (an entry needs the response of its larger
+        index only: ``D_cj``, j > c, comes with j's). Computed on first use (``needs_response``):
+        a contact that never pushes costs no solve."""
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        base = md.o_crow + c * md.c_block
+        sb = base + 3 * rs
+        for d in range(3):
+            ojr = base + d * rs + n
+            for i in range(k):
+                ws[e, ojr + k + i] = ws[e, ojr + i]
+            ns.constrained_response(md, ws, e, ojr + k)
+        wd = V3()
+        for d in range(3):          # each row's own response J C J^T
+            acc = T(0.0)
+            oa = base + d * rs + n
+            for i in range(k):
+                acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
+            wd[d] = acc
+        iwn = T(0.0)
+        if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
+            iwn = T(1.0) / wd[0]
+        wt = wp.max(wd[1], wd[2])
+        iwt = T(0.0)
+        if wt > T(1.0e-9):
+            iwt = T(1.0) / wt
+        ws[e, sb + _S_IWN] = iwn
+        ws[e, sb + _S_IWT] = iwt
+        for d in range(2):
+            iw = T(0.0)
+            if wd[1 + d] > T(1.0e-9):
+                iw = T(1.0) / wd[1 + d]
+            ws[e, sb + _S_IW1 + d] = iw
+        ws[e, sb + _S_WN] = wd[0]
+        ws[e, sb + _S_WT] = wd[1] + wd[2]
+        ws[e, sb + _S_RSP] = T(1.0)
+        cap = md.c_cap
+        oc = base + n + k
+        for i in range(c + 1):
+            oi = md.o_crow + i * md.c_block + n
+            acc = T(0.0)
+            for q in range(k):
+                acc = acc + ws[e, oi + q] * ws[e, oc + q]
+            ws[e, md.o_cD + i * cap + c] = acc
+            ws[e, md.o_cD + c * cap + i] = acc
+
+    @wp.func
+    def needs_response(ws: A2, e: int, sb: int):
+        return ws[e, sb + _S_RSP] == T(0.0)
+
+    @wp.func(inline=False)
     def contact_prepare(md: MD, sc: SC, e: int):
-        """Each row's response through C (on this solve's factor), the normal and tangent
-        blocks' inverses, and the warm-start impulses applied to v."""
+        """No response computed yet this solve; the warm-start impulses applied to v (their
+        contacts' responses computed for it)."""
         ws = sc.ws
         n = md.n_u
         k = md.k
@@ -258,51 +315,15 @@ def build(ns) -> None:
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
-            for d in range(3):
-                ojr = base + d * rs + n
-                for i in range(k):
-                    ws[e, ojr + k + i] = ws[e, ojr + i]
-                ns.constrained_response(md, ws, e, ojr + k)
-            wd = V3()
-            for d in range(3):          # each row's own response J C J^T
-                acc = T(0.0)
-                oa = base + d * rs + n
-                for i in range(k):
-                    acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
-                wd[d] = acc
-            iwn = T(0.0)
-            if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
-                iwn = T(1.0) / wd[0]
-            wt = wp.max(wd[1], wd[2])
-            iwt = T(0.0)
-            if wt > T(1.0e-9):
-                iwt = T(1.0) / wt
-            ws[e, sb + _S_IWN] = iwn
-            ws[e, sb + _S_IWT] = iwt
-            for d in range(2):
-                iw = T(0.0)
-                if wd[1 + d] > T(1.0e-9):
-                    iw = T(1.0) / wd[1 + d]
-                ws[e, sb + _S_IW1 + d] = iw
-            ws[e, sb + _S_WN] = wd[0]
-            ws[e, sb + _S_WT] = wd[1] + wd[2]
+            ws[e, sb + _S_RSP] = T(0.0)
+            ws[e, sb + _S_WN] = T(0.0)     # read as CFM W_nn lambda_n with lambda_n = 0 before the response
             ws[e, sb + _S_INB] = T(-1.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
+                    if needs_response(ws, e, sb):
+                        contact_response(md, ws, e, c)
                     apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
-        # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
-        nc = sc.cx.nc[e]
-        cap = md.c_cap
-        for i in range(nc):
-            oi = md.o_crow + i * md.c_block + n
-            for j in range(i, nc):
-                oj = md.o_crow + j * md.c_block + n + k
-                acc = T(0.0)
-                for c in range(k):
-                    acc = acc + ws[e, oi + c] * ws[e, oj + c]
-                ws[e, md.o_cD + i * cap + j] = acc
-                ws[e, md.o_cD + j * cap + i] = acc
 
     @wp.func(inline=False)
     def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
@@ -352,6 +373,8 @@ def build(ns) -> None:
                     + T(CFM) * ws[e, sb + _S_WN] * lam
                 sel = T(0.0)
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
+                    if needs_response(ws, e, sb):
+                        contact_response(md, ws, e, i)
                     ws[e, oidx + m] = T(float(i))
                     ws[e, orhs + m] = -r
                     m = m + 1
@@ -408,6 +431,11 @@ def build(ns) -> None:
             # normal: lambda_n >= 0, n . v_rel >= target
             vn = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
             old = ws[e, sb + _S_LAM]
+            if old == T(0.0) and vn >= ws[e, sb + _S_TGT] and ws[e, sb + _S_LAM + 1] == T(0.0) \
+                    and ws[e, sb + _S_LAM + 2] == T(0.0):
+                continue        # apart and nothing to keep: no impulse, no friction (and no response needed)
+            if needs_response(ws, e, sb):
+                contact_response(md, ws, e, c)
             wn = ws[e, sb + _S_WN]
             lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
                            T(0.0))
