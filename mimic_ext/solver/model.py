@@ -525,6 +525,7 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cx.cd, cx.csc, cx.buf = cm.data, cm.scratch, cm.buffer
     cx.frame_R = wp.zeros((num_envs, L), dtype=wp.mat33, device=d)
     cx.frame_p = wp.zeros((num_envs, L), dtype=wp.vec3, device=d)
+    cx.frame_move = wp.zeros((num_envs, L), dtype=wp.vec2, device=d)
     cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
     cx.cmap = wp.zeros((num_envs, R), dtype=int, device=d)
     cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)

@@ -211,6 +211,7 @@ class CollisionModel:
         sc.cand, sc.cs = z(T.MAXC, wp.vec3), z(T.MAXC, float)
         sc.tri, sc.pln, sc.edges = z(T.MAXF, wp.vec3i), z(T.MAXF, wp.vec4), z(T.MAXE, wp.vec2i)
         self.scratch = sc
+        self._no_move = wp.zeros((1, 1), dtype=wp.vec2, device=d)     # detection alone: frames' motion not used
         C = self.capacity
         b = T.ContactBuffer()
         b.count, b.lost = wp.zeros(N, dtype=int, device=d), wp.zeros(N, dtype=int, device=d)
@@ -243,8 +244,8 @@ class CollisionModel:
 
     def collide(self, frame_R: wp.array, frame_p: wp.array) -> T.ContactBuffer:
         """Detect every environment's contacts for the given frames (one thread each)."""
-        wp.launch(collide_kernel, dim=self.num_envs, inputs=[self.data, frame_R, frame_p, self.scratch, self.buffer],
-                  device=self.device)
+        wp.launch(collide_kernel, dim=self.num_envs,
+                  inputs=[self.data, frame_R, frame_p, self._no_move, self.scratch, self.buffer], device=self.device)
         return self.buffer
 
     def contacts(self) -> Contacts:

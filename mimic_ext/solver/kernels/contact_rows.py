@@ -84,7 +84,7 @@ def build_structs(ns) -> None:
     @wp.struct
     class ContactCtx:
         """A contact model's detection data (``collision``) and per-environment contact state:
-        the frames handed to detection (float32), the contacts that got rows, each contact's
+        the frames handed to detection (float32) and their motion bounds, the contacts that got rows, each contact's
         world impulse on shape a (read-out) and the previous step's contacts (warm start)."""
 
         cd: CollisionData
@@ -92,6 +92,7 @@ def build_structs(ns) -> None:
         buf: ContactBuffer
         frame_R: wp.array2d(dtype=wp.mat33)
         frame_p: wp.array2d(dtype=wp.vec3)
+        frame_move: wp.array2d(dtype=wp.vec2)     # how far each frame moves and turns in the step (x 2)
         nc: wp.array(dtype=int)
         cmap: wp.array2d(dtype=int)         # per row block: its contact in the buffer
         imp: wp.array2d(dtype=wp.vec3)
@@ -149,7 +150,15 @@ def build(ns) -> None:
                                         wp.float32(R[1, 0]), wp.float32(R[1, 1]), wp.float32(R[1, 2]),
                                         wp.float32(R[2, 0]), wp.float32(R[2, 1]), wp.float32(R[2, 2]))
             cx.frame_p[e, l] = v32(sc.pos[e, l])
-        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.csc, cx.buf, e)
+            # twice the distance and angle the frame moves in the step at its start velocity: a
+            # contact gets rows within dt (SPECULATIVE_SPEED + twice its approach speed), so
+            # detection looks no farther (``collision.kernels.pair_margin``)
+            V = sc.V[e, l]
+            w = ns.top(V)
+            cx.frame_move[e, l] = wp.vec2(wp.float32(T(2.0) * dt * wp.length(ns.bot(V) + wp.cross(w, sc.pos[e, l] - o))),
+                                          wp.float32(T(2.0) * dt * wp.length(w)))
+        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.frame_move, wp.float32(dt * T(SPECULATIVE_SPEED)), cx.csc,
+                    cx.buf, e)
         n = md.n_u
         k = md.k
         rs = n + 2 * k
