@@ -181,6 +181,7 @@ NO_REACH = wp.constant(3.0e38)
 
 @wp.kernel
 def collide_kernel(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                   no_move: wp.array2d(dtype=wp.vec2), sc: CollisionScratch, out: ContactBuffer):
-    """Detection alone: every pair out to its contact offsets (``no_move`` is not read)."""
-    collide_env(cd, frame_R, frame_p, no_move, NO_REACH, sc, out, wp.tid())
+                   frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer):
+    """Detection alone (``reach0 = NO_REACH``: every pair out to its contact offsets, ``frame_move``
+    not read), or as the solver's step detects."""
+    collide_env(cd, frame_R, frame_p, frame_move, reach0, sc, out, wp.tid())

@@ -8,7 +8,7 @@ import warp as wp
 
 from . import wp_types as T
 from .frames import FrameLayout, motion_frames
-from .kernels import collide_kernel
+from .kernels import NO_REACH, collide_kernel
 from .readout import Contacts
 from .shapes import COMBINE_MODES, KINDS, CollisionSpec, FreeBody
 
@@ -242,10 +242,17 @@ class CollisionModel:
             R[:, L + k], p[:, L + k] = t[:, :3, :3], t[:, :3, 3]
         return wp.array(R, dtype=wp.mat33, device=self.device), wp.array(p, dtype=wp.vec3, device=self.device)
 
-    def collide(self, frame_R: wp.array, frame_p: wp.array) -> T.ContactBuffer:
-        """Detect every environment's contacts for the given frames (one thread each)."""
+    def collide(self, frame_R: wp.array, frame_p: wp.array, frame_move: wp.array | None = None,
+                reach0: float | None = None) -> T.ContactBuffer:
+        """Detect every environment's contacts for the given frames (one thread each), every pair
+        out to its contact offsets; or, with ``frame_move`` (per environment and frame: how far
+        its origin moves, how far it turns) and ``reach0`` (m), only as far as the pair can close
+        (``kernels.pair_margin``; the solver's step passes its own)."""
+        if frame_move is None:
+            frame_move, reach0 = self._no_move, NO_REACH
         wp.launch(collide_kernel, dim=self.num_envs,
-                  inputs=[self.data, frame_R, frame_p, self._no_move, self.scratch, self.buffer], device=self.device)
+                  inputs=[self.data, frame_R, frame_p, frame_move, float(reach0), self.scratch, self.buffer],
+                  device=self.device)
         return self.buffer
 
     def contacts(self) -> Contacts:
