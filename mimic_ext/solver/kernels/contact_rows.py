@@ -36,6 +36,11 @@ an impulse on a follower's link reaches its leader through the coupling.
   by a stiff drive, both sides one DOF through the mimic relation) converges at
   ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
   gets in one. Then every contact row by Gauss-Seidel (normal, then friction).
+- A contact without impulses whose normal row's bound held by a slack ``s`` when last
+  evaluated is not evaluated again while ``|J S|`` times the path length of the solve's
+  velocity since then (every row change adds ``|C (J S)^T| |dl|``, the joint passes their
+  measured change) stays below ``s``: its bound provably still holds, so the pass would
+  leave it as it is (``provably_apart``).
 
 Work space per contact (``ModelData.c_block`` entries at ``o_crow + c * c_block``): three rows
 of ``J`` (n), ``J S`` (k), ``C (J S)^T`` (k), then the scalars listed at ``_S_*``.
@@ -52,10 +57,17 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
 #: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
 #: factored last (1 in, 0 out, -1 no factor yet this step), whether its responses are computed
-#: (``contact_response``)
+#: (``contact_response``); for skipping a contact that is provably apart (``provably_apart``):
+#: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
+#: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown)
 _S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
     0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
-N_SCALARS = 17
+_S_JN, _S_RN, _S_LEV, _S_SLK = 17, 18, 21, 22
+N_SCALARS = 23
+#: work-space entries per environment after the normal block's (``model.py``): the velocity path
+#: length of this solve and a snapshot of the solve-space velocity (k entries)
+def path_size(k: int) -> int:
+    return 1 + k
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -195,6 +207,10 @@ def build(ns) -> None:
                 if fr[1] >= 0:
                     chain_rows(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
                 ws[e, sb + _S_CST + d] = ns.row_to_solve_space(md, ws, e, oj, oj + n)
+            nrm = T(0.0)
+            for i in range(k):
+                nrm = nrm + ws[e, base + n + i] * ws[e, base + n + i]
+            ws[e, sb + _S_JN] = wp.sqrt(nrm)
             tgt = -gap / dt
             if gap < T(0.0):
                 tgt = md.erp * tgt
@@ -237,6 +253,24 @@ def build(ns) -> None:
             ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
 
     @wp.func
+    def apply_tracked(ws: A2, e: int, ov: int, ojr: int, k: int, dl: T, sb: int, d: int, oL: int):
+        """``apply_row_at``, and the solve's velocity path length grown by this change's bound
+        ``|C (J S)^T| |dl|``."""
+        apply_row_at(ws, e, ov, ojr, k, dl)
+        ws[e, oL] = ws[e, oL] + ws[e, sb + _S_RN + d] * wp.abs(dl)
+
+    @wp.func
+    def provably_apart(ws: A2, e: int, sb: int, oL: int):
+        """Whether the normal row's bound still holds without evaluating it: its velocity moved
+        at most ``|J S|`` times the path length since it was last evaluated, less than its slack
+        then (with 1e-5 m/s and 1e-5 of the bound to spare for rounding)."""
+        slk = ws[e, sb + _S_SLK]
+        if slk <= T(0.0):       # not evaluated yet in this solve, or not apart
+            return False
+        moved = (ws[e, oL] - ws[e, sb + _S_LEV]) * ws[e, sb + _S_JN]
+        return moved + T(1.0e-5) * (T(1.0) + wp.abs(ws[e, sb + _S_TGT])) < slk
+
+    @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
         """J u = (J S) v + J u0 for the current v."""
         acc = cst
@@ -275,12 +309,15 @@ def build(ns) -> None:
                 ws[e, ojr + k + i] = ws[e, ojr + i]
             ns.constrained_response(md, ws, e, ojr + k)
         wd = V3()
-        for d in range(3):          # each row's own response J C J^T
+        for d in range(3):          # each row's own response J C J^T, and the response's norm
             acc = T(0.0)
+            nrm = T(0.0)
             oa = base + d * rs + n
             for i in range(k):
                 acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
+                nrm = nrm + ws[e, oa + k + i] * ws[e, oa + k + i]
             wd[d] = acc
+            ws[e, sb + _S_RN + d] = wp.sqrt(nrm)
         iwn = T(0.0)
         if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
             iwn = T(1.0) / wd[0]
@@ -327,12 +364,17 @@ def build(ns) -> None:
             ws[e, sb + _S_RSP] = T(0.0)
             ws[e, sb + _S_WN] = T(0.0)     # read as CFM W_nn lambda_n with lambda_n = 0 before the response
             ws[e, sb + _S_INB] = T(-1.0)
+            ws[e, sb + _S_SLK] = T(-1.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
                     if needs_response(ws, e, sb):
                         contact_response(md, ws, e, c)
                     apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
+        oL = md.o_cD + 2 * md.c_cap * md.c_cap + 4 * md.c_cap
+        ws[e, oL] = T(0.0)
+        for i in range(k):
+            ws[e, oL + 1 + i] = ws[e, ov + i]
 
     @wp.func(inline=False)
     def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
@@ -369,6 +411,7 @@ def build(ns) -> None:
         okeep = orhs + cap
         oidx = okeep + cap
         oout = oidx + cap
+        oL = oout + cap
         for i in range(nc):
             ws[e, oout + i] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
@@ -378,8 +421,15 @@ def build(ns) -> None:
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
-                r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
-                    + T(CFM) * ws[e, sb + _S_WN] * lam
+                r = T(0.0)
+                if lam == T(0.0) and provably_apart(ws, e, sb, oL):
+                    r = T(1.0)          # bound holds (not evaluated)
+                else:
+                    r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                        + T(CFM) * ws[e, sb + _S_WN] * lam
+                    if lam == T(0.0):
+                        ws[e, sb + _S_LEV] = ws[e, oL]
+                        ws[e, sb + _S_SLK] = r
                 sel = T(0.0)
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
                     if needs_response(ws, e, sb):
@@ -417,7 +467,7 @@ def build(ns) -> None:
                     new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
                     if new != old:
                         ws[e, sb + _S_LAM] = new
-                        apply_row_at(ws, e, ov, base + n, k, new - old)
+                        apply_tracked(ws, e, ov, base + n, k, new - old, sb, 0, oL)
                     if new <= T(0.0):
                         ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
                 if alpha >= T(1.0):
@@ -433,15 +483,28 @@ def build(ns) -> None:
         rs = n + 2 * k
         ov = md.o_v
         changed = int(0)
+        cap = md.c_cap
+        oL = md.o_cD + 2 * cap * cap + 4 * cap
+        moved = T(0.0)          # what the joint rows did to v since the last pass: onto the path length
+        for i in range(k):
+            dv = ws[e, ov + i] - ws[e, oL + 1 + i]
+            moved = moved + dv * dv
+            ws[e, oL + 1 + i] = ws[e, ov + i]
+        ws[e, oL] = ws[e, oL] + wp.sqrt(moved)
         normal_block(md, sc, e)
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
+            old = ws[e, sb + _S_LAM]
+            idle = old == T(0.0) and ws[e, sb + _S_LAM + 1] == T(0.0) and ws[e, sb + _S_LAM + 2] == T(0.0)
+            if idle and provably_apart(ws, e, sb, oL):
+                continue
             # normal: lambda_n >= 0, n . v_rel >= target
             vn = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
-            old = ws[e, sb + _S_LAM]
-            if old == T(0.0) and vn >= ws[e, sb + _S_TGT] and ws[e, sb + _S_LAM + 1] == T(0.0) \
-                    and ws[e, sb + _S_LAM + 2] == T(0.0):
+            if old == T(0.0):
+                ws[e, sb + _S_LEV] = ws[e, oL]
+                ws[e, sb + _S_SLK] = vn - ws[e, sb + _S_TGT]
+            if idle and vn >= ws[e, sb + _S_TGT]:
                 continue        # apart and nothing to keep: no impulse, no friction (and no response needed)
             if needs_response(ws, e, sb):
                 contact_response(md, ws, e, c)
@@ -451,7 +514,7 @@ def build(ns) -> None:
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
-                apply_row_at(ws, e, ov, base + n, k, dl)
+                apply_tracked(ws, e, ov, base + n, k, dl, sb, 0, oL)
                 if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
                     changed = int(1)
             # friction: the tangent pair along its slip velocity, then onto the cone
@@ -476,8 +539,8 @@ def build(ns) -> None:
             if d1 != T(0.0) or d2 != T(0.0):
                 ws[e, sb + _S_LAM + 1] = l1
                 ws[e, sb + _S_LAM + 2] = l2
-                apply_row_at(ws, e, ov, base + rs + n, k, d1)
-                apply_row_at(ws, e, ov, base + 2 * rs + n, k, d2)
+                apply_tracked(ws, e, ov, base + rs + n, k, d1, sb, 1, oL)
+                apply_tracked(ws, e, ov, base + 2 * rs + n, k, d2, sb, 2, oL)
                 if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
                     changed = int(1)
         return changed
