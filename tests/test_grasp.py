@@ -103,6 +103,33 @@ def test_menagerie_2f85_lifts_a_box_and_holds_it_with_exact_relations(scene):
 
 
 @needs_menagerie
+def test_the_steps_detection_keeps_every_contact_that_can_get_rows(scene):
+    """The step's detection looks only as far as each pair can close within the step
+    (``collision.kernels.pair_margin``): detection alone on the step's own frames, out to the
+    contact offsets, finds no contact within ``dt`` times 1 m/s of rest that the step lacks,
+    and the pairs that cannot close (the fingers' hulls millimetres apart) are left out."""
+    o = G.OursGrasp(scene)
+    cm, cx = o.model.collision, o.solver._scratch.cx
+    checked = 0
+    for i in range(G.lift_start() + 50):
+        o.step(i)
+        if i % 100 != 50:
+            continue
+        c = o.solver.contacts()
+        n_step = int(c.count[0])    # (the read-out views the buffer that detection alone rewrites)
+        kept = {(tuple(c.shapes[0, k]), tuple(c.point[0, k])) for k in range(n_step)}
+        cm.collide(cx.frame_R, cx.frame_p)          # the same frames, every pair out to its offsets
+        d = cm.contacts()
+        near = [k for k in range(int(d.count[0])) if d.separation[0, k] - d.rest_offset[0, k] <= G.DT * 1.0]
+        assert near, "the grasp has contacts that close within the step"
+        # the same code on the same float32 frames: the kept contacts are the same, bit for bit
+        assert all((tuple(d.shapes[0, k]), tuple(d.point[0, k])) in kept for k in near)
+        assert n_step < int(d.count[0])      # the fingers' speculative hull pairs left out
+        checked += 1
+    assert checked == 4
+
+
+@needs_menagerie
 def test_menagerie_2f85_holds_the_box_in_mujoco_too(scene):
     mj = pytest.importorskip("mujoco")  # noqa: F841
     s = G.MujocoGrasp(scene)

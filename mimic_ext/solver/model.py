@@ -29,7 +29,7 @@ from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
-from .kernels.contact_rows import block_size
+from .kernels.contact_rows import block_size, path_size
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -483,7 +483,7 @@ class Model:
             md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
             md.o_crow, md.o_cimp = off, off + cap * md.c_block
             md.o_cD = md.o_cimp + n
-            off = md.o_cD + 2 * cap * cap + 4 * cap
+            off = md.o_cD + 2 * cap * cap + 4 * cap + path_size(k)
         md.has_float = int(bool(self.base_bodies))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         md.iterations, md.erp = int(self.iterations), float(self.erp)
@@ -525,6 +525,7 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cx.cd, cx.csc, cx.buf = cm.data, cm.scratch, cm.buffer
     cx.frame_R = wp.zeros((num_envs, L), dtype=wp.mat33, device=d)
     cx.frame_p = wp.zeros((num_envs, L), dtype=wp.vec3, device=d)
+    cx.frame_move = wp.zeros((num_envs, L), dtype=wp.vec2, device=d)
     cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
     cx.cmap = wp.zeros((num_envs, R), dtype=int, device=d)
     cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)

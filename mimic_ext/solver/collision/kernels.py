@@ -2,7 +2,11 @@
 and bounds, grid, filtering, narrow phase) into the environment's contact buffer.
 
 ``collide_env`` is a ``wp.func`` so that the solver's step kernel can call it in place,
-on the link frames its forward kinematics has just computed (no extra launch).
+on the link frames its forward kinematics has just computed (no extra launch). The solver
+also tells it how far each frame can move within the step (``frame_move``, ``reach0``): a
+pair then looks only as far as its shapes can close (its *margin*, never beyond the contact
+offsets), so pairs that cannot touch within the step leave the narrow phase at its first
+separating axis or GJK plane, and cost no manifold.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import warp as wp
 from .broadphase import cell, cell_of, filtered, insert_cells
 from .narrowphase import narrow
 from .support import col
-from .wp_types import PLANE, CollisionData, CollisionScratch, ContactBuffer
+from .wp_types import PLANE, CollisionData, CollisionScratch, ContactBuffer, ShapeData
 
 # forward only, loops left rolled: the cold compile stays a few seconds
 wp.set_module_options({"enable_backward": False, "max_unroll": 0})
@@ -53,6 +57,42 @@ def boxes_overlap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), 
 
 
 @wp.func
+def shape_reach(s: ShapeData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
+                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, x: float):
+    """How far a point of shape i, within ``x`` of its bounding box, can move in the step: its
+    frame's origin moves ``frame_move.x`` and turns by ``frame_move.y`` radians."""
+    if s.frame < 0:
+        return float(0.0)
+    mv = frame_move[e, s.frame]
+    c = 0.5 * (lo[e, i] + hi[e, i])
+    return mv[0] + mv[1] * (wp.length(c - frame_p[e, s.frame]) + wp.length(s.half) + x)
+
+
+@wp.func
+def pair_margin(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
+                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int, reach0: float):
+    """The separation up to which the pair reports contacts: its contact offsets, or less,
+    the rest offsets plus ``reach0`` plus how far both shapes can move (when the caller says
+    how far its frames move: ``reach0`` below the offsets)."""
+    a = cd.shapes[i]
+    b = cd.shapes[j]
+    off = a.offset + b.offset
+    if reach0 >= off:
+        return off
+    x = 0.5 * off
+    m = a.rest + b.rest + reach0 + shape_reach(a, frame_p, frame_move, lo, hi, e, i, x) \
+        + shape_reach(b, frame_p, frame_move, lo, hi, e, j, x)
+    # 1% and a micrometre over the bound: float32 rounding never drops a contact the caller wants
+    return wp.min(off, 1.01 * m + 1.0e-6)
+
+
+@wp.func
+def box_gap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int):
+    """The largest gap between the two bounding boxes along an axis (< 0: they overlap)."""
+    return wp.max(wp.max(lo[e, j] - hi[e, i], lo[e, i] - hi[e, j]))
+
+
+@wp.func
 def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo: wp.array2d(dtype=wp.vec3),
                hi: wp.array2d(dtype=wp.vec3), e: int, plane: int, j: int, offset: float):
     n = col(Rw[e, plane], 2)
@@ -63,9 +103,13 @@ def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo
 
 @wp.func
 def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                sc: CollisionScratch, out: ContactBuffer, e: int):
-    """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``. Counts:
-    candidate pairs, pairs whose bounds meet and that are collided, and those filtered."""
+                frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer,
+                e: int):
+    """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``, each pair
+    within its margin (``pair_margin``: ``reach0`` at or above every contact offset for all of
+    them). Counts: candidate pairs, pairs whose bounds meet and that are collided (within
+    their margins: a pair whose bounds are farther apart than its margin is not), and those
+    filtered."""
     lo = sc.lo
     hi = sc.hi
     heads = sc.heads
@@ -97,8 +141,11 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                         if filtered(cd, s, t):
                             n_filt = n_filt + 1
                         else:
-                            n_hit = n_hit + 1
-                            narrow(cd, sc, out, e, s, t)
+                            mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0)
+                            # the bounds grown by the offsets overlap; apart by more than the margin?
+                            if box_gap(lo, hi, e, s, t) + shapes[s].offset + shapes[t].offset <= mg:
+                                n_hit = n_hit + 1
+                                narrow(cd, sc, out, e, s, t, mg)
             it = nxt[e, it]
     # shapes too big for the cells, and planes, against every (other) finite shape
     for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
@@ -121,12 +168,20 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                 if filtered(cd, s, t):
                     n_filt = n_filt + 1
                 else:
-                    n_hit = n_hit + 1
-                    narrow(cd, sc, out, e, s, t)
+                    mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0)
+                    if plane or box_gap(lo, hi, e, s, t) + shapes[s].offset + st.offset <= mg:
+                        n_hit = n_hit + 1
+                        narrow(cd, sc, out, e, s, t, mg)
     out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, 0)
+
+
+#: a ``reach0`` that keeps every pair's margin at its contact offsets
+NO_REACH = wp.constant(3.0e38)
 
 
 @wp.kernel
 def collide_kernel(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                   sc: CollisionScratch, out: ContactBuffer):
-    collide_env(cd, frame_R, frame_p, sc, out, wp.tid())
+                   frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer):
+    """Detection alone (``reach0 = NO_REACH``: every pair out to its contact offsets, ``frame_move``
+    not read), or as the solver's step detects."""
+    collide_env(cd, frame_R, frame_p, frame_move, reach0, sc, out, wp.tid())

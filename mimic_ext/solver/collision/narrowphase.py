@@ -17,7 +17,8 @@ from .wp_types import BOX, CAPSULE, PLANE, CollisionData, CollisionScratch, Cont
 
 
 @wp.func
-def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, i: int, j: int):
+def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, i: int, j: int, margin: float):
+    """Contacts of shapes i and j with a separation up to ``margin``."""
     c_shapes = cd.shapes
     a = i
     b = j
@@ -30,7 +31,7 @@ def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, 
     pr.e = e
     pr.a = a
     pr.b = b
-    pr.margin = sa.offset + sb.offset
+    pr.margin = margin
     ka = sa.kind
     kb = sb.kind
     hit = int(NOTHING)

@@ -8,7 +8,7 @@ import warp as wp
 
 from . import wp_types as T
 from .frames import FrameLayout, motion_frames
-from .kernels import collide_kernel
+from .kernels import NO_REACH, collide_kernel
 from .readout import Contacts
 from .shapes import COMBINE_MODES, KINDS, CollisionSpec, FreeBody
 
@@ -211,6 +211,7 @@ class CollisionModel:
         sc.cand, sc.cs = z(T.MAXC, wp.vec3), z(T.MAXC, float)
         sc.tri, sc.pln, sc.edges = z(T.MAXF, wp.vec3i), z(T.MAXF, wp.vec4), z(T.MAXE, wp.vec2i)
         self.scratch = sc
+        self._no_move = wp.zeros((1, 1), dtype=wp.vec2, device=d)     # detection alone: frames' motion not used
         C = self.capacity
         b = T.ContactBuffer()
         b.count, b.lost = wp.zeros(N, dtype=int, device=d), wp.zeros(N, dtype=int, device=d)
@@ -241,9 +242,16 @@ class CollisionModel:
             R[:, L + k], p[:, L + k] = t[:, :3, :3], t[:, :3, 3]
         return wp.array(R, dtype=wp.mat33, device=self.device), wp.array(p, dtype=wp.vec3, device=self.device)
 
-    def collide(self, frame_R: wp.array, frame_p: wp.array) -> T.ContactBuffer:
-        """Detect every environment's contacts for the given frames (one thread each)."""
-        wp.launch(collide_kernel, dim=self.num_envs, inputs=[self.data, frame_R, frame_p, self.scratch, self.buffer],
+    def collide(self, frame_R: wp.array, frame_p: wp.array, frame_move: wp.array | None = None,
+                reach0: float | None = None) -> T.ContactBuffer:
+        """Detect every environment's contacts for the given frames (one thread each), every pair
+        out to its contact offsets; or, with ``frame_move`` (per environment and frame: how far
+        its origin moves, how far it turns) and ``reach0`` (m), only as far as the pair can close
+        (``kernels.pair_margin``; the solver's step passes its own)."""
+        if frame_move is None:
+            frame_move, reach0 = self._no_move, NO_REACH
+        wp.launch(collide_kernel, dim=self.num_envs,
+                  inputs=[self.data, frame_R, frame_p, frame_move, float(reach0), self.scratch, self.buffer],
                   device=self.device)
         return self.buffer
 

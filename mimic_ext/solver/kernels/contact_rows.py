@@ -4,7 +4,8 @@ After forward kinematics the step detects the environment's contacts on its own 
 (``collision.kernels.collide_env``) and turns each contact into three rows in joint-velocity
 space: the normal ``n`` (from shape b to shape a) and two tangents, each ``J u`` = the
 velocity of shape a relative to shape b at the contact point along that direction. Each row
-goes to the solve space (``row_to_solve_space``: ``J S``) and gets its response through the
+goes to the solve space (``row_to_solve_space``: ``J S``) and, once its contact first pushes
+(a warm start, a violated bound: ``contact_response``), gets its response through the
 constrained inverse (``constrained_response``: ``C (J S)^T``), so every impulse a contact
 applies moves only velocities that keep every hard mimic relation and loop closure exactly;
 an impulse on a follower's link reaches its leader through the coupling.
@@ -35,6 +36,11 @@ an impulse on a follower's link reaches its leader through the coupling.
   by a stiff drive, both sides one DOF through the mimic relation) converges at
   ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
   gets in one. Then every contact row by Gauss-Seidel (normal, then friction).
+- A contact without impulses whose normal row's bound held by a slack ``s`` when last
+  evaluated is not evaluated again while ``|J S|`` times the path length of the solve's
+  velocity since then (every row change adds ``|C (J S)^T| |dl|``, the joint passes their
+  measured change) stays below ``s``: its bound provably still holds, so the pass would
+  leave it as it is (``provably_apart``).
 
 Work space per contact (``ModelData.c_block`` entries at ``o_crow + c * c_block``): three rows
 of ``J`` (n), ``J S`` (k), ``C (J S)^T`` (k), then the scalars listed at ``_S_*``.
@@ -50,10 +56,18 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
 #: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
-#: factored last (1 in, 0 out, -1 no factor yet this step)
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB = \
-    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15
-N_SCALARS = 16
+#: factored last (1 in, 0 out, -1 no factor yet this step), whether its responses are computed
+#: (``contact_response``); for skipping a contact that is provably apart (``provably_apart``):
+#: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
+#: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown)
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
+    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
+_S_JN, _S_RN, _S_LEV, _S_SLK = 17, 18, 21, 22
+N_SCALARS = 23
+#: work-space entries per environment after the normal block's (``model.py``): the velocity path
+#: length of this solve and a snapshot of the solve-space velocity (k entries)
+def path_size(k: int) -> int:
+    return 1 + k
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -82,7 +96,7 @@ def build_structs(ns) -> None:
     @wp.struct
     class ContactCtx:
         """A contact model's detection data (``collision``) and per-environment contact state:
-        the frames handed to detection (float32), the contacts that got rows, each contact's
+        the frames handed to detection (float32) and their motion bounds, the contacts that got rows, each contact's
         world impulse on shape a (read-out) and the previous step's contacts (warm start)."""
 
         cd: CollisionData
@@ -90,6 +104,7 @@ def build_structs(ns) -> None:
         buf: ContactBuffer
         frame_R: wp.array2d(dtype=wp.mat33)
         frame_p: wp.array2d(dtype=wp.vec3)
+        frame_move: wp.array2d(dtype=wp.vec2)     # how far each frame moves and turns in the step (x 2)
         nc: wp.array(dtype=int)
         cmap: wp.array2d(dtype=int)         # per row block: its contact in the buffer
         imp: wp.array2d(dtype=wp.vec3)
@@ -147,7 +162,15 @@ def build(ns) -> None:
                                         wp.float32(R[1, 0]), wp.float32(R[1, 1]), wp.float32(R[1, 2]),
                                         wp.float32(R[2, 0]), wp.float32(R[2, 1]), wp.float32(R[2, 2]))
             cx.frame_p[e, l] = v32(sc.pos[e, l])
-        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.csc, cx.buf, e)
+            # twice the distance and angle the frame moves in the step at its start velocity: a
+            # contact gets rows within dt (SPECULATIVE_SPEED + twice its approach speed), so
+            # detection looks no farther (``collision.kernels.pair_margin``)
+            V = sc.V[e, l]
+            w = ns.top(V)
+            cx.frame_move[e, l] = wp.vec2(wp.float32(T(2.0) * dt * wp.length(ns.bot(V) + wp.cross(w, sc.pos[e, l] - o))),
+                                          wp.float32(T(2.0) * dt * wp.length(w)))
+        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.frame_move, wp.float32(dt * T(SPECULATIVE_SPEED)), cx.csc,
+                    cx.buf, e)
         n = md.n_u
         k = md.k
         rs = n + 2 * k
@@ -184,6 +207,10 @@ def build(ns) -> None:
                 if fr[1] >= 0:
                     chain_rows(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
                 ws[e, sb + _S_CST + d] = ns.row_to_solve_space(md, ws, e, oj, oj + n)
+            nrm = T(0.0)
+            for i in range(k):
+                nrm = nrm + ws[e, base + n + i] * ws[e, base + n + i]
+            ws[e, sb + _S_JN] = wp.sqrt(nrm)
             tgt = -gap / dt
             if gap < T(0.0):
                 tgt = md.erp * tgt
@@ -226,6 +253,24 @@ def build(ns) -> None:
             ws[e, ov + i] = ws[e, ov + i] + ws[e, ors + i] * dl
 
     @wp.func
+    def apply_tracked(ws: A2, e: int, ov: int, ojr: int, k: int, dl: T, sb: int, d: int, oL: int):
+        """``apply_row_at``, and the solve's velocity path length grown by this change's bound
+        ``|C (J S)^T| |dl|``."""
+        apply_row_at(ws, e, ov, ojr, k, dl)
+        ws[e, oL] = ws[e, oL] + ws[e, sb + _S_RN + d] * wp.abs(dl)
+
+    @wp.func
+    def provably_apart(ws: A2, e: int, sb: int, oL: int):
+        """Whether the normal row's bound still holds without evaluating it: its velocity moved
+        at most ``|J S|`` times the path length since it was last evaluated, less than its slack
+        then (with 1e-5 m/s and 1e-5 of the bound to spare for rounding)."""
+        slk = ws[e, sb + _S_SLK]
+        if slk <= T(0.0):       # not evaluated yet in this solve, or not apart
+            return False
+        moved = (ws[e, oL] - ws[e, sb + _S_LEV]) * ws[e, sb + _S_JN]
+        return moved + T(1.0e-5) * (T(1.0) + wp.abs(ws[e, sb + _S_TGT])) < slk
+
+    @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
         """J u = (J S) v + J u0 for the current v."""
         acc = cst
@@ -247,9 +292,67 @@ def build(ns) -> None:
             l = ld.parent
 
     @wp.func(inline=False)
+    def contact_response(md: MD, ws: A2, e: int, c: int):
+        """Contact c's three rows' responses through C (on this solve's factor), their own
+        responses' inverses, and its entries ``D_ic`` (i <= c) of the normal rows' Delassus
+        matrix ``D_ij = (J S)_i . C (J S)_j^T`` (an entry needs the response of its larger
+        index only: ``D_cj``, j > c, comes with j's). Computed on first use (``needs_response``):
+        a contact that never pushes costs no solve."""
+        n = md.n_u
+        k = md.k
+        rs = n + 2 * k
+        base = md.o_crow + c * md.c_block
+        sb = base + 3 * rs
+        for d in range(3):
+            ojr = base + d * rs + n
+            for i in range(k):
+                ws[e, ojr + k + i] = ws[e, ojr + i]
+            ns.constrained_response(md, ws, e, ojr + k)
+        wd = V3()
+        for d in range(3):          # each row's own response J C J^T, and the response's norm
+            acc = T(0.0)
+            nrm = T(0.0)
+            oa = base + d * rs + n
+            for i in range(k):
+                acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
+                nrm = nrm + ws[e, oa + k + i] * ws[e, oa + k + i]
+            wd[d] = acc
+            ws[e, sb + _S_RN + d] = wp.sqrt(nrm)
+        iwn = T(0.0)
+        if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
+            iwn = T(1.0) / wd[0]
+        wt = wp.max(wd[1], wd[2])
+        iwt = T(0.0)
+        if wt > T(1.0e-9):
+            iwt = T(1.0) / wt
+        ws[e, sb + _S_IWN] = iwn
+        ws[e, sb + _S_IWT] = iwt
+        for d in range(2):
+            iw = T(0.0)
+            if wd[1 + d] > T(1.0e-9):
+                iw = T(1.0) / wd[1 + d]
+            ws[e, sb + _S_IW1 + d] = iw
+        ws[e, sb + _S_WN] = wd[0]
+        ws[e, sb + _S_WT] = wd[1] + wd[2]
+        ws[e, sb + _S_RSP] = T(1.0)
+        cap = md.c_cap
+        oc = base + n + k
+        for i in range(c + 1):
+            oi = md.o_crow + i * md.c_block + n
+            acc = T(0.0)
+            for q in range(k):
+                acc = acc + ws[e, oi + q] * ws[e, oc + q]
+            ws[e, md.o_cD + i * cap + c] = acc
+            ws[e, md.o_cD + c * cap + i] = acc
+
+    @wp.func
+    def needs_response(ws: A2, e: int, sb: int):
+        return ws[e, sb + _S_RSP] == T(0.0)
+
+    @wp.func(inline=False)
     def contact_prepare(md: MD, sc: SC, e: int):
-        """Each row's response through C (on this solve's factor), the normal and tangent
-        blocks' inverses, and the warm-start impulses applied to v."""
+        """No response computed yet this solve; the warm-start impulses applied to v (their
+        contacts' responses computed for it)."""
         ws = sc.ws
         n = md.n_u
         k = md.k
@@ -258,51 +361,20 @@ def build(ns) -> None:
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
-            for d in range(3):
-                ojr = base + d * rs + n
-                for i in range(k):
-                    ws[e, ojr + k + i] = ws[e, ojr + i]
-                ns.constrained_response(md, ws, e, ojr + k)
-            wd = V3()
-            for d in range(3):          # each row's own response J C J^T
-                acc = T(0.0)
-                oa = base + d * rs + n
-                for i in range(k):
-                    acc = acc + ws[e, oa + i] * ws[e, oa + k + i]
-                wd[d] = acc
-            iwn = T(0.0)
-            if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
-                iwn = T(1.0) / wd[0]
-            wt = wp.max(wd[1], wd[2])
-            iwt = T(0.0)
-            if wt > T(1.0e-9):
-                iwt = T(1.0) / wt
-            ws[e, sb + _S_IWN] = iwn
-            ws[e, sb + _S_IWT] = iwt
-            for d in range(2):
-                iw = T(0.0)
-                if wd[1 + d] > T(1.0e-9):
-                    iw = T(1.0) / wd[1 + d]
-                ws[e, sb + _S_IW1 + d] = iw
-            ws[e, sb + _S_WN] = wd[0]
-            ws[e, sb + _S_WT] = wd[1] + wd[2]
+            ws[e, sb + _S_RSP] = T(0.0)
+            ws[e, sb + _S_WN] = T(0.0)     # read as CFM W_nn lambda_n with lambda_n = 0 before the response
             ws[e, sb + _S_INB] = T(-1.0)
+            ws[e, sb + _S_SLK] = T(-1.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
+                    if needs_response(ws, e, sb):
+                        contact_response(md, ws, e, c)
                     apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
-        # the normal rows' Delassus matrix D_ij = (J S)_i . C (J S)_j^T
-        nc = sc.cx.nc[e]
-        cap = md.c_cap
-        for i in range(nc):
-            oi = md.o_crow + i * md.c_block + n
-            for j in range(i, nc):
-                oj = md.o_crow + j * md.c_block + n + k
-                acc = T(0.0)
-                for c in range(k):
-                    acc = acc + ws[e, oi + c] * ws[e, oj + c]
-                ws[e, md.o_cD + i * cap + j] = acc
-                ws[e, md.o_cD + j * cap + i] = acc
+        oL = md.o_cD + 2 * md.c_cap * md.c_cap + 4 * md.c_cap
+        ws[e, oL] = T(0.0)
+        for i in range(k):
+            ws[e, oL + 1 + i] = ws[e, ov + i]
 
     @wp.func(inline=False)
     def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
@@ -339,6 +411,7 @@ def build(ns) -> None:
         okeep = orhs + cap
         oidx = okeep + cap
         oout = oidx + cap
+        oL = oout + cap
         for i in range(nc):
             ws[e, oout + i] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
@@ -348,10 +421,19 @@ def build(ns) -> None:
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
-                r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
-                    + T(CFM) * ws[e, sb + _S_WN] * lam
+                r = T(0.0)
+                if lam == T(0.0) and provably_apart(ws, e, sb, oL):
+                    r = T(1.0)          # bound holds (not evaluated)
+                else:
+                    r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                        + T(CFM) * ws[e, sb + _S_WN] * lam
+                    if lam == T(0.0):
+                        ws[e, sb + _S_LEV] = ws[e, oL]
+                        ws[e, sb + _S_SLK] = r
                 sel = T(0.0)
                 if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
+                    if needs_response(ws, e, sb):
+                        contact_response(md, ws, e, i)
                     ws[e, oidx + m] = T(float(i))
                     ws[e, orhs + m] = -r
                     m = m + 1
@@ -385,7 +467,7 @@ def build(ns) -> None:
                     new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
                     if new != old:
                         ws[e, sb + _S_LAM] = new
-                        apply_row_at(ws, e, ov, base + n, k, new - old)
+                        apply_tracked(ws, e, ov, base + n, k, new - old, sb, 0, oL)
                     if new <= T(0.0):
                         ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
                 if alpha >= T(1.0):
@@ -401,20 +483,38 @@ def build(ns) -> None:
         rs = n + 2 * k
         ov = md.o_v
         changed = int(0)
+        cap = md.c_cap
+        oL = md.o_cD + 2 * cap * cap + 4 * cap
+        moved = T(0.0)          # what the joint rows did to v since the last pass: onto the path length
+        for i in range(k):
+            dv = ws[e, ov + i] - ws[e, oL + 1 + i]
+            moved = moved + dv * dv
+            ws[e, oL + 1 + i] = ws[e, ov + i]
+        ws[e, oL] = ws[e, oL] + wp.sqrt(moved)
         normal_block(md, sc, e)
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
+            old = ws[e, sb + _S_LAM]
+            idle = old == T(0.0) and ws[e, sb + _S_LAM + 1] == T(0.0) and ws[e, sb + _S_LAM + 2] == T(0.0)
+            if idle and provably_apart(ws, e, sb, oL):
+                continue
             # normal: lambda_n >= 0, n . v_rel >= target
             vn = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
-            old = ws[e, sb + _S_LAM]
+            if old == T(0.0):
+                ws[e, sb + _S_LEV] = ws[e, oL]
+                ws[e, sb + _S_SLK] = vn - ws[e, sb + _S_TGT]
+            if idle and vn >= ws[e, sb + _S_TGT]:
+                continue        # apart and nothing to keep: no impulse, no friction (and no response needed)
+            if needs_response(ws, e, sb):
+                contact_response(md, ws, e, c)
             wn = ws[e, sb + _S_WN]
             lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
                            T(0.0))
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
-                apply_row_at(ws, e, ov, base + n, k, dl)
+                apply_tracked(ws, e, ov, base + n, k, dl, sb, 0, oL)
                 if wp.abs(dl) * ws[e, sb + _S_WN] > T(V_TOL):
                     changed = int(1)
             # friction: the tangent pair along its slip velocity, then onto the cone
@@ -439,8 +539,8 @@ def build(ns) -> None:
             if d1 != T(0.0) or d2 != T(0.0):
                 ws[e, sb + _S_LAM + 1] = l1
                 ws[e, sb + _S_LAM + 2] = l2
-                apply_row_at(ws, e, ov, base + rs + n, k, d1)
-                apply_row_at(ws, e, ov, base + 2 * rs + n, k, d2)
+                apply_tracked(ws, e, ov, base + rs + n, k, d1, sb, 1, oL)
+                apply_tracked(ws, e, ov, base + 2 * rs + n, k, d2, sb, 2, oL)
                 if (wp.abs(d1) + wp.abs(d2)) * ws[e, sb + _S_WT] > T(V_TOL):
                     changed = int(1)
         return changed
