@@ -268,6 +268,7 @@ def build(ns) -> None:
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
         pc = int(0)
+        n_pairs = md.n_pairs
         L = md.n_links
         for ll in range(L):
             l = L - 1 - ll
@@ -285,24 +286,23 @@ def build(ns) -> None:
                 u0i = ws[e, o_u0 + i]
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
-                # the pairs with the DOFs of this link, then of each ancestor (pair order of the
-                # build); an own-link pair is met in both orders, an ancestor's once, so only the
-                # ancestor's also gives its DOF the symmetric term of f -= M u0
-                j = l
-                while j >= 0:
-                    jus = md.link_us[j]
-                    for d2 in range(md.link_nd[j]):
-                        jj = jus + d2
-                        val = wp.dot(sc.S[e, jj], Fd)
-                        sl = o_HB + md.pair_slot[pc]
-                        ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
-                        pc = pc + 1
-                        if rel != 0:
-                            ws[e, o_Mp + pc - 1] = val
-                            fu0 = fu0 + val * ws[e, o_u0 + jj]
-                            if j != l:
-                                ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
-                    j = md.link_parent[j]
+                # the pairs with the DOFs of this link, then of each ancestor, as the build listed
+                # them (``pairs``: i, j, own); an own-link pair is met in both orders, an ancestor's
+                # once, so only the ancestor's also gives its DOF the symmetric term of f -= M u0
+                while pc < n_pairs:
+                    pr = md.pairs[pc]
+                    if pr[0] != i:
+                        break
+                    jj = pr[1]
+                    val = wp.dot(sc.S[e, jj], Fd)
+                    sl = o_HB + md.pair_slot[pc]
+                    ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
+                    if rel != 0:
+                        ws[e, o_Mp + pc] = val
+                        fu0 = fu0 + val * ws[e, o_u0 + jj]
+                        if pr[2] == 0:
+                            ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
+                    pc = pc + 1
                 ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
                 sc.G[e, p] = sc.G[e, p] + Gl
