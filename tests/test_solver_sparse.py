@@ -131,6 +131,40 @@ def test_tree_factor_has_only_its_branches():
     assert sorted(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == [(0, 2), (2, 4), (4, 6)]
 
 
+def test_consecutive_update_slots_name_the_listed_targets():
+    """The factorisation addresses a column's rank-one update from one base where its targets are
+    consecutive slots (``ubase``) and through the listed slots (``upd``) elsewhere: both name the
+    same slots. Always consecutive on a plain tree; random trees with mimic columns and compliant
+    couplings (fill) exercise the listed path too."""
+    def check(sp):
+        listed = ut = 0
+        for q in range(sp.k):
+            s0, s1 = int(sp.colptr[q]), int(sp.colptr[q + 1])
+            for a in range(s0, s1):
+                if sp.ubase[a] >= 0:
+                    assert sp.upd[ut] == sp.row[a]
+                    assert [int(sp.ubase[a]) + b for b in range(a + 1, s1)] == sp.upd[ut + 1:ut + s1 - a].tolist()
+                else:
+                    listed += 1
+                ut += s1 - a
+        assert ut == len(sp.upd)
+        return listed
+
+    rng = np.random.default_rng(5)
+    for parents in (list(range(-1, 63)), [-1] + [int(rng.integers(0, i)) for i in range(1, 200)]):
+        assert check(_plain_tree(parents)) == 0
+    listed = 0
+    for _ in range(200):
+        n = int(rng.integers(2, 25))
+        parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)]
+        k = int(rng.integers(1, n + 1))
+        cols = [int(c) for c in rng.integers(0, k, n)]
+        cols[:k] = range(k)                     # every column holds a DOF
+        couplings = [tuple(int(x) for x in rng.integers(0, n, 2)) for _ in range(int(rng.integers(0, 4)))]
+        listed += check(reduced_sparsity(parents, list(range(n)), [1] * n, cols, [1.0] * n, k, couplings))
+    assert listed > 0                           # the fallback path was met
+
+
 def test_many_independent_mechanisms_stay_small():
     """300 two-joint mimic pairs (FET022's scale stage) in one model: 300 groups of one column
     each, a work space per environment linear in the joints (no k^2 anywhere: k = 300 would

@@ -390,6 +390,7 @@ class Model:
                             dtype=wp.vec3i, device=d)
         md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
             arr(sp.upd if len(sp.upd) else [0], int)
+        md.l_ubase = arr(sp.ubase, int)
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
         md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)

@@ -23,7 +23,8 @@ class Sparsity:
     """A model's reduced-system layout. Value slots: ``0 .. k-1`` the diagonal of column c,
     ``k ..`` the below-diagonal entries of column q at ``colptr[q] .. colptr[q + 1] - 1`` (row
     ``row[slot]``, ascending). ``upd`` lists, column after column, the slot of ``(r_b, r_a)`` for
-    every ``a <= b`` of the column's rows. Per composite-pass pair (in the kernel's visiting
+    every ``a <= b`` of the column's rows; ``ubase[a]`` (per below-diagonal slot a) is ``t - b`` for
+    every target t of the slots b > a when those are consecutive (else -1: ``upd`` has them). Per composite-pass pair (in the kernel's visiting
     order): its DOFs ``(i, j, own)`` (own: both on one link, an ordered pair; else j is an
     ancestor DOF and the pair stands for both orders), the slot it adds to and its coefficient."""
 
@@ -32,6 +33,7 @@ class Sparsity:
     colptr: np.ndarray
     row: np.ndarray
     upd: np.ndarray
+    ubase: np.ndarray
     pairs: np.ndarray           # (n_pairs, 3): i, j, own
     pair_slot: np.ndarray
     pair_coef: np.ndarray
@@ -148,11 +150,17 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
             nxt += 1
     colptr[k] = nxt
     upd = []
+    ubase = np.full(max(int(colptr[k]), 1), -1, np.int64)
     for q in range(k):
         rows = struct[q]
         for a in range(len(rows)):
-            for b in range(a, len(rows)):
-                upd.append(rows[a] if a == b else slots[(rows[b], rows[a])])
+            targets = [slots[(rows[b], rows[a])] for b in range(a + 1, len(rows))]
+            upd += [rows[a]] + targets
+            # below the diagonal, targets in consecutive slots (always on a plain tree, whose column r_a
+            # holds exactly the rows after it here) are addressed from one base: slot(b) = base + b
+            if all(t == targets[0] + i for i, t in enumerate(targets)):
+                sa = int(colptr[q]) + a
+                ubase[sa] = (targets[0] if targets else sa + 1) - (sa + 1)
     # what each visited pair adds to the lower slots: the entries it stands for that land there
     pslot, pcoef = [], []
     for i, j, own in visit:
@@ -165,5 +173,6 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
         pslot.append(a if a == b else slots[(max(a, b), min(a, b))])
         pcoef.append(coef)
     return Sparsity(k=k, new_col=new_col, colptr=colptr, row=np.array(row, np.int64), upd=np.array(upd, np.int64),
+                    ubase=ubase,
                     pairs=np.array(visit, np.int64).reshape(-1, 3), pair_slot=np.array(pslot, np.int64),
                     pair_coef=np.array(pcoef, float), group_lo=lo, group_hi=hi, _slots=slots)

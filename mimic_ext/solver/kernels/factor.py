@@ -37,9 +37,17 @@ def build(ns) -> None:
                 for a in range(s0, s1):
                     fa = ws[e, o + a] * idd
                     if fa != T(0.0):
-                        for b in range(a, s1):
-                            t = o + md.l_upd[ut + b - a]
-                            ws[e, t] = ws[e, t] - fa * ws[e, o + b]
+                        ub = md.l_ubase[a]
+                        if ub >= 0:     # the targets below the diagonal in consecutive slots
+                            t = o + md.l_row[a]
+                            ws[e, t] = ws[e, t] - fa * ws[e, o + a]
+                            ob = o + ub
+                            for b in range(a + 1, s1):
+                                ws[e, ob + b] = ws[e, ob + b] - fa * ws[e, o + b]
+                        else:
+                            for b in range(a, s1):
+                                t = o + md.l_upd[ut + b - a]
+                                ws[e, t] = ws[e, t] - fa * ws[e, o + b]
                     ut = ut + s1 - a
                     ws[e, o + a] = fa
             else:

@@ -144,6 +144,7 @@ def build(ns) -> None:
         l_colptr: wp.array(dtype=int)
         l_row: wp.array(dtype=int)
         l_upd: wp.array(dtype=int)
+        l_ubase: wp.array(dtype=int)
         pairs: wp.array(dtype=wp.vec3i)
         n_pairs: int
         tree_mass: int
