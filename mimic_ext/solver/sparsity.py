@@ -26,7 +26,8 @@ class Sparsity:
     every ``a <= b`` of the column's rows; ``ubase[a]`` (per below-diagonal slot a) is ``t - b`` for
     every target t of the slots b > a when those are consecutive (else -1: ``upd`` has them). Per composite-pass pair (in the kernel's visiting
     order): its DOFs ``(i, j, own)`` (own: both on one link, an ordered pair; else j is an
-    ancestor DOF and the pair stands for both orders), the slot it adds to and its coefficient."""
+    ancestor DOF and the pair stands for both orders), the slot it adds to and its coefficient;
+    ``runs``: the same with each run of one column's ancestors merged into one product (kind 2)."""
 
     k: int
     new_col: list[int]          # the renumbered column of each projection column
@@ -37,6 +38,10 @@ class Sparsity:
     pairs: np.ndarray           # (n_pairs, 3): i, j, own
     pair_slot: np.ndarray
     pair_coef: np.ndarray
+    dof_up: np.ndarray          # per DOF: where its run continues (-1: it ends there)
+    runs: np.ndarray            # the pairs with runs merged (kind 2), their slots and coefficients
+    run_slot: np.ndarray
+    run_coef: np.ndarray
     group_lo: np.ndarray        # per column: its connected group's column range
     group_hi: np.ndarray
     _slots: dict
@@ -172,7 +177,31 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
             coef = 2.0 * g if a == b else g
         pslot.append(a if a == b else slots[(max(a, b), min(a, b))])
         pcoef.append(coef)
+    # the same pairs with each run merged (for a deep tree's composite pass): a run is a stretch of a
+    # DOF's ancestors on 1-DOF links in one column (a follower right below its leader), whose pairs all
+    # add to one slot; ``dof_up[j]`` continues DOF j's run at its parent's DOF, so that with
+    # Q_j = g_j s_j + Q_up(j) one product Q_j . F_i stands for the run from j up (kind 2, coefficient
+    # g_i, twice that on the diagonal)
+    dof_up = [-1] * n
+    for lk in range(len(parent)):
+        p = parent[lk]
+        if p >= 0 and nd[lk] == 1 and nd[p] == 1 and cols[us[lk]] == cols[us[p]]:
+            dof_up[us[lk]] = us[p]
+    merged, mslot, mcoef = [], [], []
+    for (i, j, own), sl, coef in zip(visit, pslot, pcoef):
+        if not own and merged and merged[-1][0] == i and merged[-1][2] != 1 and dof_up[last] == j:
+            if merged[-1][2] == 0:          # the run's first pair becomes its product
+                merged[-1] = (i, merged[-1][1], 2)
+                mcoef[-1] = gains[i] * (2.0 if nc[i] == nc[j] else 1.0)
+            last = j
+            continue
+        merged.append((i, j, own))
+        mslot.append(sl)
+        mcoef.append(coef)
+        last = j
     return Sparsity(k=k, new_col=new_col, colptr=colptr, row=np.array(row, np.int64), upd=np.array(upd, np.int64),
                     ubase=ubase,
                     pairs=np.array(visit, np.int64).reshape(-1, 3), pair_slot=np.array(pslot, np.int64),
-                    pair_coef=np.array(pcoef, float), group_lo=lo, group_hi=hi, _slots=slots)
+                    pair_coef=np.array(pcoef, float), dof_up=np.array(dof_up, np.int64),
+                    runs=np.array(merged, np.int64).reshape(-1, 3), run_slot=np.array(mslot, np.int64),
+                    run_coef=np.array(mcoef, float), group_lo=lo, group_hi=hi, _slots=slots)

@@ -146,6 +146,7 @@ def build(ns) -> None:
         l_upd: wp.array(dtype=int)
         l_ubase: wp.array(dtype=int)
         pairs: wp.array(dtype=wp.vec3i)
+        dof_up: wp.array(dtype=int)
         n_pairs: int
         tree_mass: int
         pair_slot: wp.array(dtype=int)
@@ -211,6 +212,7 @@ def build(ns) -> None:
         Ic_h: wp.array2d(dtype=V3)
         Ic_I: wp.array2d(dtype=M33)
         S: wp.array2d(dtype=SV)
+        Q: wp.array2d(dtype=SV)             # a deep tree's run sums of gain-weighted axes (composite_pass)
         ws: wp.array2d(dtype=T)
         rel_imp: wp.array2d(dtype=T)        # per relation: impulse of the last step, error at its start
         rel_err: wp.array2d(dtype=T)
