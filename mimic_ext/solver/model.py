@@ -392,9 +392,10 @@ class Model:
         md.pairs = wp.array(pairs.astype(np.int32) if len(pairs) else np.zeros((1, 3), np.int32),
                             dtype=wp.vec3i, device=d)
         md.dof_up = arr(sp.dof_up if len(sp.dof_up) else [-1], int)
-        md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
-            arr(sp.upd if len(sp.upd) else [0], int)
-        md.l_ubase = arr(sp.ubase, int)
+        lp = K.FactorPattern()
+        lp.k, lp.colptr, lp.row = k, arr(sp.colptr, int), arr(sp.row if k else [0], int)
+        lp.upd, lp.ubase = arr(sp.upd if len(sp.upd) else [0], int), arr(sp.ubase, int)
+        md.lp = lp
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
         md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
