@@ -1,6 +1,7 @@
 """Where our step's time goes on a long tree, by timing variants of one mechanism (ours only).
 
     python benchmarks/step_profile.py [--joints 64] [--envs 256] [--rounds 5]
+    python benchmarks/step_profile.py --chains [--envs 256] [--rounds 9]
 
 The step is one fused Warp kernel, so phases cannot be timed by launch (``wp.ScopedTimer``
 sees one launch); instead the same hanging chain (``mechanisms.chain``: n joints, same
@@ -12,6 +13,10 @@ joint pays (kinematics, bias forces, composite inertia, integration). Interleave
 medians of CPU time per env-step. Fitted: ``t(k) = a + b k^p`` over the limit-free variants.
 Then N = 1 on the Robotiq: ``Solver.step`` against its recorded launch alone and one
 environment's arithmetic (per env-step at N = 1024), i.e. what launching costs.
+
+``--chains``: only the growth of our step over the benchmark's chains (8, 16, 32, 64 joints,
+every other joint a follower; ``step_throughput.py`` fits the same exponent next to MuJoCo),
+interleaved rounds, the median and the least per chain, and the exponent of each.
 """
 
 from __future__ import annotations
@@ -37,9 +42,13 @@ def main(argv=None) -> int:
     ap.add_argument("--envs", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-s", type=float, default=0.3)
+    ap.add_argument("--chains", action="store_true", help="only the growth exponent over chains 8 .. 64")
     args = ap.parse_args(argv)
     from mimic_ext.warp_runtime import init_warp
     init_warp()
+    if args.chains:
+        chains(args.envs, max(args.rounds, 9), args.block_s / 3)
+        return 0
     n = args.joints
     ks = sorted({1, n // 8, n // 4, n // 2, n} - {0})
     variants = [(f"k={k}, no limits", M.chain(n, independent=k, limits=False)) for k in ks]
@@ -84,6 +93,36 @@ def main(argv=None) -> int:
         r.close()
     n1(args.rounds)
     return 0
+
+
+def chains(envs: int, rounds: int, block_s: float) -> None:
+    """CPU time per env-step of ours on the benchmark's chains, and its growth exponent (the
+    log-log least-squares slope ``step_throughput.py`` prints), from the medians and the least
+    of interleaved rounds (the least is what other jobs on the machine add least to)."""
+    joints = (8, 16, 32, 64)
+    runners = {}
+    for n in joints:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = P.make("ours", M.chain(n), envs)
+        r.timed(2)
+        est = max(r.timed(2)[1] / 2, 1e-7)
+        runners[n] = (r, int(max(2, round(block_s / est))))
+    cpu = {n: [] for n in joints}
+    for _ in range(rounds):
+        for n, (r, steps) in runners.items():
+            cpu[n].append(r.timed(steps)[1] / steps / envs)
+    fit = lambda t: float(np.polyfit(np.log(joints), np.log(t), 1)[0])  # noqa: E731
+    med = [statistics.median(cpu[n]) for n in joints]
+    low = [min(cpu[n]) for n in joints]
+    print(f"ours, chains (every other joint a follower), N = {envs}, CPU time per env-step over {rounds} "
+          f"interleaved rounds:")
+    for n, a, b in zip(joints, med, low):
+        print(f"  chain{n:<3} median {a * 1e6:8.2f} us   least {b * 1e6:8.2f} us")
+    print(f"  growth exponent over {', '.join(map(str, joints))} joints: {fit(med):.2f} (medians), "
+          f"{fit(low):.2f} (least); target <= 1.4")
+    for r, _ in runners.values():
+        r.close()
 
 
 def n1(rounds: int) -> None:
