@@ -1,6 +1,8 @@
 """Where our step's time goes on a long tree, by timing variants of one mechanism (ours only).
 
     python benchmarks/step_profile.py [--joints 64] [--envs 256] [--rounds 5]
+    python benchmarks/step_profile.py --chains [--envs 256] [--rounds 9]
+    python benchmarks/step_profile.py --phases [--rounds 15]
 
 The step is one fused Warp kernel, so phases cannot be timed by launch (``wp.ScopedTimer``
 sees one launch); instead the same hanging chain (``mechanisms.chain``: n joints, same
@@ -12,6 +14,16 @@ joint pays (kinematics, bias forces, composite inertia, integration). Interleave
 medians of CPU time per env-step. Fitted: ``t(k) = a + b k^p`` over the limit-free variants.
 Then N = 1 on the Robotiq: ``Solver.step`` against its recorded launch alone and one
 environment's arithmetic (per env-step at N = 1024), i.e. what launching costs.
+
+``--chains``: only the growth of our step over the benchmark's chains (8, 16, 32, 64 joints,
+every other joint a follower; ``step_throughput.py`` fits the same exponent next to MuJoCo),
+interleaved rounds, the median and the least per chain, and the exponent of each.
+
+``--phases``: where one step's time goes on the Robotiq (N = 1024), the humanoid (64) and
+chain64 (128). The step is one function, so the kernel package is copied (to a temporary
+directory, each copy its own package and Warp module) with a ``return`` after each phase of
+``step_env``; the copies and the real step are timed interleaved in one process, and each
+phase is the difference of the least CPU time per env-step of consecutive cuts.
 """
 
 from __future__ import annotations
@@ -37,9 +49,17 @@ def main(argv=None) -> int:
     ap.add_argument("--envs", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-s", type=float, default=0.3)
+    ap.add_argument("--chains", action="store_true", help="only the growth exponent over chains 8 .. 64")
+    ap.add_argument("--phases", action="store_true", help="only the time of each phase of the step")
     args = ap.parse_args(argv)
     from mimic_ext.warp_runtime import init_warp
     init_warp()
+    if args.chains:
+        chains(args.envs, max(args.rounds, 9), args.block_s / 3)
+        return 0
+    if args.phases:
+        phases(max(args.rounds, 15), args.block_s / 10)
+        return 0
     n = args.joints
     ks = sorted({1, n // 8, n // 4, n // 2, n} - {0})
     variants = [(f"k={k}, no limits", M.chain(n, independent=k, limits=False)) for k in ks]
@@ -84,6 +104,131 @@ def main(argv=None) -> int:
         r.close()
     n1(args.rounds)
     return 0
+
+
+def chains(envs: int, rounds: int, block_s: float) -> None:
+    """CPU time per env-step of ours on the benchmark's chains, and its growth exponent (the
+    log-log least-squares slope ``step_throughput.py`` prints), from the medians and the least
+    of interleaved rounds (the least is what other jobs on the machine add least to)."""
+    joints = (8, 16, 32, 64)
+    runners = {}
+    for n in joints:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = P.make("ours", M.chain(n), envs)
+        r.timed(2)
+        est = max(r.timed(2)[1] / 2, 1e-7)
+        runners[n] = (r, int(max(2, round(block_s / est))))
+    cpu = {n: [] for n in joints}
+    for _ in range(rounds):
+        for n, (r, steps) in runners.items():
+            cpu[n].append(r.timed(steps)[1] / steps / envs)
+    fit = lambda t: float(np.polyfit(np.log(joints), np.log(t), 1)[0])  # noqa: E731
+    med = [statistics.median(cpu[n]) for n in joints]
+    low = [min(cpu[n]) for n in joints]
+    print(f"ours, chains (every other joint a follower), N = {envs}, CPU time per env-step over {rounds} "
+          f"interleaved rounds:")
+    for n, a, b in zip(joints, med, low):
+        print(f"  chain{n:<3} median {a * 1e6:8.2f} us   least {b * 1e6:8.2f} us")
+    print(f"  growth exponent over {', '.join(map(str, joints))} joints: {fit(med):.2f} (medians), "
+          f"{fit(low):.2f} (least); target <= 1.4")
+    for r, _ in runners.values():
+        r.close()
+
+
+#: (label, the line of ``step_env`` the cut goes before, its indent): the phases in step order
+_CUTS = [("set-up, corrections, forward kinematics and bias forces", "od = wp.vec3d(o)", 8),
+         ("composite pass (CRBA into H's slots), M u0", "if md.n_soft > 0:           # the mass-only", 8),
+         ("joint terms, drives, relation errors", "if md.n_soft > 0:\n            f.soft_rows(", 8),
+         ("drives folded, sparse LDL^T", "for c in range(k):\n                ws[e, md.o_v + c] = ws[e, md.o_bh + c]", 12),
+         ("solve, joint rows, drive bounds", "for i in range(n):\n            u_out[e, i] = md.dof_gain[i]", 8),
+         ("coupling impulses (residual)", "for i in range(n):          # q+ = q (+) dt u+", 8),
+         ("integration, finiteness, read-out", None, 0)]
+
+
+def _cut_packages(root: Path) -> list[str]:
+    """Copies of ``mimic_ext`` under ``root``, the i-th with ``step_env`` returning before cut i."""
+    import re
+    import shutil
+    src = Path(__file__).resolve().parents[1] / "mimic_ext"
+    names = []
+    for i, (_, anchor, indent) in enumerate(_CUTS[:-1]):
+        name = f"mimic_cut{i}"
+        dst = root / name
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        for f in dst.rglob("*.py"):
+            text = f.read_text()
+            new = re.sub(r"\bmimic_ext\b", name, text)
+            if f.parent.name == "kernels" and f.name == "__init__.py":
+                new = new.replace('module = f"mimic_', f'module = f"mimiccut{i}_')
+            if f.parent.name == "kernels" and f.name == "step.py":
+                if new.count(" " * indent + anchor) != 1:
+                    raise RuntimeError(f"step_profile --phases: step_env changed, no unique cut before {anchor!r}")
+                pad = " " * indent
+                new = new.replace(pad + anchor, f"{pad}if wp.static(True):\n{pad}    sc.nonfinite[e] = 0\n{pad}    return\n"
+                                  + pad + anchor)
+            if new != text:
+                f.write_text(new)
+        names.append(name)
+    return names + ["mimic_ext"]
+
+
+def phases(rounds: int, block_s: float) -> None:
+    """The least CPU time per env-step of each cut of the step, differenced (see the module doc)."""
+    import importlib
+    import tempfile
+    import time
+
+    import warp as wp
+    rows = [("Robotiq", M.robotiq, 1024), ("humanoid", M.humanoid, 64), ("chain64", lambda: M.chain(64), 128)]
+    with tempfile.TemporaryDirectory() as tmp:
+        pkgs = _cut_packages(Path(tmp))
+        sys.path.insert(0, tmp)
+        runs = {}
+        for label, make, n in rows:
+            try:
+                mech = make()
+            except FileNotFoundError as exc:
+                print(f"{label}: skipped ({exc})")
+                continue
+            stage, _ = M.usd_stage(mech)
+            for pkg in pkgs:
+                S = importlib.import_module(pkg + ".solver")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model = S.build_model(stage, num_envs=n, fix_base=True)
+                solver = S.Solver(model, threads=1)
+                a, b, c = model.state(), model.state(), model.control()
+
+                def adv(k, solver=solver, a=a, b=b, c=c):
+                    for _ in range(k):
+                        solver.step(a, b, c, M.DT)
+                    wp.synchronize()
+                adv(2)
+                t = time.process_time()
+                adv(3)
+                est = max((time.process_time() - t) / 3, 1e-7)
+                runs[(label, pkg)] = (adv, n, max(2, int(block_s / est)))
+        cpu = {key: [] for key in runs}
+        for _ in range(rounds):
+            for key, (adv, n, steps) in runs.items():
+                t = time.process_time()
+                adv(steps)
+                cpu[key].append((time.process_time() - t) / steps / n)
+        sys.path.remove(tmp)
+    done = [label for label, _, _ in rows if (label, "mimic_ext") in runs]
+    print(f"where one step's time goes (least CPU time per env-step of {rounds} interleaved rounds, "
+          f"each phase the difference of consecutive cuts; us):")
+    print(f"  {'phase':<58}" + "".join(f"{lb:>12}" for lb in done))
+    prev = {lb: 0.0 for lb in done}
+    for (what, _, _), pkg in zip(_CUTS, pkgs):
+        line = f"  {what:<58}"
+        for lb in done:
+            t = min(cpu[(lb, pkg)])
+            line += f"{(t - prev[lb]) * 1e6:12.2f}"
+            prev[lb] = t
+        print(line)
+    print(f"  {'whole step':<58}" + "".join(f"{prev[lb] * 1e6:12.2f}" for lb in done))
 
 
 def n1(rounds: int) -> None:

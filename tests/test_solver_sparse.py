@@ -131,6 +131,79 @@ def test_tree_factor_has_only_its_branches():
     assert sorted(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == [(0, 2), (2, 4), (4, 6)]
 
 
+def test_consecutive_update_slots_name_the_listed_targets():
+    """The factorisation addresses a column's rank-one update from one base where its targets are
+    consecutive slots (``ubase``) and through the listed slots (``upd``) elsewhere: both name the
+    same slots. Always consecutive on a plain tree; random trees with mimic columns and compliant
+    couplings (fill) exercise the listed path too."""
+    def check(sp):
+        listed = ut = 0
+        for q in range(sp.k):
+            s0, s1 = int(sp.colptr[q]), int(sp.colptr[q + 1])
+            for a in range(s0, s1):
+                if sp.ubase[a] >= 0:
+                    assert sp.upd[ut] == sp.row[a]
+                    assert [int(sp.ubase[a]) + b for b in range(a + 1, s1)] == sp.upd[ut + 1:ut + s1 - a].tolist()
+                else:
+                    listed += 1
+                ut += s1 - a
+        assert ut == len(sp.upd)
+        return listed
+
+    rng = np.random.default_rng(5)
+    for parents in (list(range(-1, 63)), [-1] + [int(rng.integers(0, i)) for i in range(1, 200)]):
+        assert check(_plain_tree(parents)) == 0
+    listed = 0
+    for _ in range(200):
+        n = int(rng.integers(2, 25))
+        parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)]
+        k = int(rng.integers(1, n + 1))
+        cols = [int(c) for c in rng.integers(0, k, n)]
+        cols[:k] = range(k)                     # every column holds a DOF
+        couplings = [tuple(int(x) for x in rng.integers(0, n, 2)) for _ in range(int(rng.integers(0, 4)))]
+        listed += check(reduced_sparsity(parents, list(range(n)), [1] * n, cols, [1.0] * n, k, couplings))
+    assert listed > 0                           # the fallback path was met
+
+
+def test_merged_runs_add_what_their_pairs_add():
+    """A deep tree's composite pass takes a run of ancestors in one column as one product with
+    their summed, gain-weighted axes (``runs``, ``dof_up``): for any axes s_j and forces F_i, every
+    slot receives what the pairs one by one give it. Random trees with 6-DOF and 1-DOF links,
+    shared columns (followers below their leaders and elsewhere) and random gains; float64 sums of
+    a few dozen products of order 1, so 1e-12 is rounding."""
+    rng = np.random.default_rng(11)
+    merged_any = False
+    for _ in range(100):
+        L = int(rng.integers(2, 20))
+        parent = [-1] + [int(rng.integers(-1, i)) for i in range(1, L)]
+        nd = [6 if parent[lk] < 0 and rng.random() < 0.3 else 1 for lk in range(L)]
+        us = np.concatenate([[0], np.cumsum(nd)[:-1]]).astype(int).tolist()
+        n = sum(nd)
+        cols, k = [], 0
+        for lk in range(L):             # a 1-DOF link joins its 1-DOF parent's column half the time
+            for d in range(nd[lk]):
+                p = parent[lk]
+                if nd[lk] == 1 and p >= 0 and nd[p] == 1 and rng.random() < 0.5:
+                    cols.append(cols[us[p]])
+                else:
+                    cols.append(k)
+                    k += 1
+        gains = rng.uniform(-2.0, 2.0, n).tolist()
+        sp = reduced_sparsity(parent, us, nd, cols, gains, k)
+        S, F = rng.normal(size=(n, 6)), rng.normal(size=(n, 6))
+        Q = np.zeros((n, 6))
+        for j in range(n):
+            Q[j] = gains[j] * S[j] + (Q[sp.dof_up[j]] if sp.dof_up[j] >= 0 else 0.0)
+        one_by_one, merged = np.zeros(sp.nnz), np.zeros(sp.nnz)
+        for (i, j, _), sl, coef in zip(sp.pairs, sp.pair_slot, sp.pair_coef):
+            one_by_one[sl] += coef * S[j] @ F[i]
+        for (i, j, kind), sl, coef in zip(sp.runs, sp.run_slot, sp.run_coef):
+            merged[sl] += coef * (Q[j] if kind == 2 else S[j]) @ F[i]
+        merged_any |= len(sp.runs) < len(sp.pairs)
+        assert np.allclose(merged, one_by_one, rtol=0.0, atol=1e-12)
+    assert merged_any
+
+
 def test_many_independent_mechanisms_stay_small():
     """300 two-joint mimic pairs (FET022's scale stage) in one model: 300 groups of one column
     each, a work space per environment linear in the joints (no k^2 anywhere: k = 300 would

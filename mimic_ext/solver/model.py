@@ -384,17 +384,23 @@ class Model:
         md.nnz = sp.nnz
         # M x from the composite pass's pairs on a shallow tree, in O(n) from the composite
         # inertias on a deep one (the pairs are O(n d); measured: pairs win up to a mean depth of ~8)
-        md.n_pairs = len(sp.pairs)
         md.tree_mass = int(len(sp.pairs) > _PAIRS_PER_DOF * max(self.dof_count, 1))
-        md.pairs = wp.array(sp.pairs.astype(np.int32) if len(sp.pairs) else np.zeros((1, 3), np.int32),
+        # a deep tree's composite pass takes each run of one column's ancestors as one product
+        pairs, pslot, pcoef = (sp.runs, sp.run_slot, sp.run_coef) if md.tree_mass else \
+            (sp.pairs, sp.pair_slot, sp.pair_coef)
+        md.n_pairs = len(pairs)
+        md.pairs = wp.array(pairs.astype(np.int32) if len(pairs) else np.zeros((1, 3), np.int32),
                             dtype=wp.vec3i, device=d)
-        md.l_colptr, md.l_row, md.l_upd = arr(sp.colptr, int), arr(sp.row if k else [0], int), \
-            arr(sp.upd if len(sp.upd) else [0], int)
+        md.dof_up = arr(sp.dof_up if len(sp.dof_up) else [-1], int)
+        lp = K.FactorPattern()
+        lp.k, lp.colptr, lp.row = k, arr(sp.colptr, int), arr(sp.row if k else [0], int)
+        lp.upd, lp.ubase = arr(sp.upd if len(sp.upd) else [0], int), arr(sp.ubase, int)
+        md.lp = lp
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
         md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
-        md.pair_slot = arr(sp.pair_slot if len(sp.pairs) else [0], int)
-        md.pair_coef = arr(sp.pair_coef if len(sp.pairs) else [0.0])
+        md.pair_slot = arr(pslot if len(pairs) else [0], int)
+        md.pair_coef = arr(pcoef if len(pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
         col_rows = np.zeros(max(k, 1), int)
         joints, cors = [], []
@@ -501,7 +507,7 @@ def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
     sc.R, sc.pos = z(L, K.mat33), z(L, K.vec3)
     sc.V, sc.Acc, sc.G = (z(L, K.spatial) for _ in range(3))
     sc.Ic_m, sc.Ic_h, sc.Ic_I = z(L), z(L, K.vec3), z(L, K.mat33)
-    sc.S = z(n, K.spatial)
+    sc.S, sc.Q = z(n, K.spatial), z(n, K.spatial)
     sc.ws = z(work_size)
     Lf = L if model.base_bodies else 1          # float64 momentum bookkeeping of floating bases
     sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)

@@ -23,18 +23,25 @@ class Sparsity:
     """A model's reduced-system layout. Value slots: ``0 .. k-1`` the diagonal of column c,
     ``k ..`` the below-diagonal entries of column q at ``colptr[q] .. colptr[q + 1] - 1`` (row
     ``row[slot]``, ascending). ``upd`` lists, column after column, the slot of ``(r_b, r_a)`` for
-    every ``a <= b`` of the column's rows. Per composite-pass pair (in the kernel's visiting
+    every ``a <= b`` of the column's rows; ``ubase[a]`` (per below-diagonal slot a) is ``t - b`` for
+    every target t of the slots b > a when those are consecutive (else -1: ``upd`` has them). Per composite-pass pair (in the kernel's visiting
     order): its DOFs ``(i, j, own)`` (own: both on one link, an ordered pair; else j is an
-    ancestor DOF and the pair stands for both orders), the slot it adds to and its coefficient."""
+    ancestor DOF and the pair stands for both orders), the slot it adds to and its coefficient;
+    ``runs``: the same with each run of one column's ancestors merged into one product (kind 2)."""
 
     k: int
     new_col: list[int]          # the renumbered column of each projection column
     colptr: np.ndarray
     row: np.ndarray
     upd: np.ndarray
+    ubase: np.ndarray
     pairs: np.ndarray           # (n_pairs, 3): i, j, own
     pair_slot: np.ndarray
     pair_coef: np.ndarray
+    dof_up: np.ndarray          # per DOF: where its run continues (-1: it ends there)
+    runs: np.ndarray            # the pairs with runs merged (kind 2), their slots and coefficients
+    run_slot: np.ndarray
+    run_coef: np.ndarray
     group_lo: np.ndarray        # per column: its connected group's column range
     group_hi: np.ndarray
     _slots: dict
@@ -148,11 +155,17 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
             nxt += 1
     colptr[k] = nxt
     upd = []
+    ubase = np.full(max(int(colptr[k]), 1), -1, np.int64)
     for q in range(k):
         rows = struct[q]
         for a in range(len(rows)):
-            for b in range(a, len(rows)):
-                upd.append(rows[a] if a == b else slots[(rows[b], rows[a])])
+            targets = [slots[(rows[b], rows[a])] for b in range(a + 1, len(rows))]
+            upd += [rows[a]] + targets
+            # below the diagonal, targets in consecutive slots (always on a plain tree, whose column r_a
+            # holds exactly the rows after it here) are addressed from one base: slot(b) = base + b
+            if all(t == targets[0] + i for i, t in enumerate(targets)):
+                sa = int(colptr[q]) + a
+                ubase[sa] = (targets[0] if targets else sa + 1) - (sa + 1)
     # what each visited pair adds to the lower slots: the entries it stands for that land there
     pslot, pcoef = [], []
     for i, j, own in visit:
@@ -164,6 +177,31 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
             coef = 2.0 * g if a == b else g
         pslot.append(a if a == b else slots[(max(a, b), min(a, b))])
         pcoef.append(coef)
+    # the same pairs with each run merged (for a deep tree's composite pass): a run is a stretch of a
+    # DOF's ancestors on 1-DOF links in one column (a follower right below its leader), whose pairs all
+    # add to one slot; ``dof_up[j]`` continues DOF j's run at its parent's DOF, so that with
+    # Q_j = g_j s_j + Q_up(j) one product Q_j . F_i stands for the run from j up (kind 2, coefficient
+    # g_i, twice that on the diagonal)
+    dof_up = [-1] * n
+    for lk in range(len(parent)):
+        p = parent[lk]
+        if p >= 0 and nd[lk] == 1 and nd[p] == 1 and cols[us[lk]] == cols[us[p]]:
+            dof_up[us[lk]] = us[p]
+    merged, mslot, mcoef = [], [], []
+    for (i, j, own), sl, coef in zip(visit, pslot, pcoef):
+        if not own and merged and merged[-1][0] == i and merged[-1][2] != 1 and dof_up[last] == j:
+            if merged[-1][2] == 0:          # the run's first pair becomes its product
+                merged[-1] = (i, merged[-1][1], 2)
+                mcoef[-1] = gains[i] * (2.0 if nc[i] == nc[j] else 1.0)
+            last = j
+            continue
+        merged.append((i, j, own))
+        mslot.append(sl)
+        mcoef.append(coef)
+        last = j
     return Sparsity(k=k, new_col=new_col, colptr=colptr, row=np.array(row, np.int64), upd=np.array(upd, np.int64),
+                    ubase=ubase,
                     pairs=np.array(visit, np.int64).reshape(-1, 3), pair_slot=np.array(pslot, np.int64),
-                    pair_coef=np.array(pcoef, float), group_lo=lo, group_hi=hi, _slots=slots)
+                    pair_coef=np.array(pcoef, float), dof_up=np.array(dof_up, np.int64),
+                    runs=np.array(merged, np.int64).reshape(-1, 3), run_slot=np.array(mslot, np.int64),
+                    run_coef=np.array(mcoef, float), group_lo=lo, group_hi=hi, _slots=slots)

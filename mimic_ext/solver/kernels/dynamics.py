@@ -251,7 +251,8 @@ def build(ns) -> None:
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
         i's link or an ancestor) added straight into the reduced system's slots (``HB``:
-        H = S^T M S, no n x n or n x k matrix). On a shallow tree (``tree_mass`` 0) the pairs
+        H = S^T M S, no n x n or n x k matrix; on a deep tree a run of ancestors in one column is
+        one product with their summed axes ``Q``). On a shallow tree (``tree_mass`` 0) the pairs
         are also kept (``Mp``, for ``M x`` later) and give f -= M u0 here; on a deep one both
         products are ``mass_times_tree``'s, O(n)."""
         ws = sc.ws
@@ -267,7 +268,15 @@ def build(ns) -> None:
             ws[e, o_HB + i] = T(0.0)
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
+        if md.tree_mass != 0:       # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
+            for j in range(n):
+                qv = md.dof_gain[j] * sc.S[e, j]
+                up = md.dof_up[j]
+                if up >= 0:
+                    qv = qv + sc.Q[e, up]
+                sc.Q[e, j] = qv
         pc = int(0)
+        n_pairs = md.n_pairs
         L = md.n_links
         for ll in range(L):
             l = L - 1 - ll
@@ -285,24 +294,27 @@ def build(ns) -> None:
                 u0i = ws[e, o_u0 + i]
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
-                # the pairs with the DOFs of this link, then of each ancestor (pair order of the
-                # build); an own-link pair is met in both orders, an ancestor's once, so only the
-                # ancestor's also gives its DOF the symmetric term of f -= M u0
-                j = l
-                while j >= 0:
-                    jus = md.link_us[j]
-                    for d2 in range(md.link_nd[j]):
-                        jj = jus + d2
+                # the pairs with the DOFs of this link, then of each ancestor, as the build listed
+                # them (``pairs``: i, j, own); an own-link pair is met in both orders, an ancestor's
+                # once, so only the ancestor's also gives its DOF the symmetric term of f -= M u0
+                while pc < n_pairs:
+                    pr = md.pairs[pc]
+                    if pr[0] != i:
+                        break
+                    jj = pr[1]
+                    val = T(0.0)
+                    if pr[2] == 2:      # a run of ancestors in one column, from jj up
+                        val = wp.dot(sc.Q[e, jj], Fd)
+                    else:
                         val = wp.dot(sc.S[e, jj], Fd)
-                        sl = o_HB + md.pair_slot[pc]
-                        ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
-                        pc = pc + 1
-                        if rel != 0:
-                            ws[e, o_Mp + pc - 1] = val
-                            fu0 = fu0 + val * ws[e, o_u0 + jj]
-                            if j != l:
-                                ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
-                    j = md.link_parent[j]
+                    sl = o_HB + md.pair_slot[pc]
+                    ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
+                    if rel != 0:
+                        ws[e, o_Mp + pc] = val
+                        fu0 = fu0 + val * ws[e, o_u0 + jj]
+                        if pr[2] == 0:
+                            ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
+                    pc = pc + 1
                 ws[e, o_f + i] = ws[e, o_f + i] + wp.dot(Si, Gl) + dt * effort[ce, i] - fu0
             if p >= 0:
                 sc.G[e, p] = sc.G[e, p] + Gl

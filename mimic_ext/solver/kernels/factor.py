@@ -20,16 +20,16 @@ import warp as wp
 def build(ns) -> None:
     T = ns.T
     A2 = wp.array2d(dtype=T)
-    MD = ns.ModelData
+    LP = ns.FactorPattern
 
     @wp.func(inline=False)
-    def sparse_factor(md: MD, ws: A2, e: int, o: int, okeep: int):
+    def sparse_factor(lp: LP, ws: A2, e: int, o: int, okeep: int):
         """LDL^T of the reduced system in its slots at ``o``: D on the diagonal slots, the unit
         lower L below; a non-positive pivot's column is dropped (its unknown 0, flag at ``okeep``)."""
         ut = int(0)
-        for q in range(md.k):
-            s0 = md.l_colptr[q]
-            s1 = md.l_colptr[q + 1]
+        for q in range(lp.k):
+            s0 = lp.colptr[q]
+            s1 = lp.colptr[q + 1]
             d = ws[e, o + q]
             if d > T(0.0):
                 ws[e, okeep + q] = T(1.0)
@@ -37,9 +37,17 @@ def build(ns) -> None:
                 for a in range(s0, s1):
                     fa = ws[e, o + a] * idd
                     if fa != T(0.0):
-                        for b in range(a, s1):
-                            t = o + md.l_upd[ut + b - a]
-                            ws[e, t] = ws[e, t] - fa * ws[e, o + b]
+                        ub = lp.ubase[a]
+                        if ub >= 0:     # the targets below the diagonal in consecutive slots
+                            t = o + lp.row[a]
+                            ws[e, t] = ws[e, t] - fa * ws[e, o + a]
+                            ob = o + ub
+                            for b in range(a + 1, s1):
+                                ws[e, ob + b] = ws[e, ob + b] - fa * ws[e, o + b]
+                        else:
+                            for b in range(a, s1):
+                                t = o + lp.upd[ut + b - a]
+                                ws[e, t] = ws[e, t] - fa * ws[e, o + b]
                     ut = ut + s1 - a
                     ws[e, o + a] = fa
             else:
@@ -49,14 +57,14 @@ def build(ns) -> None:
                     ut = ut + s1 - a
 
     @wp.func(inline=False)
-    def sparse_solve(md: MD, ws: A2, e: int, o: int, okeep: int, ox: int, c0: int, c1: int):
+    def sparse_solve(lp: LP, ws: A2, e: int, o: int, okeep: int, ox: int, c0: int, c1: int):
         """x <- H^+ x with the factor at ``o``, for x at ``ox`` nonzero only in the columns
         ``c0 .. c1 - 1`` (a union of whole groups: the factor never leaves one)."""
         for q in range(c0, c1):
             xq = ws[e, ox + q]
             if xq != T(0.0):
-                for a in range(md.l_colptr[q], md.l_colptr[q + 1]):
-                    r = ox + md.l_row[a]
+                for a in range(lp.colptr[q], lp.colptr[q + 1]):
+                    r = ox + lp.row[a]
                     ws[e, r] = ws[e, r] - ws[e, o + a] * xq
             if ws[e, okeep + q] != T(0.0):
                 ws[e, ox + q] = xq / ws[e, o + q]
@@ -66,8 +74,8 @@ def build(ns) -> None:
             q = c1 - 1 - (qq - c0)
             if ws[e, okeep + q] != T(0.0):
                 s = ws[e, ox + q]
-                for a in range(md.l_colptr[q], md.l_colptr[q + 1]):
-                    s = s - ws[e, o + a] * ws[e, ox + md.l_row[a]]
+                for a in range(lp.colptr[q], lp.colptr[q + 1]):
+                    s = s - ws[e, o + a] * ws[e, ox + lp.row[a]]
                 ws[e, ox + q] = s
 
     @wp.func(inline=False)

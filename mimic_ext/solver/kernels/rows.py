@@ -122,7 +122,7 @@ def build(ns) -> None:
         for r in range(m):
             for c in range(k):
                 ws[e, oYT + r * k + c] = ws[e, md.o_JLr + r * k + c]
-            sparse_solve(md, ws, e, oL, okL, oYT + r * k, 0, k)
+            sparse_solve(md.lp, ws, e, oL, okL, oYT + r * k, 0, k)
         for r in range(m):
             for s in range(m):
                 acc = T(0.0)
@@ -189,7 +189,7 @@ def build(ns) -> None:
         at the leader's (one entry when both share a column)."""
         ws = sc.ws
         k = md.k
-        sparse_factor(md, ws, e, md.o_HM, md.o_kHM)
+        sparse_factor(md.lp, ws, e, md.o_HM, md.o_kHM)
         if md.m > 0:
             loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
         for g in range(md.n_rel):
@@ -205,7 +205,7 @@ def build(ns) -> None:
                 gy = ws[e, md.o_tk + cl]
                 c0 = md.grp_lo[cf]
                 c1 = md.grp_hi[cf]
-                sparse_solve(md, ws, e, md.o_HM, md.o_kHM, md.o_tk, c0, c1)
+                sparse_solve(md.lp, ws, e, md.o_HM, md.o_kHM, md.o_tk, c0, c1)
                 if md.m > 0:
                     loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk, c0, c1)
                 r = gx * ws[e, md.o_tk + cf]
@@ -341,7 +341,7 @@ def build(ns) -> None:
         for i in range(c0, c1):
             ws[e, oR + i] = T(0.0)
         ws[e, oR + c] = T(1.0)
-        sparse_solve(md, ws, e, md.o_H, md.o_kH, oR, c0, c1)
+        sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, oR, c0, c1)
         ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
         if md.m > 0:
             loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR, c0, c1)
@@ -430,7 +430,7 @@ def build(ns) -> None:
         """x <- C x in the solve space at ``ox``: C the inverse of the step's system with every hard
         relation and loop closure held (a row impulse ``dl`` along ``x`` moves the solve-space
         velocity ``ws[e, md.o_v:]`` by ``(C x) dl``). Valid once the step has factored its system."""
-        sparse_solve(md, ws, e, md.o_H, md.o_kH, ox, 0, md.k)
+        sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, ox, 0, md.k)
         if md.m > 0:
             loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
 
@@ -465,7 +465,7 @@ def build(ns) -> None:
         if md.m > 0:
             for c in range(k):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
-            sparse_solve(md, ws, e, md.o_H, md.o_kH, md.o_tk, 0, k)
+            sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_tk, 0, k)
             for r in range(md.m):
                 acc = T(0.0)
                 for c in range(k):

@@ -82,10 +82,10 @@ def build(ns) -> None:
             f.fold_drives(md, ws, e)
             if md.n_soft > 0:
                 f.soft_fold(md, ws, e)
-            f.sparse_factor(md, ws, e, md.o_H, md.o_kH)
+            f.sparse_factor(md.lp, ws, e, md.o_H, md.o_kH)
             for c in range(k):
                 ws[e, md.o_v + c] = ws[e, md.o_bh + c]
-            f.sparse_solve(md, ws, e, md.o_H, md.o_kH, md.o_v, 0, k)
+            f.sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_v, 0, k)
             if md.m > 0:
                 f.loop_solve(md, ws, e)
             if md.has_rows != 0:

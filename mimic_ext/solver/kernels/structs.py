@@ -116,6 +116,18 @@ def build(ns) -> None:
         row1: int
 
     @wp.struct
+    class FactorPattern:
+        """The reduced system's LDL^T pattern (``sparsity.Sparsity``: colptr, row, upd, ubase), apart
+        from ModelData so that the factorisation's functions are handed these four arrays, not the
+        whole model (Warp passes a struct by value)."""
+
+        k: int
+        colptr: wp.array(dtype=int)
+        row: wp.array(dtype=int)
+        upd: wp.array(dtype=int)
+        ubase: wp.array(dtype=int)
+
+    @wp.struct
     class ModelData:
         n_links: int
         n_u: int
@@ -141,10 +153,9 @@ def build(ns) -> None:
         dof_gain: wp.array(dtype=T)
         nnz: int
         n_rslots: int
-        l_colptr: wp.array(dtype=int)
-        l_row: wp.array(dtype=int)
-        l_upd: wp.array(dtype=int)
+        lp: FactorPattern
         pairs: wp.array(dtype=wp.vec3i)
+        dof_up: wp.array(dtype=int)
         n_pairs: int
         tree_mass: int
         pair_slot: wp.array(dtype=int)
@@ -210,6 +221,7 @@ def build(ns) -> None:
         Ic_h: wp.array2d(dtype=V3)
         Ic_I: wp.array2d(dtype=M33)
         S: wp.array2d(dtype=SV)
+        Q: wp.array2d(dtype=SV)             # a deep tree's run sums of gain-weighted axes (composite_pass)
         ws: wp.array2d(dtype=T)
         rel_imp: wp.array2d(dtype=T)        # per relation: impulse of the last step, error at its start
         rel_err: wp.array2d(dtype=T)
@@ -228,4 +240,4 @@ def build(ns) -> None:
 
     ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
     ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData
-    ns.ModelData, ns.Scratch = ModelData, Scratch
+    ns.ModelData, ns.Scratch, ns.FactorPattern = ModelData, Scratch, FactorPattern
