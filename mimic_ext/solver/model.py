@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import warp as wp
@@ -596,11 +596,15 @@ def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable 
 
 def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
                     precision: str = "float32", stage: Usd.Stage | None = None,
-                    collision: CollisionSpec | None = None, contact_capacity: int | None = None) -> Model:
+                    collision: CollisionSpec | None = None, contact_capacity: int | None = None,
+                    drives: Mapping[str, tuple] | None = None) -> Model:
     """``build_model`` on a stage already read (``read_stage``), or on a part of one
-    (``solver.parts``); ``relations`` None reads them from ``stage``."""
+    (``solver.parts``); ``relations`` None reads them from ``stage``. ``drives``: joint path ->
+    ``Model.set_drive``'s (stiffness, damping, max_force), applied before the one upload."""
     model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=collision,
                   contact_capacity=contact_capacity)
+    for path, gains in (drives or {}).items():
+        model.set_drive(path, *gains)
     if relations is None:
         _relations_from_stage(model, stage)
     else:

@@ -11,6 +11,7 @@ joint to the world gets a floating base.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections import deque
@@ -550,7 +551,13 @@ def _mark_closed_trees(links: list[LinkSpec], closures: list[ClosureSpec]) -> No
 
 def axis_frame(axis) -> np.ndarray:
     """A rotation whose x column is the unit ``axis`` (the identity for +x): the solver turns
-    every joint frame so that its axis is x."""
+    every joint frame so that its axis is x. (Stage axes are a few signed tokens: each frame is
+    computed once.)"""
+    return _axis_frame(tuple(float(x) for x in np.ravel(axis))).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_frame(axis: tuple) -> np.ndarray:
     a = np.asarray(axis, float)
     a = a / np.linalg.norm(a)
     helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
