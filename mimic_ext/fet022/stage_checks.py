@@ -53,7 +53,7 @@ def nonfinite_physics(stage: Usd.Stage) -> list[str]:
     """
     out: list[str] = []
     for prim in stage.Traverse():
-        for attr in prim.GetAttributes():
+        for attr in prim.GetAuthoredAttributes():       # a value only the schema's fallback gives is fine
             name = attr.GetName()
             if not name.startswith(PHYSICS_NAMESPACES) or name.startswith(_SKIP_PREFIXES):
                 continue

@@ -216,11 +216,22 @@ class Model:
         li = self._participant(leader, "reference joint")
         self._relation_count += 1
         key = label or f"{follower} -> {leader}"
-        if any(r.key == key for r in self.projection.rows):
+        if key in self._row_keys():
             key = f"{key} #{self._relation_count}"
         return RelationRow(key=key, follower=follower, leader=leader, fi=fi, li=li,
                            multiplier=float(multiplier), offset=float(offset),
                            natural_frequency=float(natural_frequency), damping_ratio=float(damping_ratio))
+
+    def _row_keys(self) -> set[str]:
+        """The keys of the projection's rows (kept up to date as rows are appended; rebuilt for a
+        new projection), so that naming a row is not a scan of every row."""
+        rows = self.projection.rows
+        seen = getattr(self, "_keys", None)
+        if seen is None or seen[0] is not rows or seen[1] > len(rows):
+            seen = (rows, 0, set())
+        seen[2].update(r.key for r in rows[seen[1]:])
+        self._keys = (rows, len(rows), seen[2])
+        return seen[2]
 
     def add_relation(self, row: RelationRow) -> str:
         """Add a relation (atomically: a conflict leaves the model unchanged)."""
