@@ -222,3 +222,14 @@ def test_a_sample_reports_byte_for_byte_the_same_batched_or_not(sample):
         return json.dumps(d, sort_keys=True)
 
     assert report(1) == report(None)
+
+
+def test_a_batch_whose_state_diverges_names_the_part_that_did():
+    stage = distinct_pairs(M.scale_stage(4))
+    # a drive stiffer than float32 holds (1e38 N m/deg is inf N m/rad): that part's state goes non-finite
+    UsdPhysics.DriveAPI(stage.GetPrimAtPath("/World/mech2/lead0"), "angular").GetStiffnessAttr().Set(1e38)
+    one_by_one = run(stage, engine=WarpEngine(batch_parts=1))
+    batched = run(stage, engine=WarpEngine())
+    assert one_by_one.status == batched.status == "error"
+    assert "NaN or infinite while sweeping /World/mech2/lead0, (every joint held) /World/mech2/lead0" in batched.reason
+    assert batched.reason == one_by_one.reason                # the batch was rerun part by part to say which

@@ -48,6 +48,7 @@ class WarpEngine:
                  fix_base: bool = True) -> Trace:
         from ...warp_runtime import announce_cold_compile, init_warp
 
+        t_setup = time.perf_counter()
         init_warp()                     # quiet, without the CUDA-driver warning
         try:
             from ...solver.model import build_model, contact_model, model_from_spec
@@ -59,6 +60,7 @@ class WarpEngine:
 
         trace = Trace()
         t0 = time.perf_counter()
+        trace.timings["setup_s"] = t0 - t_setup       # Warp's start and the solver's import (kernels loaded)
         relations = list(relations)
         with warnings.catch_warnings():   # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
