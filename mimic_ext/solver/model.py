@@ -608,10 +608,12 @@ def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable 
 def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
                     precision: str = "float32", stage: Usd.Stage | None = None,
                     collision: CollisionSpec | None = None, contact_capacity: int | None = None,
-                    drives: Mapping[str, tuple] | None = None) -> Model:
+                    drives: Mapping[str, tuple] | None = None, upload: bool = True) -> Model:
     """``build_model`` on a stage already read (``read_stage``), or on a part of one
     (``solver.parts``); ``relations`` None reads them from ``stage``. ``drives``: joint path ->
-    ``Model.set_drive``'s (stiffness, damping, max_force), applied before the one upload."""
+    ``Model.set_drive``'s (stiffness, damping, max_force), applied before the one upload.
+    ``upload`` False leaves the upload (``Model.sync``) to the ``Solver`` the model is given to,
+    which makes its own: a model stepped at once is then uploaded once."""
     model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=collision,
                   contact_capacity=contact_capacity)
     for path, gains in (drives or {}).items():
@@ -622,7 +624,8 @@ def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int =
         for rel in relations:
             model.projection.add(model.make_row(rel.follower, rel.leader, rel.multiplier, rel.offset,
                                                 rel.natural_frequency, rel.damping_ratio))
-    model.sync()
+    if upload:
+        model.sync()
     return model
 
 

@@ -125,7 +125,7 @@ class WarpEngine:
                     _test_drives(model, plan, swept)
                 else:
                     model = model_from_spec(pspec, rels, num_envs=len(envs), device=self.device,
-                                            drives=_test_drives(None, plan, swept))
+                                            drives=_test_drives(None, plan, swept), upload=False)
             if model is whole:
                 _test_drives(model, plan, swept)
             notes.extend(getattr(model, "warnings", []))
@@ -171,7 +171,7 @@ class WarpEngine:
             if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
                 for run in unit:
                     run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=self.device,
-                                               drives=_test_drives(None, plan, run.swept)))
+                                               drives=_test_drives(None, plan, run.swept), upload=False))
                     bad_envs[id(run)] = _simulate_unit([run], plan, index)
         bad = [run.label(plan, i) for run in runs for i in bad_envs.get(id(run.rep or run), [])]
         if bad:                          # NaN or inf in a state: an error, never a pass
@@ -217,7 +217,7 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
     if len(runs) == 1:
         run = runs[0]
         run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=device,
-                                   drives=_test_drives(None, plan, run.swept)))
+                                   drives=_test_drives(None, plan, run.swept), upload=False))
         return runs
     anchors = [np.array(run.part.links[0].X_p[:3, 3], dtype=float) for run in runs]
     spec = joined([translated(run.part, a) for run, a in zip(runs, anchors)])
@@ -226,7 +226,7 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
     for run in runs:
         drives.update(_test_drives(None, plan, run.swept))
         rels += run.rels
-    model = model_from_spec(spec, rels, num_envs=len(runs[0].envs), device=device, drives=drives)
+    model = model_from_spec(spec, rels, num_envs=len(runs[0].envs), device=device, drives=drives, upload=False)
     first = 0
     for run, a in zip(runs, anchors):
         run.attach(model, shift=a, rows=range(first, first + len(run.rels)))
