@@ -218,11 +218,16 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
     if pos is not None:
-        _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
+        pos = tuple(pos)                    # Gf's elements read once
+        if not all(map(math.isfinite, pos)):
+            _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
     if rot is not None:
-        _check_finite(joint.GetPrim(), f"physics:localRot{side}", [rot.GetReal(), *rot.GetImaginary()])
+        im = rot.GetImaginary()
+        rot = (rot.GetReal(), im[0], im[1], im[2])
+        if not all(map(math.isfinite, rot)):
+            _check_finite(joint.GetPrim(), f"physics:localRot{side}", rot)
     p = np.array(pos, float) * mpu if pos is not None else np.zeros(3)
-    r = _gf_quat_mat(rot) if rot is not None else np.eye(3)
+    r = _quat_to_mat(*rot) if rot is not None else np.eye(3)
     return _tf(p, r)
 
 
@@ -290,18 +295,25 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
         if m is not None:
             mass = _check_non_negative(prim, "physics:mass", m) * kgpu    # 0: not authored (default below)
         c = api.GetCenterOfMassAttr().Get()
+        c = None if c is None else tuple(c)          # Gf's elements read once
         if c is not None and not all(abs(x) == math.inf and x < 0 for x in c):  # (-inf, -inf, -inf): not authored
-            _check_finite(prim, "physics:centerOfMass", c)
+            if not all(map(math.isfinite, c)):
+                _check_finite(prim, "physics:centerOfMass", c)
             com = np.array(c, float) * mpu
         d = api.GetDiagonalInertiaAttr().Get()
         if d is not None:
+            d = tuple(d)
             for x in d:
                 _check_non_negative(prim, "physics:diagonalInertia", x)
         if d is not None and sum(d) > 0:
             pa = api.GetPrincipalAxesAttr().Get()
+            axes = None
             if pa is not None:
-                _check_finite(prim, "physics:principalAxes", [pa.GetReal(), *pa.GetImaginary()])
-            r = _gf_quat_mat(pa) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
+                im = pa.GetImaginary()
+                axes = (pa.GetReal(), im[0], im[1], im[2])
+                if not all(map(math.isfinite, axes)):
+                    _check_finite(prim, "physics:principalAxes", axes)
+            r = _quat_to_mat(*axes) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
     if inertia is None:
         inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
