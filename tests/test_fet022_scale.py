@@ -233,3 +233,34 @@ def test_a_batch_whose_state_diverges_names_the_part_that_did():
     assert one_by_one.status == batched.status == "error"
     assert "NaN or infinite while sweeping /World/mech2/lead0, (every joint held) /World/mech2/lead0" in batched.reason
     assert batched.reason == one_by_one.reason                # the batch was rerun part by part to say which
+
+
+def test_a_batch_rerun_part_by_part_keeps_its_copies_on_their_reps(monkeypatch):
+    """The rerun of a batch (after a non-finite flag) moves its parts to models of their own; the
+    translated copies of those parts must read their reps' new models (their columns changed)."""
+    import mimic_ext.fet022.engines.warp as W
+
+    stage = distinct_pairs(M.scale_stage(4))
+    for name in ("lead0",):                     # pair 2 becomes a translated copy of pair 0 again
+        src = UsdPhysics.DriveAPI(stage.GetPrimAtPath(f"/World/mech0/{name}"), "angular").GetStiffnessAttr().Get()
+        UsdPhysics.DriveAPI(stage.GetPrimAtPath(f"/World/mech2/{name}"), "angular").GetStiffnessAttr().Set(src)
+    for body in ("f0a", "f0b"):
+        mass = UsdPhysics.MassAPI(stage.GetPrimAtPath(f"/World/mech0/{body}")).GetMassAttr().Get()
+        UsdPhysics.MassAPI(stage.GetPrimAtPath(f"/World/mech2/{body}")).GetMassAttr().Set(mass)
+    rels, plan, watch = _sweep_inputs(stage)
+    reference = WarpEngine(batch_parts=1).simulate(stage, plan, watch, rels)
+    real = W._step_through
+    flagged = []
+
+    def flag_the_first_batch(solver, model, plan, envs, mine):
+        q, bad = real(solver, model, plan, envs, mine)
+        if len(mine) > 1 and not flagged:       # the batch of three reps: say it diverged
+            flagged.append(True)
+            return q, [0]
+        return q, bad
+
+    monkeypatch.setattr(W, "_step_through", flag_the_first_batch)
+    trace = WarpEngine().simulate(stage, plan, watch, rels)
+    assert flagged and trace.timings["parts_simulated"] == 3 and reference.timings["parts_simulated"] == 3
+    for p in watch:                             # rerun part by part: the per-part models' very numbers
+        assert np.array_equal(np.asarray(trace.positions[p]), np.asarray(reference.positions[p])), p

@@ -166,13 +166,20 @@ class WarpEngine:
         t1 = time.perf_counter()
         index = {pj.path: j for j, pj in enumerate(plan.joints)}
         bad_envs: dict[int, list[int]] = {}
+        rebuilt = False
         for unit in units:
             bad_envs[id(unit[0])] = _simulate_unit(unit, plan, index)
             if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
+                rebuilt = True
                 for run in unit:
                     run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=self.device,
                                                drives=_test_drives(None, plan, run.swept), upload=False))
                     bad_envs[id(run)] = _simulate_unit([run], plan, index)
+        if rebuilt:                      # the copies follow their reps onto the new models
+            for run in runs:
+                if run.rep is not None:
+                    run.follow()
+            located = {path: (run, run.col[path]) for path, (run, _) in located.items()}
         bad = [run.label(plan, i) for run in runs for i in bad_envs.get(id(run.rep or run), [])]
         if bad:                          # NaN or inf in a state: an error, never a pass
             raise MimicInputError(f"the warp solver's state became NaN or infinite while sweeping {', '.join(bad)}")
