@@ -52,7 +52,6 @@ from benchmarks import mechanisms as M  # noqa: E402
 #: row -> (mimic pairs, pairs per articulation, wall target s, memory target GB)
 ROWS = {"200": (100, 1, 5.0, None), "200tree": (100, 100, 5.0, None), "2000": (1000, 1, None, None),
         "10000": (5000, 1, 60.0, 2.0)}
-DEFAULT_ROWS = ["200", "200tree", "10000"]
 POLL_S = 0.05
 
 
