@@ -111,7 +111,9 @@ class SweepPlan:
         ``envs`` / ``joints`` (index sequences) take only those environments and joints' columns
         (an environment index -1: every joint held at ``lo``, as in any environment that sweeps
         another joint), so an engine that simulates part of the stage per environment never
-        forms the whole (steps, joints, joints) table.
+        forms the whole (steps, joints, joints) table. ``envs`` may also be a table (environments,
+        joints): the plan environment each environment stands for in each joint's column (a model
+        of several independent parts sweeps one joint of each in one environment).
         """
         envs = np.arange(self.num_envs) if envs is None else np.asarray(envs, dtype=int)
         joints = np.arange(self.num_envs) if joints is None else np.asarray(joints, dtype=int)
@@ -120,7 +122,8 @@ class SweepPlan:
         t_end = (np.arange(start, stop) + 1 - self.settle_steps) * self.dt
         s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)    # (steps,)
         out = np.broadcast_to(lo, (len(t_end), len(envs), len(joints))).copy()
-        row, col = np.nonzero(envs[:, None] == joints[None, :])      # the environment's own swept joint
+        own = (envs[:, None] if envs.ndim == 1 else envs) == joints[None, :]
+        row, col = np.nonzero(own)                  # the environment's own swept joint
         out[:, row, col] = lo[None, col] + s[:, None] * span[None, col]
         return out
 

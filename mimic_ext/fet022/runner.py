@@ -260,7 +260,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
         result.timings["total_s"] = time.perf_counter() - t_start
         return result
 
+    t0 = time.perf_counter()
     relations = read_relations(stage)
+    t_relations = time.perf_counter() - t0
     if not relations:
         result.status, result.reason = SKIPPED, NO_FOLLOWERS
         return done()
@@ -268,6 +270,7 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     t0 = time.perf_counter()
     findings = _Findings(stage)
     result.timings["validate_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     result.warnings.extend(([findings.note] if findings.note else []) + findings.stray_errors(relations))
     rejected = {r.key: [f"rejected by the validator: {m}" for m in msgs]
                 for r in relations if (msgs := findings.rejection(r))}
@@ -281,6 +284,7 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     result.warnings.extend(f"the references of {top} form a cycle: swept at {top}" for top in found.cycles)
 
     broken = nonfinite_physics(stage)
+    result.timings["checks_s"] = t_relations + time.perf_counter() - t0
     if broken:
         result.status = ERROR
         result.reason = (f"cannot simulate {asset}: {broken[0]}"
@@ -291,6 +295,7 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
                 rec.messages.append(result.reason)
         return done()
 
+    t0 = time.perf_counter()
     sweepable = []
     for s in found.swept:
         why = None if s.kind in be.supported_kinds else (
@@ -311,6 +316,7 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
         watch = sorted({p for sj in sweepable for c in found.cases_of(sj.path)
                         for p in (c.follower, c.reference, c.swept)})
         simulated = [r for r in relations if r.enabled and r.key not in rejected]
+        result.timings["checks_s"] += time.perf_counter() - t0
         try:
             trace = be.simulate(stage, plan, watch, simulated, fix_base=cfg.fix_base)
         except MimicInputError as exc:
@@ -322,10 +328,12 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
             return done()
         result.timings.update({k: v for k, v in trace.timings.items() if k.endswith("_s")})
         result.warnings.extend(trace.notes)
+        t0 = time.perf_counter()
         radii = body_radii(stage, trace.body_positions) if trace.body_positions else {}
         boxes = BoxCheck(trace.body_positions, radii, cfg.bbox_explode_ratio)
         for env in range(plan.num_envs):
             _judge_env(env, plan, trace, found, records, cfg, result, stage, boxes)
+        result.timings["judge_s"] = time.perf_counter() - t0
     result.settle_status()
     return done()
 

@@ -33,6 +33,8 @@ def _numbers(value) -> list[float]:
         items = list(value)
     except TypeError:
         return []
+    if all(type(v) is float for v in items):       # a Gf vector or a float array: no recursion
+        return items
     out: list[float] = []
     for v in items:
         out.extend(_numbers(v))
@@ -53,17 +55,19 @@ def nonfinite_physics(stage: Usd.Stage) -> list[str]:
     """
     out: list[str] = []
     for prim in stage.Traverse():
-        for attr in prim.GetAttributes():
+        for attr in prim.GetAuthoredAttributes():       # a value only the schema's fallback gives is fine
             name = attr.GetName()
             if not name.startswith(PHYSICS_NAMESPACES) or name.startswith(_SKIP_PREFIXES):
                 continue
             if not attr.HasAuthoredValue():        # fallbacks (breakForce = inf) are the schema's
                 continue
             value = attr.Get()
-            if value is None:
+            if value is None or (type(value) is float and math.isfinite(value)):   # the common case first
                 continue
             parts = _quaternion_parts(value)
             numbers = parts if parts is not None else _numbers(value)
+            if all(map(math.isfinite, numbers)):
+                continue
             leaf = name.rsplit(":", 1)[-1]
             infinite_ok = leaf.endswith("Limit") or leaf.startswith(("max", "break"))
             if any(math.isnan(v) or (math.isinf(v) and not infinite_ok) for v in numbers):

@@ -27,7 +27,7 @@ TRANS_DOFS = ("transX", "transY", "transZ")
 
 def joint_kind(prim: Usd.Prim) -> str | None:
     """The joint's kind, or None when the prim is not a UsdPhysics joint."""
-    if not prim or not prim.IsValid():
+    if not prim or not prim.IsValid() or not prim.IsA(UsdPhysics.Joint):    # most prims: one test
         return None
     if prim.IsA(UsdPhysics.RevoluteJoint):
         return REVOLUTE
@@ -39,9 +39,7 @@ def joint_kind(prim: Usd.Prim) -> str | None:
         return SPHERICAL
     if prim.IsA(UsdPhysics.DistanceJoint):
         return DISTANCE
-    if prim.IsA(UsdPhysics.Joint):
-        return D6 if prim.GetTypeName() == "PhysicsJoint" else OTHER
-    return None
+    return D6 if prim.GetTypeName() == "PhysicsJoint" else OTHER
 
 
 def meters_per_unit(stage: Usd.Stage) -> float:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import warp as wp
@@ -216,11 +216,22 @@ class Model:
         li = self._participant(leader, "reference joint")
         self._relation_count += 1
         key = label or f"{follower} -> {leader}"
-        if any(r.key == key for r in self.projection.rows):
+        if key in self._row_keys():
             key = f"{key} #{self._relation_count}"
         return RelationRow(key=key, follower=follower, leader=leader, fi=fi, li=li,
                            multiplier=float(multiplier), offset=float(offset),
                            natural_frequency=float(natural_frequency), damping_ratio=float(damping_ratio))
+
+    def _row_keys(self) -> set[str]:
+        """The keys of the projection's rows (kept up to date as rows are appended; rebuilt for a
+        new projection), so that naming a row is not a scan of every row."""
+        rows = self.projection.rows
+        seen = getattr(self, "_keys", None)
+        if seen is None or seen[0] is not rows or seen[1] > len(rows):
+            seen = (rows, 0, set())
+        seen[2].update(r.key for r in rows[seen[1]:])
+        self._keys = (rows, len(rows), seen[2])
+        return seen[2]
 
     def add_relation(self, row: RelationRow) -> str:
         """Add a relation (atomically: a conflict leaves the model unchanged)."""
@@ -603,18 +614,25 @@ def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable 
 
 def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
                     precision: str = "float32", stage: Usd.Stage | None = None,
-                    collision: CollisionSpec | None = None, contact_capacity: int | None = None) -> Model:
+                    collision: CollisionSpec | None = None, contact_capacity: int | None = None,
+                    drives: Mapping[str, tuple] | None = None, upload: bool = True) -> Model:
     """``build_model`` on a stage already read (``read_stage``), or on a part of one
-    (``solver.parts``); ``relations`` None reads them from ``stage``."""
+    (``solver.parts``); ``relations`` None reads them from ``stage``. ``drives``: joint path ->
+    ``Model.set_drive``'s (stiffness, damping, max_force), applied before the one upload.
+    ``upload`` False leaves the upload (``Model.sync``) to the ``Solver`` the model is given to,
+    which makes its own: a model stepped at once is then uploaded once."""
     model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=collision,
                   contact_capacity=contact_capacity)
+    for path, gains in (drives or {}).items():
+        model.set_drive(path, *gains)
     if relations is None:
         _relations_from_stage(model, stage)
     else:
         for rel in relations:
             model.projection.add(model.make_row(rel.follower, rel.leader, rel.multiplier, rel.offset,
                                                 rel.natural_frequency, rel.damping_ratio))
-    model.sync()
+    if upload:
+        model.sync()
     return model
 
 

@@ -11,6 +11,7 @@ environment would cost every environment the whole stage.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Iterable
 
@@ -102,3 +103,44 @@ def copy_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple[t
     rels = tuple((index[str(r.follower)], index[str(r.leader)], float(r.multiplier), float(r.offset),
                   float(r.natural_frequency), float(r.damping_ratio)) for r in relations)
     return (tuple(links), closures, rels, _num(part.gravity), extra), anchor
+
+
+def structure_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple | None:
+    """Parts with equal keys have the same shape (links, joint types, which joint properties are
+    set, which joints the relations join) whatever their numbers, so one model of several of them
+    takes, for each, the code paths its own model would (the step's model-wide switches: rows,
+    compliant relations, the mass product's form). None for a part that is not batched: one
+    with loop closures (their rows are dense over the model) or a floating base. ``extra``:
+    what else the caller applies per part (which joints it drives), which must agree too."""
+    if part.closures or any(lk.jtype == FREE for lk in part.links):
+        return None
+    index = {lk.joint.path: i for i, lk in enumerate(part.links) if lk.joint is not None}
+    links = tuple((lk.parent, lk.jtype, math.isfinite(j.lower), math.isfinite(j.upper), math.isfinite(j.max_velocity),
+                   j.friction > 0, j.has_drive, j.stiffness > 0 or j.damping > 0, math.isfinite(j.max_force))
+                  for lk in part.links for j in (lk.joint,))
+    rels = tuple((index[str(r.follower)], index[str(r.leader)],
+                  float(r.natural_frequency) > 0 and float(r.damping_ratio) > 0) for r in relations)
+    return links, rels, extra
+
+
+def translated(part: StageSpec, by) -> StageSpec:
+    """The part moved by ``-by`` (m): its roots' joint frames, which hold its world placement
+    (``part_spec`` leaves no world-welded bodies or closures that would hold more)."""
+    shift = np.asarray(by, dtype=float)
+
+    def moved(t: np.ndarray) -> np.ndarray:
+        t = np.array(t, dtype=float)
+        t[:3, 3] -= shift
+        return t
+
+    return replace(part, links=[replace(lk, X_p=moved(lk.X_p)) if lk.parent < 0 else lk for lk in part.links])
+
+
+def joined(parts: list[StageSpec]) -> StageSpec:
+    """One spec holding ``parts`` (of one stage) side by side: independent trees of one model,
+    each part's links contiguous and in its own order."""
+    links, start = [], 0
+    for part in parts:
+        links += [replace(lk, parent=lk.parent + start if lk.parent >= 0 else -1) for lk in part.links]
+        start += len(part.links)
+    return replace(parts[0], links=links, closures=[], warnings=[], world_bodies={})

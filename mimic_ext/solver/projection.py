@@ -9,6 +9,7 @@ shared ``MimicForest``.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,18 +101,26 @@ class Projection:
         for i in active:
             incident.setdefault(self.rows[i].fi, set()).add(i)
             incident.setdefault(self.rows[i].li, set()).add(i)
+        # always the first DOF (in order of first mention) left with one relation: a heap of the
+        # DOFs that have one, by that order (a DOF's count only falls, so a stale entry has 0)
+        position = {node: k for k, node in enumerate(incident)}
+        leaves = [position[node] for node, rels in incident.items() if len(rels) == 1]
+        heapq.heapify(leaves)
+        nodes = list(incident)
         order: list[tuple[int, int]] = []
         left = set(active)
-        while left:
-            leaf = next(((node, next(iter(rels))) for node, rels in incident.items() if len(rels) == 1), None)
-            if leaf is None:        # cannot happen for a forest; keep the read-out total anyway
-                break
-            node, rel = leaf
+        while left and leaves:
+            node = nodes[heapq.heappop(leaves)]
+            if len(incident[node]) != 1:
+                continue
+            rel = next(iter(incident[node]))
             order.append((rel, node))
             left.discard(rel)
             for end in (self.rows[rel].fi, self.rows[rel].li):
                 incident[end].discard(rel)
-        return order
+                if len(incident[end]) == 1:
+                    heapq.heappush(leaves, position[end])
+        return order       # a forest always empties ``left``; the read-out stays total anyway
 
     def elimination_terms(self, order: list[tuple[int, int]]) -> list[list[tuple[int, float]]]:
         """Per step of ``order``: the other active relations at its DOF, with the coefficient
@@ -119,16 +128,11 @@ class Projection:
 
         Listed once here so that the kernel sums only those, not every relation per step.
         """
-        active = [i for i, k in enumerate(self.kinds) if k == ACTIVE_ROW]
-        out = []
-        for rel, node in order:
-            terms = []
-            for other in active:
-                if other == rel:
-                    continue
-                if self.rows[other].fi == node:
-                    terms.append((other, -1.0))
-                elif self.rows[other].li == node:
-                    terms.append((other, self.rows[other].multiplier))
-            out.append(terms)
-        return out
+        at: dict[int, list[int]] = {}           # DOF -> the active relations there, in order
+        for i, k in enumerate(self.kinds):
+            if k == ACTIVE_ROW:
+                at.setdefault(self.rows[i].fi, []).append(i)
+                if self.rows[i].li != self.rows[i].fi:
+                    at.setdefault(self.rows[i].li, []).append(i)
+        return [[(other, -1.0 if self.rows[other].fi == node else self.rows[other].multiplier)
+                 for other in at.get(node, []) if other != rel] for rel, node in order]

@@ -11,6 +11,7 @@ joint to the world gets a floating base.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections import deque
@@ -77,6 +78,11 @@ def _bad(prim, what: str, value, fix: str):
 
 def _check_finite(prim, what: str, values) -> None:
     """Raise naming the prim when any of ``values`` (a number or a sequence) is NaN or infinite."""
+    try:                                    # the common case, without numpy: plain numbers, all finite
+        if all(map(math.isfinite, values if hasattr(values, "__iter__") else (values,))):
+            return
+    except TypeError:
+        pass
     flat = np.asarray(values, dtype=float).ravel()
     if not np.isfinite(flat).all():
         raise _bad(prim, what, tuple(flat.tolist()) if flat.size > 1 else float(flat[0]), "author finite values")
@@ -90,11 +96,17 @@ def _check_non_negative(prim, what: str, value, allow_inf: bool = False) -> floa
     return v
 
 
-def world_pose(prim: Usd.Prim, mpu: float) -> np.ndarray:
-    """The prim's world transform without scale, translation in metres."""
-    m = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default()) \
-        if prim.IsA(UsdGeom.Xformable) else Gf.Matrix4d(1.0)
-    _check_finite(prim, "its world transform", [m[i][j] for i in range(4) for j in range(4)])
+def world_pose(prim: Usd.Prim, mpu: float, cache: UsdGeom.XformCache | None = None) -> np.ndarray:
+    """The prim's world transform without scale, translation in metres. ``cache``: an
+    ``XformCache`` shared by many calls on one stage (each ancestor's transform read once)."""
+    if not prim.IsA(UsdGeom.Xformable):
+        m = Gf.Matrix4d(1.0)
+    elif cache is not None:
+        m = cache.GetLocalToWorldTransform(prim)
+    else:
+        m = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    if not np.isfinite(np.asarray(m)).all():
+        _check_finite(prim, "its world transform", [m[i][j] for i in range(4) for j in range(4)])
     t = Gf.Transform(m)
     return _tf(np.array(t.GetTranslation()) * mpu, _gf_quat_mat(t.GetRotation().GetQuat()))
 
@@ -206,11 +218,16 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
     if pos is not None:
-        _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
+        pos = tuple(pos)                    # Gf's elements read once
+        if not all(map(math.isfinite, pos)):
+            _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
     if rot is not None:
-        _check_finite(joint.GetPrim(), f"physics:localRot{side}", [rot.GetReal(), *rot.GetImaginary()])
+        im = rot.GetImaginary()
+        rot = (rot.GetReal(), im[0], im[1], im[2])
+        if not all(map(math.isfinite, rot)):
+            _check_finite(joint.GetPrim(), f"physics:localRot{side}", rot)
     p = np.array(pos, float) * mpu if pos is not None else np.zeros(3)
-    r = _gf_quat_mat(rot) if rot is not None else np.eye(3)
+    r = _quat_to_mat(*rot) if rot is not None else np.eye(3)
     return _tf(p, r)
 
 
@@ -278,18 +295,25 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
         if m is not None:
             mass = _check_non_negative(prim, "physics:mass", m) * kgpu    # 0: not authored (default below)
         c = api.GetCenterOfMassAttr().Get()
+        c = None if c is None else tuple(c)          # Gf's elements read once
         if c is not None and not all(abs(x) == math.inf and x < 0 for x in c):  # (-inf, -inf, -inf): not authored
-            _check_finite(prim, "physics:centerOfMass", c)
+            if not all(map(math.isfinite, c)):
+                _check_finite(prim, "physics:centerOfMass", c)
             com = np.array(c, float) * mpu
         d = api.GetDiagonalInertiaAttr().Get()
         if d is not None:
+            d = tuple(d)
             for x in d:
                 _check_non_negative(prim, "physics:diagonalInertia", x)
         if d is not None and sum(d) > 0:
             pa = api.GetPrincipalAxesAttr().Get()
+            axes = None
             if pa is not None:
-                _check_finite(prim, "physics:principalAxes", [pa.GetReal(), *pa.GetImaginary()])
-            r = _gf_quat_mat(pa) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
+                im = pa.GetImaginary()
+                axes = (pa.GetReal(), im[0], im[1], im[2])
+                if not all(map(math.isfinite, axes)):
+                    _check_finite(prim, "physics:principalAxes", axes)
+            r = _quat_to_mat(*axes) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
     if inertia is None:
         inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
@@ -318,11 +342,20 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     joint_prims: list[tuple[Usd.Prim, str]] = []
     joint_kinds: dict[str, str] = {}
     excluded: list[str] = []
+    xforms, poses = UsdGeom.XformCache(), {}
+
+    def pose_of(prim: Usd.Prim) -> np.ndarray:
+        """``world_pose``, once per prim (a copy: callers compose with it)."""
+        key = prim.GetPath()
+        if key not in poses:
+            poses[key] = world_pose(prim, mpu, xforms)
+        return poses[key].copy()
+
     for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             rb = UsdPhysics.RigidBodyAPI(prim)
             if rb.GetRigidBodyEnabledAttr().Get() is not False:
-                world_pose(prim, mpu)           # refuses a NaN or infinite transform, naming the body
+                pose_of(prim)                   # refuses a NaN or infinite transform, naming the body
                 bodies[str(prim.GetPath())] = prim
                 if rb.GetKinematicEnabledAttr().Get():
                     kinematic.add(str(prim.GetPath()))
@@ -346,8 +379,9 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
 
     # adjacency over bodies; None stands for the world (static prims, kinematic bodies)
     edges: list[tuple[Usd.Prim, str, str | None, str | None]] = []
+    targets_of: dict[Usd.Prim, tuple[str | None, str | None]] = {}      # joint -> (body0, body1) targets
     for prim, kind in joint_prims:
-        b0, b1 = J.joint_bodies(prim)
+        b0, b1 = targets_of[prim] = J.joint_bodies(prim)
         s0, s1 = side_body(b0), side_body(b1)
         if s0 is None and s1 is None:
             named = [b for b in (b0, b1) if b]
@@ -370,7 +404,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         if path is None:
             return np.eye(4)
         prim = stage.GetPrimAtPath(path)
-        return world_pose(prim, mpu) if prim and prim.IsValid() else np.eye(4)
+        return pose_of(prim) if prim and prim.IsValid() else np.eye(4)
 
     links: list[LinkSpec] = []
     where: dict[str, tuple[int, np.ndarray]] = {}   # body -> (link, pose in link frame); link -1 = world
@@ -391,7 +425,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 used.add(ei)
                 prim, kind, s0, s1 = edges[ei]
                 jnt = UsdPhysics.Joint(prim)
-                b0, b1 = J.joint_bodies(prim)
+                b0, b1 = targets_of[prim]
                 if node == s0:
                     child, p_side, c_side, sign = s1, 0, 1, 1.0
                 else:
@@ -441,7 +475,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         body1s = {edges[ei][3] for b in comp for ei in adj.get(b, [])}
         root = next((b for b in comp if b in roots_api), None) \
             or next((b for b in comp if b not in body1s), comp[0])
-        pose = world_pose(bodies[root], mpu)
+        pose = pose_of(bodies[root])
         if fix_base:
             where[root] = (-1, pose)
         else:
@@ -454,7 +488,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         for path, prim in bodies.items():
             if path in where or path in kinematic:
                 continue
-            pose = world_pose(prim, mpu)
+            pose = pose_of(prim)
             links.append(LinkSpec(body=path, parent=-1, jtype=FREE, joint=None, X_p=np.eye(4), X_c=np.eye(4),
                                   axis=np.zeros(3), pose0=pose, base_velocity=_free_velocity(prim, pose, mpu, kgpu)))
             attach(len(links) - 1, path, np.eye(4))
@@ -550,7 +584,13 @@ def _mark_closed_trees(links: list[LinkSpec], closures: list[ClosureSpec]) -> No
 
 def axis_frame(axis) -> np.ndarray:
     """A rotation whose x column is the unit ``axis`` (the identity for +x): the solver turns
-    every joint frame so that its axis is x."""
+    every joint frame so that its axis is x. (Stage axes are a few signed tokens: each frame is
+    computed once.)"""
+    return _axis_frame(tuple(float(x) for x in np.ravel(axis))).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_frame(axis: tuple) -> np.ndarray:
     a = np.asarray(axis, float)
     a = a / np.linalg.norm(a)
     helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])

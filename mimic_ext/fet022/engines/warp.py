@@ -1,7 +1,10 @@
 """The sweep on mimic_ext's own Warp articulation solver.
 
-All swept joints of a stage run in one batched model (one environment each). The
-temporary test drive goes through ``model.set_drive``, so the stage is only read.
+Each independent part of a stage runs in environments of its own (one per swept joint of
+the part, one with all held); translated copies of a part run once; parts of one shape
+(``solver.parts.structure_key``) share one model, side by side, so a stage of thousands of
+distinct parts builds and steps a few models, not thousands. The
+temporary test drive goes through the model's drives, so the stage is only read.
 Per step the cost is the solver step plus one small copy of the targets (uploaded a block
 of steps at a time); positions are copied into a history buffer on the device and read
 back once at the end; body positions for the bounding-box check come from the solver's
@@ -10,6 +13,7 @@ own forward kinematics (``solver.inspect.body_poses``) at the samples.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Mapping
@@ -28,9 +32,12 @@ class WarpEngine:
     name = "warp"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, device: str = "cpu", share_copies: bool = True):
+    def __init__(self, device: str = "cpu", share_copies: bool = True, batch_parts: int | None = None):
+        """``share_copies``: simulate a translated copy of a part once; ``batch_parts``: the most
+        parts of one shape built into one model (default ``BATCH_PARTS``; 1: a model per part)."""
         self.device = device
         self.share_copies = bool(share_copies)
+        self.batch_parts = BATCH_PARTS if batch_parts is None else max(1, int(batch_parts))
 
     def versions(self) -> dict[str, str]:
         import warp as wp
@@ -41,11 +48,11 @@ class WarpEngine:
                  fix_base: bool = True) -> Trace:
         from ...warp_runtime import announce_cold_compile, init_warp
 
+        t_setup = time.perf_counter()
         init_warp()                     # quiet, without the CUDA-driver warning
         try:
-            from ...solver import Solver
             from ...solver.model import build_model, contact_model, model_from_spec
-            from ...solver.parts import copy_key, independent_parts, part_spec
+            from ...solver.parts import copy_key, independent_parts, part_spec, structure_key
             from ...solver.stage_reader import read_stage
         except ImportError as exc:   # the solver part is not installed in this checkout
             raise MimicInputError(f"the warp sweep engine needs mimic_ext.solver ({exc})") from None
@@ -53,6 +60,7 @@ class WarpEngine:
 
         trace = Trace()
         t0 = time.perf_counter()
+        trace.timings["setup_s"] = t0 - t_setup       # Warp's start and the solver's import (kernels loaded)
         relations = list(relations)
         with warnings.catch_warnings():   # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
@@ -63,6 +71,7 @@ class WarpEngine:
                 specs = [(spec, list(range(len(spec.links))))]   # link has: the whole model says why
             else:
                 specs = [(part_spec(spec, links), links) for links in split]
+        trace.timings["read_s"] = time.perf_counter() - t0
         part_of_link = {i: k for k, (_, links) in enumerate(specs) for i in links}
         part_of_joint = {lk.joint.path: part_of_link[i] for i, lk in enumerate(spec.links) if lk.joint is not None}
         swept_in: dict[int, list[int]] = {}
@@ -77,6 +86,7 @@ class WarpEngine:
             rels_of.setdefault(part_of_joint.get(str(r.follower), -1), []).append(r)
         runs: list[_PartRun] = []
         shared: dict[tuple, _PartRun] = {}
+        batches: dict[tuple, list[_PartRun]] = {}       # parts of one shape, to be built into one model
         notes = list(spec.warnings)
         for k, (pspec, _) in enumerate(specs):
             envs = swept_in.get(k, []) + ([-1] if held else [])
@@ -84,15 +94,27 @@ class WarpEngine:
                 continue
             rels = rels_of.get(k, [])
             swept = [e for e in envs if e >= 0]
+            order = {lk.joint.path: i for i, lk in enumerate(pspec.links) if lk.joint is not None}
             key = anchor = None
             if self.share_copies:
-                order = {lk.joint.path: i for i, lk in enumerate(pspec.links) if lk.joint is not None}
                 extra = tuple((order[plan.joints[e].path], round(plan.joints[e].lo, 12), round(plan.joints[e].hi, 12),
                                tuple(vars(plan.joints[e].drive).values())) for e in swept) + (held,)
                 key, anchor = copy_key(pspec, rels, extra)
                 if key in shared:            # a translated copy of a part already built: its joints move the same
-                    runs.append(_PartRun.copy_of(shared[key], pspec, envs, swept, anchor))
+                    runs.append(_PartRun(pspec, envs, swept, rels, anchor, rep=shared[key]))
                     continue
+            run = _PartRun(pspec, envs, swept, rels, anchor)
+            runs.append(run)
+            shape = None
+            if split is not None and held:
+                drives = tuple((order[plan.joints[e].path], plan.joints[e].drive.source == "test",
+                                math.isfinite(plan.joints[e].drive.max_force)) for e in swept)
+                shape = structure_key(pspec, rels, drives)
+            if shape is not None:            # no notes of its own (no closures, contacts or base): built later
+                batches.setdefault(shape, []).append(run)
+                if key is not None:
+                    shared[key] = run
+                continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if whole is not None and whole.num_envs == len(envs):   # the stage with its contacts
@@ -100,23 +122,29 @@ class WarpEngine:
                 elif whole is not None:
                     model = build_model(stage, num_envs=len(envs), device=self.device, fix_base=fix_base,
                                         relations=rels)
+                    _test_drives(model, plan, swept)
                 else:
-                    model = model_from_spec(pspec, rels, num_envs=len(envs), device=self.device)
+                    model = model_from_spec(pspec, rels, num_envs=len(envs), device=self.device,
+                                            drives=_test_drives(None, plan, swept), upload=False)
+            if model is whole:
+                _test_drives(model, plan, swept)
             notes.extend(getattr(model, "warnings", []))
-            run = _PartRun(model, pspec, envs, swept, anchor)
+            run.attach(model)
             if key is not None and not model.warnings:      # a copy would not carry its own notes: build it
                 shared[key] = run
-            runs.append(run)
+        units = [[run] for run in runs if run.rep is None and run.model is not None]
+        for group in batches.values():
+            for first in range(0, len(group), self.batch_parts):
+                units.append(_batch(group[first:first + self.batch_parts], plan, self.device))
+        for run in runs:
+            if run.rep is not None:
+                run.follow()
         trace.notes.extend(dict.fromkeys(notes))
+        read: dict[int, list[dict]] = {}
         trace.relations = [ReadRelation(run.own(r["follower"]), run.own(r["leader"]), r["multiplier"], r["offset"],
                                         hard=r["status"] != "compliant", note="" if r["status"] == "active" else r["status"])
-                           for run in runs for r in run.model.relations()]
+                           for run in runs for r in run.relations(read)]
         simulated = [run for run in runs if run.rep is None]
-        for run in simulated:
-            for env in run.swept:
-                pj = plan.joints[env]
-                if pj.drive.source == "test":
-                    run.model.set_drive(pj.path, pj.drive.stiffness, pj.drive.damping, pj.drive.max_force)
         run_of = {path: run for run in runs for path in run.paths}
         located: dict[str, tuple[_PartRun, int]] = {}
         for path in dict.fromkeys([pj.path for pj in plan.joints] + list(watch)):
@@ -133,20 +161,33 @@ class WarpEngine:
         if swept_missing:
             raise MimicInputError(f"swept joint(s) {', '.join(swept_missing)} are not degrees of freedom of the "
                                   f"warp model (only revolute and prismatic joints of an articulation are)")
-        trace.timings["build_s"] = time.perf_counter() - t0
+        trace.timings["build_s"] = time.perf_counter() - t0 - trace.timings["read_s"]
 
         t1 = time.perf_counter()
+        index = {pj.path: j for j, pj in enumerate(plan.joints)}
         bad_envs: dict[int, list[int]] = {}
-        for run in simulated:
-            run.own_q, bad_envs[id(run)] = _step_through(Solver(run.model), run.model, plan, run.envs)
-        bad = [plan.joints[run.envs[i]].path if run.envs[i] >= 0 else f"(every joint held) {run.paths[0]}"
-               for run in runs for i in bad_envs[id(run.rep or run)]]
+        rebuilt = False
+        for unit in units:
+            bad_envs[id(unit[0])] = _simulate_unit(unit, plan, index)
+            if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
+                rebuilt = True
+                for run in unit:
+                    run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=self.device,
+                                               drives=_test_drives(None, plan, run.swept), upload=False))
+                    bad_envs[id(run)] = _simulate_unit([run], plan, index)
+        if rebuilt:                      # the copies follow their reps onto the new models
+            for run in runs:
+                if run.rep is not None:
+                    run.follow()
+            located = {path: (run, run.col[path]) for path, (run, _) in located.items()}
+        bad = [run.label(plan, i) for run in runs for i in bad_envs.get(id(run.rep or run), [])]
         if bad:                          # NaN or inf in a state: an error, never a pass
             raise MimicInputError(f"the warp solver's state became NaN or infinite while sweeping {', '.join(bad)}")
         trace.timings["simulate_s"] = time.perf_counter() - t1
         trace.timings["steps"] = float(plan.total_steps)
         trace.timings["parts"] = float(len(runs))
         trace.timings["parts_simulated"] = float(len(simulated))
+        trace.timings["models"] = float(len(units))
         n_samples = len(plan.sample_steps)
         for path, (run, i) in located.items():
             trace.positions[path] = _EnvRows(run, i, plan.num_envs)
@@ -155,27 +196,113 @@ class WarpEngine:
         return trace
 
 
+#: Parts of one shape built into one model together, at most: bounds a model's target table
+#: (steps x environments x DOFs, float64, 8 MB for 256 two-joint parts) and the rerun of a
+#: batch that diverged, while a model's fixed costs (its Solver, its launches) stay small.
+BATCH_PARTS = 256
+
+
+def _test_drives(model, plan: SweepPlan, swept: list[int]) -> dict[str, tuple] | None:
+    """The temporary test drives of the swept joints ``swept`` (plan environments): set on
+    ``model``, or returned as ``model_from_spec``'s ``drives`` when ``model`` is None."""
+    gains = {plan.joints[e].path: (plan.joints[e].drive.stiffness, plan.joints[e].drive.damping,
+                                   plan.joints[e].drive.max_force)
+             for e in swept if plan.joints[e].drive.source == "test"}
+    if model is None:
+        return gains
+    for path, g in gains.items():
+        model.set_drive(path, *g)
+    return None
+
+
+def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
+    """One model of several parts of one shape: each part moved so that its first joint frame
+    is at the world origin (every part then computes as near the origin as the first would),
+    independent trees side by side, its environment ``i`` showing each part's environment ``i``."""
+    from ...solver.model import model_from_spec
+    from ...solver.parts import joined, translated
+
+    if len(runs) == 1:
+        run = runs[0]
+        run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=device,
+                                   drives=_test_drives(None, plan, run.swept), upload=False))
+        return runs
+    anchors = [np.array(run.part.links[0].X_p[:3, 3], dtype=float) for run in runs]
+    spec = joined([translated(run.part, a) for run, a in zip(runs, anchors)])
+    drives: dict[str, tuple] = {}
+    rels = []
+    for run in runs:
+        drives.update(_test_drives(None, plan, run.swept))
+        rels += run.rels
+    model = model_from_spec(spec, rels, num_envs=len(runs[0].envs), device=device, drives=drives, upload=False)
+    first = 0
+    for run, a in zip(runs, anchors):
+        run.attach(model, shift=a, rows=range(first, first + len(run.rels)))
+        first += len(run.rels)
+    return runs
+
+
+def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int]) -> list[int]:
+    """Step the model of ``unit`` (parts sharing one model) through the plan; records each
+    part's positions; returns the model environments whose state became non-finite."""
+    from ...solver import Solver
+
+    model = unit[0].model
+    run_of = {p: run for run in unit for p in run.paths}
+    mine = [p for p in model.joint_paths if p in index]           # the swept joints of these parts
+    envs = np.array([run_of[p].envs for p in mine], dtype=int).T.reshape(len(unit[0].envs), len(mine))
+    q, bad = _step_through(Solver(model), model, plan, envs, [index[p] for p in mine])
+    for run in unit:
+        run.own_q = q
+    return bad
+
+
 class _PartRun:
     """One independent part of the stage, simulated in environments of its own: ``envs`` lists,
     per environment of its model, the plan's environment it stands for (-1: every swept joint
     held at the start of its range, as in any plan environment that sweeps another part).
-    A translated copy of another part (``rep``) shares that part's model and results: its own
-    joints are the model's columns in order, its bodies the model's, moved by ``shift``."""
+    Its model is its own or one it shares with other parts of its shape (``attach``), its
+    bodies there moved by ``-shift``. A translated copy of another part (``rep``) shares that
+    part's model and results (``follow``): its joints are the rep's columns in order, its
+    bodies the rep's, moved by the distance between them."""
 
-    def __init__(self, model, part, envs: list[int], swept: list[int], anchor=None, rep: "_PartRun | None" = None):
-        self.model, self.envs, self.swept, self.rep = model, envs, swept, rep
+    def __init__(self, part, envs: list[int], swept: list[int], rels: list, anchor=None,
+                 rep: "_PartRun | None" = None):
+        self.part, self.envs, self.swept, self.rels, self.rep = part, envs, swept, rels, rep
         self.local = {e: i for i, e in enumerate(envs)}
         self.paths = [lk.joint.path for lk in part.links if lk.joint is not None]
-        self.col = {p: i for i, p in enumerate(self.paths)}
         self.bodies = [path for lk in part.links for path, _ in lk.bodies]
+        self.body_src = self.bodies                  # the model's name of each of its bodies
         self.anchor = anchor
-        self.shift = np.zeros(3) if rep is None else np.asarray(anchor, float) - np.asarray(rep.anchor, float)
-        self._names = None if rep is None else dict(zip(rep.paths, self.paths))
+        self.model, self.col, self.shift, self.rows = None, {}, None, None
+        self._names = None
         self.own_q: np.ndarray | None = None         # (samples, environments, coordinates)
 
-    @classmethod
-    def copy_of(cls, rep: "_PartRun", part, envs: list[int], swept: list[int], anchor) -> "_PartRun":
-        return cls(rep.model, part, envs, swept, anchor, rep)
+    def attach(self, model, shift=None, rows: range | None = None) -> None:
+        """Run on ``model``, whose relation rows ``rows`` are this part's (None: all)."""
+        self.model, self.rows = model, rows
+        self.col = {p: model.dof_index(p) for p in self.paths}
+        self.shift = None if shift is None else np.asarray(shift, dtype=float)
+
+    def follow(self) -> None:
+        """Take the rep's model and results (once the rep is attached)."""
+        rep = self.rep
+        self.model, self.rows, self.body_src = rep.model, rep.rows, rep.body_src
+        self.col = {own: rep.col[p] for p, own in zip(rep.paths, self.paths)}
+        moved = np.asarray(self.anchor, float) - np.asarray(rep.anchor, float)
+        self.shift = moved if rep.shift is None else rep.shift + moved
+        self._names = dict(zip(rep.paths, self.paths))
+
+    def relations(self, cache: dict) -> list[dict]:
+        """Its relations as its model read them (``cache``: per model, ``Model.relations()``)."""
+        every = cache.get(id(self.model))
+        if every is None:
+            every = cache[id(self.model)] = self.model.relations()
+        return every if self.rows is None else every[self.rows.start:self.rows.stop]
+
+    def label(self, plan: SweepPlan, i: int) -> str:
+        """The plan joint its model environment ``i`` sweeps, for a message."""
+        return plan.joints[self.envs[i]].path if self.envs[i] >= 0 else f"(every joint held) {self.paths[0]}"
 
     @property
     def q(self) -> np.ndarray:
@@ -221,22 +348,22 @@ class _EnvRows:
 BLOCK_STEPS = 1024
 
 
-def _step_through(solver, model, plan: SweepPlan, envs: list[int]) -> tuple[np.ndarray, list[int]]:
-    """Run the whole plan on one part's model (its environment ``i`` standing for the plan's
-    ``envs[i]``) and return the recorded ``joint_q`` at the plan's samples, (samples,
-    environments, coordinates), and the environments whose state became non-finite.
+def _step_through(solver, model, plan: SweepPlan, envs: np.ndarray, mine: list[int]) -> tuple[np.ndarray, list[int]]:
+    """Run the whole plan on one model and return the recorded ``joint_q`` at the plan's samples,
+    (samples, environments, coordinates), and the environments whose state became non-finite.
+    ``mine``: the plan joints (indices) the model drives, in its column order; ``envs``
+    (environments, len(mine)): the plan environment each model environment stands for in
+    each of those joints' columns (``plan.target_block``).
 
     The only place the warp engine steps: ``Solver.step_many`` takes a block of steps at a time
     in one launch per slice of environments, their targets from ``plan.target_block`` (only
-    this part's environments and swept joints), positions recorded at the plan's samples.
+    this model's environments and swept joints), positions recorded at the plan's samples.
     """
     n_q = model.coord_count
     base = model.control().joint_target_pos.numpy()            # (env, dof): the stage's own targets
-    index = {pj.path: j for j, pj in enumerate(plan.joints)}
-    mine = [index[p] for p in model.joint_paths if p in index]  # the swept joints of this part
     columns = [model.dof_index(plan.joints[j].path) for j in mine]
     sample_steps = np.asarray(plan.sample_steps, dtype=np.int64)
-    q = np.empty((len(sample_steps), len(envs), n_q), dtype=np.float64)
+    q = np.empty((len(sample_steps), envs.shape[0], n_q), dtype=np.float64)
     state = model.state()
     k = 0
     if sample_steps.size and sample_steps[0] == 0:
@@ -282,6 +409,7 @@ class _LazyBodyPositions(Mapping):
         self._runs, self._n, self._samples = runs, num_envs, samples
         self._part = {path: run for run in runs for path in run.bodies}
         self._values: dict[int, dict[str, np.ndarray]] = {}      # per run: path -> (run envs, samples, 3)
+        self._model_values: dict[int, dict[str, np.ndarray]] = {}   # per model: its body paths -> the same
         self._held_box: tuple | None = None
         self._run_of_env = {e: k for k, run in enumerate(runs) for e in run.swept}
         self._held_bad: list | None = None          # per part: the held environment's first non-finite body
@@ -290,20 +418,29 @@ class _LazyBodyPositions(Mapping):
         """This part's body path -> origins (its model's environments, samples, 3)."""
         key = id(run)
         if key not in self._values:
-            if run.rep is not None:
-                rep = self._of(run.rep)
-                self._values[key] = {own: rep[path] + run.shift for own, path in zip(run.bodies, run.rep.bodies)}
-                return self._values[key]
+            vals = self._of_model(run)
+            if run.shift is None:
+                self._values[key] = {own: vals[src] for own, src in zip(run.bodies, run.body_src)}
+            else:
+                self._values[key] = {own: vals[src] + run.shift for own, src in zip(run.bodies, run.body_src)}
+        return self._values[key]
+
+    def _of_model(self, run: _PartRun) -> dict[str, np.ndarray]:
+        """Every body of ``run``'s model -> origins in that model (computed once per model)."""
+        key = id(run.model)
+        if key not in self._model_values:
             from ...solver.inspect import body_poses
 
-            out = {p: np.empty((len(run.envs), len(self._samples), 3)) for p in run.bodies}
-            for e in range(len(run.envs)):
+            q = run.q
+            moving = {p for lk in run.model.links for p, _ in lk.bodies}
+            out = {p: np.empty((q.shape[1], len(self._samples), 3)) for p in moving}
+            for e in range(q.shape[1]):
                 for k, s in enumerate(self._samples):
-                    for path, pose in body_poses(run.model, run.q[s, e]).items():
+                    for path, pose in body_poses(run.model, q[s, e]).items():
                         if path in out:
                             out[path][e, k] = pose[:3, 3]
-            self._values[key] = out
-        return self._values[key]
+            self._model_values[key] = out
+        return self._model_values[key]
 
     def __getitem__(self, path: str) -> np.ndarray:
         run = self._part[path]
