@@ -105,6 +105,10 @@ class Model:
         self.drive_target_vel = np.array([j.target_vel for j in self.joints], float)
         self.erp = 0.3
         self.iterations = 8
+        #: compute the relations' coupling impulses in every step; False (the default): only where
+        #: the step itself overwrites what they are computed from (loop closures, floating bases,
+        #: contacts), elsewhere ``Solver.mimic_rows()`` computes them on demand from the last step
+        self.coupling_every_step = False
         #: contact models: the colliders against the links (``collision.CollisionModel``) and the
         #: most passes of the joint and contact rows together
         self.collision = None
@@ -502,6 +506,10 @@ class Model:
             md.o_cD = md.o_cimp + n
             off = md.o_cD + 2 * cap * cap + 4 * cap + path_size(k)
         md.has_float = int(bool(self.base_bodies))
+        # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
+        # from its work space; a loop projection, a momentum restoration or the contact state
+        # rewrite some of it after the velocity solve, so there they are computed in the step
+        md.coupling_in_step = int(bool(self.coupling_every_step or row0 > 0 or md.has_float or K.contacts))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         md.iterations, md.erp = int(self.iterations), float(self.erp)
         md.rank_tol = float(K.rank_tol)

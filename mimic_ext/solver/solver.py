@@ -187,6 +187,7 @@ class Solver:
         m = self.model
         self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
         self._launches.clear()
+        self._coupling_due = False    # the last step left its coupling impulses to mimic_rows()
         self._buffers.clear()
         self._many.clear()
         self._last_history = None
@@ -242,6 +243,7 @@ class Solver:
         self._in_step = True
         try:
             _run(self._launch(state_in, state_out, control, dt))
+            self._coupling_due = not self.model.data.coupling_in_step
             for cb in self.callbacks:
                 cb(self)
         finally:
@@ -302,6 +304,7 @@ class Solver:
         self._in_step = True
         try:
             _run(cmds)
+            self._coupling_due = not m.data.coupling_in_step
         finally:
             self._in_step = False
             if after.size:           # the launches let go of it: only _last_history holds it from here on
@@ -527,10 +530,24 @@ class Solver:
             zero = np.zeros(self.model.num_envs)
             return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], zero.copy(), zero.copy())
                     for r, k in zip(rows, self.model.projection.kinds)]
+        if self._coupling_due:
+            self._coupling_impulses()
         imp = self._scratch.rel_imp.numpy()
         err = self._scratch.rel_err.numpy()
         return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
                 for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))]
+
+    def _coupling_impulses(self) -> None:
+        """The last step's coupling impulses, computed now from the work space it left (the
+        step skips them where nothing it does after its velocity solve touches that work space:
+        ``Model.coupling_every_step``); bitwise what the step would have computed."""
+        m = self.model
+        u_plus = self._buffers.get("u+")
+        if u_plus is None:
+            u_plus = self._buffers["u+"] = wp.empty((m.num_envs, max(m.dof_count, 1)), dtype=m.dtype, device=m.device)
+        wp.launch(m.kernels.coupling_kernel, dim=m.num_envs,
+                  inputs=[m.data, self._scratch, u_plus, float(self.last_dt)], device=m.device)
+        self._coupling_due = False
 
     # ---- contacts (a contact model: ``build_model`` found colliders) ------------------------
     def contacts(self):

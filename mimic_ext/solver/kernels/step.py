@@ -5,7 +5,7 @@ model, collision detection and the contact rows: ``contact_rows``), loop rows, t
 composite pass (the reduced system's slots, f), joint terms (armature, damping, implicit
 drives), the compliant rows, the sparse LDL^T factorisation, the exact loop solve, the joint rows
 (limits, caps, friction, drive bounds; contacts in the same Gauss-Seidel), u+ = S v + u0, the
-coupling impulses, integration,
+coupling impulses (where the step must: else ``coupling_kernel`` on demand), integration,
 a floating tree's momentum restoration, and a flag for an environment whose state is no
 longer finite.
 """
@@ -94,7 +94,7 @@ def build(ns) -> None:
                 break
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
-        if md.n_rel > 0:
+        if md.n_rel > 0 and md.coupling_in_step != 0:    # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
         for i in range(n):          # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
@@ -138,7 +138,19 @@ def build(ns) -> None:
             for j in range(n):
                 J_out[e, r * n + j] = sc.ws[e, md.o_JL + r * n + j]
 
+    @wp.kernel(module=ns.module)
+    def coupling_kernel(md: MD, sc: SC, u_plus: A2, dt: T):
+        """The last step's coupling impulses from what it left in the work space (a model whose
+        step does not compute them: ``ModelData.coupling_in_step`` 0); ``u_plus`` receives u+ as
+        the step formed it, the same arithmetic, so the impulses are bitwise the step's own."""
+        e = wp.tid()
+        ws = sc.ws
+        for i in range(md.n_u):
+            u_plus[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
+        f.coupling_impulses(md, sc, e, u_plus, sc.rel_imp, dt)
+
     ns.step_env, ns.step_kernel, ns.loop_eval_kernel = step_env, step_kernel, loop_eval_kernel
+    ns.coupling_kernel = coupling_kernel
 
 
 def build_many(ns) -> None:

@@ -140,6 +140,7 @@ def build(ns) -> None:
         m: int
         has_float: int
         has_rows: int
+        coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
         erp: T
         rank_tol: T
