@@ -3,6 +3,7 @@
     python benchmarks/step_profile.py [--joints 64] [--envs 256] [--rounds 5]
     python benchmarks/step_profile.py --chains [--envs 256] [--rounds 9]
     python benchmarks/step_profile.py --phases [--rounds 15]
+    python benchmarks/step_profile.py --coupling [--rounds 11]
 
 The step is one fused Warp kernel, so phases cannot be timed by launch (``wp.ScopedTimer``
 sees one launch); instead the same hanging chain (``mechanisms.chain``: n joints, same
@@ -24,6 +25,10 @@ chain64 (128). The step is one function, so the kernel package is copied (to a t
 directory, each copy its own package and Warp module) with a ``return`` after each phase of
 ``step_env``; the copies and the real step are timed interleaved in one process, and each
 phase is the difference of the least CPU time per env-step of consecutive cuts.
+
+``--coupling``: what computing the relations' coupling impulses in every step costs, on the
+same three rows: each stepped (``step_many``, one thread) with ``Model.coupling_every_step``
+on and off (the default: on demand, in ``mimic_rows()``), interleaved rounds, CPU medians.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--block-s", type=float, default=0.3)
     ap.add_argument("--chains", action="store_true", help="only the growth exponent over chains 8 .. 64")
     ap.add_argument("--phases", action="store_true", help="only the time of each phase of the step")
+    ap.add_argument("--coupling", action="store_true", help="only the cost of coupling impulses in every step")
     args = ap.parse_args(argv)
     from mimic_ext.warp_runtime import init_warp
     init_warp()
@@ -59,6 +65,9 @@ def main(argv=None) -> int:
         return 0
     if args.phases:
         phases(max(args.rounds, 15), args.block_s / 10)
+        return 0
+    if args.coupling:
+        coupling(max(args.rounds, 11), args.block_s)
         return 0
     n = args.joints
     ks = sorted({1, n // 8, n // 4, n // 2, n} - {0})
@@ -229,6 +238,42 @@ def phases(rounds: int, block_s: float) -> None:
             prev[lb] = t
         print(line)
     print(f"  {'whole step':<58}" + "".join(f"{prev[lb] * 1e6:12.2f}" for lb in done))
+
+
+def coupling(rounds: int, block_s: float) -> None:
+    """CPU time per env-step with the coupling impulses computed in every step against on
+    demand (the step's residual pass skipped; see the module doc)."""
+    rows = [("Robotiq", M.robotiq, 1024), ("humanoid", M.humanoid, 64), ("chain64", lambda: M.chain(64), 128)]
+    runs = {}
+    for label, make, n in rows:
+        try:
+            mech = make()
+        except FileNotFoundError as exc:
+            print(f"{label}: skipped ({exc})")
+            continue
+        for every in (True, False):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = P.make("step_many", mech, n)
+            r.model.coupling_every_step = every
+            r.model.sync()
+            r.timed(2)
+            est = max(r.timed(4)[1] / 4, 1e-7)
+            runs[(label, every)] = (r, n, int(max(2, round(block_s / 3 / est))))
+    cpu = {key: [] for key in runs}
+    for _ in range(rounds):
+        for key, (r, n, steps) in runs.items():
+            cpu[key].append(r.timed(steps)[1] / steps / n)
+    print(f"coupling impulses in every step vs on demand (step_many, one thread; CPU time per env-step, "
+          f"median of {rounds} interleaved rounds):")
+    for label, _, n in rows:
+        if (label, True) not in cpu:
+            continue
+        a, b = statistics.median(cpu[(label, True)]), statistics.median(cpu[(label, False)])
+        print(f"  {label:<9} N = {n:<5} every step {a * 1e6:8.3f} us   on demand {b * 1e6:8.3f} us   "
+              f"the step {1 - b / a:6.1%} cheaper")
+    for r, _, _ in runs.values():
+        r.close()
 
 
 def n1(rounds: int) -> None:
