@@ -182,6 +182,21 @@ def _cut_packages(root: Path) -> list[str]:
     return names + ["mimic_ext"]
 
 
+#: (label, mechanism, N): the rows ``--phases`` and ``--coupling`` time
+_ROWS = [("Robotiq", M.robotiq, 1024), ("humanoid", M.humanoid, 64), ("chain64", lambda: M.chain(64), 128)]
+
+
+def _rows():
+    """(label, mechanism, N) of each of ``_ROWS`` whose source files are present (else said)."""
+    for label, make, n in _ROWS:
+        try:
+            mech = make()
+        except FileNotFoundError as exc:
+            print(f"{label}: skipped ({exc})")
+            continue
+        yield label, mech, n
+
+
 def phases(rounds: int, block_s: float) -> None:
     """The least CPU time per env-step of each cut of the step, differenced (see the module doc)."""
     import importlib
@@ -189,17 +204,11 @@ def phases(rounds: int, block_s: float) -> None:
     import time
 
     import warp as wp
-    rows = [("Robotiq", M.robotiq, 1024), ("humanoid", M.humanoid, 64), ("chain64", lambda: M.chain(64), 128)]
     with tempfile.TemporaryDirectory() as tmp:
         pkgs = _cut_packages(Path(tmp))
         sys.path.insert(0, tmp)
         runs = {}
-        for label, make, n in rows:
-            try:
-                mech = make()
-            except FileNotFoundError as exc:
-                print(f"{label}: skipped ({exc})")
-                continue
+        for label, mech, n in _rows():
             stage, _ = M.usd_stage(mech)
             for pkg in pkgs:
                 S = importlib.import_module(pkg + ".solver")
@@ -225,7 +234,7 @@ def phases(rounds: int, block_s: float) -> None:
                 adv(steps)
                 cpu[key].append((time.process_time() - t) / steps / n)
         sys.path.remove(tmp)
-    done = [label for label, _, _ in rows if (label, "mimic_ext") in runs]
+    done = [label for label, _, _ in _ROWS if (label, "mimic_ext") in runs]
     print(f"where one step's time goes (least CPU time per env-step of {rounds} interleaved rounds, "
           f"each phase the difference of consecutive cuts; us):")
     print(f"  {'phase':<58}" + "".join(f"{lb:>12}" for lb in done))
@@ -243,14 +252,8 @@ def phases(rounds: int, block_s: float) -> None:
 def coupling(rounds: int, block_s: float) -> None:
     """CPU time per env-step with the coupling impulses computed in every step against on
     demand (the step's residual pass skipped; see the module doc)."""
-    rows = [("Robotiq", M.robotiq, 1024), ("humanoid", M.humanoid, 64), ("chain64", lambda: M.chain(64), 128)]
     runs = {}
-    for label, make, n in rows:
-        try:
-            mech = make()
-        except FileNotFoundError as exc:
-            print(f"{label}: skipped ({exc})")
-            continue
+    for label, mech, n in _rows():
         for every in (True, False):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -266,7 +269,7 @@ def coupling(rounds: int, block_s: float) -> None:
             cpu[key].append(r.timed(steps)[1] / steps / n)
     print(f"coupling impulses in every step vs on demand (step_many, one thread; CPU time per env-step, "
           f"median of {rounds} interleaved rounds):")
-    for label, _, n in rows:
+    for label, _, n in _ROWS:
         if (label, True) not in cpu:
             continue
         a, b = statistics.median(cpu[(label, True)]), statistics.median(cpu[(label, False)])
