@@ -542,9 +542,7 @@ class Solver:
         step skips them where nothing it does after its velocity solve touches that work space:
         ``Model.coupling_every_step``); bitwise what the step would have computed."""
         m = self.model
-        u_plus = self._buffers.get("u+")
-        if u_plus is None:
-            u_plus = self._buffers["u+"] = wp.empty((m.num_envs, max(m.dof_count, 1)), dtype=m.dtype, device=m.device)
+        u_plus = self._buffer("u+", m.num_envs, max(m.dof_count, 1), m.dtype).array
         wp.launch(m.kernels.coupling_kernel, dim=m.num_envs,
                   inputs=[m.data, self._scratch, u_plus, float(self.last_dt)], device=m.device)
         self._coupling_due = False
