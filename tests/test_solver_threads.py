@@ -62,11 +62,11 @@ def test_a_threaded_step_lowers_the_switch_interval_only_while_it_runs(monkeypat
     seen = []
     real = S._run
 
-    def spy(cmds):
+    def spy(cmds, workers):
         class Probe:                         # runs inside the threaded section
             def launch(self):
                 seen.append(sys.getswitchinterval())
-        return real(list(cmds) + [Probe()])
+        return real(list(cmds) + [Probe()], workers)
 
     monkeypatch.setattr(S, "_run", spy)
     before = sys.getswitchinterval()
@@ -84,6 +84,36 @@ def test_slices_are_contiguous_and_small_n_stays_one_launch():
     for n, t in ((100, 3), (1000, 7), (65, 2)):
         parts = slices(n, t)
         assert sum(c for _, c in parts) == n and all(f == sum(c for _, c in parts[:i]) for i, (f, _) in enumerate(parts))
+
+
+def test_many_env_steps_are_cut_into_chunks_the_threads_share():
+    from mimic_ext.solver.solver import CHUNK_ENV_STEPS, CHUNKS_PER_THREAD
+    assert len(slices(1024, 2, steps=1)) == 2                       # one step: one slice per thread
+    assert len(slices(1024, 2, steps=CHUNK_ENV_STEPS // 1024 * 3)) == 3   # three chunks' worth
+    parts = slices(1024, 2, steps=240)
+    assert len(parts) == 2 * CHUNKS_PER_THREAD                      # at most this many per thread
+    assert sum(c for _, c in parts) == 1024 and all(f == sum(c for _, c in parts[:i]) for i, (f, _) in enumerate(parts))
+    assert len(slices(1024, 1, steps=240)) == 1                     # one thread: one launch, never chunked
+    assert len(slices(5, 2, steps=100000)) == 5                     # never more chunks than environments
+
+
+def test_chunked_launches_are_bitwise_one_thread(monkeypatch):
+    """More chunks than threads (each thread taking the next one) change nothing in the result."""
+    from mimic_ext.solver import solver as S
+    model = model_of(LINKAGE, N)
+    targets = schedule(model, 40)
+    ref = Solver(model, threads=1)
+    s_ref = model.state()
+    h_ref = ref.step_many(s_ref, targets, DT, sample_every=8).numpy().copy()
+    monkeypatch.setattr(S, "CHUNK_ENV_STEPS", 256)                  # N = 200, 40 steps: 31 chunks' worth
+    solver = Solver(model, threads=2)
+    assert len(solver.launch_slices(40)) == 2 * S.CHUNKS_PER_THREAD
+    state = model.state()
+    h = solver.step_many(state, targets, DT, sample_every=8).numpy()
+    assert np.array_equal(h, h_ref)                                  # bitwise: no tolerance
+    assert np.array_equal(state.joint_q.numpy(), s_ref.joint_q.numpy())
+    assert np.array_equal(state.joint_qd.numpy(), s_ref.joint_qd.numpy())
+    assert np.ptp(h[-1], axis=0).max() > 1e-3                        # environments really differ
 
 
 def test_default_is_every_core_and_bad_counts_are_refused():

@@ -37,6 +37,13 @@ _CACHE_SIZE = 8
 #: of the Robotiq at 1.5-2 us each; so a step of fewer than 128 environments stays one launch,
 #: and ``step_many`` (many steps per launch) splits from two environments on.
 MIN_SLICE_ENV_STEPS = 64
+#: A launch of many environment-steps (``step_many`` at large N) is cut into up to this many
+#: chunks per thread, each of at least ``CHUNK_ENV_STEPS`` (some 10 ms of the Robotiq's work, so a
+#: chunk's hand-over stays under 1 %), and a thread that is done takes the next chunk not yet
+#: taken: with one fixed slice per thread, a core the machine lends elsewhere for a while holds
+#: back the whole call (MuJoCo's rollout balances the same way, over its pool)
+CHUNKS_PER_THREAD = 8
+CHUNK_ENV_STEPS = 8192
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -61,9 +68,14 @@ def available_cores() -> int:
 
 
 def slices(num_envs: int, threads: int, steps: int = 1) -> list[tuple[int, int]]:
-    """Contiguous ``(first, count)`` slices of the environments, at most ``threads``, each
-    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps (one slice when N is small)."""
-    n = max(1, min(int(threads), num_envs, (num_envs * max(int(steps), 1)) // MIN_SLICE_ENV_STEPS))
+    """Contiguous ``(first, count)`` slices of the environments: at most ``threads`` (each
+    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps, one slice when N is small), or,
+    when each would carry many more, ``CHUNKS_PER_THREAD`` times as many chunks of at least
+    ``CHUNK_ENV_STEPS``, which the threads take one after another (``_run``)."""
+    steps = max(int(steps), 1)
+    n = max(1, min(int(threads), num_envs, (num_envs * steps) // MIN_SLICE_ENV_STEPS))
+    if n > 1:
+        n = max(n, min(n * CHUNKS_PER_THREAD, num_envs, (num_envs * steps) // CHUNK_ENV_STEPS))
     base, extra = divmod(num_envs, n)
     out, first = [], 0
     for i in range(n):
@@ -94,16 +106,24 @@ def _short_switch(enter: bool) -> None:
                 sys.setswitchinterval(_SWITCH["saved"])
 
 
-def _run(cmds) -> None:
-    """Launch recorded commands at once: all but the first on the pool, the first here."""
-    if len(cmds) == 1:
-        cmds[0].launch()
+def _run(cmds, workers: int) -> None:
+    """Launch recorded commands on ``workers`` threads (the calling one and the pool's), each
+    taking the next command not yet taken."""
+    workers = min(int(workers), len(cmds))
+    if workers <= 1:
+        for c in cmds:
+            c.launch()
         return
+    todo = iter(cmds)           # next() on a list iterator is atomic under the GIL
+
+    def drain():
+        for c in todo:
+            c.launch()
     _short_switch(True)
     try:
-        futures = [_pool(len(cmds) - 1).submit(c.launch) for c in cmds[1:]]
+        futures = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
         try:
-            cmds[0].launch()
+            drain()
         finally:
             for f in futures:
                 f.result()
@@ -179,7 +199,7 @@ class Solver:
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
         """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
-        (each its own launch, run at once on the thread pool)."""
+        (each its own launch, taken by ``threads`` threads at once: ``slices``)."""
         return slices(self.model.num_envs, self.threads, steps)
 
     # ---- allocation -----------------------------------------------------------------------
@@ -242,7 +262,7 @@ class Solver:
         self._check_dt(dt, "step")
         self._in_step = True
         try:
-            _run(self._launch(state_in, state_out, control, dt))
+            _run(self._launch(state_in, state_out, control, dt), self.threads)
             self._coupling_due = not self.model.data.coupling_in_step
             for cb in self.callbacks:
                 cb(self)
@@ -303,7 +323,7 @@ class Solver:
         cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
-            _run(cmds)
+            _run(cmds, self.threads)
             self._coupling_due = not m.data.coupling_in_step
         finally:
             self._in_step = False
@@ -337,15 +357,15 @@ class Solver:
     def _many_launch(self, state: State, pos, vel, eff, slot, history, count: int, dt: float):
         """The recorded launches of ``step_many`` (one per slice) and their arguments, recorded
         once per slice layout (which only the step count changes, and only while the slices
-        are fewer than ``threads``); of the arguments only those that changed since the last
-        call are set."""
+        are fewer than ``threads`` or the chunks fewer than ``CHUNKS_PER_THREAD`` per thread); of
+        the arguments only those that changed since the last call are set."""
         m = self.model
         other = self._spare_state(state)
         args = [m.data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
                 other.joint_q, other.joint_qd, other.joint_turns, pos, vel, eff, dt, slot, history]
         cuts = tuple(self.launch_slices(count))
         hit = self._many.get(cuts)
-        if hit is None:              # at most min(threads, N) layouts
+        if hit is None:              # at most min(threads * CHUNKS_PER_THREAD, N) layouts
             cmds = []
             for first, cnt in cuts:
                 args[2] = first
