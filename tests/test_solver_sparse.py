@@ -340,3 +340,18 @@ def test_row_interface_is_the_constrained_inverse():
     assert np.abs(x).max() > 0
     # the loop rows after the step's projection are those the response was built with; float64
     assert np.abs(JLr @ x).max() <= 1e-9 * np.abs(JLr).max() * np.abs(x).max()
+
+
+@pytest.mark.parametrize("name, deep", [("robotiq", False), ("chain64", True)])
+def test_scratch_per_environment_holds_only_what_the_step_reads(name, deep):
+    """A shallow tree's composite pass never reads the deep tree's summed axes ``Q``, and a
+    fixed-base model never runs the float64 momentum bookkeeping of floating bases: neither is
+    allocated per environment (on the Robotiq the scratch is 1.6 MB per 1000 environments
+    instead of 2.1 MB)."""
+    model, _ = _model(M.MECHANISMS[name](), num_envs=8, precision="float32")
+    assert bool(model.data.tree_mass) == deep
+    sc = Solver(model, threads=1)._scratch
+    assert sc.Q.shape == ((8, model.dof_count) if deep else (1, 1))
+    for f in ("Rd", "pd", "Vd", "Pd", "Td", "Imd", "Ihd", "IId"):
+        assert getattr(sc, f).shape == (1, 1), f             # no floating base here
+    assert sc.S.shape == (8, model.dof_count) and sc.ws.shape == (8, model.work_size)

@@ -517,8 +517,10 @@ class Model:
         return md, max(off, 1)
 
 
-def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
-    """Per-environment scratch arrays of the step for ``num_envs`` environments."""
+def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1, deep: bool = True):
+    """Per-environment scratch arrays of the step for ``num_envs`` environments; ``deep``: the
+    model's tree is deep (``ModelData.tree_mass``), whose composite pass keeps summed axes ``Q``
+    per DOF (a shallow tree's never reads them: one column)."""
     d = model.device
     n, L = model.dof_count, max(len(model.links), 1)
     z = lambda cols, t=None: wp.zeros((num_envs, max(cols, 1)), dtype=t or model.dtype, device=d)  # noqa: E731
@@ -526,12 +528,14 @@ def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1):
     sc.R, sc.pos = z(L, K.mat33), z(L, K.vec3)
     sc.V, sc.Acc, sc.G = (z(L, K.spatial) for _ in range(3))
     sc.Ic_m, sc.Ic_h, sc.Ic_I = z(L), z(L, K.vec3), z(L, K.mat33)
-    sc.S, sc.Q = z(n, K.spatial), z(n, K.spatial)
+    unused = lambda t: wp.zeros((1, 1), dtype=t, device=d)  # noqa: E731  (a part this model's step never runs)
+    sc.S, sc.Q = z(n, K.spatial), (z(n, K.spatial) if deep else unused(K.spatial))
     sc.ws = z(work_size)
-    Lf = L if model.base_bodies else 1          # float64 momentum bookkeeping of floating bases
-    sc.Rd, sc.pd = z(Lf, wp.mat33d), z(Lf, wp.vec3d)
-    sc.Vd, sc.Pd, sc.Td = (z(Lf, wp.spatial_vectord) for _ in range(3))
-    sc.Imd, sc.Ihd, sc.IId = z(Lf, wp.float64), z(Lf, wp.vec3d), z(Lf, wp.mat33d)
+    # float64 momentum bookkeeping of floating bases
+    f64 = z if model.base_bodies else (lambda cols, t: unused(t))
+    sc.Rd, sc.pd = f64(L, wp.mat33d), f64(L, wp.vec3d)
+    sc.Vd, sc.Pd, sc.Td = (f64(L, wp.spatial_vectord) for _ in range(3))
+    sc.Imd, sc.Ihd, sc.IId = f64(L, wp.float64), f64(L, wp.vec3d), f64(L, wp.mat33d)
     sc.rel_imp, sc.rel_err = z(n_rel), z(n_rel)
     sc.nonfinite = wp.zeros(num_envs, dtype=wp.int32, device=d)
     if K.contacts:

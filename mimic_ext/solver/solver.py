@@ -205,7 +205,8 @@ class Solver:
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
         m = self.model
-        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows))
+        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows),
+                                 deep=bool(m.data.tree_mass))
         self._launches.clear()
         self._coupling_due = False    # the last step left its coupling impulses to mimic_rows()
         self._buffers.clear()
