@@ -24,9 +24,9 @@ PRECISIONS = ("float32", "float64")
 
 _TYPES = {
     "float32": dict(T=wp.float32, vec3=wp.vec3, mat33=wp.mat33, spatial=wp.spatial_vector, quat=wp.quat,
-                    rank_tol=1.0e-4),
+                    rank_tol=1.0e-4, loop_closed=1.0e-7),
     "float64": dict(T=wp.float64, vec3=wp.vec3d, mat33=wp.mat33d, spatial=wp.spatial_vectord, quat=wp.quatd,
-                    rank_tol=1.0e-9),
+                    rank_tol=1.0e-9, loop_closed=1.0e-12),
 }
 
 

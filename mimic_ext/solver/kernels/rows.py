@@ -81,6 +81,28 @@ def build(ns) -> None:
             rot = T(0.5) * (rot + wp.cross(Ta[1], Tb[1]) + wp.cross(Ta[2], Tb[2]))
         return Ta, pb, pb - pa, rot
 
+    @wp.func
+    def row_error(d: int, Ta: ns.mat33, gap: V3, rot: V3):
+        """A loop row's error: the gap along side a's axis ``d`` (d < 3), else the rotation
+        error about axis ``d - 3``."""
+        ax = Ta[d % 3]
+        err = wp.dot(rot, ax)
+        if d < 3:
+            err = wp.dot(gap, ax)
+        return err
+
+    @wp.func
+    def loops_closed(md: MD, sc: SC, e: int):
+        """1 when every loop row's error at the frames in ``sc`` is within ``loop_closed`` (metres
+        or radians), else 0."""
+        for cl in range(md.n_loops):
+            lp = md.loops[cl]
+            Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
+            for rr in range(lp.row0, lp.row1):
+                if wp.abs(row_error(md.loop_dir[rr], Ta, gap, rot)) > T(wp.static(ns.loop_closed)):
+                    return int(0)
+        return int(1)
+
     @wp.func(inline=False)
     def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T):
         """Each loop row's error e_L, full Jacobian J_L (m x n), reduced J_L S and target
@@ -99,10 +121,9 @@ def build(ns) -> None:
             for rr in range(lp.row0, lp.row1):
                 d = md.loop_dir[rr]
                 ax = Ta[d % 3]
-                err = wp.dot(rot, ax)
+                err = row_error(d, Ta, gap, rot)
                 wr = sv(ax, V3(T(0.0)))
                 if d < 3:
-                    err = wp.dot(gap, ax)
                     wr = sv(wp.cross(pb - o, ax), ax)
                 oj = md.o_JL + rr * n
                 for j in range(n):
@@ -247,12 +268,15 @@ def build(ns) -> None:
         Jacobian at the integrated positions q, then q += S dv with ``dv = -Y S^+ e_L(q)``, so that
         the loops close at the end of the step whatever the velocity. Velocities are untouched;
         ``S dv`` keeps every hard relation. (It reuses the step's loop work space: call it after
-        the coupling impulses are read.)"""
+        the coupling impulses are read.) Returns 0, and moves nothing, when the loops are
+        already closed to ``loop_closed`` at q (a step that needs no further projection)."""
         ws = sc.ws
         k = md.k
         poses(md, sc, e, q, o)
         for j in range(md.n_u):
             ws[e, md.o_u0 + j] = T(0.0)     # u0 is spent; loop_rows folds it into its targets
+        if loops_closed(md, sc, e) != 0:
+            return int(0)
         loop_rows(md, sc, e, o, dt)
         loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
         for r in range(md.m):
@@ -266,6 +290,7 @@ def build(ns) -> None:
         for j in range(md.n_u):
             ws[e, md.o_res + j] = md.dof_gain[j] * ws[e, md.o_tk + md.dof_col[j]]
         displace(md, ws, e, md.o_res, T(1.0), q, t, q, t)
+        return int(1)
 
     @wp.func
     def loop_solve(md: MD, ws: A2, e: int):

@@ -99,9 +99,10 @@ def build(ns) -> None:
         for i in range(n):          # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
-        if md.m > 0:                # two Gauss-Newton projections onto the closed loops
+        if md.m > 0:                # two Gauss-Newton projections onto the closed loops, fewer if closed
             for proj in range(2):
-                f.loop_project(md, sc, e, q_out, t_out, o, dt)
+                if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
+                    break
         if md.has_float != 0:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         # one sum of the new state: a NaN or inf anywhere makes it non-finite
