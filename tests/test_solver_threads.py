@@ -116,6 +116,37 @@ def test_chunked_launches_are_bitwise_one_thread(monkeypatch):
     assert np.ptp(h[-1], axis=0).max() > 1e-3                        # environments really differ
 
 
+def test_a_measured_cost_sets_the_slices_in_time():
+    from mimic_ext.solver.solver import MIN_SLICE_S
+    assert len(slices(16, 2)) == 1                               # by count: 16 env-steps stay one launch
+    assert len(slices(16, 2, env_step_s=100e-6)) == 2            # 16 x 100 us of work: two slices
+    assert len(slices(16, 2, env_step_s=MIN_SLICE_S / 7)) == 2   # 8 env-steps a slice carry MIN_SLICE_S
+    assert len(slices(16, 2, env_step_s=MIN_SLICE_S / 9)) == 1   # 8 would carry less: one launch
+    assert len(slices(1000, 2, env_step_s=0.1e-6)) == 1          # a light model: 100 us in all stays one
+
+
+def test_a_heavy_model_splits_few_environments_once_its_cost_is_timed():
+    """A step of 16 environments stays one launch by the count rule; once the solver has timed
+    its calls at 200 us an env-step (two timed calls: here given to it), the same step runs as
+    two slices, bitwise as before."""
+    from mimic_ext.solver.solver import CALL_OVERHEAD_S
+    model = model_of(LINKAGE, 16)
+    targets = schedule(model, 24)
+    ref_state, ref_samples, ref_imp = step_through(Solver(model, threads=1), model, targets, 6)
+    solver = Solver(model, threads=2)
+    assert len(solver.launch_slices()) == 1
+    solver._note_call(16 * 200e-6 + CALL_OVERHEAD_S, 16, 1)
+    assert len(solver.launch_slices()) == 1                      # one timed call is not enough to tell
+    solver._note_call(16 * 250e-6 + CALL_OVERHEAD_S, 16, 1)
+    assert solver._env_step_s == pytest.approx(200e-6)           # the least of the two
+    assert len(solver.launch_slices()) == 2
+    state, samples, imp = step_through(solver, model, targets, 6)
+    assert np.array_equal(samples, ref_samples)                  # bitwise: no tolerance
+    assert np.array_equal(state.joint_qd.numpy(), ref_state.joint_qd.numpy())
+    assert all(np.array_equal(a, b) for a, b in zip(imp, ref_imp))
+    assert np.ptp(samples[-1], axis=0).max() > 1e-3              # environments really differ
+
+
 def test_default_is_every_core_and_bad_counts_are_refused():
     model = model_of(LINKAGE, 1)
     assert Solver(model).threads == available_cores()

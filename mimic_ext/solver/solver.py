@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -37,6 +38,14 @@ _CACHE_SIZE = 8
 #: of the Robotiq at 1.5-2 us each; so a step of fewer than 128 environments stays one launch,
 #: and ``step_many`` (many steps per launch) splits from two environments on.
 MIN_SLICE_ENV_STEPS = 64
+#: The same rule in time, once the solver has timed its model (``Solver`` times its first calls of
+#: at least ``TIMED_CALL_S``, less ``CALL_OVERHEAD_S`` for the hand-over, per environment-step and
+#: core): a slice carries at least ``MIN_SLICE_S`` of one core's work (64 Robotiq env-steps of
+#: 2 us). A heavy model (contacts, loops, a humanoid: 20-200 us an env-step) then splits a step
+#: of a few environments, which the count alone keeps on one core, and a lighter one splits later.
+MIN_SLICE_S = 128e-6
+TIMED_CALL_S = 300e-6
+CALL_OVERHEAD_S = 30e-6
 #: A launch of many environment-steps (``step_many`` at large N) is cut into up to this many
 #: chunks per thread, each of at least ``CHUNK_ENV_STEPS`` (some 10 ms of the Robotiq's work, so a
 #: chunk's hand-over stays under 1 %), and a thread that is done takes the next chunk not yet
@@ -67,13 +76,15 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def slices(num_envs: int, threads: int, steps: int = 1) -> list[tuple[int, int]]:
-    """Contiguous ``(first, count)`` slices of the environments: at most ``threads`` (each
-    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps, one slice when N is small), or,
-    when each would carry many more, ``CHUNKS_PER_THREAD`` times as many chunks of at least
+def slices(num_envs: int, threads: int, steps: int = 1, env_step_s: float | None = None) -> list[tuple[int, int]]:
+    """Contiguous ``(first, count)`` slices of the environments: at most ``threads``, each
+    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps or, given the measured seconds of
+    one (``env_step_s``), ``MIN_SLICE_S`` of work (one slice when N is small); or, when each
+    would carry many more, ``CHUNKS_PER_THREAD`` times as many chunks of at least
     ``CHUNK_ENV_STEPS``, which the threads take one after another (``_run``)."""
     steps = max(int(steps), 1)
-    n = max(1, min(int(threads), num_envs, (num_envs * steps) // MIN_SLICE_ENV_STEPS))
+    least = MIN_SLICE_ENV_STEPS if not env_step_s else max(1, math.ceil(MIN_SLICE_S / env_step_s))
+    n = max(1, min(int(threads), num_envs, (num_envs * steps) // least))
     if n > 1:
         n = max(n, min(n * CHUNKS_PER_THREAD, num_envs, (num_envs * steps) // CHUNK_ENV_STEPS))
     base, extra = divmod(num_envs, n)
@@ -195,12 +206,36 @@ class Solver:
         self._buffers: dict = {}      # step_many's buffers kept between calls (cleared with the model version)
         self._many: dict = {}         # step_many's recorded launches per slice layout
         self._last_history = None     # the last history step_many returned (written again once no one holds it)
+        self._env_step_s = None       # measured seconds of one environment-step on one core (the slicing's)
+        self._cost_samples: list[float] = []
         self._alloc()
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
         """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
         (each its own launch, taken by ``threads`` threads at once: ``slices``)."""
-        return slices(self.model.num_envs, self.threads, steps)
+        return slices(self.model.num_envs, self.threads, steps, self._env_step_s)
+
+    def _timed_run(self, cmds, env_steps: int) -> None:
+        """``_run`` the launches; until the model's cost is known, time the call (see
+        ``MIN_SLICE_S``)."""
+        if self._env_step_s is not None or self.threads == 1:
+            _run(cmds, self.threads)
+            return
+        t0 = time.perf_counter()
+        _run(cmds, self.threads)
+        self._note_call(time.perf_counter() - t0, env_steps, min(self.threads, len(cmds)))
+
+    def _note_call(self, wall: float, env_steps: int, workers: int) -> None:
+        """A timed call of ``env_steps`` environment-steps on ``workers`` threads: from the
+        second one long enough to tell (the first may still fault its arrays in), the least
+        cost per environment-step sets the slicing, and the step's launches are recorded
+        again on its slices."""
+        if wall < TIMED_CALL_S:
+            return
+        self._cost_samples.append((wall - CALL_OVERHEAD_S) * workers / max(env_steps, 1))
+        if len(self._cost_samples) >= 2:
+            self._env_step_s = min(self._cost_samples)
+            self._launches.clear()
 
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
@@ -263,7 +298,7 @@ class Solver:
         self._check_dt(dt, "step")
         self._in_step = True
         try:
-            _run(self._launch(state_in, state_out, control, dt), self.threads)
+            self._timed_run(self._launch(state_in, state_out, control, dt), self.model.num_envs)
             self._coupling_due = not self.model.data.coupling_in_step
             for cb in self.callbacks:
                 cb(self)
@@ -324,7 +359,7 @@ class Solver:
         cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
-            _run(cmds, self.threads)
+            self._timed_run(cmds, m.num_envs * count)
             self._coupling_due = not m.data.coupling_in_step
         finally:
             self._in_step = False
