@@ -40,10 +40,10 @@ HEIGHTS = (0.5, 0.504, 0.508, 0.512)
 
 
 def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: str | None = None,
-               threshold: float | None = None, fps: int = FPS, mpu: float = 1.0) -> Usd.Stage:
-    """A sphere of radius R whose bottom is h above a static plane; restitution e_ball on the
-    sphere's material (``physxMaterial:restitutionCombineMode`` mode_ball), e_ground on the
-    plane's; ``physxScene:bounceThreshold`` when given (stage units per second)."""
+               threshold: float | None = None, fps: int = FPS, mpu: float = 1.0, box: bool = False) -> Usd.Stage:
+    """A sphere of radius R (or a cube of edge 2 R, a face down) whose bottom is h above a static
+    plane; restitution e_ball on its material (``physxMaterial:restitutionCombineMode`` mode_ball),
+    e_ground on the plane's; ``physxScene:bounceThreshold`` when given (stage units per second)."""
     st = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageUpAxis(st, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(st, mpu)
@@ -75,8 +75,12 @@ def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: 
     UsdPhysics.CollisionAPI.Apply(ground.GetPrim())
     UsdShade.MaterialBindingAPI.Apply(ground.GetPrim()).Bind(
         material("/World/groundMaterial", e_ground, None), UsdShade.Tokens.weakerThanDescendants, "physics")
-    ball = UsdGeom.Sphere.Define(st, "/World/ball")
-    ball.CreateRadiusAttr(R * u)
+    if box:
+        ball = UsdGeom.Cube.Define(st, "/World/ball")
+        ball.CreateSizeAttr(2 * R * u)
+    else:
+        ball = UsdGeom.Sphere.Define(st, "/World/ball")
+        ball.CreateRadiusAttr(R * u)
     ball.AddTranslateOp().Set(Gf.Vec3d(0, 0, (R + h) * u))
     p = ball.GetPrim()
     UsdPhysics.RigidBodyAPI.Apply(p)
@@ -85,7 +89,7 @@ def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: 
     p.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(0.01 * u)
     mass = UsdPhysics.MassAPI.Apply(p)
     mass.CreateMassAttr(1.0)
-    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*(0.4 * R * R * u * u,) * 3))
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*((2 / 3 if box else 0.4) * R * R * u * u,) * 3))
     UsdShade.MaterialBindingAPI.Apply(p).Bind(material("/World/ballMaterial", e_ball, mode_ball),
                                              UsdShade.Tokens.weakerThanDescendants, "physics")
     return st
@@ -235,6 +239,21 @@ def test_drop_rebounds_to_the_apex_physx_reaches(h):
     # end of the step they meet in (measured 0.3-3.5 mm apart; apexes 0.1228-0.1290 m PhysX,
     # 0.1249-0.1278 m ours)
     assert abs(apex - p_apex) < v_in / FPS
+
+
+def test_box_dropped_flat_bounces_on_its_four_corners_as_on_physx():
+    """A cube lands on a face: four speculative contacts land together and each carries its
+    approach speed, so the face rebounds as one at e times the impact speed."""
+    _require_physx()
+    e, h = 0.5, 0.5
+    st = drop_stage(h, e, e, box=True)
+    z, vz = ours(st, 0.65)
+    v_in, v_out, apex = bounce(z, vz)
+    p_in, p_out, p_apex = bounce(*physx(st, 0.65))
+    assert z.min() > -1e-5                                  # m: never sinks (as the sphere; measured 5e-6)
+    assert v_out == pytest.approx(e * v_in, rel=0.01)       # as the sphere (measured 0.4994)
+    assert abs(apex - e * e * h) < e * v_in / FPS           # as the sphere (measured +0.3 mm)
+    assert abs(apex - p_apex) < v_in / FPS                  # as the sphere (measured 2.2 mm; PhysX 0.1230 m)
 
 
 @pytest.mark.parametrize("mode,e_pair", [("average", 0.5), ("min", 0.2), ("multiply", 0.16), ("max", 0.8)])
