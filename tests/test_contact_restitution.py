@@ -291,13 +291,14 @@ if __name__ == "__main__":     # the figures docs/collision.md cites: python tes
         engines = (("ours", ours),)
     print(f"drop of a {R} m sphere on a plane at {FPS} Hz, e = 0.5 on both materials (average)")
     print("h (m)    e^2 h (m) " + " ".join(f"{n + ' apex':>11} {n + ' out/in':>12}" for n, _ in engines))
-    for h in HEIGHTS:
-        st = drop_stage(h, 0.5, 0.5)
+    rows = [(f"{h:<8}", h, drop_stage(h, 0.5, 0.5)) for h in HEIGHTS]
+    rows.append(("cube 0.5", 0.5, drop_stage(0.5, 0.5, 0.5, box=True)))     # a 10 cm cube on a face
+    for label, h, st in rows:
         cols = []
         for _, run in engines:
             v_in, v_out, apex = bounce(*run(st, 0.65))
             cols.append(f"{apex:11.5f} {v_out / v_in:12.5f}")
-        print(f"{h:<8} {0.25 * h:<9.5f} " + " ".join(cols))
+        print(f"{label:<8} {0.25 * h:<9.5f} " + " ".join(cols))
     print("restitution 0.8 on the sphere (its combine mode), 0.2 on the plane; rebound / impact speed")
     for mode in COMBINE_MODES:
         st = drop_stage(0.2, 0.8, 0.2, mode_ball=mode)
