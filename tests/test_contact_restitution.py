@@ -195,6 +195,14 @@ def test_impacts_slower_than_the_bounce_threshold_do_not_bounce():
     assert read_colliders(drop_stage(h)).bounce_threshold == 0.0   # unauthored: PhysxSchema's fallback, 0
 
 
+def test_a_contact_that_does_not_bounce_steps_as_without_restitution():
+    """Restitution only ever raises a bouncing contact's target: below the threshold the drop
+    with e = 0.5 is the drop with e = 0, bitwise (the rows' arithmetic is the same)."""
+    z0, v0 = ours(drop_stage(0.1, 0.0, 0.0), 0.3)
+    z1, v1 = ours(drop_stage(0.1, 0.5, 0.5, threshold=100.0), 0.3)
+    assert np.array_equal(z0, z1) and np.array_equal(v0, v1)
+
+
 @pytest.mark.parametrize("bad", [-0.1, math.inf, math.nan])
 def test_a_bad_bounce_threshold_names_the_scene_and_attribute(bad):
     with pytest.raises(MimicInputError, match=r"/World/physicsScene: physxScene:bounceThreshold"):
