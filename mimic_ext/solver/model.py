@@ -560,6 +560,7 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
     cx.prev_point = wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
     cx.prev_shapes = wp.zeros((num_envs, R), dtype=wp.vec2i, device=d)
+    cx.prev_vin = wp.zeros((num_envs, R), dtype=wp.float32, device=d)
     return cx
 
 

@@ -176,6 +176,7 @@ class CollisionModel:
         cd.hash_mask = _pow2(2 * entries) - 1
         self.capacity = int(capacity) if capacity is not None else max(16, CONTACTS_PER_SHAPE * n)
         cd.capacity = self.capacity
+        cd.bounce_threshold = float(spec.bounce_threshold)
         self.data = cd
         self._alloc(entries)
 

@@ -87,3 +87,4 @@ class CollisionSpec:
     no_self_collision: list[list[str]]            # actors of articulations without self-collision
     filtered_pairs: list[tuple[list[int], list[int]]]   # FilteredPairsAPI, as shape index sets
     warnings: list[str]
+    bounce_threshold: float = 0.0     # m/s: slower impacts do not bounce (``physxScene:bounceThreshold``)

@@ -21,6 +21,8 @@ What is read, and the rule each follows:
 - Materials: ``material:binding:physics`` resolved on the collider (which inherits from
   its ancestors), then on the body, then the material bound to the physics scene, else
   PhysX's default (0.5, 0.5, 0). ``physxMaterial:*CombineMode`` (default average).
+- The physics scene's ``physxScene:bounceThreshold`` (stage units per second; default 0, the
+  schema's): contacts approaching slower do not bounce.
 - Collision groups (``UsdPhysics.CollisionGroup``: ``colliders`` collection,
   ``filteredGroups``, ``invertFilteredGroups``, merge groups) through
   ``UsdPhysics.CollisionGroup.ComputeCollisionGroupTable``; ``FilteredPairsAPI`` on
@@ -45,6 +47,9 @@ from .hull import DEFAULT_VERTEX_LIMIT, FlatHullError, convex_hull
 from .shapes import COMBINE_MODES, CollisionSpec, FreeBody, MaterialSpec, ShapeSpec
 
 DEFAULT_STEPS_PER_SECOND = 60.0
+#: m/s: ``physxScene:bounceThreshold`` unauthored, PhysxSchema's fallback (physx-usd-schemas 25.11:
+#: 0; real PhysX through ovphysx then bounces at any approach speed, tests/test_contact_restitution.py)
+DEFAULT_BOUNCE_THRESHOLD = 0.0
 
 _GEOMS = ((UsdGeom.Cube, "box"), (UsdGeom.Sphere, "sphere"), (UsdGeom.Capsule, "capsule"),
           (UsdGeom.Cylinder, "cylinder"), (UsdGeom.Plane, "plane"), (UsdGeom.Mesh, "hull"))
@@ -107,6 +112,7 @@ class _Reader:
         self.notes: list[str] = []
         self.g = float(np.linalg.norm(_gravity(stage, self.mpu)))
         self.dt = 1.0 / DEFAULT_STEPS_PER_SECOND
+        self.bounce_threshold = DEFAULT_BOUNCE_THRESHOLD
         self.scene_material = MaterialSpec()
         self.bodies: dict[str, Usd.Prim] = {}
         self.inactive: set[str] = set()   # disabled or kinematic bodies (static for contacts)
@@ -126,6 +132,7 @@ class _Reader:
                 sps = _attr(prim, "physxScene:timeStepsPerSecond")
                 if _finite(sps) and sps > 0:
                     self.dt = 1.0 / float(sps)
+                self.bounce_threshold = self._bounce_threshold(prim)
                 mat = self._bound_material(prim)
                 if mat is not None:
                     self.scene_material = mat
@@ -153,6 +160,17 @@ class _Reader:
                 self.filters.append((path, [str(t) for t in targets]))
             if prim.HasAPI(UsdPhysics.CollisionAPI):
                 self.colliders.append(prim)
+
+    def _bounce_threshold(self, scene: Usd.Prim) -> float:
+        """The scene's ``physxScene:bounceThreshold`` in m/s (stage units per second in USD)."""
+        v = _attr(scene, "physxScene:bounceThreshold")
+        if v is None:
+            return DEFAULT_BOUNCE_THRESHOLD
+        v = float(v)
+        if not math.isfinite(v) or v < 0:
+            raise MimicInputError(f"{scene.GetPath()}: physxScene:bounceThreshold = {v}; it must be a finite "
+                                  f"speed >= 0 (stage units per second)")
+        return v * self.mpu
 
     def find(self, b: str) -> str:
         while self.links.get(b, b) != b:
@@ -339,7 +357,8 @@ class _Reader:
         free = self.free_bodies(shapes)
         spec = CollisionSpec(shapes=shapes, free_bodies=free, group_table=self.group_table(shapes),
                              joint_pairs=self.joint_pairs, no_self_collision=self.self_collision_off(),
-                             filtered_pairs=self.filtered_pairs(shapes), warnings=self.notes)
+                             filtered_pairs=self.filtered_pairs(shapes), warnings=self.notes,
+                             bounce_threshold=self.bounce_threshold)
         for n in self.notes:
             _warnings.warn(n, stacklevel=3)
         return spec

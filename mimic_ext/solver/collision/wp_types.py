@@ -91,6 +91,7 @@ class CollisionData:
     inv_cell: float
     hash_mask: int
     capacity: int                       # contacts per environment
+    bounce_threshold: float             # m/s: a contact approaching slower does not bounce
 
 
 @wp.struct

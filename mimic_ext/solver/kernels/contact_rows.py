@@ -14,6 +14,20 @@ an impulse on a follower's link reaches its leader through the coupling.
   (``gap = separation - rest offset``: a speculative contact, it closes at most the gap in
   one step) and ``>= -erp gap / dt`` once they overlap (position correction at erp), less a
   compliance of ``CFM`` times the row's own response.
+- Restitution (PhysX's rule, ``DyContactPrepShared.h`` ``constructContactConstraint``): a contact
+  bounces when the pair's combined restitution ``e > 0``, its approach speed at the step's start
+  ``va = -vn0`` exceeds the scene's bounce threshold, and its surfaces meet this step; the
+  normal row's target then becomes ``max(target, e va)`` (PhysX drops the position bias there;
+  the max keeps the erp correction only where it asks more). PhysX also bounces a speculative
+  contact that would close within the step (``gap < va dt``) at once, so its surfaces turn back
+  up to the contact offset before they meet; here a bounce needs the surfaces touching at the
+  step's start (``gap <= LANDED``): the speculative row keeps ``-gap / dt`` (``-gap / dt`` lands
+  the surfaces exactly at the step's end; a target above it while the gap is open would turn
+  back in mid-air), and the contact carries its approach speed into the next step (``_S_LND``,
+  then ``prev_vin`` of the previous step's contact it warm-starts from), where the landed
+  contact bounces with ``max(-vn0, carried)`` instead of the slow landing speed the speculative
+  row left. So a bounce keeps the impact's speed; the turn comes at most one step late (the
+  rebound lower by at most ``e va dt``).
 - Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``. Each
   tangent row steps on its own response (``lambda_ti -= v_ti / W_titi``); when the pair then
   lies within ``mu_static lambda_n`` the contact sticks. Otherwise it slides: the pair steps
@@ -59,11 +73,12 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 #: factored last (1 in, 0 out, -1 no factor yet this step), whether its responses are computed
 #: (``contact_response``); for skipping a contact that is provably apart (``provably_apart``):
 #: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
-#: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown)
+#: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown);
+#: the approach speed a speculative contact that lands this step carries into the next (0: none)
 _S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
     0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
-_S_JN, _S_RN, _S_LEV, _S_SLK = 17, 18, 21, 22
-N_SCALARS = 23
+_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND = 17, 18, 21, 22, 23
+N_SCALARS = 24
 #: work-space entries per environment after the normal block's (``model.py``): the velocity path
 #: length of this solve and a snapshot of the solve-space velocity (k entries)
 def path_size(k: int) -> int:
@@ -80,6 +95,9 @@ V_TOL = wp.constant(1.0e-6)
 SPECULATIVE_SPEED = wp.constant(1.0)
 #: active-set rounds of the normal block per pass
 ACTIVE_SET_ROUNDS = wp.constant(4)
+#: metres: a contact this close counts as touching for a bounce (a speculative row lands its
+#: surfaces within the rows' compliance and float32 rounding of each other, far below this)
+LANDED = wp.constant(1.0e-5)
 #: the normal rows' compliance, relative to each row's own response: the rows hold
 #: ``n . v_rel - bound = -CFM W_nn lambda_n``, which makes the solution unique (a pad's four
 #: corners share its load instead of one corner taking it all) at a steady overlap of
@@ -112,6 +130,7 @@ def build_structs(ns) -> None:
         prev_shapes: wp.array2d(dtype=wp.vec2i)
         prev_point: wp.array2d(dtype=wp.vec3)
         prev_imp: wp.array2d(dtype=wp.vec3)
+        prev_vin: wp.array2d(dtype=float)   # the approach speed a landed contact bounces with (restitution)
 
     ns.ContactCtx = ContactCtx
     ns.contact_v_tol = V_TOL        # the joint passes' convergence test in a contact model (``rows.joint_block``)
@@ -219,6 +238,7 @@ def build(ns) -> None:
             ws[e, sb + _S_MUD] = T(mat[1])
             # warm start from the nearest previous contact of the same pair
             P = wp.vec3(0.0)
+            vin = float(0.0)
             best = WARM_DIST * WARM_DIST
             for i in range(cx.prev_n[e]):
                 if cx.prev_shapes[e, i] == sh:
@@ -226,6 +246,19 @@ def build(ns) -> None:
                     if d2 < best:
                         best = d2
                         P = cx.prev_imp[e, i]
+                        vin = cx.prev_vin[e, i]
+            # restitution: a touching contact bounces; a speculative one that PhysX would bounce
+            # lands first and carries its approach speed (module docstring)
+            ws[e, sb + _S_LND] = T(0.0)
+            rst = T(mat[2])
+            if rst > T(0.0):
+                thr = T(cx.cd.bounce_threshold)
+                if gap <= T(LANDED):
+                    va = wp.max(-vn0, T(vin))
+                    if va > thr:
+                        ws[e, sb + _S_TGT] = wp.max(tgt, rst * va)
+                elif -vn0 > thr and gap < -vn0 * dt:
+                    ws[e, sb + _S_LND] = -vn0
             Pt = v3t(P)
             ln = wp.max(wp.dot(Pt, nn), T(0.0))
             l1 = wp.dot(Pt, t1)
@@ -580,6 +613,10 @@ def build(ns) -> None:
             cx.prev_shapes[e, c] = cx.buf.shapes[e, bi]
             cx.prev_point[e, c] = cx.buf.point[e, bi]
             cx.prev_imp[e, c] = v32(P)
+            land = T(0.0)
+            if ws[e, sb + _S_LAM] > T(0.0):     # its row pushed: the surfaces meet at the step's end
+                land = ws[e, sb + _S_LND]
+            cx.prev_vin[e, c] = wp.float32(land)
         cx.prev_n[e] = nc
 
     ns.contact_detect, ns.contact_prepare, ns.contact_pass, ns.contact_finish = \
