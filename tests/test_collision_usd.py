@@ -259,6 +259,7 @@ def _material(st, path, static, dynamic, restitution, mode=None):
     api.CreateDynamicFrictionAttr(dynamic)
     api.CreateRestitutionAttr(restitution)
     if mode:
+        m.GetPrim().AddAppliedSchema("PhysxMaterialAPI")       # PhysX reads the mode only with its API
         m.GetPrim().CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set(mode)
     return m
 
@@ -311,7 +312,14 @@ def test_pair_materials_combine_as_physx_does():
     c = cm.contacts()
     assert c.count[0] == 4
     np.testing.assert_allclose(c.material[0, 0], [0.5, 0.3, 0.2], atol=1e-7)   # averages
+    # a mode authored without PhysxMaterialAPI: PhysX ignores it (averages), so does the reader, and says so
     b.GetPrim().CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set("min")
+    with pytest.warns(UserWarning, match="/World/b: physxMaterial:frictionCombineMode = 'min' is authored but "
+                                         "PhysxMaterialAPI is not applied"):
+        cm = build_collision(st, model)
+    cm.collide(*cm.frames(model))
+    np.testing.assert_allclose(cm.contacts().material[0, 0], [0.5, 0.3, 0.2], atol=1e-7)
+    b.GetPrim().AddAppliedSchema("PhysxMaterialAPI")
     cm = build_collision(st, model)
     cm.collide(*cm.frames(model))
     np.testing.assert_allclose(cm.contacts().material[0, 0], [0.2, 0.1, 0.2], atol=1e-7)

@@ -276,6 +276,22 @@ def test_combine_modes_bounce_as_on_physx(mode, e_pair):
     assert p_out / p_in == pytest.approx(e_pair, rel=0.02)      # PhysX, 2% as above (measured to 1e-6)
 
 
+def test_a_combine_mode_without_its_api_is_ignored_as_on_physx():
+    """``physxMaterial:restitutionCombineMode = max`` authored on the sphere's material without
+    PhysxMaterialAPI applied: PhysX averages (0.8 and 0.2: 0.5), and so do we (with a note)."""
+    _require_physx()
+    st = drop_stage(0.2, 0.8, 0.2)
+    mat = st.GetPrimAtPath("/World/ballMaterial")
+    assert "PhysxMaterialAPI" not in mat.GetAppliedSchemas()
+    mat.CreateAttribute("physxMaterial:restitutionCombineMode", Sdf.ValueTypeNames.Token).Set("max")
+    with pytest.warns(UserWarning, match="restitutionCombineMode = 'max' is authored but PhysxMaterialAPI is not"):
+        build_model(st)
+    v_in, v_out, _ = bounce(*ours(st, 0.5))
+    p_in, p_out, _ = bounce(*physx(st, 0.5))
+    assert v_out / v_in == pytest.approx(0.5, rel=0.01)     # ours: as in the drop test above
+    assert p_out / p_in == pytest.approx(0.5, rel=0.02)     # PhysX, 2% as above
+
+
 def test_bounce_threshold_as_on_physx():
     """Unauthored, physxScene:bounceThreshold is 0 (PhysxSchema's fallback) and PhysX bounces a
     0.19 m/s impact; authored 0.2 m/s, neither engine bounces it."""

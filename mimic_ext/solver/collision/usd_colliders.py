@@ -221,8 +221,18 @@ class _Reader:
                                       f">= 0, restitution in [0, 1]")
             vals.append(v)
         modes = []
+        # PhysX reads the combine modes of a material with PhysxMaterialAPI applied only (measured
+        # on ovphysx: an unapplied mode averages; tests/test_contact_restitution.py)
+        applied = "PhysxMaterialAPI" in mp.GetAppliedSchemas()
         for name in ("physxMaterial:frictionCombineMode", "physxMaterial:restitutionCombineMode"):
             m = _attr(mp, name)
+            if m is not None and not applied:
+                note = (f"{mp.GetPath()}: {name} = {str(m)!r} is authored but PhysxMaterialAPI is not applied, "
+                        f"so PhysX ignores it (average), and so does this reader; apply PhysxMaterialAPI to the "
+                        f"material for the mode to count")
+                if note not in self.notes:          # once per material, however many colliders bind it
+                    self.notes.append(note)
+                m = None
             m = "average" if m is None else str(m)
             if m not in COMBINE_MODES:
                 raise MimicInputError(f"{mp.GetPath()}: {name} = {m!r}; use one of {', '.join(COMBINE_MODES)}")
