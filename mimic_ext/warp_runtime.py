@@ -17,11 +17,14 @@ from pathlib import Path
 from .errors import MimicInputError
 from .native_stderr import quiet_native_stderr
 
-#: the Warp module holding every solver kernel (one module, one cache entry)
+#: the Python package that builds the solver's kernels, one Warp module per precision and kind
+#: (``kernels(precision, contacts).module``: ``mimic_solver_float32``, ``mimic_contact_float32``, ...)
 SOLVER_KERNEL_MODULE = "mimic_ext.solver.kernels"
 COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels (first run only, about 10 s)"
+#: a contact model's kernels (the step with detection and contact rows in it) take longer
+COLD_COMPILE_NOTE_CONTACTS = "mimic-ext: compiling the solver's contact kernels (first run only, about 20 s)"
 
-_announced: set[str] = set()
+_announced: set[tuple[str, str, bool]] = set()
 
 
 def wants_cuda(device: str | None) -> bool:
@@ -60,18 +63,19 @@ def check_device(device: str) -> str:
     return device
 
 
-def solver_kernels_cached(device: str = "cpu") -> bool:
-    """Whether the solver's kernel module is in Warp's kernel cache for ``device``.
+def solver_kernels_cached(device: str = "cpu", precision: str = "float32", contacts: bool = False) -> bool:
+    """Whether the solver's kernel module for ``precision`` (with contact rows when ``contacts``)
+    is in Warp's kernel cache for ``device``.
 
     Looks for the compiled binary in the module's cache folder, whose name carries the hash
     of the kernels' source (``Module.get_module_identifier``), so an edited solver reads as
-    cold. Imports the solver's kernels (which does not compile them).
+    cold. Builds the kernels' namespace (which registers them; it does not compile them).
     """
     import importlib
 
     wp = init_warp()
-    importlib.import_module(SOLVER_KERNEL_MODULE)
-    module = wp.get_module(SOLVER_KERNEL_MODULE)
+    ns = importlib.import_module(SOLVER_KERNEL_MODULE).kernels(precision, contacts=contacts)
+    module = wp.get_module(ns.module)
     folder = Path(wp.config.kernel_cache_dir) / module.get_module_identifier(_launch_block_dim(wp, module, device))
     if not folder.is_dir():
         return False
@@ -91,16 +95,17 @@ def _launch_block_dim(wp, module, device: str) -> int:
         return 1 if not wants_cuda(device) else module.options["block_dim"]
 
 
-def announce_cold_compile(device: str = "cpu") -> bool:
-    """Say on stderr, once per process and device, that the kernels are about to compile.
-    Returns whether they were cold. Never raises: the note is a courtesy."""
-    if device in _announced:
+def announce_cold_compile(device: str = "cpu", precision: str = "float32", contacts: bool = False) -> bool:
+    """Say on stderr, once per process, device and kernel module, that the kernels are about to
+    compile. Returns whether they were cold. Never raises: the note is a courtesy."""
+    key = (device, precision, bool(contacts))
+    if key in _announced:
         return False
-    _announced.add(device)
+    _announced.add(key)
     try:
-        cold = not solver_kernels_cached(device)
+        cold = not solver_kernels_cached(device, precision, contacts)
     except Exception:  # noqa: BLE001  (a Warp without these internals: just say nothing)
         return False
     if cold:
-        print(COLD_COMPILE_NOTE, file=sys.stderr, flush=True)
+        print(COLD_COMPILE_NOTE_CONTACTS if contacts else COLD_COMPILE_NOTE, file=sys.stderr, flush=True)
     return cold

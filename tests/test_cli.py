@@ -277,6 +277,39 @@ def test_a_cold_kernel_cache_is_detected_and_announced_once(tmp_path, monkeypatc
     assert capsys.readouterr().err.splitlines() == [warp_runtime.COLD_COMPILE_NOTE]
 
 
+def test_the_cold_check_looks_at_the_solver_modules_themselves(tmp_path, monkeypatch, capsys):
+    """A cache holding everything but the float32 step module (an upgraded solver: its hash is
+    new) reads as cold for it, and a contact model's module is checked apart."""
+    import warp as wp
+
+    from mimic_ext import cli as cli_module
+    from mimic_ext import warp_runtime
+    from mimic_ext.solver.kernels import kernels
+
+    assert cli_module.main(["sweep", str(ROOT / "data" / "geared_pair.usda")]) == 0   # compiles if it must
+    real = Path(wp.config.kernel_cache_dir)
+    own = wp.get_module(kernels("float32").module).get_module_identifier(1)
+    assert (real / own).is_dir()
+    for d in real.iterdir():                    # the same cache without the step module
+        if d.name != own:
+            (tmp_path / d.name).symlink_to(d)
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    assert not warp_runtime.solver_kernels_cached("cpu")
+    monkeypatch.setattr(warp_runtime, "_announced", set())
+    capsys.readouterr()
+    assert warp_runtime.announce_cold_compile("cpu") is True
+    (tmp_path / own).symlink_to(real / own)
+    assert warp_runtime.solver_kernels_cached("cpu")
+    contact = wp.get_module(kernels("float32", contacts=True).module).get_module_identifier(1)
+    assert warp_runtime.solver_kernels_cached("cpu", contacts=True) == (tmp_path / contact).is_dir()
+    if (tmp_path / contact).is_dir():
+        (tmp_path / contact).unlink()
+    assert warp_runtime.announce_cold_compile("cpu", contacts=True) is True     # its own note, once
+    assert warp_runtime.announce_cold_compile("cpu", contacts=True) is False
+    assert capsys.readouterr().err.splitlines() == [warp_runtime.COLD_COMPILE_NOTE,
+                                                    warp_runtime.COLD_COMPILE_NOTE_CONTACTS]
+
+
 def test_set_shows_before_and_after_and_leaves_an_unchanged_file_alone(tmp_path, capsys):
     from mimic_ext import cli as cli_module
 

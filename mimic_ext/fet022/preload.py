@@ -32,6 +32,9 @@ if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") 
         from mimic_ext.warp_runtime import announce_cold_compile, init_warp
 
         init_warp()                       # without the CUDA-driver warning
+        from mimic_ext.solver.kernels import kernels
+
+        kernels("float32")                # registered, so that force_load loads (or compiles) them
         announce_cold_compile("cpu")
         wp.force_load(device="cpu")
     except Exception:  # noqa: BLE001  (preloading is an optimisation: workers load on demand)

@@ -65,6 +65,8 @@ class WarpEngine:
         with warnings.catch_warnings():   # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
             whole = contact_model(stage, fix_base, relations, num_envs=max(len(plan.joints), 1), device=self.device)
+            if whole is not None:
+                announce_cold_compile(self.device, whole.precision, contacts=True)
             spec = whole.spec if whole is not None else read_stage(stage, fix_base=fix_base)
             split = None if whole is not None else independent_parts(spec, relations)
             if split is None:             # contacts may join any parts; or a relation on a joint no
