@@ -116,6 +116,30 @@ def test_chunked_launches_are_bitwise_one_thread(monkeypatch):
     assert np.ptp(h[-1], axis=0).max() > 1e-3                        # environments really differ
 
 
+def test_each_thread_starts_with_a_command_of_its_own_then_takes_what_is_left():
+    """Two workers and two commands: one each, whichever thread is quicker to start (a pool
+    thread slow to wake must not leave its slice to the caller); more commands than workers:
+    each runs once."""
+    import threading
+
+    from mimic_ext.solver import solver as S
+
+    class Cmd:
+        def __init__(self, log):
+            self.log = log
+
+        def launch(self):
+            self.log.append((self, threading.get_ident()))
+
+    for count in (2, 7):
+        log = []
+        cmds = [Cmd(log) for _ in range(count)]
+        S._run(cmds, 2)
+        assert sorted(map(id, (c for c, _ in log))) == sorted(map(id, cmds))   # each once
+        first_two = {t for c, t in log if c in cmds[:2]}
+        assert len(first_two) == 2                       # the first two on two threads
+
+
 def test_a_measured_cost_sets_the_slices_in_time():
     from mimic_ext.solver.solver import MIN_SLICE_S
     assert len(slices(16, 2)) == 1                               # by count: 16 env-steps stay one launch

@@ -118,23 +118,25 @@ def _short_switch(enter: bool) -> None:
 
 
 def _run(cmds, workers: int) -> None:
-    """Launch recorded commands on ``workers`` threads (the calling one and the pool's), each
-    taking the next command not yet taken."""
+    """Launch recorded commands on ``workers`` threads (the calling one and the pool's): each
+    thread starts with a command of its own (so a pool thread slow to wake never leaves its
+    share to the caller), then takes the next one not yet taken."""
     workers = min(int(workers), len(cmds))
     if workers <= 1:
         for c in cmds:
             c.launch()
         return
-    todo = iter(cmds)           # next() on a list iterator is atomic under the GIL
+    rest = iter(cmds[workers:])         # next() on a list iterator is atomic under the GIL
 
-    def drain():
-        for c in todo:
+    def work(first):
+        first.launch()
+        for c in rest:
             c.launch()
     _short_switch(True)
     try:
-        futures = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
+        futures = [_pool(workers - 1).submit(work, c) for c in cmds[1:workers]]
         try:
-            drain()
+            work(cmds[0])
         finally:
             for f in futures:
                 f.result()
