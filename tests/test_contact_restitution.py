@@ -11,9 +11,9 @@ with its own bound material) run by our solver and, where ovphysx is installed, 
 PhysX on the CPU.
 
 The sphere carries a contact offset of 1 cm, above the 5.3 mm it falls in a step at 600 Hz,
-so the impact is seen a step ahead (speculative contacts), as a user sets it for fast
-impacts; with a contact offset under a step's travel an impact is found only once the sphere
-has sunk into the plane, and the erp push-out then adds a rebound of its own (docs/collision.md).
+so the impact is seen a step ahead (speculative contacts); with the default offsets (2 mm) the
+plane pair looks ahead by the sphere's own motion in the step, and the impact is found as
+early (``test_a_fast_impact_...``).
 """
 
 from __future__ import annotations
@@ -167,6 +167,28 @@ def test_drop_rebounds_at_e_times_its_impact_speed_to_e_squared_h(h):
     assert abs(apex - e * e * h) < e * v_in / FPS
 
 
+def default_offsets(st: Usd.Stage) -> Usd.Stage:
+    """The stage with the sphere's contact offset unauthored: the default, 2 mm for this sphere
+    (``0.02 *`` its 0.1 m extent), under the 5.3 mm it falls in a step at the impact."""
+    st.GetPrimAtPath("/World/ball").RemoveProperty("physxCollision:contactOffset")
+    return st
+
+
+@pytest.mark.parametrize("h", HEIGHTS)
+def test_a_fast_impact_is_found_before_it_overlaps_with_default_offsets(h):
+    """A shape against a plane looks as far ahead as it moves in the step, past its contact
+    offsets, so the impact is a speculative contact a step early: e = 0 lands without sinking or
+    popping (out to the offsets only, it sank up to 2.1 mm and the erp push-out popped it 5.7 mm
+    up), and e = 0.5 still rebounds at e times its impact speed."""
+    z, vz = ours(default_offsets(drop_stage(h, 0.0, 0.0)), 0.4)
+    assert z.min() > -1e-5                      # m: never sinks, as with a 1 cm offset (measured 5e-6)
+    assert vz.max() < 2e-3                      # m/s: no pop, the bound of test_no_restitution_no_bounce
+    z, vz = ours(default_offsets(drop_stage(h, 0.5, 0.5)), 0.65)
+    v_in, v_out, apex = bounce(z, vz)
+    assert z.min() > -1e-5                      # m (measured 1e-6 to 5e-6)
+    assert v_out == pytest.approx(0.5 * v_in, rel=0.01)      # 1%, as in the drop test above
+
+
 def test_no_restitution_no_bounce():
     """e = 0 (PhysX's default material): the sphere lands and stays, at every phase of the step."""
     for h in HEIGHTS:
@@ -290,6 +312,15 @@ def test_a_combine_mode_without_its_api_is_ignored_as_on_physx():
     p_in, p_out, _ = bounce(*physx(st, 0.5))
     assert v_out / v_in == pytest.approx(0.5, rel=0.01)     # ours: as in the drop test above
     assert p_out / p_in == pytest.approx(0.5, rel=0.02)     # PhysX, 2% as above
+
+
+def test_a_fast_impact_with_default_offsets_lands_as_on_physx():
+    """The e = 0 drop with the default offsets: neither engine sinks nor pops."""
+    _require_physx()
+    for engine in (ours, physx):
+        z, vz = engine(default_offsets(drop_stage(HEIGHTS[2], 0.0, 0.0)), 0.4)
+        assert z.min() > -1e-5, engine.__name__     # m (measured 5e-6 ours, 0 PhysX)
+        assert vz.max() < 2e-3, engine.__name__     # m/s (measured 1e-3 ours, 0 PhysX)
 
 
 def test_bounce_threshold_as_on_physx():

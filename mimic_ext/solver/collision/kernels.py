@@ -5,7 +5,7 @@ and bounds, grid, filtering, narrow phase) into the environment's contact buffer
 on the link frames its forward kinematics has just computed (no extra launch). The solver
 also tells it how far each frame can move within the step (``frame_move``, ``reach0``): a
 pair then looks only as far as its shapes can close (its *margin*, never beyond the contact
-offsets), so pairs that cannot touch within the step leave the narrow phase at its first
+offsets but for a shape against a plane, which looks as far as the shape can move), so pairs that cannot touch within the step leave the narrow phase at its first
 separating axis or GJK plane, and cost no manifold.
 """
 
@@ -70,10 +70,14 @@ def shape_reach(s: ShapeData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp
 
 @wp.func
 def pair_margin(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
-                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int, reach0: float):
+                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int, reach0: float,
+                ahead: bool):
     """The separation up to which the pair reports contacts: its contact offsets, or less,
     the rest offsets plus ``reach0`` plus how far both shapes can move (when the caller says
-    how far its frames move: ``reach0`` below the offsets)."""
+    how far its frames move: ``reach0`` below the offsets). ``ahead`` (a pair with a plane):
+    as far as the shapes can move even past the contact offsets, so a fast impact is found
+    before the surfaces overlap, as PhysX finds it (the grid bounds the other pairs' boxes to
+    their offsets)."""
     a = cd.shapes[i]
     b = cd.shapes[j]
     off = a.offset + b.offset
@@ -83,7 +87,10 @@ def pair_margin(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_mov
     m = a.rest + b.rest + reach0 + shape_reach(a, frame_p, frame_move, lo, hi, e, i, x) \
         + shape_reach(b, frame_p, frame_move, lo, hi, e, j, x)
     # 1% and a micrometre over the bound: float32 rounding never drops a contact the caller wants
-    return wp.min(off, 1.01 * m + 1.0e-6)
+    mm = 1.01 * m + 1.0e-6
+    if ahead:
+        return mm
+    return wp.min(off, mm)
 
 
 @wp.func
@@ -141,7 +148,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                         if filtered(cd, s, t):
                             n_filt = n_filt + 1
                         else:
-                            mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0)
+                            mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
                             # the bounds grown by the offsets overlap; apart by more than the margin?
                             if box_gap(lo, hi, e, s, t) + shapes[s].offset + shapes[t].offset <= mg:
                                 n_hit = n_hit + 1
@@ -160,15 +167,18 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
         if t != s and st.kind != PLANE and (plane or st.big == 0 or t > s):
             n_cand = n_cand + 1
             near = bool(False)
-            if plane:
-                near = near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, shapes[s].offset)
+            mg = float(0.0)
+            if plane:           # within its margin, looking ahead past the offsets when the shape moves fast
+                mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, True)
+                near = near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, wp.max(shapes[s].offset, mg - st.offset))
             else:
                 near = boxes_overlap(lo, hi, e, s, t)
             if near:
                 if filtered(cd, s, t):
                     n_filt = n_filt + 1
                 else:
-                    mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0)
+                    if not plane:
+                        mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
                     if plane or box_gap(lo, hi, e, s, t) + shapes[s].offset + st.offset <= mg:
                         n_hit = n_hit + 1
                         narrow(cd, sc, out, e, s, t, mg)
