@@ -231,17 +231,26 @@ def test_contact_and_rest_offsets_authored_defaulted_and_from_newton():
     st = new_stage(mpu=0.01, steps_per_second=120)
     xform(st, "/World/b", body=True)
     a = geom(st, "/World/b/authored", "Cube", size=10.0)
+    a.GetPrim().AddAppliedSchema("PhysxCollisionAPI")       # PhysX reads the offsets only with their API
     a.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(2.0)
     a.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(0.5)
+    loose = geom(st, "/World/b/unapplied", "Cube", size=10.0)   # the same values without the API
+    loose.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(2.0)
+    loose.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(0.5)
     geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)     # 40 x 40 x 4 cm
     n = geom(st, "/World/b/newton", "Sphere", radius=1.0)
     n.CreateAttribute("newton:contactMargin", Sdf.ValueTypeNames.Float).Set(0.2)
     n.CreateAttribute("newton:contactGap", Sdf.ValueTypeNames.Float).Set(1.0)
     bad = geom(st, "/World/b/bad", "Sphere", radius=1.0)
+    bad.GetPrim().AddAppliedSchema("PhysxCollisionAPI")
     bad.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(0.1)
     bad.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(0.3)
-    with pytest.warns(UserWarning):
+    with pytest.warns(UserWarning) as seen:
         s = by_path(read_colliders(st))
+    notes = " ".join(str(w.message) for w in seen)
+    assert "/World/b/unapplied: physxCollision:contactOffset = 2.0 is authored but PhysxCollisionAPI is not " \
+           "applied" in notes
+    assert "/World/b/bad: contact offset 0.001 m is not above the rest offset 0.003 m" in notes
     assert (s["/World/b/authored"].contact_offset, s["/World/b/authored"].rest_offset) == pytest.approx((0.02, 0.005))
     # omni.physx for -inf: max(2 dt^2 max(g, 1), 0.02 * smallest extent): 2 (1/120)^2 9.81 = 1.36 mm
     # against 0.02 * 4 cm = 0.8 mm
@@ -249,7 +258,13 @@ def test_contact_and_rest_offsets_authored_defaulted_and_from_newton():
     assert auto.rest_offset == 0.0
     assert auto.contact_offset == pytest.approx(2 * 9.81 / 120 ** 2, rel=1e-5)
     assert (s["/World/b/newton"].rest_offset, s["/World/b/newton"].contact_offset) == pytest.approx((0.002, 0.012))
-    assert s["/World/b/bad"].contact_offset == pytest.approx(0.003 + 1e-4)
+    # without PhysxCollisionAPI the authored offsets do not count: the defaults (as above; for this
+    # 10 cm cube 0.02 * 10 cm = 2 mm wins over 1.36 mm)
+    assert s["/World/b/unapplied"].rest_offset == 0.0
+    assert s["/World/b/unapplied"].contact_offset == pytest.approx(max(2 * 9.81 / 120 ** 2, 0.02 * 0.1), rel=1e-5)
+    # a rest offset not below the contact offset: PhysX keeps none (the shape rests at 0, measured on
+    # ovphysx: tests/test_contact_restitution.py), and the contact offset stays as authored
+    assert (s["/World/b/bad"].contact_offset, s["/World/b/bad"].rest_offset) == pytest.approx((0.001, 0.0))
 
 
 def _material(st, path, static, dynamic, restitution, mode=None):

@@ -323,6 +323,41 @@ def test_a_fast_impact_with_default_offsets_lands_as_on_physx():
         assert vz.max() < 2e-3, engine.__name__     # m/s (measured 1e-3 ours, 0 PhysX)
 
 
+def rest_stage(rest: float, contact: float, applied: bool) -> Usd.Stage:
+    """The sphere 5 cm above the plane with these offsets on it (m), PhysxCollisionAPI applied or not."""
+    st = drop_stage(0.05, 0.0, 0.0)
+    p = st.GetPrimAtPath("/World/ball")
+    p.GetAttribute("physxCollision:contactOffset").Set(contact)
+    p.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(rest)
+    if not applied:
+        p.RemoveAppliedSchema("PhysxCollisionAPI")
+    return st
+
+
+#: (rest offset, contact offset, PhysxCollisionAPI applied, the height the sphere rests at on PhysX)
+REST_CASES = [(0.004, 0.006, True, 0.004), (0.004, 0.006, False, 0.0), (0.006, 0.004, True, 0.0),
+              (0.01, 0.01, True, 0.0)]
+
+
+@pytest.mark.parametrize("rest, contact, applied, height", REST_CASES)
+def test_rest_offsets_count_as_on_physx(rest, contact, applied, height):
+    """The sphere comes to rest at its rest offset only where PhysX has it: with PhysxCollisionAPI
+    applied and the rest offset below the contact offset (measured on ovphysx: without the API, or
+    with a rest offset at or above the contact offset, PhysX rests it on the plane)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z, _ = ours(rest_stage(rest, contact, applied), 0.6)
+    # 1e-4 m: the resting overlap is the rows' compliance (measured 5e-6 m and below)
+    assert z[-1] == pytest.approx(height, abs=1e-4)
+
+
+def test_rest_offsets_rest_on_physx_as_ours():
+    _require_physx()
+    for rest, contact, applied, height in REST_CASES:
+        z, _ = physx(rest_stage(rest, contact, applied), 0.6)
+        assert z[-1] == pytest.approx(height, abs=1e-4), (rest, contact, applied)   # measured to 1e-6
+
+
 def test_bounce_threshold_as_on_physx():
     """Unauthored, physxScene:bounceThreshold is 0 (PhysxSchema's fallback) and PhysX bounces a
     0.19 m/s impact; authored 0.2 m/s, neither engine bounces it."""

@@ -221,23 +221,27 @@ class _Reader:
                                       f">= 0, restitution in [0, 1]")
             vals.append(v)
         modes = []
-        # PhysX reads the combine modes of a material with PhysxMaterialAPI applied only (measured
-        # on ovphysx: an unapplied mode averages; tests/test_contact_restitution.py)
-        applied = "PhysxMaterialAPI" in mp.GetAppliedSchemas()
         for name in ("physxMaterial:frictionCombineMode", "physxMaterial:restitutionCombineMode"):
-            m = _attr(mp, name)
-            if m is not None and not applied:
-                note = (f"{mp.GetPath()}: {name} = {str(m)!r} is authored but PhysxMaterialAPI is not applied, "
-                        f"so PhysX ignores it (average), and so does this reader; apply PhysxMaterialAPI to the "
-                        f"material for the mode to count")
-                if note not in self.notes:          # once per material, however many colliders bind it
-                    self.notes.append(note)
-                m = None
+            m = self._applied_attr(mp, "PhysxMaterialAPI", name, "average")
             m = "average" if m is None else str(m)
             if m not in COMBINE_MODES:
                 raise MimicInputError(f"{mp.GetPath()}: {name} = {m!r}; use one of {', '.join(COMBINE_MODES)}")
             modes.append(m)
         return MaterialSpec(*vals, *modes, path=str(mp.GetPath()))
+
+    def _applied_attr(self, prim: Usd.Prim, api: str, name: str, instead: str):
+        """Attribute ``name`` of PhysX's ``api`` on ``prim``, None when unauthored or when the API
+        is not applied: PhysX reads its attributes only where the API is (measured on ovphysx for
+        the material combine modes and the collision offsets, tests/test_contact_restitution.py),
+        and the reader says so, once per prim and attribute (``instead``: what counts then)."""
+        v = _attr(prim, name)
+        if v is not None and api not in prim.GetAppliedSchemas():
+            note = (f"{prim.GetPath()}: {name} = {v!r} is authored but {api} is not applied, so PhysX ignores it "
+                    f"({instead}), and so does this reader; apply {api} to the prim for it to count")
+            if note not in self.notes:
+                self.notes.append(note)
+            return None
+        return v
 
     def material(self, prim: Usd.Prim, body: str | None) -> MaterialSpec:
         for p in (prim, self.bodies.get(body) if body else None):
@@ -250,8 +254,8 @@ class _Reader:
     # ---- offsets ------------------------------------------------------------------------------
     def offsets(self, prim: Usd.Prim, half: np.ndarray) -> tuple[float, float]:
         path = prim.GetPath()
-        rest = _attr(prim, "physxCollision:restOffset")
-        contact = _attr(prim, "physxCollision:contactOffset")
+        rest = self._applied_attr(prim, "PhysxCollisionAPI", "physxCollision:restOffset", "the default")
+        contact = self._applied_attr(prim, "PhysxCollisionAPI", "physxCollision:contactOffset", "the default")
         if not _finite(rest) and not _finite(contact):
             margin, gap = _attr(prim, "newton:contactMargin"), _attr(prim, "newton:contactGap")
             if _finite(margin):
@@ -268,10 +272,12 @@ class _Reader:
             contact = max(2.0 * self.dt * self.dt * max(self.g, 1.0), 0.02 * float(ext.min()) if ext.size else 0.0)
             if rest > 0:
                 contact += rest
-        if contact <= rest:
-            self.notes.append(f"{path}: contact offset {contact:g} m is not above the rest offset {rest:g} m "
-                              f"(PhysX requires it); using rest offset + 1e-4 m")
-            contact = rest + 1e-4
+        if contact <= rest:     # PhysX then keeps no rest offset (measured on ovphysx: the shape rests at 0)
+            self.notes.append(f"{path}: contact offset {contact:g} m is not above the rest offset {rest:g} m, "
+                              f"which PhysX requires; like PhysX, the rest offset is ignored (0)")
+            rest = 0.0
+            if contact <= 0.0:
+                contact = 1e-4
         return contact, rest
 
     # ---- one collider -------------------------------------------------------------------------
