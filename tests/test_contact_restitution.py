@@ -360,11 +360,14 @@ def test_rest_offsets_rest_on_physx_as_ours():
 
 def test_bounce_threshold_as_on_physx():
     """Unauthored, physxScene:bounceThreshold is 0 (PhysxSchema's fallback) and PhysX bounces a
-    0.19 m/s impact; authored 0.2 m/s, neither engine bounces it."""
+    0.18 m/s impact; authored 0.2 m/s, neither engine bounces it; authored without PhysxSceneAPI
+    on the scene, PhysX ignores it and bounces, and so do we."""
     _require_physx()
     h, e = 0.0018, 0.5
-    for threshold, bounces in ((None, True), (0.2, False)):
+    for threshold, bounces, applied in ((None, True, True), (0.2, False, True), (0.2, True, False)):
         st = drop_stage(h, e, e, threshold=threshold)
+        if not applied:
+            st.GetPrimAtPath("/World/physicsScene").RemoveAppliedSchema("PhysxSceneAPI")
         for engine in (ours, physx):
             v_in, v_out, _ = bounce(*engine(st, 0.2))
             if bounces:     # 2% as above (measured 0.4984 ours, 0.5000 PhysX)

@@ -163,7 +163,7 @@ class _Reader:
 
     def _bounce_threshold(self, scene: Usd.Prim) -> float:
         """The scene's ``physxScene:bounceThreshold`` in m/s (stage units per second in USD)."""
-        v = _attr(scene, "physxScene:bounceThreshold")
+        v = self._applied_attr(scene, "PhysxSceneAPI", "physxScene:bounceThreshold", "0")
         if v is None:
             return DEFAULT_BOUNCE_THRESHOLD
         v = float(v)
@@ -232,7 +232,8 @@ class _Reader:
     def _applied_attr(self, prim: Usd.Prim, api: str, name: str, instead: str):
         """Attribute ``name`` of PhysX's ``api`` on ``prim``, None when unauthored or when the API
         is not applied: PhysX reads its attributes only where the API is (measured on ovphysx for
-        the material combine modes and the collision offsets, tests/test_contact_restitution.py),
+        the material combine modes, the collision offsets and the scene's bounce threshold,
+        tests/test_contact_restitution.py),
         and the reader says so, once per prim and attribute (``instead``: what counts then)."""
         v = _attr(prim, name)
         if v is not None and api not in prim.GetAppliedSchemas():
