@@ -58,6 +58,35 @@ def test_self_collision_on_makes_the_fingers_meet_and_the_sweep_fail():
     assert all(status == "fail" for _, status in _statuses(result))
 
 
+def _without_articulation_api():
+    """The sample with ``enabledSelfCollisions = false`` still authored but PhysxArticulationAPI
+    removed from its root: PhysX then ignores the attribute (self-collision on)."""
+    st = _stage()
+    root = next(p for p in st.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
+    assert root.GetAttribute("physxArticulation:enabledSelfCollisions").Get() is False
+    root.RemoveAppliedSchema("PhysxArticulationAPI")
+    return st
+
+
+def test_self_collision_off_without_its_api_does_not_count():
+    """As on PhysX (next test): the switch off without PhysxArticulationAPI leaves self-collision
+    on, so the fingers meet and the sweep fails, and the reader says why."""
+    st = _without_articulation_api()
+    with pytest.warns(UserWarning, match="enabledSelfCollisions = False is authored but PhysxArticulationAPI "
+                                         "is not applied"):
+        assert build_model(st, fix_base=True).kernels.contacts
+    result = run(st, engine="warp")
+    assert result.status == "fail"
+    assert all(status == "fail" for _, status in _statuses(result))
+
+
+def test_self_collision_off_without_its_api_fails_on_physx_too():
+    pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
+    result = run(_without_articulation_api(), engine="physx")
+    assert result.status == "fail"            # measured: every follower fails, as ours
+    assert run(_stage(), engine="physx").status == "pass"       # with the API the fingers are filtered
+
+
 def test_the_hosts_pair_count_is_the_kernels_filter():
     """``CollisionModel.live_pairs`` (host, decides whether a model needs contact kernels)
     counts exactly the pairs ``broadphase.filtered`` lets through, on stages with and without

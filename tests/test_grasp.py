@@ -159,6 +159,7 @@ def _comb_gripper(box: float = 0.05, gap: float = 0.01):
     UsdPhysics.Scene.Define(st, "/physicsScene")
     root = UsdGeom.Xform.Define(st, "/Gripper").GetPrim()
     UsdPhysics.ArticulationRootAPI.Apply(root)
+    root.AddAppliedSchema("PhysxArticulationAPI")      # the switch counts only with its API, as on PhysX
     root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf_bool()).Set(False)
     palm = UsdGeom.Xform.Define(st, "/Gripper/palm")
     palm.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.2))

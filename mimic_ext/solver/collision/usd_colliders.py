@@ -233,7 +233,8 @@ class _Reader:
         """Attribute ``name`` of PhysX's ``api`` on ``prim``, None when unauthored or when the API
         is not applied: PhysX reads its attributes only where the API is (measured on ovphysx for
         the material combine modes, the collision offsets and the scene's bounce threshold,
-        tests/test_contact_restitution.py),
+        tests/test_contact_restitution.py, and an articulation's self-collision switch,
+        tests/test_contact_fet022.py),
         and the reader says so, once per prim and attribute (``instead``: what counts then)."""
         v = _attr(prim, name)
         if v is not None and api not in prim.GetAppliedSchemas():
@@ -423,7 +424,8 @@ class _Reader:
 
     def self_collision_off(self) -> list[list[str]]:
         return [self.articulation(str(root.GetPath())) for root in self.roots
-                if _attr(root, "physxArticulation:enabledSelfCollisions") is False]
+                if self._applied_attr(root, "PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions",
+                                      "self-collision on") is False]
 
     def filtered_pairs(self, shapes: list[ShapeSpec]) -> list[tuple[list[int], list[int]]]:
         def under(p: str, x: str | None) -> bool:
