@@ -105,3 +105,15 @@ def test_the_hosts_pair_count_is_the_kernels_filter():
         out = wp.zeros(1, dtype=int, device=cm.device)
         wp.launch(count_unfiltered, dim=(n, n), inputs=[cm.data, out], device=cm.device)
         assert cm.live_pairs == int(out.numpy()[0]) > 0
+
+
+def test_the_peer_engines_read_the_self_collision_switch_as_physx_does():
+    """The MuJoCo and PhysX engines' reading (``prepared.self_collisions``) follows the same rule:
+    the switch counts only with PhysxArticulationAPI (without it: None, PhysX's default, collide)."""
+    from mimic_ext.fet022.engines.prepared import self_collisions
+
+    st = _stage()
+    root = next(p for p in st.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
+    assert self_collisions(root) is False
+    root.RemoveAppliedSchema("PhysxArticulationAPI")
+    assert self_collisions(root) is None

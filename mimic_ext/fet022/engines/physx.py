@@ -52,9 +52,10 @@ def self_collision_notes(stage) -> list[str]:
         value = prepared.self_collisions(root)
         if value is False or not any(p.HasAPI(UsdPhysics.CollisionAPI) for p in Usd.PrimRange(root)):
             continue
-        notes.append(f"links of {root.GetPath()} collide with each other on PhysX "
-                     f"({'authored' if value else 'PhysX default: physxArticulation:enabledSelfCollisions unset'}); "
-                     f"mimic_ext's solver simulates no contacts, so overlapping colliders act only here")
+        why = "authored" if value else ("PhysX default: physxArticulation:enabledSelfCollisions unset, or set "
+                                        "without PhysxArticulationAPI")
+        notes.append(f"links of {root.GetPath()} collide with each other on PhysX ({why}), as in the warp "
+                     f"engine's solver: colliders that overlap at the joints push the links apart")
     return notes
 
 

@@ -107,10 +107,14 @@ def prepare(prep: PreparedStage, plan, instead: str, masses: bool = True, fix_ba
 
 
 def self_collisions(root: Usd.Prim) -> bool | None:
-    """Whether an articulation root lets its links collide: ``physxArticulation:enabledSelfCollisions``,
-    else Newton's ``newton:selfCollisionEnabled`` (PhysX's fallback); None when neither is authored
+    """Whether an articulation root lets its links collide: ``physxArticulation:enabledSelfCollisions``
+    where ``PhysxArticulationAPI`` is applied (PhysX ignores it elsewhere: tests/test_contact_fet022.py),
+    else Newton's ``newton:selfCollisionEnabled`` (PhysX's fallback); None when neither counts
     (PhysX's default then: they collide)."""
+    physx = "PhysxArticulationAPI" in root.GetAppliedSchemas()
     for name in ("physxArticulation:enabledSelfCollisions", "newton:selfCollisionEnabled"):
+        if name.startswith("physx") and not physx:
+            continue
         attr = root.GetAttribute(name)
         if attr and attr.HasAuthoredValue():
             return bool(attr.Get())
