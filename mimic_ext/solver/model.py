@@ -504,7 +504,8 @@ class Model:
             md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
             md.o_crow, md.o_cimp = off, off + cap * md.c_block
             md.o_cD = md.o_cimp + n
-            off = md.o_cD + 2 * cap * cap + 4 * cap + path_size(k)
+            md.o_cpath = md.o_cD + 2 * cap * cap + 4 * cap     # D, its active part, four vectors of cap
+            off = md.o_cpath + path_size(k)
         md.has_float = int(bool(self.base_bodies))
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state

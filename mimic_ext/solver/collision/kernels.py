@@ -5,8 +5,9 @@ and bounds, grid, filtering, narrow phase) into the environment's contact buffer
 on the link frames its forward kinematics has just computed (no extra launch). The solver
 also tells it how far each frame can move within the step (``frame_move``, ``reach0``): a
 pair then looks only as far as its shapes can close (its *margin*, never beyond the contact
-offsets but for a shape against a plane, which looks as far as the shape can move), so pairs that cannot touch within the step leave the narrow phase at its first
-separating axis or GJK plane, and cost no manifold.
+offsets but for a shape against a plane, which looks as far as the shape can move), so pairs
+that cannot touch within the step leave the narrow phase at its first separating axis or GJK
+plane, and cost no manifold.
 """
 
 from __future__ import annotations

@@ -404,7 +404,7 @@ def build(ns) -> None:
                     if needs_response(ws, e, sb):
                         contact_response(md, ws, e, c)
                     apply_row_at(ws, e, ov, base + d * rs + n, k, lam)
-        oL = md.o_cD + 2 * md.c_cap * md.c_cap + 4 * md.c_cap
+        oL = md.o_cpath
         ws[e, oL] = T(0.0)
         for i in range(k):
             ws[e, oL + 1 + i] = ws[e, ov + i]
@@ -444,7 +444,7 @@ def build(ns) -> None:
         okeep = orhs + cap
         oidx = okeep + cap
         oout = oidx + cap
-        oL = oout + cap
+        oL = md.o_cpath         # = oout + cap
         for i in range(nc):
             ws[e, oout + i] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
@@ -516,8 +516,7 @@ def build(ns) -> None:
         rs = n + 2 * k
         ov = md.o_v
         changed = int(0)
-        cap = md.c_cap
-        oL = md.o_cD + 2 * cap * cap + 4 * cap
+        oL = md.o_cpath
         moved = T(0.0)          # what the joint rows did to v since the last pass: onto the path length
         for i in range(k):
             dv = ws[e, ov + i] - ws[e, oL + 1 + i]

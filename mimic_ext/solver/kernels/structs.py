@@ -207,6 +207,7 @@ def build(ns) -> None:
             o_crow: int
             o_cimp: int
             o_cD: int       # the normal rows' block: D, its active part, rhs, keep flags, indices
+            o_cpath: int    # after the block: the solve's velocity path length, then a velocity snapshot
             c_cap: int      # contacts that get rows, per environment
             c_block: int    # work-space entries per contact
             c_iter: int     # the most passes of the joint and contact rows
