@@ -51,7 +51,7 @@ class WarpEngine:
         t_setup = time.perf_counter()
         init_warp()                     # quiet, without the CUDA-driver warning
         try:
-            from ...solver.model import build_model, contact_model, model_from_spec
+            from ...solver.model import build_model, contact_model
             from ...solver.parts import copy_key, independent_parts, part_spec, structure_key
             from ...solver.stage_reader import read_stage
         except ImportError as exc:   # the solver part is not installed in this checkout
@@ -124,12 +124,11 @@ class WarpEngine:
                 elif whole is not None:
                     model = build_model(stage, num_envs=len(envs), device=self.device, fix_base=fix_base,
                                         relations=rels)
-                    _test_drives(model, plan, swept)
                 else:
-                    model = model_from_spec(pspec, rels, num_envs=len(envs), device=self.device,
-                                            drives=_test_drives(None, plan, swept), upload=False)
-            if model is whole:
-                _test_drives(model, plan, swept)
+                    model = _part_model(pspec, rels, len(envs), swept, plan, self.device)
+            if whole is not None:           # built from the stage: its test drives set on it
+                for path, gains in _test_drives(plan, swept).items():
+                    model.set_drive(path, *gains)
             notes.extend(getattr(model, "warnings", []))
             run.attach(model)
             if key is not None and not model.warnings:      # a copy would not carry its own notes: build it
@@ -174,8 +173,7 @@ class WarpEngine:
             if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
                 rebuilt = True
                 for run in unit:
-                    run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=self.device,
-                                               drives=_test_drives(None, plan, run.swept), upload=False))
+                    run.attach(_part_model(run.part, run.rels, len(run.envs), run.swept, plan, self.device))
                     bad_envs[id(run)] = _simulate_unit([run], plan, index)
         if rebuilt:                      # the copies follow their reps onto the new models
             for run in runs:
@@ -204,17 +202,20 @@ class WarpEngine:
 BATCH_PARTS = 256
 
 
-def _test_drives(model, plan: SweepPlan, swept: list[int]) -> dict[str, tuple] | None:
-    """The temporary test drives of the swept joints ``swept`` (plan environments): set on
-    ``model``, or returned as ``model_from_spec``'s ``drives`` when ``model`` is None."""
-    gains = {plan.joints[e].path: (plan.joints[e].drive.stiffness, plan.joints[e].drive.damping,
-                                   plan.joints[e].drive.max_force)
-             for e in swept if plan.joints[e].drive.source == "test"}
-    if model is None:
-        return gains
-    for path, g in gains.items():
-        model.set_drive(path, *g)
-    return None
+def _test_drives(plan: SweepPlan, swept: list[int]) -> dict[str, tuple]:
+    """The temporary test drives of the swept joints ``swept`` (plan environments): joint path ->
+    ``Model.set_drive``'s (stiffness, damping, max_force)."""
+    return {plan.joints[e].path: (plan.joints[e].drive.stiffness, plan.joints[e].drive.damping,
+                                  plan.joints[e].drive.max_force)
+            for e in swept if plan.joints[e].drive.source == "test"}
+
+
+def _part_model(part, rels, num_envs: int, swept: list[int], plan: SweepPlan, device):
+    """One part's model with its test drives (uploaded once, by the Solver that steps it)."""
+    from ...solver.model import model_from_spec
+
+    return model_from_spec(part, rels, num_envs=num_envs, device=device, drives=_test_drives(plan, swept),
+                           upload=False)
 
 
 def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
@@ -226,15 +227,14 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
 
     if len(runs) == 1:
         run = runs[0]
-        run.attach(model_from_spec(run.part, run.rels, num_envs=len(run.envs), device=device,
-                                   drives=_test_drives(None, plan, run.swept), upload=False))
+        run.attach(_part_model(run.part, run.rels, len(run.envs), run.swept, plan, device))
         return runs
     anchors = [np.array(run.part.links[0].X_p[:3, 3], dtype=float) for run in runs]
     spec = joined([translated(run.part, a) for run, a in zip(runs, anchors)])
     drives: dict[str, tuple] = {}
     rels = []
     for run in runs:
-        drives.update(_test_drives(None, plan, run.swept))
+        drives.update(_test_drives(plan, run.swept))
         rels += run.rels
     model = model_from_spec(spec, rels, num_envs=len(runs[0].envs), device=device, drives=drives, upload=False)
     first = 0
