@@ -29,7 +29,7 @@ from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
-from .kernels.contact_rows import block_size, path_size
+from .kernels.contact_rows import active_rows, active_size, block_size, path_size
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -504,7 +504,8 @@ class Model:
             md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
             md.o_crow, md.o_cimp = off, off + cap * md.c_block
             md.o_cD = md.o_cimp + n
-            md.o_cpath = md.o_cD + 2 * cap * cap + 4 * cap     # D, its active part, four vectors of cap
+            md.c_bmax = active_rows(cap, n1)
+            md.o_cpath = md.o_cD + active_size(cap, n1)
             off = md.o_cpath + path_size(k)
         md.has_float = int(bool(self.base_bodies))
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read

@@ -29,8 +29,9 @@ an impulse on a follower's link reaches its leader through the coupling.
   row left. So a bounce keeps the impact's speed; the turn comes at most one step late (the
   rebound lower by at most ``e va dt``).
 - Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``. Each
-  tangent row steps on its own response (``lambda_ti -= v_ti / W_titi``); when the pair then
-  lies within ``mu_static lambda_n`` the contact sticks. Otherwise it slides: the pair steps
+  tangent row steps on its own response with a compliance of ``CFM_T`` (``v_ti = -CFM_T
+  W_titi lambda_ti``, as in the active block); when the pair then lies within ``mu_static
+  lambda_n`` the contact sticks. Otherwise it slides: the pair steps
   as one, ``lambda_t -= v_t / max(W_t1t1, W_t2t2)``, along the slip velocity, and is scaled
   onto ``mu_dynamic lambda_n`` (PhysX's pair material, ``pairs.py``), so a contact that
   slides has its friction exactly opposite its slip (a 2 x 2 block step would turn it by
@@ -41,15 +42,19 @@ an impulse on a follower's link reaches its leader through the coupling.
   step starts from that contact's world impulse (projected on the new normal and tangents).
 - Projected Gauss-Seidel in the same loop as the joint rows (``rows.joint_rows``: a joint
   pass, a contact pass, until neither changes, at most ``c_iter`` passes). Each contact pass
-  first solves the normal rows together: the rows that push or should (``lambda_n > 0`` or
-  the bound violated) are solved at once on their block of ``D = (J S) C (J S)^T``
-  (factored with rank selection: a face's four corners repeat rows), impulses that come out
-  negative are dropped and the block solved again (at most ``ACTIVE_SET_ROUNDS`` times); a
-  pass whose block has the rows of the one factored last reuses that factor.
-  Row by row, a light body squeezed between two heavy ones (a box between two pads driven
-  by a stiff drive, both sides one DOF through the mimic relation) converges at
-  ``(1 - W_pads / W_box)^2`` per pass: hundreds of passes for the grip force, which the block
-  gets in one. Then every contact row by Gauss-Seidel (normal, then friction).
+  first solves every row that acts together (``active_block``): the normal rows that push or
+  should (``lambda_n > 0`` or the bound violated), the friction rows of those contacts that
+  stick (inside the static cone and not slid yet in this solve) and the joints whose rows are
+  limits alone and push, at once on their block of ``D = (J S) C (J S)^T`` (a joint's row is
+  ``a e_col``; factored with rank selection: a face's four corners repeat rows); bounded
+  impulses that would change sign are dropped and the block solved again (at most
+  ``ACTIVE_SET_ROUNDS`` times); a pass whose block has the rows of the one factored last
+  reuses that factor. Row by row, a light body squeezed between two heavy ones (a box between
+  two pads driven by a stiff drive, both sides one DOF through the mimic relation) converges
+  at ``(1 - W_pads / W_box)^2`` a pass, the pads' sticking friction at 3-10% a pass and the
+  linkage's couplers on their limits at 0.45 a pass: the grasp ran all 16 passes; with the
+  block it converges in two. Then every contact row by Gauss-Seidel (normal, then friction:
+  the step that projects the block's friction onto its cone).
 - A contact without impulses whose normal row's bound held by a slack ``s`` when last
   evaluated is not evaluated again while ``|J S|`` times the path length of the solve's
   velocity since then (every row change adds ``|C (J S)^T| |dl|``, the joint passes their
@@ -66,6 +71,7 @@ import warp as wp
 from ..collision.kernels import collide_env
 from ..collision.pairs import pair_frames, pair_material, pair_rest
 from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
+from .dynamics import F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 
 #: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
 #: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
@@ -74,11 +80,12 @@ from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 #: (``contact_response``); for skipping a contact that is provably apart (``provably_apart``):
 #: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
 #: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown);
-#: the approach speed a speculative contact that lands this step carries into the next (0: none)
+#: the approach speed a speculative contact that lands this step carries into the next (0: none);
+#: whether its friction has slid in this solve (1: it stays out of the active block)
 _S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
     0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
-_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND = 17, 18, 21, 22, 23
-N_SCALARS = 24
+_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND, _S_SLD = 17, 18, 21, 22, 23, 24
+N_SCALARS = 25
 #: work-space entries per environment after the normal block's (``model.py``): the velocity path
 #: length of this solve and a snapshot of the solve-space velocity (k entries)
 def path_size(k: int) -> int:
@@ -87,8 +94,11 @@ def path_size(k: int) -> int:
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
 WARM_DIST = wp.constant(0.005)
-#: m/s: a pass in which no row changes its own velocity by more than this has converged
-V_TOL = wp.constant(1.0e-6)
+#: m/s: a pass in which no row changes its own velocity by more than this has converged. A row's
+#: velocity is a sum of terms of 0.1-1 m/s, which float32 rounds to about 1e-6 m/s: at 1e-6 the
+#: grasp's passes kept moving its friction rows by 1.0-1.4e-6 m/s every pass without shrinking
+#: and ran all 16; at 1e-5 most of its steps converge in two
+V_TOL = wp.constant(1.0e-5)
 #: m/s: a contact gets rows when its gap could close within the step at this speed plus twice
 #: its approach speed at the step's start; the others (detection reports every pair within
 #: the contact offsets, PhysX's 60 Hz default of 5 mm and more) cost nothing
@@ -103,11 +113,35 @@ LANDED = wp.constant(1.0e-5)
 #: corners share its load instead of one corner taking it all) at a steady overlap of
 #: ``CFM W_nn lambda_n dt / erp`` (under a micrometre at a grasp's 50 N)
 CFM = wp.constant(1.0e-3)
+#: the sticking friction rows' compliance, relative to each row's own response: the rows hold
+#: ``v_t = -CFM_T W_tt lambda_t``, which makes the active block's friction unique (a pad's four
+#: corners share the tangential load instead of the rows rank selection keeps taking all of it,
+#: past their cones) at a creep of ``CFM_T`` times the velocity change each step's friction
+#: undoes; above float32's rank tolerance (1e-4), so no friction row is dropped as repeated
+CFM_T = wp.constant(3.0e-4)
 
 
 def block_size(n: int, k: int) -> int:
     """Work-space entries per contact for n DOFs and k solve-space columns."""
     return 3 * (n + 2 * k) + N_SCALARS
+
+
+#: rows the active block solves together at most (the rest wait for the Gauss-Seidel rows): a
+#: grasp's pushing contacts (three rows each) and its joints at their limits fit many times over
+BLOCK_MAX = 48
+
+
+def active_rows(cap: int, n1: int) -> int:
+    """Rows of the active block for ``cap`` contacts and ``n1`` joints."""
+    return min(3 * cap + n1, BLOCK_MAX)
+
+
+def active_size(cap: int, n1: int) -> int:
+    """Work-space entries from ``o_cD`` to ``o_cpath``: the active block of D (B x B) with its
+    right-hand side, keep flags, row ids, rows' offsets and gains (``active_block``), the
+    contacts' and joints' out-of-block flags and the joints' in-block flags."""
+    b = active_rows(cap, n1)
+    return b * b + 5 * b + cap + 2 * n1
 
 
 def build_structs(ns) -> None:
@@ -326,11 +360,9 @@ def build(ns) -> None:
 
     @wp.func(inline=False)
     def contact_response(md: MD, ws: A2, e: int, c: int):
-        """Contact c's three rows' responses through C (on this solve's factor), their own
-        responses' inverses, and its entries ``D_ic`` (i <= c) of the normal rows' Delassus
-        matrix ``D_ij = (J S)_i . C (J S)_j^T`` (an entry needs the response of its larger
-        index only: ``D_cj``, j > c, comes with j's). Computed on first use (``needs_response``):
-        a contact that never pushes costs no solve."""
+        """Contact c's three rows' responses through C (on this solve's factor) and their own
+        responses' inverses. Computed on first use (``needs_response``): a contact that never
+        pushes costs no solve."""
         n = md.n_u
         k = md.k
         rs = n + 2 * k
@@ -368,15 +400,6 @@ def build(ns) -> None:
         ws[e, sb + _S_WN] = wd[0]
         ws[e, sb + _S_WT] = wd[1] + wd[2]
         ws[e, sb + _S_RSP] = T(1.0)
-        cap = md.c_cap
-        oc = base + n + k
-        for i in range(c + 1):
-            oi = md.o_crow + i * md.c_block + n
-            acc = T(0.0)
-            for q in range(k):
-                acc = acc + ws[e, oi + q] * ws[e, oc + q]
-            ws[e, md.o_cD + i * cap + c] = acc
-            ws[e, md.o_cD + c * cap + i] = acc
 
     @wp.func
     def needs_response(ws: A2, e: int, sb: int):
@@ -398,6 +421,7 @@ def build(ns) -> None:
             ws[e, sb + _S_WN] = T(0.0)     # read as CFM W_nn lambda_n with lambda_n = 0 before the response
             ws[e, sb + _S_INB] = T(-1.0)
             ws[e, sb + _S_SLK] = T(-1.0)
+            ws[e, sb + _S_SLD] = T(0.0)
             for d in range(3):
                 lam = ws[e, sb + _S_LAM + d]
                 if lam != T(0.0):
@@ -408,30 +432,138 @@ def build(ns) -> None:
         ws[e, oL] = T(0.0)
         for i in range(k):
             ws[e, oL + 1 + i] = ws[e, ov + i]
+        ojin = md.o_cD + md.c_bmax * (md.c_bmax + 5) + md.c_cap + md.n1
+        for j in range(md.n1):
+            ws[e, ojin + j] = T(-1.0)      # no block factored yet this step
+
+    # The block's helpers, called per entry, row and round, take offsets, not the model struct
+    # (Warp passes structs by value: the model's is some 2 KB).
+    @wp.func
+    def dot_at(ws: A2, e: int, oa: int, ob: int, k: int):
+        acc = T(0.0)
+        for i in range(k):
+            acc = acc + ws[e, oa + i] * ws[e, ob + i]
+        return acc
 
     @wp.func(inline=False)
-    def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, m: int):
-        """The block of D over the m rows listed at ``oidx`` (with the compliance on its
-        diagonal), factored at ``oA`` with rank selection."""
-        cap = md.c_cap
-        big = T(0.0)
+    def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, ojo: int, ogn: int, m: int):
+        """The active block of ``D = (J S) C (J S)^T`` over its m rows, factored at ``oA`` with
+        rank selection (the normal rows' compliance on their diagonal). Row a's ``J S`` starts at
+        ``ws[ojo + a]`` with its response ``C (J S)^T`` k entries after it; a joint's row is
+        ``gain e_col`` (``ws[ojo + a] = -1 - col``, the gain at ``ogn + a``), so an entry with it
+        is its gain times the other row's response at its column."""
+        k = md.k
+        nr = 3 * md.c_cap
         for a in range(m):
+            ja = int(ws[e, ojo + a])
+            ga = ws[e, ogn + a]
+            for b in range(a + 1):
+                jb = int(ws[e, ojo + b])
+                d = T(0.0)
+                if ja >= 0 and jb >= 0:
+                    d = dot_at(ws, e, ja, jb + k, k)
+                elif ja >= 0:
+                    d = ws[e, ogn + b] * ws[e, ja + k - 1 - jb]
+                elif jb >= 0:
+                    d = ga * ws[e, jb + k - 1 - ja]
+                else:       # two joints: nothing across groups (C is block diagonal)
+                    ca = -1 - ja
+                    cb = -1 - jb
+                    if ca >= md.grp_lo[cb] and ca < md.grp_hi[cb]:
+                        oR = ns.column_response(md, ws, e, cb)
+                        d = ga * ws[e, ogn + b] * ws[e, oR + ca]
+                ws[e, oA + a * m + b] = d
             ia = int(ws[e, oidx + a])
-            for b in range(m):
-                ws[e, oA + a * m + b] = ws[e, md.o_cD + ia * cap + int(ws[e, oidx + b])]
-            ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + T(CFM))
-            big = wp.max(big, ws[e, oA + a * m + a])
-        for a in range(m):      # a pivot below this floor is a row the others repeat, or a locked one
-            ws[e, okeep + a] = md.rank_tol * big + T(1.0e-9)
+            if ia < nr:         # a contact row: its compliance
+                cfm = T(CFM)
+                if ia % 3 != 0:
+                    cfm = T(CFM_T)
+                ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + cfm)
+        for a in range(m):      # a pivot below this floor is a locked row (``factor`` drops repeated ones)
+            ws[e, okeep + a] = T(1.0e-9)
         ns.factor(ws, e, oA, m, okeep, md.rank_tol)
 
+    @wp.func
+    def limit_row(jd: ns.JointData, lam: T, W: T, drow: T, qj: T, w: T, erp: T, idt: T):
+        """A joint's velocity ``w`` minus its active limit's target, when its rows are its limits
+        alone (``drow``: 1 for a bounded drive row) and its impulse ``lam`` holds one (the sign of
+        the impulse: which); 0 and no row otherwise."""
+        if lam == T(0.0) or (jd.flags & (F_VMAX | F_FRICTION)) != 0 or W <= T(0.0):
+            return int(0), T(0.0)
+        if (jd.flags & F_DSAT) != 0 and drow == T(1.0):
+            return int(0), T(0.0)           # a bounded drive row: the joint's own block solves it
+        tgt = T(0.0)
+        if lam > T(0.0):
+            if (jd.flags & F_LOWER) == 0:
+                return int(0), T(0.0)
+            tgt = (jd.lower - qj) * idt
+            if qj < jd.lower:
+                tgt = erp * tgt
+        else:
+            if (jd.flags & F_UPPER) == 0:
+                return int(0), T(0.0)
+            tgt = (jd.upper - qj) * idt
+            if qj > jd.upper:
+                tgt = erp * tgt
+        return int(1), w - tgt
+
+    @wp.func
+    def block_impulse(ws: A2, e: int, nr: int, olam: int, ob0: int, cb: int, osc: int, ia: int):
+        """A block row's impulse and its bound's sign (1: >= 0, a normal row; the joint's: its
+        limit's side; 0: free, a friction row); ``osc``: a contact's scalars in its block."""
+        if ia >= nr:
+            lam = ws[e, olam + ia - nr]
+            s = T(1.0)
+            if lam < T(0.0):
+                s = T(-1.0)
+            return lam, s
+        c = ia // 3
+        d = ia - 3 * c
+        s = T(0.0)
+        if d == 0:
+            s = T(1.0)
+        return ws[e, ob0 + c * cb + osc + _S_LAM + d], s
+
+    @wp.func
+    def own_response(iw: T):
+        """A row's own response W from its stored inverse (0: a locked row)."""
+        w = T(0.0)
+        if iw > T(0.0):
+            w = T(1.0) / iw
+        return w
+
+    @wp.func
+    def out_slot(cap: int, nr: int, ia: int):
+        """A block row's out-of-block flag: its contact's, or its joint's after the contacts'."""
+        if ia >= nr:
+            return cap + ia - nr
+        return ia // 3
+
+    @wp.func
+    def track_path(ws: A2, e: int, oL: int, ov: int, k: int):
+        """The solve's velocity path length at ``oL`` grown by how far v moved since its snapshot
+        (after it), and the snapshot taken again."""
+        moved = T(0.0)
+        for i in range(k):
+            dv = ws[e, ov + i] - ws[e, oL + 1 + i]
+            moved = moved + dv * dv
+            ws[e, oL + 1 + i] = ws[e, ov + i]
+        ws[e, oL] = ws[e, oL] + wp.sqrt(moved)
+
     @wp.func(inline=False)
-    def normal_block(md: MD, sc: SC, e: int):
-        """The normal rows solved together, as a feasible active-set method on their block of D:
-        the rows that push (``lambda_n > 0``) or whose bound is violated are solved at once (rank
-        selection drops repeated rows); a row at 0 that the step would pull is left out and the
-        block solved again; otherwise the step is cut where the first impulse reaches 0 (that
-        row leaves), so the impulses stay >= 0 and every round lowers the rows' error."""
+    def active_block(md: MD, sc: SC, e: int, q: A2, idt: T):
+        """Every row that acts solved together, as a feasible active-set method on their block of
+        D: the normal rows that push (``lambda_n > 0``) or whose bound is violated, the friction
+        rows of those that stick (within the static cone, not slid yet this solve; held at the
+        compliant ``v_t = -CFM_T W_tt lambda_t``), and the joints whose rows are limits and push.
+        Rank selection drops repeated rows. A bounded row at 0 that the step would pull leaves and
+        the block is solved again, as does the friction of a contact the step would put outside
+        its static cone (it slides: the Gauss-Seidel step puts it on the dynamic cone); otherwise
+        the step is cut where the first bounded impulse reaches 0 (that row leaves), so the
+        impulses keep their signs and cones and every round lowers the rows' error. Row by row a
+        box between two pads on a stiff drive converges at ``(1 - W_pads / W_box)^2`` a pass, a
+        grasp's friction and the linkage's limits each at their own rate: the block gets them
+        all in one."""
         ws = sc.ws
         n = md.n_u
         k = md.k
@@ -439,14 +571,22 @@ def build(ns) -> None:
         ov = md.o_v
         nc = sc.cx.nc[e]
         cap = md.c_cap
-        oA = md.o_cD + cap * cap
-        orhs = oA + cap * cap
-        okeep = orhs + cap
-        oidx = okeep + cap
-        oout = oidx + cap
-        oL = md.o_cpath         # = oout + cap
+        n1 = md.n1
+        bm = md.c_bmax
+        nr = 3 * cap
+        oA = md.o_cD
+        orhs = oA + bm * bm
+        okeep = orhs + bm
+        oidx = okeep + bm       # row ids: contact c's row d is 3 c + d, joint j's 3 c_cap + j
+        ojo = oidx + bm         # where each row's J S is (``block_factor``)
+        ogn = ojo + bm
+        oout = ogn + bm         # cap contacts', then n1 joints' flags: out of the block this pass
+        ojin = oout + cap + n1  # a joint's row in the block factored last (a contact's: _S_INB)
+        oL = md.o_cpath
         for i in range(nc):
             ws[e, oout + i] = T(0.0)
+        for j in range(n1):
+            ws[e, oout + cap + j] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
             m = int(0)
             same = int(1)       # the rows of the block factored last: its factor stands (D is the step's)
@@ -464,52 +604,110 @@ def build(ns) -> None:
                         ws[e, sb + _S_LEV] = ws[e, oL]
                         ws[e, sb + _S_SLK] = r
                 sel = T(0.0)
-                if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)):
+                if ws[e, oout + i] == T(0.0) and (lam > T(0.0) or r < T(0.0)) and m < bm:
                     if needs_response(ws, e, sb):
                         contact_response(md, ws, e, i)
-                    ws[e, oidx + m] = T(float(i))
+                    ws[e, oidx + m] = T(float(3 * i))
+                    ws[e, ojo + m] = T(float(base + n))
                     ws[e, orhs + m] = -r
                     m = m + 1
                     sel = T(1.0)
+                    l1 = ws[e, sb + _S_LAM + 1]
+                    l2 = ws[e, sb + _S_LAM + 2]
+                    cone = ws[e, sb + _S_MUS] * lam
+                    if m + 2 <= bm and ws[e, sb + _S_SLD] == T(0.0) and ws[e, sb + _S_MUS] > T(0.0) \
+                            and l1 * l1 + l2 * l2 <= cone * cone:
+                        for d in range(1, 3):
+                            ws[e, oidx + m] = T(float(3 * i + d))
+                            ws[e, ojo + m] = T(float(base + d * rs + n))
+                            ws[e, orhs + m] = -row_velocity_at(ws, e, ov, base + d * rs + n, k, ws[e, sb + _S_CST + d]) \
+                                - T(CFM_T) * own_response(ws[e, sb + _S_IW1 + d - 1]) * ws[e, sb + _S_LAM + d]
+                            m = m + 1
+                        sel = T(2.0)
                 if sel != ws[e, sb + _S_INB]:
                     same = int(0)
                     ws[e, sb + _S_INB] = sel
+            for j in range(n1):
+                sel = T(0.0)
+                if ws[e, oout + cap + j] == T(0.0) and m < bm:
+                    jd = md.joints[j]
+                    act, r = limit_row(jd, ws[e, md.o_lam + j], ws[e, md.o_W + 2 * j], ws[e, md.o_drv + 3 * j + 2],
+                                       q[e, j], jd.gain * ws[e, ov + jd.col] + ws[e, md.o_u0 + j], md.erp, idt)
+                    if act != 0:
+                        ws[e, oidx + m] = T(float(nr + j))
+                        ws[e, ojo + m] = T(float(-1 - jd.col))
+                        ws[e, ogn + m] = jd.gain
+                        ws[e, orhs + m] = -r
+                        m = m + 1
+                        sel = T(1.0)
+                if sel != ws[e, ojin + j]:
+                    same = int(0)
+                    ws[e, ojin + j] = sel
             if m == 0:
                 break
             if same == 0:
-                block_factor(md, ws, e, oA, okeep, oidx, m)
+                block_factor(md, ws, e, oA, okeep, oidx, ojo, ogn, m)
             ns.solve(ws, e, oA, m, okeep, orhs)
             pulled = int(0)
             alpha = T(1.0)
             for a in range(m):
-                i = int(ws[e, oidx + a])
-                lam = ws[e, md.o_crow + i * md.c_block + 3 * rs + _S_LAM]
-                d = ws[e, orhs + a]
-                if d < T(0.0):
-                    if lam <= T(0.0):
-                        ws[e, oout + i] = T(1.0)       # at 0 and pulled: not in the block
+                ia = int(ws[e, oidx + a])
+                lam, s = block_impulse(ws, e, nr, md.o_lam, md.o_crow, md.c_block, 3 * rs, ia)
+                ds = s * ws[e, orhs + a]
+                if ds < T(0.0):
+                    if s * lam <= T(0.0):
+                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)     # at 0 and pulled: out
                         pulled = int(1)
                     else:
-                        alpha = wp.min(alpha, -lam / d)
+                        alpha = wp.min(alpha, -(s * lam) / ds)
+            if pulled == 0:     # the friction the step would give each sticking contact: inside its cone?
+                for a in range(m - 2):
+                    ia = int(ws[e, oidx + a])
+                    if ia < nr and ia % 3 == 0 and int(ws[e, oidx + a + 1]) == ia + 1:
+                        sb = md.o_crow + (ia // 3) * md.c_block + 3 * rs
+                        ln = wp.max(ws[e, sb + _S_LAM] + alpha * ws[e, orhs + a], T(0.0))
+                        l1 = ws[e, sb + _S_LAM + 1] + alpha * ws[e, orhs + a + 1]
+                        l2 = ws[e, sb + _S_LAM + 2] + alpha * ws[e, orhs + a + 2]
+                        cone = ws[e, sb + _S_MUS] * ln
+                        if l1 * l1 + l2 * l2 > cone * cone * T(1.0 + 1.0e-6):
+                            ws[e, sb + _S_SLD] = T(1.0)     # it would slide: its friction leaves the block
+                            pulled = int(1)
             if pulled == 0:
                 for a in range(m):
-                    i = int(ws[e, oidx + a])
-                    base = md.o_crow + i * md.c_block
-                    sb = base + 3 * rs
-                    old = ws[e, sb + _S_LAM]
-                    new = wp.max(old + alpha * ws[e, orhs + a], T(0.0))
-                    if new != old:
-                        ws[e, sb + _S_LAM] = new
-                        apply_tracked(ws, e, ov, base + n, k, new - old, sb, 0, oL)
-                    if new <= T(0.0):
-                        ws[e, oout + i] = T(1.0)       # the row that blocked the step leaves
+                    ia = int(ws[e, oidx + a])
+                    old, s = block_impulse(ws, e, nr, md.o_lam, md.o_crow, md.c_block, 3 * rs, ia)
+                    new = old + alpha * ws[e, orhs + a]
+                    if s * new <= T(0.0) and s != T(0.0):
+                        new = T(0.0)
+                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)     # the row that blocked the step leaves
+                    dl = new - old
+                    if dl == T(0.0):
+                        continue
+                    if ia >= nr:        # a joint's: along its column's response, within its group
+                        j = ia - nr
+                        jd = md.joints[j]
+                        c = jd.col
+                        ws[e, md.o_lam + j] = new
+                        oR = ns.column_response(md, ws, e, c)
+                        ad = jd.gain * dl
+                        for i in range(md.grp_lo[c], md.grp_hi[c]):
+                            ws[e, ov + i] = ws[e, ov + i] + ws[e, oR + i] * ad
+                        ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + ad
+                    else:
+                        ci = ia // 3
+                        d = ia - 3 * ci
+                        base = md.o_crow + ci * md.c_block
+                        ws[e, base + 3 * rs + _S_LAM + d] = new
+                        apply_row_at(ws, e, ov, base + d * rs + n, k, dl)
+                track_path(ws, e, oL, ov, k)
                 if alpha >= T(1.0):
                     break
 
     @wp.func(inline=False)
-    def contact_pass(md: MD, sc: SC, e: int):
-        """One projected Gauss-Seidel pass over the contacts (normal, then the friction pair on
-        its cone); returns 1 when a row changed its own velocity by more than V_TOL."""
+    def contact_pass(md: MD, sc: SC, e: int, q: A2, idt: T):
+        """The active block, then one projected Gauss-Seidel pass over the contacts (normal, then
+        the friction pair on its cone); returns 1 when a row changed its own velocity by more than
+        V_TOL."""
         ws = sc.ws
         n = md.n_u
         k = md.k
@@ -517,13 +715,8 @@ def build(ns) -> None:
         ov = md.o_v
         changed = int(0)
         oL = md.o_cpath
-        moved = T(0.0)          # what the joint rows did to v since the last pass: onto the path length
-        for i in range(k):
-            dv = ws[e, ov + i] - ws[e, oL + 1 + i]
-            moved = moved + dv * dv
-            ws[e, oL + 1 + i] = ws[e, ov + i]
-        ws[e, oL] = ws[e, oL] + wp.sqrt(moved)
-        normal_block(md, sc, e)
+        track_path(ws, e, oL, ov, k)    # what the joint rows did to v since the last pass
+        active_block(md, sc, e, q, idt)
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
@@ -554,8 +747,9 @@ def build(ns) -> None:
             v2 = row_velocity_at(ws, e, ov, base + 2 * rs + n, k, ws[e, sb + _S_CST + 2])
             o1 = ws[e, sb + _S_LAM + 1]
             o2 = ws[e, sb + _S_LAM + 2]
-            l1 = o1 - ws[e, sb + _S_IW1] * v1          # sticking: each row on its own response
-            l2 = o2 - ws[e, sb + _S_IW1 + 1] * v2
+            # sticking: each row on its own response, with the rows' compliance
+            l1 = o1 - (ws[e, sb + _S_IW1] * v1 + T(CFM_T) * o1) / (T(1.0) + T(CFM_T))
+            l2 = o2 - (ws[e, sb + _S_IW1 + 1] * v2 + T(CFM_T) * o2) / (T(1.0) + T(CFM_T))
             if l1 * l1 + l2 * l2 > (ws[e, sb + _S_MUS] * lam_n) * (ws[e, sb + _S_MUS] * lam_n):
                 iwt = ws[e, sb + _S_IWT]                # sliding: along the slip, onto the cone
                 l1 = o1 - iwt * v1
@@ -566,6 +760,7 @@ def build(ns) -> None:
                     s = ws[e, sb + _S_MUD] * lam_n / r
                 l1 = l1 * s
                 l2 = l2 * s
+                ws[e, sb + _S_SLD] = T(1.0)         # slid: its friction stays out of the block
             d1 = l1 - o1
             d2 = l2 - o2
             if d1 != T(0.0) or d2 != T(0.0):

@@ -511,7 +511,7 @@ def build(ns) -> None:
         if wp.static(ns.contacts):
             ns.contact_prepare(md, sc, e)
             for it in range(md.c_iter):
-                ch = joint_pass(md, sc, e, q, dt, idt) + ns.contact_pass(md, sc, e)
+                ch = joint_pass(md, sc, e, q, dt, idt) + ns.contact_pass(md, sc, e, q, idt)
                 if ch == 0:
                     break
         else:
@@ -579,4 +579,4 @@ def build(ns) -> None:
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
-    ns.chain_add = chain_add
+    ns.chain_add, ns.column_response = chain_add, column_response

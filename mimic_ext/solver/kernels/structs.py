@@ -206,11 +206,12 @@ def build(ns) -> None:
         if ns.contacts:     # contact models only (``contact_rows``): rows, their generalized impulse
             o_crow: int
             o_cimp: int
-            o_cD: int       # the normal rows' block: D, its active part, rhs, keep flags, indices
+            o_cD: int       # the active block of D and its vectors (contact_rows.active_size)
             o_cpath: int    # after the block: the solve's velocity path length, then a velocity snapshot
             c_cap: int      # contacts that get rows, per environment
             c_block: int    # work-space entries per contact
             c_iter: int     # the most passes of the joint and contact rows
+            c_bmax: int     # rows of the active block at most
 
     @wp.struct
     class Scratch:
