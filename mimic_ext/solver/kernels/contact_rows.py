@@ -256,9 +256,9 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 wr = sv(wp.cross(p - o, dv), dv)
                 if fr[0] >= 0:
-                    chain_rows(md.links, sc.S, ws, e, fr[0], wr, oj, T(1.0))
+                    ns.chain_add(md.links, sc.S, ws, e, fr[0], wr, oj, T(1.0))
                 if fr[1] >= 0:
-                    chain_rows(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
+                    ns.chain_add(md.links, sc.S, ws, e, fr[1], wr, oj, T(-1.0))
                 ws[e, sb + _S_CST + d] = ns.row_to_solve_space(md, ws, e, oj, oj + n)
             nrm = T(0.0)
             for i in range(k):
@@ -345,18 +345,6 @@ def build(ns) -> None:
             acc = acc + ws[e, ojr + i] * ws[e, ov + i]
         return acc
 
-
-    @wp.func
-    def chain_rows(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial), ws: A2, e: int, l: int,
-                   wr: ns.spatial, oj: int, sign: T):
-        """J[j] += sign S_j . wr along the path from link l to its root (``rows.chain_add`` on
-        arrays)."""
-        while l >= 0:
-            ld = links[l]
-            for d2 in range(ld.nd):
-                j = ld.us + d2
-                ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], wr)
-            l = ld.parent
 
     @wp.func(inline=False)
     def contact_response(md: MD, ws: A2, e: int, c: int):

@@ -32,14 +32,18 @@ def build(ns) -> None:
     unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
     f_tree, f_pairs = ns.mass_times_tree, ns.mass_times_pairs
 
+    # Arrays, not the model and scratch structs: Warp passes structs by value (some 5 KB a call of
+    # a function it does not inline); one function for the loop rows and the contact rows.
     @wp.func(inline=False)
-    def chain_add(md: MD, sc: SC, e: int, l: int, wr: ns.spatial, oj: int, sign: T):
-        """J[j] += sign S_j . wr for every DOF j on the path from link l to its root."""
+    def chain_add(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial), ws: A2, e: int, l: int,
+                  wr: ns.spatial, oj: int, sign: T):
+        """J[j] += sign S_j . wr for every DOF j on the path from link l to its root (a row of
+        a wrench ``wr`` acting on link l)."""
         while l >= 0:
-            ld = md.links[l]
+            ld = links[l]
             for d2 in range(ld.nd):
                 j = ld.us + d2
-                sc.ws[e, oj + j] = sc.ws[e, oj + j] + sign * wp.dot(sc.S[e, j], wr)
+                ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], wr)
             l = ld.parent
 
     @wp.func
@@ -128,8 +132,8 @@ def build(ns) -> None:
                 oj = md.o_JL + rr * n
                 for j in range(n):
                     ws[e, oj + j] = T(0.0)
-                chain_add(md, sc, e, lp.lb, wr, oj, T(1.0))
-                chain_add(md, sc, e, lp.la, wr, oj, T(-1.0))
+                chain_add(md.links, sc.S, ws, e, lp.lb, wr, oj, T(1.0))
+                chain_add(md.links, sc.S, ws, e, lp.la, wr, oj, T(-1.0))
                 ju0 = row_to_solve_space(md, ws, e, oj, md.o_JLr + rr * k)
                 ws[e, md.o_eL + rr] = err
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
