@@ -95,11 +95,11 @@ class OursGrasp:
         self.solver = Solver(m)
         self.box_q = len(m.joints) + 7 * m.base_bodies.index(self.result.body_paths["box"])
         self.a, self.b, self.control = m.state(), m.state(), m.control()
-        self._tp = self.control.joint_target_pos.numpy()
+        self.targets = self.control.joint_target_pos.numpy()     # (N, dofs): the last step's position targets
 
     def step(self, i: int) -> None:
-        self._tp[:, self.lift] = lift_target(i)
-        self.control.joint_target_pos.assign(self._tp)
+        self.targets[:, self.lift] = lift_target(i)
+        self.control.joint_target_pos.assign(self.targets)
         self.solver.step(self.a, self.b, self.control, DT)
         self.a, self.b = self.b, self.a
 
