@@ -49,12 +49,14 @@ an impulse on a follower's link reaches its leader through the coupling.
   ``a e_col``; factored with rank selection: a face's four corners repeat rows); bounded
   impulses that would change sign are dropped and the block solved again (at most
   ``ACTIVE_SET_ROUNDS`` times); a pass whose block has the rows of the one factored last
-  reuses that factor. Row by row, a light body squeezed between two heavy ones (a box between
-  two pads driven by a stiff drive, both sides one DOF through the mimic relation) converges
-  at ``(1 - W_pads / W_box)^2`` a pass, the pads' sticking friction at 3-10% a pass and the
-  linkage's couplers on their limits at 0.45 a pass: the grasp ran all 16 passes; with the
-  block it converges in two. Then every contact row by Gauss-Seidel (normal, then friction:
-  the step that projects the block's friction onto its cone).
+  reuses that factor; a contact whose friction the block would put outside its static cone
+  slides, and its friction leaves the block for the rest of the step. Row by row, a light
+  body squeezed between two heavy ones (a box between two pads driven by a stiff drive, both
+  sides one DOF through the mimic relation) converges at ``(1 - W_pads / W_box)^2`` a pass,
+  the pads' sticking friction at 3-10% a pass and the linkage's couplers on their limits at
+  0.45 a pass: the grasp ran all 16 passes; with the block it converges in two. Then every
+  contact row by Gauss-Seidel (normal, then friction: the sliding contacts' on the dynamic
+  cone along their slip).
 - A contact without impulses whose normal row's bound held by a slack ``s`` when last
   evaluated is not evaluated again while ``|J S|`` times the path length of the solve's
   velocity since then (every row change adds ``|C (J S)^T| |dl|``, the joint passes their
@@ -338,12 +340,16 @@ def build(ns) -> None:
         return moved + T(1.0e-5) * (T(1.0) + wp.abs(ws[e, sb + _S_TGT])) < slk
 
     @wp.func
+    def dot_at(ws: A2, e: int, oa: int, ob: int, k: int, acc: T):
+        """``acc`` plus the dot product of the k entries at ``oa`` and at ``ob``."""
+        for i in range(k):
+            acc = acc + ws[e, oa + i] * ws[e, ob + i]
+        return acc
+
+    @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
         """J u = (J S) v + J u0 for the current v."""
-        acc = cst
-        for i in range(k):
-            acc = acc + ws[e, ojr + i] * ws[e, ov + i]
-        return acc
+        return dot_at(ws, e, ojr, ov, k, cst)
 
 
     @wp.func(inline=False)
@@ -425,14 +431,7 @@ def build(ns) -> None:
             ws[e, ojin + j] = T(-1.0)      # no block factored yet this step
 
     # The block's helpers, called per entry, row and round, take offsets, not the model struct
-    # (Warp passes structs by value: the model's is some 2 KB).
-    @wp.func
-    def dot_at(ws: A2, e: int, oa: int, ob: int, k: int):
-        acc = T(0.0)
-        for i in range(k):
-            acc = acc + ws[e, oa + i] * ws[e, ob + i]
-        return acc
-
+    # (Warp passes structs by value: the model's is some 1.5 KB).
     @wp.func(inline=False)
     def block_factor(md: MD, ws: A2, e: int, oA: int, okeep: int, oidx: int, ojo: int, ogn: int, m: int):
         """The active block of ``D = (J S) C (J S)^T`` over its m rows, factored at ``oA`` with
@@ -449,7 +448,7 @@ def build(ns) -> None:
                 jb = int(ws[e, ojo + b])
                 d = T(0.0)
                 if ja >= 0 and jb >= 0:
-                    d = dot_at(ws, e, ja, jb + k, k)
+                    d = dot_at(ws, e, ja, jb + k, k, T(0.0))
                 elif ja >= 0:
                     d = ws[e, ogn + b] * ws[e, ja + k - 1 - jb]
                 elif jb >= 0:
@@ -480,20 +479,13 @@ def build(ns) -> None:
             return int(0), T(0.0)
         if (jd.flags & F_DSAT) != 0 and drow == T(1.0):
             return int(0), T(0.0)           # a bounded drive row: the joint's own block solves it
-        tgt = T(0.0)
         if lam > T(0.0):
             if (jd.flags & F_LOWER) == 0:
                 return int(0), T(0.0)
-            tgt = (jd.lower - qj) * idt
-            if qj < jd.lower:
-                tgt = erp * tgt
-        else:
-            if (jd.flags & F_UPPER) == 0:
-                return int(0), T(0.0)
-            tgt = (jd.upper - qj) * idt
-            if qj > jd.upper:
-                tgt = erp * tgt
-        return int(1), w - tgt
+            return int(1), w - ns.limit_speed(jd.lower, qj, idt, erp, qj < jd.lower)
+        if (jd.flags & F_UPPER) == 0:
+            return int(0), T(0.0)
+        return int(1), w - ns.limit_speed(jd.upper, qj, idt, erp, qj > jd.upper)
 
     @wp.func
     def block_impulse(ws: A2, e: int, nr: int, olam: int, ob0: int, cb: int, osc: int, ia: int):

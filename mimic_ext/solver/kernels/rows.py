@@ -328,6 +328,15 @@ def build(ns) -> None:
         return w
 
     @wp.func
+    def limit_speed(bound: T, qj: T, idt: T, erp: T, past: bool):
+        """The velocity a speculative limit row allows: reach ``bound`` within the step, or, once
+        ``past`` it, come back at ``erp``."""
+        tgt = (bound - qj) * idt
+        if past:
+            tgt = erp * tgt
+        return tgt
+
+    @wp.func
     def joint_interval(md: MD, jd: ns.JointData, j: int, w: T, u0: T, q: A2, e: int, idt: T):
         """w clamped into the joint's velocity-cap interval (on its velocity and on the
         relation-consistent part that moves its leader), then its speculative limit interval."""
@@ -340,15 +349,9 @@ def build(ns) -> None:
             w = wp.min(wp.max(w, lo), hi)
         qj = q[e, j]
         if (jd.flags & F_LOWER) != 0:
-            tgt = (jd.lower - qj) * idt
-            if qj < jd.lower:
-                tgt = md.erp * tgt
-            w = wp.max(w, tgt)
+            w = wp.max(w, limit_speed(jd.lower, qj, idt, md.erp, qj < jd.lower))
         if (jd.flags & F_UPPER) != 0:
-            tgt = (jd.upper - qj) * idt
-            if qj > jd.upper:
-                tgt = md.erp * tgt
-            w = wp.min(w, tgt)
+            w = wp.min(w, limit_speed(jd.upper, qj, idt, md.erp, qj > jd.upper))
         return w
 
     @wp.func
@@ -583,4 +586,4 @@ def build(ns) -> None:
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
-    ns.chain_add, ns.column_response = chain_add, column_response
+    ns.chain_add, ns.column_response, ns.limit_speed = chain_add, column_response, limit_speed
