@@ -29,8 +29,8 @@ an impulse on a follower's link reaches its leader through the coupling.
   row left. So a bounce keeps the impact's speed; the turn comes at most one step late (the
   rebound lower by at most ``e va dt``).
 - Friction: an elliptic (circular) cone per contact, ``|lambda_t| <= mu lambda_n``. Each
-  tangent row steps on its own response with a compliance of ``CFM_T`` (``v_ti = -CFM_T
-  W_titi lambda_ti``, as in the active block); when the pair then lies within ``mu_static
+  tangent row steps on its own response with a compliance of ``CFM_T`` about its warm start
+  (``v_ti = -CFM_T W_titi (lambda_ti - lambda_ti0)``, as in the active block); when the pair then lies within ``mu_static
   lambda_n`` the contact sticks. Otherwise it slides: the pair steps
   as one, ``lambda_t -= v_t / max(W_t1t1, W_t2t2)``, along the slip velocity, and is scaled
   onto ``mu_dynamic lambda_n`` (PhysX's pair material, ``pairs.py``), so a contact that
@@ -83,11 +83,12 @@ from .dynamics import F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 #: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
 #: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown);
 #: the approach speed a speculative contact that lands this step carries into the next (0: none);
-#: whether its friction has slid in this solve (1: it stays out of the active block)
+#: whether its friction has slid in this solve (1: it stays out of the active block); the
+#: friction impulses it started the step with (the warm start: the friction compliance's rest)
 _S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
     0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
-_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND, _S_SLD = 17, 18, 21, 22, 23, 24
-N_SCALARS = 25
+_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND, _S_SLD, _S_LT0 = 17, 18, 21, 22, 23, 24, 25
+N_SCALARS = 27
 #: work-space entries per environment after the normal block's (``model.py``): the velocity path
 #: length of this solve and a snapshot of the solve-space velocity (k entries)
 def path_size(k: int) -> int:
@@ -115,11 +116,13 @@ LANDED = wp.constant(1.0e-5)
 #: corners share its load instead of one corner taking it all) at a steady overlap of
 #: ``CFM W_nn lambda_n dt / erp`` (under a micrometre at a grasp's 50 N)
 CFM = wp.constant(1.0e-3)
-#: the sticking friction rows' compliance, relative to each row's own response: the rows hold
-#: ``v_t = -CFM_T W_tt lambda_t``, which makes the active block's friction unique (a pad's four
-#: corners share the tangential load instead of the rows rank selection keeps taking all of it,
-#: past their cones) at a creep of ``CFM_T`` times the velocity change each step's friction
-#: undoes; above float32's rank tolerance (1e-4), so no friction row is dropped as repeated
+#: the sticking friction rows' compliance, relative to each row's own response, about the
+#: impulse the row started the step with (its warm start ``lambda_t0``): the rows hold
+#: ``v_t = -CFM_T W_tt (lambda_t - lambda_t0)``, which makes the active block's friction unique
+#: (a pad's four corners share the tangential load instead of the rows rank selection keeps
+#: taking all of it, past their cones) and, about the warm start, costs no creep once the load
+#: holds still (about 0: a box on a slope creeps at ``CFM_T`` times the velocity its friction
+#: undoes each step); above float32's rank tolerance (1e-4), so no friction row is dropped
 CFM_T = wp.constant(3.0e-4)
 
 
@@ -308,6 +311,8 @@ def build(ns) -> None:
             ws[e, sb + _S_LAM] = ln
             ws[e, sb + _S_LAM + 1] = l1
             ws[e, sb + _S_LAM + 2] = l2
+            ws[e, sb + _S_LT0] = l1
+            ws[e, sb + _S_LT0 + 1] = l2
             c = c + 1
         cx.nc[e] = c
 
@@ -535,7 +540,7 @@ def build(ns) -> None:
         """Every row that acts solved together, as a feasible active-set method on their block of
         D: the normal rows that push (``lambda_n > 0``) or whose bound is violated, the friction
         rows of those that stick (within the static cone, not slid yet this solve; held at the
-        compliant ``v_t = -CFM_T W_tt lambda_t``), and the joints whose rows are limits and push.
+        compliant ``v_t = -CFM_T W_tt (lambda_t - lambda_t0)``), and the joints whose rows are limits and push.
         Rank selection drops repeated rows. A bounded row at 0 that the step would pull leaves and
         the block is solved again, as does the friction of a contact the step would put outside
         its static cone (it slides: the Gauss-Seidel step puts it on the dynamic cone); otherwise
@@ -601,7 +606,8 @@ def build(ns) -> None:
                             ws[e, oidx + m] = T(float(3 * i + d))
                             ws[e, ojo + m] = T(float(base + d * rs + n))
                             ws[e, orhs + m] = -row_velocity_at(ws, e, ov, base + d * rs + n, k, ws[e, sb + _S_CST + d]) \
-                                - T(CFM_T) * own_response(ws[e, sb + _S_IW1 + d - 1]) * ws[e, sb + _S_LAM + d]
+                                - T(CFM_T) * own_response(ws[e, sb + _S_IW1 + d - 1]) \
+                                * (ws[e, sb + _S_LAM + d] - ws[e, sb + _S_LT0 + d - 1])
                             m = m + 1
                         sel = T(2.0)
                 if sel != ws[e, sb + _S_INB]:
@@ -728,8 +734,8 @@ def build(ns) -> None:
             o1 = ws[e, sb + _S_LAM + 1]
             o2 = ws[e, sb + _S_LAM + 2]
             # sticking: each row on its own response, with the rows' compliance
-            l1 = o1 - (ws[e, sb + _S_IW1] * v1 + T(CFM_T) * o1) / (T(1.0) + T(CFM_T))
-            l2 = o2 - (ws[e, sb + _S_IW1 + 1] * v2 + T(CFM_T) * o2) / (T(1.0) + T(CFM_T))
+            l1 = o1 - (ws[e, sb + _S_IW1] * v1 + T(CFM_T) * (o1 - ws[e, sb + _S_LT0])) / (T(1.0) + T(CFM_T))
+            l2 = o2 - (ws[e, sb + _S_IW1 + 1] * v2 + T(CFM_T) * (o2 - ws[e, sb + _S_LT0 + 1])) / (T(1.0) + T(CFM_T))
             if l1 * l1 + l2 * l2 > (ws[e, sb + _S_MUS] * lam_n) * (ws[e, sb + _S_MUS] * lam_n):
                 iwt = ws[e, sb + _S_IWT]                # sliding: along the slip, onto the cone
                 l1 = o1 - iwt * v1
