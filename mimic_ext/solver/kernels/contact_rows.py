@@ -669,16 +669,8 @@ def build(ns) -> None:
                     dl = new - old
                     if dl == T(0.0):
                         continue
-                    if ia >= nr:        # a joint's: along its column's response, within its group
-                        j = ia - nr
-                        jd = md.joints[j]
-                        c = jd.col
-                        ws[e, md.o_lam + j] = new
-                        oR = ns.column_response(md, ws, e, c)
-                        ad = jd.gain * dl
-                        for i in range(md.grp_lo[c], md.grp_hi[c]):
-                            ws[e, ov + i] = ws[e, ov + i] + ws[e, oR + i] * ad
-                        ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + ad
+                    if ia >= nr:
+                        ns.joint_impulse(md, ws, e, ia - nr, new, dl)
                     else:
                         ci = ia // 3
                         d = ia - 3 * ci

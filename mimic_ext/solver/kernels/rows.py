@@ -395,6 +395,19 @@ def build(ns) -> None:
         ws[e, md.o_W + 2 * j + 1] = iW
 
     @wp.func
+    def joint_impulse(md: MD, ws: A2, e: int, j: int, new: T, dl: T):
+        """Joint j's row impulse set to ``new``: the solve-space velocity moved by its change ``dl``
+        along its column's response (within its group), and the rows' impulse sum."""
+        jd = md.joints[j]
+        c = jd.col
+        ws[e, md.o_lam + j] = new
+        oR = column_response(md, ws, e, c)
+        ad = jd.gain * dl
+        for i in range(md.grp_lo[c], md.grp_hi[c]):
+            ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * ad
+        ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + ad
+
+    @wp.func
     def joint_block(md: MD, ws: A2, e: int, j: int, q: A2, dt: T, idt: T):
         """All rows of joint j solved together, exactly, along its response: a bounded drive
         (when it is a row), Coulomb friction, the velocity cap and the speculative limits.
@@ -449,12 +462,7 @@ def build(ns) -> None:
                 changed = int(1)
                 if wp.static(ns.contacts):      # the contact passes' test: a velocity change above V_TOL
                     changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
-                ws[e, md.o_lam + j] = old + dl
-                oR = column_response(md, ws, e, c)
-                ad = a * dl
-                for i in range(md.grp_lo[c], md.grp_hi[c]):
-                    ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * ad
-                ws[e, md.o_gsum + c] = ws[e, md.o_gsum + c] + ad
+                joint_impulse(md, ws, e, j, old + dl, dl)
         return changed
 
     @wp.func
@@ -586,4 +594,4 @@ def build(ns) -> None:
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
-    ns.chain_add, ns.column_response, ns.limit_speed = chain_add, column_response, limit_speed
+    ns.chain_add, ns.column_response, ns.limit_speed, ns.joint_impulse = chain_add, column_response, limit_speed, joint_impulse
