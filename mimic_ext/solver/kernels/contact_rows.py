@@ -401,6 +401,23 @@ def build(ns) -> None:
         ws[e, sb + _S_RSP] = T(1.0)
 
     @wp.func
+    def block_offsets(md: MD):
+        """Where the active block keeps its parts in the work space (``active_size``): the block
+        of D, its right-hand side, keep flags, row ids (contact c's row d is ``3 c + d``, joint
+        j's ``3 c_cap + j``), each row's ``J S`` offset and gain (``block_factor``), the contacts'
+        then the joints' out-of-block flags this pass, and each joint's row in the block factored
+        last (a contact's: ``_S_INB``)."""
+        bm = md.c_bmax
+        oA = md.o_cD
+        orhs = oA + bm * bm
+        okeep = orhs + bm
+        oidx = okeep + bm
+        ojo = oidx + bm
+        ogn = ojo + bm
+        oout = ogn + bm
+        return oA, orhs, okeep, oidx, ojo, ogn, oout, oout + md.c_cap + md.n1
+
+    @wp.func
     def needs_response(ws: A2, e: int, sb: int):
         return ws[e, sb + _S_RSP] == T(0.0)
 
@@ -431,7 +448,7 @@ def build(ns) -> None:
         ws[e, oL] = T(0.0)
         for i in range(k):
             ws[e, oL + 1 + i] = ws[e, ov + i]
-        ojin = md.o_cD + md.c_bmax * (md.c_bmax + 5) + md.c_cap + md.n1
+        oA, orhs, okeep, oidx, ojo, ogn, oout, ojin = block_offsets(md)
         for j in range(md.n1):
             ws[e, ojin + j] = T(-1.0)      # no block factored yet this step
 
@@ -559,14 +576,7 @@ def build(ns) -> None:
         n1 = md.n1
         bm = md.c_bmax
         nr = 3 * cap
-        oA = md.o_cD
-        orhs = oA + bm * bm
-        okeep = orhs + bm
-        oidx = okeep + bm       # row ids: contact c's row d is 3 c + d, joint j's 3 c_cap + j
-        ojo = oidx + bm         # where each row's J S is (``block_factor``)
-        ogn = ojo + bm
-        oout = ogn + bm         # cap contacts', then n1 joints' flags: out of the block this pass
-        ojin = oout + cap + n1  # a joint's row in the block factored last (a contact's: _S_INB)
+        oA, orhs, okeep, oidx, ojo, ogn, oout, ojin = block_offsets(md)
         oL = md.o_cpath
         for i in range(nc):
             ws[e, oout + i] = T(0.0)
