@@ -268,8 +268,10 @@ class Solver:
         hit = self._launches.get(key)
         if hit is not None:
             return hit[0]
+        n_q = state_in.joint_q.shape[1]
         cmds = [wp.launch(self.model.kernels.step_kernel, dim=count,
-                          inputs=[self.model.data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:]],
+                          inputs=[self.model.data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:],
+                                  self._no_slot(), self._no_history(n_q)],
                           device=self.model.device, record_cmd=True)
                 for first, count in self.launch_slices()]
         if len(self._launches) >= _CACHE_SIZE:
@@ -436,6 +438,13 @@ class Solver:
                 return self._last_history
         self._last_history = None
         return wp.empty(shape, dtype=self.model.dtype, device=self.model.device)
+
+    def _no_slot(self) -> wp.array:
+        """The slot argument of one step (``[-1]``: its positions are not recorded)."""
+        slot = self._buffers.get("no slot")
+        if slot is None:
+            slot = self._buffers["no slot"] = wp.array([-1], dtype=wp.int32, device=self.model.device)
+        return slot
 
     def _no_history(self, n_q: int) -> wp.array:
         """The history argument of a run that records nothing (never written)."""
