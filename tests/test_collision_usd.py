@@ -31,6 +31,7 @@ def new_stage(mpu: float = 1.0, up: str = "Z", steps_per_second: float | None = 
     scene = UsdPhysics.Scene.Define(st, "/World/scene")
     scene.CreateGravityMagnitudeAttr(9.81 / mpu)
     if steps_per_second is not None:
+        scene.GetPrim().AddAppliedSchema("PhysxSceneAPI")      # PhysX reads its scene attributes only with it
         scene.GetPrim().CreateAttribute("physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt).Set(steps_per_second)
     return st
 
@@ -190,11 +191,38 @@ def test_hull_vertex_limit_is_read():
     sphere_pts = rng.normal(size=(300, 3))
     sphere_pts /= np.linalg.norm(sphere_pts, axis=1)[:, None]
     m = cube_mesh(st, "/World/b/round", half=(0.5, 0.5, 0.5), extra_points=[tuple(p) for p in sphere_pts])
+    m.GetPrim().AddAppliedSchema("PhysxConvexHullCollisionAPI")
     m.CreateAttribute("physxConvexHullCollision:hullVertexLimit", Sdf.ValueTypeNames.Int).Set(16)
     with pytest.warns(UserWarning):
         spec = read_colliders(st)
     assert len(spec.shapes[0].hull.vertices) == 16
     assert any("cut to 16 vertices" in w for w in spec.warnings)
+
+
+def test_physx_scene_and_hull_attributes_count_only_where_their_api_is_applied():
+    """As for the offsets, materials and bounce threshold (measured on ovphysx): an attribute of
+    a PhysX API that is not applied is ignored, with a note naming the prim and the fix."""
+    st = new_stage(mpu=0.01)
+    st.GetPrimAtPath("/World/scene").CreateAttribute("physxScene:timeStepsPerSecond",
+                                                     Sdf.ValueTypeNames.UInt).Set(120)
+    xform(st, "/World/b", body=True)
+    rng = np.random.default_rng(0)
+    sphere_pts = rng.normal(size=(300, 3))
+    sphere_pts /= np.linalg.norm(sphere_pts, axis=1)[:, None]
+    m = cube_mesh(st, "/World/b/round", half=(0.5, 0.5, 0.5), extra_points=[tuple(p) for p in sphere_pts])
+    m.CreateAttribute("physxConvexHullCollision:hullVertexLimit", Sdf.ValueTypeNames.Int).Set(16)
+    geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)     # 40 x 40 x 4 cm
+    with pytest.warns(UserWarning):
+        spec = read_colliders(st)
+    s = by_path(spec)
+    assert len(s["/World/b/round"].hull.vertices) == 64          # the default limit, not 16
+    # the offset's dt term at the default 60 steps per second: 2 (1/60)^2 9.81 = 5.45 mm
+    assert s["/World/b/auto"].contact_offset == pytest.approx(2 * 9.81 / 60 ** 2, rel=1e-5)
+    notes = "\n".join(spec.warnings)
+    assert ("/World/scene: physxScene:timeStepsPerSecond = 120 is authored but PhysxSceneAPI is not applied, "
+            "so PhysX ignores it (60 steps per second)") in notes
+    assert ("/World/b/round: physxConvexHullCollision:hullVertexLimit = 16 is authored but "
+            "PhysxConvexHullCollisionAPI is not applied") in notes
 
 
 def test_disabled_colliders_and_unsupported_geometry_are_left_out():

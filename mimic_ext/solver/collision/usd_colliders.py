@@ -10,6 +10,8 @@ What is read, and the rule each follows:
 - Meshes become convex hulls: ``MeshCollisionAPI`` approximation ``convexHull``
   silently, any other (or none authored) with a warning, as PhysX does for dynamic
   bodies; ``physxConvexHullCollision:hullVertexLimit`` (default 64) caps the vertices.
+  Every ``physx*`` attribute counts only where its PhysX API is applied, as PhysX reads them
+  (else a note says it is ignored).
 - Transforms relative to the body (its frame without scale); all scale is baked into
   sizes and hull points. Spheres take the largest scale, capsules and cylinders the
   largest cross-axis scale, with a warning when the scale is not uniform there.
@@ -129,7 +131,8 @@ class _Reader:
         for prim in self.stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
             path = str(prim.GetPath())
             if prim.IsA(UsdPhysics.Scene):
-                sps = _attr(prim, "physxScene:timeStepsPerSecond")
+                sps = self._applied_attr(prim, "PhysxSceneAPI", "physxScene:timeStepsPerSecond",
+                                         f"{DEFAULT_STEPS_PER_SECOND:g} steps per second")
                 if _finite(sps) and sps > 0:
                     self.dt = 1.0 / float(sps)
                 self.bounce_threshold = self._bounce_threshold(prim)
@@ -348,7 +351,8 @@ class _Reader:
         v = local @ m[:3, :3].T + m[:3, 3]
         if not np.all(np.isfinite(v)):
             raise MimicInputError(f"{path}: mesh collider has non-finite points")
-        limit = _attr(prim, "physxConvexHullCollision:hullVertexLimit")
+        limit = self._applied_attr(prim, "PhysxConvexHullCollisionAPI", "physxConvexHullCollision:hullVertexLimit",
+                                   f"{DEFAULT_VERTEX_LIMIT} vertices")
         limit = int(limit) if _finite(limit) and limit >= 4 else DEFAULT_VERTEX_LIMIT
         centre = 0.5 * (v.min(0) + v.max(0))
         try:
