@@ -45,6 +45,20 @@ if str(ROOT) not in sys.path:
 from benchmarks import grasp_scene as G  # noqa: E402
 
 
+def _tile_envs(src, dst, n: int) -> None:
+    """Every per-environment array of the step's scratch struct ``src`` (one environment; the
+    nested contact and collision structs too) into ``dst`` (``n``): whatever a step carries to
+    the next (contact warm starts, the friction rows' last impulses, the broad phase's cache)."""
+    import warp as wp
+    for name in src._cls.vars:
+        a, b = getattr(src, name), getattr(dst, name)
+        if isinstance(a, wp.array):
+            if n > 1 and a.shape[0] == 1 and b.shape[0] == n and a.shape[1:] == b.shape[1:]:
+                b.assign(np.tile(a.numpy(), (n,) + (1,) * (a.numpy().ndim - 1)))
+        elif hasattr(a, "_cls"):
+            _tile_envs(a, b, n)
+
+
 class Ours:
     def __init__(self, xml: Path, n: int):
         self.g = G.OursGrasp(xml, num_envs=n)
@@ -59,17 +73,15 @@ class Ours:
 
     def to_lift(self, xml: Path) -> None:
         """Close one environment on the box, then start every environment from its state
-        (positions, velocities, the contacts' warm start): all N hold the same grasp."""
+        (positions, velocities and all the scratch a step carries to the next): all N go on
+        bitwise as that one environment would."""
         one = Ours(xml, 1)
         one.advance(G.lift_start())
         n = self.g.model.num_envs
         for src, dst in ((one.g.a, self.g.a), (one.g.b, self.g.b)):
             for name in ("joint_q", "joint_qd", "joint_turns"):
                 getattr(dst, name).assign(np.tile(getattr(src, name).numpy(), (n, 1)))
-        cs, cd = one.g.solver._scratch.cx, self.g.solver._scratch.cx
-        for name in ("prev_shapes", "prev_point", "prev_imp"):
-            getattr(cd, name).assign(np.tile(getattr(cs, name).numpy(), (n, 1, 1)))
-        cd.prev_n.assign(np.tile(cs.prev_n.numpy(), n))
+        _tile_envs(one.g.solver._scratch, self.g.solver._scratch, n)
         self.k = G.lift_start()
 
     def advance(self, steps: int) -> None:
