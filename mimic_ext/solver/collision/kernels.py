@@ -116,8 +116,8 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``, each pair
     within its margin (``pair_margin``: ``reach0`` at or above every contact offset for all of
     them). Counts: candidate pairs, pairs whose bounds meet and that are collided (within
-    their margins: a pair whose bounds are farther apart than its margin is not), and those
-    filtered."""
+    their margins: a pair whose bounds are farther apart than its margin is not), those
+    filtered, and of the collided ones those skipped as still far apart (``gjk``)."""
     lo = sc.lo
     hi = sc.hi
     heads = sc.heads
@@ -129,6 +129,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     n_cand = int(0)
     n_hit = int(0)
     n_filt = int(0)
+    n_skip = int(0)
     shape_bounds(cd, frame_R, frame_p, sc, e)
     insert_cells(cd, sc, e)
     for k in range(cd.n_small * 8):
@@ -153,7 +154,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                             # the bounds grown by the offsets overlap; apart by more than the margin?
                             if box_gap(lo, hi, e, s, t) + shapes[s].offset + shapes[t].offset <= mg:
                                 n_hit = n_hit + 1
-                                narrow(cd, sc, out, e, s, t, mg)
+                                n_skip = n_skip + narrow(cd, sc, out, e, s, t, mg)
             it = nxt[e, it]
     # shapes too big for the cells, and planes, against every (other) finite shape
     for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
@@ -182,8 +183,8 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                         mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
                     if plane or box_gap(lo, hi, e, s, t) + shapes[s].offset + st.offset <= mg:
                         n_hit = n_hit + 1
-                        narrow(cd, sc, out, e, s, t, mg)
-    out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, 0)
+                        n_skip = n_skip + narrow(cd, sc, out, e, s, t, mg)
+    out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, n_skip)
 
 
 #: a ``reach0`` that keeps every pair's margin at its contact offsets

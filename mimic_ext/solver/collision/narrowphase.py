@@ -18,7 +18,8 @@ from .wp_types import BOX, CAPSULE, PLANE, CollisionData, CollisionScratch, Cont
 
 @wp.func
 def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, i: int, j: int, margin: float):
-    """Contacts of shapes i and j with a separation up to ``margin``."""
+    """Contacts of shapes i and j with a separation up to ``margin``; returns 1 when the pair
+    was skipped as still far apart (``gjk``'s cache), else 0."""
     c_shapes = cd.shapes
     a = i
     b = j
@@ -48,8 +49,13 @@ def narrow(cd: CollisionData, sc: CollisionScratch, out: ContactBuffer, e: int, 
         hit, n, sep, pa, m = box_box(cd, sc, pr)
     else:
         hit = CONVEX
+    skipped = int(0)
     if hit == CONVEX:
         hit, n, sep, pa, m = convex_pair(cd, sc, pr)
+        if m < 0:
+            skipped = 1
+            m = 0
     if hit == MANIFOLD and sep <= pr.margin:
         m = manifold(cd, sc, pr, n, sep, pa)
     reduce_emit(sc.cand, sc.cs, out, pr, m, n)
+    return skipped

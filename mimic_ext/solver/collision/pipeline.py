@@ -211,6 +211,8 @@ class CollisionModel:
         sc.pts = z(T.PTS, wp.vec3)
         sc.cand, sc.cs = z(T.MAXC, wp.vec3), z(T.MAXC, float)
         sc.tri, sc.pln, sc.edges = z(T.MAXF, wp.vec3i), z(T.MAXF, wp.vec4), z(T.MAXE, wp.vec2i)
+        sc.gk_key = wp.full((N, T.GK_SLOTS), -1, dtype=int, device=d)
+        sc.gk_R, sc.gk_t, sc.gk_d = z(T.GK_SLOTS, wp.mat33), z(T.GK_SLOTS, wp.vec3), z(T.GK_SLOTS, float)
         self.scratch = sc
         self._no_move = wp.zeros((1, 1), dtype=wp.vec2, device=d)     # detection alone: frames' motion not used
         C = self.capacity
@@ -274,7 +276,8 @@ class CollisionModel:
                         shape_paths=self.shape_paths, shape_bodies=self.shape_bodies)
 
     def stats(self) -> np.ndarray:
-        """Per environment: (candidate pairs, pairs collided, pairs filtered, 0) of the last detection."""
+        """Per environment: (candidate pairs, pairs collided, pairs filtered, collided pairs skipped as
+        still proven far apart since an earlier detection) of the last detection."""
         return self.buffer.stats.numpy()
 
 

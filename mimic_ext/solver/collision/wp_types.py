@@ -30,6 +30,7 @@ O_W2 = wp.constant(72)
 O_SW = wp.constant(0)         # GJK simplex / EPA vertices (Minkowski points) ...
 O_SA = wp.constant(40)        # ... and their witness points on shape A
 PTS = 112                     # vec3 slots per environment
+GK_SLOTS = wp.constant(32)    # pairs GJK proved far apart, remembered per environment (gjk.py)
 
 
 @wp.struct
@@ -109,12 +110,17 @@ class CollisionScratch:
     tri: wp.array2d(dtype=wp.vec3i)     # EPA faces (x = -1: removed)
     pln: wp.array2d(dtype=wp.vec4)      # EPA face planes (n, d)
     edges: wp.array2d(dtype=wp.vec2i)   # EPA horizon
+    gk_key: wp.array2d(dtype=int)       # [e, key % GK_SLOTS]: pair key a * n_shapes + b (-1: none) ...
+    gk_R: wp.array2d(dtype=wp.mat33)    # ... b's pose relative to a's when GJK proved them apart ...
+    gk_t: wp.array2d(dtype=wp.vec3)
+    gk_d: wp.array2d(dtype=float)       # ... by at least this (core to core)
 
 
 @wp.struct
 class ContactBuffer:
     """Per environment: ``count`` contacts in ``[0, count)``; ``lost`` the ones that did not
-    fit; ``stats``: (candidate pairs, pairs sent to the narrow phase, filtered pairs, 0).
+    fit; ``stats``: (candidate pairs, pairs sent to the narrow phase, filtered pairs, pairs of
+    those the narrow phase skipped as still proven far apart: ``gjk``).
     A contact's frames, material and rest offset follow from its shapes (``pairs.py``)."""
 
     count: wp.array(dtype=int)
