@@ -54,7 +54,8 @@ def _tile_envs(src, dst, n: int) -> None:
         a, b = getattr(src, name), getattr(dst, name)
         if isinstance(a, wp.array):
             if n > 1 and a.shape[0] == 1 and b.shape[0] == n and a.shape[1:] == b.shape[1:]:
-                b.assign(np.tile(a.numpy(), (n,) + (1,) * (a.numpy().ndim - 1)))
+                v = a.numpy()
+                b.assign(np.tile(v, (n,) + (1,) * (v.ndim - 1)))
         elif hasattr(a, "_cls"):
             _tile_envs(a, b, n)
 
