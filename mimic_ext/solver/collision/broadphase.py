@@ -6,7 +6,8 @@ that holds the lowest corner of the two boxes' overlap, so it is examined once. 
 cell as large as the largest small shape, the candidates grow with the number of shapes
 times their density, not with its square. Shapes too large for the cells (a table, a big
 static box) and planes are tested against every shape: linear in the shape count as long
-as they are few.
+as they are few. A scene of few small shapes skips the grid and pairs them all
+(``kernels.ALL_PAIRS_MAX``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ from .wp_types import PLANE, CollisionData, CollisionScratch, ContactBuffer, Sha
 # forward only, loops left rolled: the cold compile stays a few seconds
 wp.set_module_options({"enable_backward": False, "max_unroll": 0})
 
+#: up to this many shapes small enough for the grid, every pair of them is a candidate (a
+#: gripper's 15: 105 box tests); the grid's cells and buckets cost more than that until the
+#: shapes spread over many cells (measured on the grasp: the grid's walk was 8 % of the step)
+ALL_PAIRS_MAX = wp.constant(32)
+
 
 @wp.func
 def shape_bounds(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
@@ -110,6 +115,28 @@ def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo
 
 
 @wp.func
+def small_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
+               reach0: float, sc: CollisionScratch, out: ContactBuffer, e: int, s: int, t: int):
+    """One candidate pair of finite shapes: (collided, filtered, skipped as still far apart), each 0
+    or 1. Collided when the bounds meet and, grown by the offsets, lie within the pair's margin."""
+    lo = sc.lo
+    hi = sc.hi
+    hit = int(0)
+    filt = int(0)
+    skip = int(0)
+    if boxes_overlap(lo, hi, e, s, t):
+        if filtered(cd, s, t):
+            filt = 1
+        else:
+            mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
+            # the bounds grown by the offsets overlap; apart by more than the margin?
+            if box_gap(lo, hi, e, s, t) + cd.shapes[s].offset + cd.shapes[t].offset <= mg:
+                hit = 1
+                skip = narrow(cd, sc, out, e, s, t, mg)
+    return hit, filt, skip
+
+
+@wp.func
 def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
                 frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer,
                 e: int):
@@ -117,7 +144,9 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     within its margin (``pair_margin``: ``reach0`` at or above every contact offset for all of
     them). Counts: candidate pairs, pairs whose bounds meet and that are collided (within
     their margins: a pair whose bounds are farther apart than its margin is not), those
-    filtered, and of the collided ones those skipped as still far apart (``gjk``)."""
+    filtered, and of the collided ones those skipped as still far apart (``gjk``). Up to
+    ``ALL_PAIRS_MAX`` small shapes are paired directly, every pair a candidate; more go
+    through the hash grid (``broadphase``)."""
     lo = sc.lo
     hi = sc.hi
     heads = sc.heads
@@ -131,31 +160,40 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     n_filt = int(0)
     n_skip = int(0)
     shape_bounds(cd, frame_R, frame_p, sc, e)
-    insert_cells(cd, sc, e)
-    for k in range(cd.n_small * 8):
-        s = cd.small[k // 8]
-        ok, c, h = cell(lo[e, s], hi[e, s], cd.inv_cell, cd.hash_mask, k % 8)
-        it = int(-1)
-        if ok:
-            it = heads[e, h]
-        while it >= 0:
-            en = ent[e, it]
-            t = en[0]
-            # t in this very cell (not another one hashed alike), and this is the cell of
-            # the lowest corner of the two boxes' overlap: the pair is examined once
-            if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
-                if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
-                    n_cand = n_cand + 1
-                    if boxes_overlap(lo, hi, e, s, t):
-                        if filtered(cd, s, t):
-                            n_filt = n_filt + 1
-                        else:
-                            mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
-                            # the bounds grown by the offsets overlap; apart by more than the margin?
-                            if box_gap(lo, hi, e, s, t) + shapes[s].offset + shapes[t].offset <= mg:
-                                n_hit = n_hit + 1
-                                n_skip = n_skip + narrow(cd, sc, out, e, s, t, mg)
-            it = nxt[e, it]
+    if cd.n_small <= ALL_PAIRS_MAX:
+        for a in range(cd.n_small):
+            for b in range(a + 1, cd.n_small):
+                s = cd.small[a]
+                t = cd.small[b]
+                if t < s:
+                    s = cd.small[b]
+                    t = cd.small[a]
+                n_cand = n_cand + 1
+                hit, filt, skip = small_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+                n_hit = n_hit + hit
+                n_filt = n_filt + filt
+                n_skip = n_skip + skip
+    else:
+        insert_cells(cd, sc, e)
+        for k in range(cd.n_small * 8):
+            s = cd.small[k // 8]
+            ok, c, h = cell(lo[e, s], hi[e, s], cd.inv_cell, cd.hash_mask, k % 8)
+            it = int(-1)
+            if ok:
+                it = heads[e, h]
+            while it >= 0:
+                en = ent[e, it]
+                t = en[0]
+                # t in this very cell (not another one hashed alike), and this is the cell of
+                # the lowest corner of the two boxes' overlap: the pair is examined once
+                if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
+                    if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
+                        n_cand = n_cand + 1
+                        hit, filt, skip = small_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+                        n_hit = n_hit + hit
+                        n_filt = n_filt + filt
+                        n_skip = n_skip + skip
+                it = nxt[e, it]
     # shapes too big for the cells, and planes, against every (other) finite shape
     for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
         s = int(0)
