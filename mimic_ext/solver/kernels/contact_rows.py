@@ -347,9 +347,7 @@ def build(ns) -> None:
     @wp.func
     def dot_at(ws: A2, e: int, oa: int, ob: int, k: int, acc: T):
         """``acc`` plus the dot product of the k entries at ``oa`` and at ``ob``."""
-        for i in range(k):
-            acc = acc + ws[e, oa + i] * ws[e, ob + i]
-        return acc
+        return acc + ns.dot_run(ws, e, oa, ob, k)
 
     @wp.func
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):

@@ -78,22 +78,37 @@ def build(ns) -> None:
                     s = s - ws[e, o + a] * ws[e, ox + lp.row[a]]
                 ws[e, ox + q] = s
 
+    @wp.func
+    def dot_run(ws: A2, e: int, oa: int, ob: int, n: int):
+        """The dot product of the n entries at ``oa`` and at ``ob`` in four interleaved sums: one
+        running sum is a chain of dependent adds (each waits for the last), four are not."""
+        a0 = T(0.0)
+        a1 = T(0.0)
+        a2 = T(0.0)
+        a3 = T(0.0)
+        q = n // 4
+        for h in range(q):
+            i = 4 * h
+            a0 = a0 + ws[e, oa + i] * ws[e, ob + i]
+            a1 = a1 + ws[e, oa + i + 1] * ws[e, ob + i + 1]
+            a2 = a2 + ws[e, oa + i + 2] * ws[e, ob + i + 2]
+            a3 = a3 + ws[e, oa + i + 3] * ws[e, ob + i + 3]
+        for i in range(4 * q, n):
+            a0 = a0 + ws[e, oa + i] * ws[e, ob + i]
+        return (a0 + a1) + (a2 + a3)
+
     @wp.func(inline=False)
     def factor(ws: A2, e: int, o: int, m: int, okeep: int, tol: T):
         """Lower Cholesky factor of the m x m matrix at ``o``, dropping dependent rows."""
         for j in range(m):
             diag = ws[e, o + j * m + j]
-            s = diag
-            for p in range(j):
-                s = s - ws[e, o + j * m + p] * ws[e, o + j * m + p]
+            s = diag - dot_run(ws, e, o + j * m, o + j * m, j)
             if diag > T(0.0) and s > tol * diag and s > ws[e, okeep + j]:
                 d = wp.sqrt(s)
                 ws[e, okeep + j] = T(1.0)
                 ws[e, o + j * m + j] = d
                 for i in range(j + 1, m):
-                    s2 = ws[e, o + i * m + j]
-                    for p in range(j):
-                        s2 = s2 - ws[e, o + i * m + p] * ws[e, o + j * m + p]
+                    s2 = ws[e, o + i * m + j] - dot_run(ws, e, o + i * m, o + j * m, j)
                     ws[e, o + i * m + j] = s2 / d
             else:
                 ws[e, okeep + j] = T(0.0)
@@ -109,10 +124,7 @@ def build(ns) -> None:
         for i in range(m):
             s = T(0.0)
             if ws[e, okeep + i] != T(0.0):
-                s = ws[e, ox + i]
-                for p in range(i):
-                    s = s - ws[e, o + i * m + p] * ws[e, ox + p]
-                s = s / ws[e, o + i * m + i]
+                s = (ws[e, ox + i] - dot_run(ws, e, o + i * m, ox, i)) / ws[e, o + i * m + i]
             ws[e, ox + i] = s
         for ii in range(m):
             i = m - 1 - ii
@@ -124,5 +136,5 @@ def build(ns) -> None:
                 s = s / ws[e, o + i * m + i]
             ws[e, ox + i] = s
 
-    ns.factor, ns.solve = factor, solve
+    ns.factor, ns.solve, ns.dot_run = factor, solve, dot_run
     ns.sparse_factor, ns.sparse_solve = sparse_factor, sparse_solve
