@@ -27,7 +27,7 @@ def build(ns) -> None:
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
-    factor, solve = ns.factor, ns.solve
+    factor, solve, dot_run = ns.factor, ns.solve, ns.dot_run
     sparse_factor, sparse_solve = ns.sparse_factor, ns.sparse_solve
     unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
     f_tree, f_pairs = ns.mass_times_tree, ns.mass_times_pairs
@@ -150,10 +150,7 @@ def build(ns) -> None:
             sparse_solve(md.lp, ws, e, oL, okL, oYT + r * k, 0, k)
         for r in range(m):
             for s in range(m):
-                acc = T(0.0)
-                for c in range(k):
-                    acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, oYT + s * k + c]
-                ws[e, oS + r * m + s] = acc
+                ws[e, oS + r * m + s] = dot_run(ws, e, md.o_JLr + r * k, oYT + s * k, k)
         big_lin = T(0.0)
         big_ang = T(0.0)
         for r in range(m):
@@ -175,10 +172,7 @@ def build(ns) -> None:
         k = md.k
         m = md.m
         for r in range(m):
-            acc = T(0.0)
-            for c in range(c0, c1):
-                acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, ox + c]
-            ws[e, md.o_tm + r] = acc
+            ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k + c0, ox + c0, c1 - c0)
         solve(ws, e, oS, m, okeep, md.o_tm)
         for r in range(m):
             lr = ws[e, md.o_tm + r]
@@ -303,10 +297,7 @@ def build(ns) -> None:
         m = md.m
         loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
         for r in range(m):
-            acc = ws[e, md.o_tL + r]
-            for c in range(k):
-                acc = acc - ws[e, md.o_JLr + r * k + c] * ws[e, md.o_v + c]
-            ws[e, md.o_lamL + r] = acc
+            ws[e, md.o_lamL + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k, md.o_v, k)
         solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
         for r in range(m):
             lr = ws[e, md.o_lamL + r]
@@ -507,10 +498,7 @@ def build(ns) -> None:
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
             sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_tk, 0, k)
             for r in range(md.m):
-                acc = T(0.0)
-                for c in range(k):
-                    acc = acc + ws[e, md.o_JLr + r * k + c] * ws[e, md.o_tk + c]
-                ws[e, md.o_tm + r] = acc
+                ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k, md.o_tk, k)
             solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]
