@@ -166,17 +166,16 @@ def build(ns) -> None:
         factor(ws, e, oS, m, okeep, md.rank_tol)
 
     @wp.func(inline=False)
-    def loop_correct(ws: A2, e: int, k: int, m: int, oJL: int, otm: int, oYT: int, oS: int, okeep: int, ox: int,
-                     c0: int, c1: int):
+    def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int, c0: int, c1: int):
         """z <- z - Y S^+ (J_L z) for z = H^-1 x at ``ox`` (nonzero in the groups ``c0 .. c1 - 1``):
-        the part of the response that would open a loop removed. ``k``, ``m`` and the loop rows'
-        offsets (``oJL``: J_L, ``otm``: m entries of scratch) are the model's: offsets, not the
-        model struct, which Warp would copy (some 1.5 KB) into every call, once per response."""
+        the part of the response that would open a loop removed."""
+        k = md.k
+        m = md.m
         for r in range(m):
-            ws[e, otm + r] = dot_run(ws, e, oJL + r * k + c0, ox + c0, c1 - c0)
-        solve(ws, e, oS, m, okeep, otm)
+            ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k + c0, ox + c0, c1 - c0)
+        solve(ws, e, oS, m, okeep, md.o_tm)
         for r in range(m):
-            lr = ws[e, otm + r]
+            lr = ws[e, md.o_tm + r]
             if lr != T(0.0):
                 for c in range(c0, c1):
                     ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
@@ -227,7 +226,7 @@ def build(ns) -> None:
                 c1 = md.grp_hi[cf]
                 sparse_solve(md.lp, ws, e, md.o_HM, md.o_kHM, md.o_tk, c0, c1)
                 if md.m > 0:
-                    loop_correct(ws, e, md.k, md.m, md.o_JLr, md.o_tm, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk, c0, c1)
+                    loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk, c0, c1)
                 r = gx * ws[e, md.o_tk + cf]
                 if cl != cf:
                     r = r + gy * ws[e, md.o_tk + cl]
@@ -368,7 +367,7 @@ def build(ns) -> None:
         sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, oR, c0, c1)
         ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
         if md.m > 0:
-            loop_correct(ws, e, md.k, md.m, md.o_JLr, md.o_tm, md.o_YT, md.o_SL, md.o_keep, oR, c0, c1)
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR, c0, c1)
         return oR
 
     @wp.func
@@ -464,7 +463,7 @@ def build(ns) -> None:
         velocity ``ws[e, md.o_v:]`` by ``(C x) dl``). Valid once the step has factored its system."""
         sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, ox, 0, md.k)
         if md.m > 0:
-            loop_correct(ws, e, md.k, md.m, md.o_JLr, md.o_tm, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
 
     @wp.func
     def joint_rows_setup(md: MD, sc: SC, e: int):
