@@ -115,10 +115,11 @@ def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo
 
 
 @wp.func
-def small_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
-               reach0: float, sc: CollisionScratch, out: ContactBuffer, e: int, s: int, t: int):
-    """One candidate pair of finite shapes: (collided, filtered, skipped as still far apart), each 0
-    or 1. Collided when the bounds meet and, grown by the offsets, lie within the pair's margin."""
+def finite_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
+                reach0: float, sc: CollisionScratch, out: ContactBuffer, e: int, s: int, t: int):
+    """One candidate pair of finite shapes (small or big): (collided, filtered, skipped as still
+    far apart), each 0 or 1. Collided when the bounds meet and, grown by the offsets, lie within
+    the pair's margin."""
     lo = sc.lo
     hi = sc.hi
     hit = int(0)
@@ -169,7 +170,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                     s = cd.small[b]
                     t = cd.small[a]
                 n_cand = n_cand + 1
-                hit, filt, skip = small_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+                hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
                 n_hit = n_hit + hit
                 n_filt = n_filt + filt
                 n_skip = n_skip + skip
@@ -189,7 +190,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                 if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
                     if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
                         n_cand = n_cand + 1
-                        hit, filt, skip = small_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+                        hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
                         n_hit = n_hit + hit
                         n_filt = n_filt + filt
                         n_skip = n_skip + skip
@@ -206,22 +207,19 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
         st = shapes[t]
         if t != s and st.kind != PLANE and (plane or st.big == 0 or t > s):
             n_cand = n_cand + 1
-            near = bool(False)
-            mg = float(0.0)
             if plane:           # within its margin, looking ahead past the offsets when the shape moves fast
                 mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, True)
-                near = near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, wp.max(shapes[s].offset, mg - st.offset))
-            else:
-                near = boxes_overlap(lo, hi, e, s, t)
-            if near:
-                if filtered(cd, s, t):
-                    n_filt = n_filt + 1
-                else:
-                    if not plane:
-                        mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
-                    if plane or box_gap(lo, hi, e, s, t) + shapes[s].offset + st.offset <= mg:
+                if near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, wp.max(shapes[s].offset, mg - st.offset)):
+                    if filtered(cd, s, t):
+                        n_filt = n_filt + 1
+                    else:
                         n_hit = n_hit + 1
                         n_skip = n_skip + narrow(cd, sc, out, e, s, t, mg)
+            else:
+                hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+                n_hit = n_hit + hit
+                n_filt = n_filt + filt
+                n_skip = n_skip + skip
     out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, n_skip)
 
 
