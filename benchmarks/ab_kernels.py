@@ -74,34 +74,18 @@ def grasp_block(pkg: str, n: int, xml: Path):
     import warp as wp
 
     from benchmarks import grasp_scene as G
-    importers = importlib.import_module(pkg + ".importers")
-    S = importlib.import_module(pkg + ".solver")
-    res = importers.import_robot(xml)
-    m = S.build_model(res.stage, num_envs=n)
-    jp = res.joint_paths
-    lift = m.dof_index(jp["lift"])
-    m.set_drive(jp["lift"], G.LIFT_KP, G.LIFT_KD, target_pos=0.0)
-    m.set_drive(jp[G.LEADER], G.GRIP_KP, G.GRIP_KD + m.drive(jp[G.LEADER])["damping"], max_force=G.GRIP_FMAX,
-                target_pos=G.GRIP_TARGET)
-    solver, st, c = S.Solver(m, threads=1), [m.state(), m.state()], m.control()
-    tp = c.joint_target_pos.numpy()
-
-    def step(i: int) -> None:
-        tp[:, lift] = G.lift_target(i)
-        c.joint_target_pos.assign(tp)
-        solver.step(st[0], st[1], c, G.DT)
-        st.reverse()
+    g = G.OursGrasp(xml, num_envs=n, package=pkg, threads=1)
     for i in range(G.lift_start()):
-        step(i)
-    start = [a.numpy().copy() for a in (st[0].joint_q, st[0].joint_qd)]
+        g.step(i)
+    start = [a.numpy().copy() for a in (g.a.joint_q, g.a.joint_qd)]
 
     def block(k: int) -> float:
-        st[0].joint_q.assign(start[0])
-        st[0].joint_qd.assign(start[1])
+        g.a.joint_q.assign(start[0])
+        g.a.joint_qd.assign(start[1])
         wp.synchronize()
         t = time.thread_time()
         for i in range(G.lift_start(), G.lift_start() + k):
-            step(i)
+            g.step(i)
         wp.synchronize()
         return time.thread_time() - t
     return block

@@ -17,6 +17,7 @@ The box's slip is its displacement relative to the gripper from the start of the
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
 from pathlib import Path
@@ -77,9 +78,13 @@ def scene_xml(directory: Path) -> Path:
 class OursGrasp:
     """The scene in our solver: ``num_envs`` copies, every one on the same schedule."""
 
-    def __init__(self, xml: Path, num_envs: int = 1, device: str = "cpu"):
-        from mimic_ext.importers import import_robot
-        from mimic_ext.solver import Solver, build_model
+    def __init__(self, xml: Path, num_envs: int = 1, device: str = "cpu", package: str = "mimic_ext",
+                 threads: int | None = None):
+        """``package``: the package to import the importer and solver from (``ab_kernels.py``
+        runs a copy of another version as ``mimic_base``); ``threads``: the solver's."""
+        import_robot = importlib.import_module(package + ".importers").import_robot
+        solver = importlib.import_module(package + ".solver")
+        Solver, build_model = solver.Solver, solver.build_model
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")          # hull vertex caps, defaulted masses: noted in the model
@@ -92,7 +97,7 @@ class OursGrasp:
         # carries the drive; the relation shares it), plus the leader's own joint damping 0.1
         m.set_drive(jp[LEADER], GRIP_KP, GRIP_KD + m.drive(jp[LEADER])["damping"], max_force=GRIP_FMAX,
                     target_pos=GRIP_TARGET)
-        self.solver = Solver(m)
+        self.solver = Solver(m, threads=threads)
         self.box_q = len(m.joints) + 7 * m.base_bodies.index(self.result.body_paths["box"])
         self.a, self.b, self.control = m.state(), m.state(), m.control()
         self.targets = self.control.joint_target_pos.numpy()     # (N, dofs): the last step's position targets
