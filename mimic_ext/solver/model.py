@@ -483,6 +483,13 @@ class Model:
             loops.append(lp)
             row0 += c.rows
         md.n_loops, md.m = len(loops), row0
+        # the loops' rows, their responses and their Schur complement live in the groups the
+        # closures join (H^-1 is block diagonal by group): the loop work skips the other columns
+        # (a free body's, a second robot's), so it does not grow with them
+        spans = [(sp.group_lo[cols[u_of[la]]], sp.group_hi[cols[u_of[la]]])
+                 for c in self.closures for la in (c.link_a, c.link_b) if la >= 0]
+        md.loop_c0 = int(min((a for a, _ in spans), default=0))
+        md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
         # one row of per-environment scalar work space, in the order the step uses it

@@ -144,13 +144,15 @@ def build(ns) -> None:
         with H's factor at ``oL``."""
         k = md.k
         m = md.m
+        c0 = md.loop_c0
+        c1 = md.loop_c1
         for r in range(m):
-            for c in range(k):
+            for c in range(c0, c1):
                 ws[e, oYT + r * k + c] = ws[e, md.o_JLr + r * k + c]
-            sparse_solve(md.lp, ws, e, oL, okL, oYT + r * k, 0, k)
+            sparse_solve(md.lp, ws, e, oL, okL, oYT + r * k, c0, c1)
         for r in range(m):
             for s in range(m):
-                ws[e, oS + r * m + s] = dot_run(ws, e, md.o_JLr + r * k, oYT + s * k, k)
+                ws[e, oS + r * m + s] = dot_run(ws, e, md.o_JLr + r * k + c0, oYT + s * k + c0, c1 - c0)
         big_lin = T(0.0)
         big_ang = T(0.0)
         for r in range(m):
@@ -168,16 +170,21 @@ def build(ns) -> None:
     @wp.func(inline=False)
     def loop_correct(md: MD, ws: A2, e: int, oYT: int, oS: int, okeep: int, ox: int, c0: int, c1: int):
         """z <- z - Y S^+ (J_L z) for z = H^-1 x at ``ox`` (nonzero in the groups ``c0 .. c1 - 1``):
-        the part of the response that would open a loop removed."""
+        the part of the response that would open a loop removed (only the loops' columns: J_L and
+        Y vanish outside them)."""
         k = md.k
         m = md.m
+        lo = wp.max(c0, md.loop_c0)
+        hi = wp.min(c1, md.loop_c1)
+        if lo >= hi:
+            return
         for r in range(m):
-            ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k + c0, ox + c0, c1 - c0)
+            ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k + lo, ox + lo, hi - lo)
         solve(ws, e, oS, m, okeep, md.o_tm)
         for r in range(m):
             lr = ws[e, md.o_tm + r]
             if lr != T(0.0):
-                for c in range(c0, c1):
+                for c in range(lo, hi):
                     ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
 
     @wp.func
@@ -282,8 +289,9 @@ def build(ns) -> None:
         solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
         for c in range(k):
             acc = T(0.0)
-            for r in range(md.m):
-                acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
+            if c >= md.loop_c0 and c < md.loop_c1:
+                for r in range(md.m):
+                    acc = acc + ws[e, md.o_YT + r * k + c] * ws[e, md.o_tm + r]
             ws[e, md.o_tk + c] = acc
         for j in range(md.n_u):
             ws[e, md.o_res + j] = md.dof_gain[j] * ws[e, md.o_tk + md.dof_col[j]]
@@ -296,12 +304,14 @@ def build(ns) -> None:
         k = md.k
         m = md.m
         loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
+        c0 = md.loop_c0
+        c1 = md.loop_c1
         for r in range(m):
-            ws[e, md.o_lamL + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k, md.o_v, k)
+            ws[e, md.o_lamL + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k + c0, md.o_v + c0, c1 - c0)
         solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
         for r in range(m):
             lr = ws[e, md.o_lamL + r]
-            for c in range(k):
+            for c in range(c0, c1):
                 ws[e, md.o_v + c] = ws[e, md.o_v + c] + ws[e, md.o_YT + r * k + c] * lr
 
     @wp.func
@@ -494,11 +504,13 @@ def build(ns) -> None:
         ws = sc.ws
         k = md.k
         if md.m > 0:
-            for c in range(k):
+            c0 = md.loop_c0
+            c1 = md.loop_c1
+            for c in range(c0, c1):
                 ws[e, md.o_tk + c] = ws[e, md.o_gsum + c]
-            sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_tk, 0, k)
+            sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_tk, c0, c1)
             for r in range(md.m):
-                ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k, md.o_tk, k)
+                ws[e, md.o_tm + r] = dot_run(ws, e, md.o_JLr + r * k + c0, md.o_tk + c0, c1 - c0)
             solve(ws, e, md.o_SL, md.m, md.o_keep, md.o_tm)
             for r in range(md.m):
                 ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] - ws[e, md.o_tm + r]

@@ -138,6 +138,8 @@ def build(ns) -> None:
         n_soft: int
         n_loops: int
         m: int
+        loop_c0: int                    # the loops' columns: their groups' range (C is block diagonal)
+        loop_c1: int
         has_float: int
         has_rows: int
         coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
