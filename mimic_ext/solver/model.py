@@ -514,7 +514,9 @@ class Model:
             md.c_bmax = active_rows(cap, n1)
             md.o_cpath = md.o_cD + active_size(cap, n1)
             off = md.o_cpath + path_size(k)
-        md.has_float = int(bool(self.base_bodies))
+        # 0: no floating base; 1: floating bases, none restoring its momentum (a contact model's);
+        # 2: a floating tree's momentum restored (its float64 bookkeeping runs)
+        md.has_float = (2 if any(lk.jtype == FREE and lk.restore for lk in links) else 1) if self.base_bodies else 0
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step

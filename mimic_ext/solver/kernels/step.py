@@ -51,7 +51,7 @@ def build(ns) -> None:
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
         od = wp.vec3d(o)
-        if md.has_float != 0:
+        if md.has_float == 2:       # contact models restore no momentum: no bookkeeping
             f.momentum64(md, e, q_in, u_in, sc, od)
             f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
@@ -105,7 +105,7 @@ def build(ns) -> None:
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
                     break
-        if md.has_float != 0:
+        if md.has_float == 2:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         # one sum of the new state: a NaN or inf anywhere makes it non-finite
         acc = T(0.0)

@@ -140,7 +140,7 @@ def build(ns) -> None:
         m: int
         loop_c0: int                    # the loops' columns: their groups' range (C is block diagonal)
         loop_c1: int
-        has_float: int
+        has_float: int                  # 0: none; 1: floating bases; 2: and a momentum restored (model.py)
         has_rows: int
         coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
