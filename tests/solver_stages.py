@@ -179,6 +179,7 @@ def franka_hand_equivalent():
     j2.CreateLowerLimitAttr(0.0)
     j2.CreateUpperLimitAttr(0.04)
     for j in (j1, j2):
+        j.GetPrim().AddAppliedSchema("PhysxJointAPI")     # PhysX reads physxJoint:* only with it
         j.GetPrim().CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(0.1)
     p1, p2 = str(j1.GetPath()), str(j2.GetPath())
     b.mimic(p1, p2, 1.0, 0.0)

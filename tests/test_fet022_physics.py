@@ -217,6 +217,7 @@ def test_authored_velocity_cap_that_blocks_the_sweep_is_named_in_the_failure():
     free = run(b.stage)
     assert free.status == "pass"
     # 1 deg/s on the follower is 0.5 deg/s on the leader: 0.5 deg in the 1 s rise of a 72 deg sweep
+    b.stage.GetPrimAtPath(jf).AddAppliedSchema("PhysxJointAPI")
     b.stage.GetPrimAtPath(jf).CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(1.0)
     capped = run(b.stage).follower(jf)
     assert capped.status == "fail"

@@ -102,6 +102,7 @@ def test_bounded_drive_pushing_into_a_limit_rests_on_it():
     body = b.body("arm", mass=1.0, inertia=(1.0, 1.0, 0.01))
     j = b.revolute("hinge", None, body, "Z", limits_deg=(-30.0, 30.0))
     b.drive(j, stiffness=50.0 * DEG, damping=1.0 * DEG, target=80.0, max_force=2.0)
+    b.stage.GetPrimAtPath(j).AddAppliedSchema("PhysxJointAPI")
     b.stage.GetPrimAtPath(j).CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(0.1)
     model = build_model(b.stage)
     solver = Solver(model)
@@ -157,6 +158,7 @@ def test_isaac_2f85_without_its_velocity_cap_settles(fps):
 def test_velocity_cap_bounds_the_position_error_correction():
     cap = 0.25                                # rad/s on the follower
     b, lead, fol = independent_pair(I_l=1.0, I_f=0.5, multiplier=1.0)
+    b.stage.GetPrimAtPath(fol).AddAppliedSchema("PhysxJointAPI")
     b.stage.GetPrimAtPath(fol).CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float) \
         .Set(cap / DEG)
     model = build_model(b.stage)

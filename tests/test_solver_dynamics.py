@@ -165,6 +165,7 @@ def test_leader_limit_stops_follower_and_velocity_limit_and_friction_act_on_both
     b, lead, fol = _limited_pair("leader", m)
     fprim = b.stage.GetPrimAtPath(fol)
     from pxr import Sdf
+    fprim.AddAppliedSchema("PhysxJointAPI")             # PhysX reads physxJoint:* only with it
     fprim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(30.0)   # deg/s
     model = build_model(b.stage)
     solver = Solver(model)

@@ -88,6 +88,8 @@ def _pendulum():
 
 
 def _set(prim, name, value, type_name=Sdf.ValueTypeNames.Float):
+    if name.startswith("physxJoint:"):
+        prim.AddAppliedSchema("PhysxJointAPI")      # PhysX (and the reader) read them only with it
     attr = prim.GetAttribute(name)
     if not attr:
         attr = prim.CreateAttribute(name, type_name)

@@ -94,6 +94,7 @@ def test_loop_holds_whatever_the_iteration_count():
     prim = bld.stage.GetPrimAtPath(J["A"])
     UsdPhysics.RevoluteJoint(prim).CreateLowerLimitAttr(-10.0)     # degrees: the crank runs into its limits
     UsdPhysics.RevoluteJoint(prim).CreateUpperLimitAttr(20.0)
+    prim.AddAppliedSchema("PhysxJointAPI")
     prim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(0.001)
     for iterations in (1, 8):
         model = build_model(bld.stage)

@@ -14,8 +14,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from solver_stages import DEG, StageBuilder, gripper  # noqa: E402
 
 pytest.importorskip("warp")
+from mimic_ext.schema import joints as J  # noqa: E402
 from mimic_ext.solver import build_model  # noqa: E402
 from mimic_ext.solver.inspect import body_poses  # noqa: E402
+
+
+def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():
+    """omni.physx reads physxJoint:maxJointVelocity, armature and jointFriction only where
+    PhysxJointAPI is applied (NVIDIA-Omniverse/PhysX, usdLoad/Joint.cpp): authored without it
+    they are ignored, each with a note naming the prim, the attribute and the fix. Whether an
+    API is applied is read from the composed apiSchemas too, which USD's GetAppliedSchemas
+    leaves out for an API its registry does not know."""
+    b = StageBuilder()
+    body = b.body("arm", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    j = b.revolute("hinge", None, body, "Z")
+    prim = b.stage.GetPrimAtPath(j)
+    values = {"physxJoint:maxJointVelocity": 90.0, "physxJoint:armature": 0.5, "physxJoint:jointFriction": 0.2}
+    for name, value in values.items():
+        prim.CreateAttribute(name, Sdf.ValueTypeNames.Float).Set(value)
+    model = build_model(b.stage)
+    i = model.dof_index(j)
+    assert not np.isfinite(model.max_velocity[i]) and model.armature[i] == 0.0 and model.friction[i] == 0.0
+    for name in values:
+        assert any(w.startswith(f"{j}: {name} = ") and "PhysxJointAPI is not applied" in w
+                   and "apply PhysxJointAPI" in w for w in model.warnings), name
+    prim.AddAppliedSchema("PhysxJointAPI")
+    model = build_model(b.stage)
+    # float32 authoring: 1e-6 relative
+    assert model.max_velocity[i] == pytest.approx(90 * DEG, rel=1e-6)
+    assert model.armature[i] == pytest.approx(0.5, rel=1e-6)
+    assert model.friction[i] == pytest.approx(0.2, rel=1e-6)
+    assert not any("PhysxJointAPI" in w for w in model.warnings)
+    prim.AddAppliedSchema("SomeUnregisteredAPI")      # in apiSchemas, unknown to the registry
+    assert "SomeUnregisteredAPI" not in prim.GetAppliedSchemas()
+    assert J.has_api(prim, "SomeUnregisteredAPI") and not J.has_api(prim, "PhysxMimicJointAPI")
 
 
 def test_units_drives_and_joint_properties_convert_to_si():
@@ -29,6 +61,7 @@ def test_units_drives_and_joint_properties_convert_to_si():
     pj = b.prismatic("slide", arm, slider, "X", limits=(-2, 3), pos0=(20, 0, 0))
     b.drive(rj, stiffness=2.0, damping=0.1, target=30.0, max_force=7.0)
     prim = b.stage.GetPrimAtPath(rj)
+    prim.AddAppliedSchema("PhysxJointAPI")
     prim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(90.0)
     prim.CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(10.0)
     prim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(100.0)

@@ -79,8 +79,7 @@ def applied_schemas(prim: Usd.Prim) -> list[str]:
     list op holds them either way."""
     if register_schemas():
         return list(prim.GetAppliedSchemas())
-    ops = prim.GetMetadata("apiSchemas")
-    return list(ops.ApplyOperations([])) if ops else []
+    return joints.authored_api_schemas(prim)
 
 
 def physx_instances(prim: Usd.Prim) -> list[str]:

@@ -23,6 +23,24 @@ OTHER = "other"
 DEG = math.pi / 180.0
 ROT_DOFS = ("rotX", "rotY", "rotZ")
 TRANS_DOFS = ("transX", "transY", "transZ")
+#: the PhysX API whose ``physxJoint:*`` attributes (max joint velocity, armature, joint friction)
+#: omni.physx reads only where it is applied (``usdLoad/Joint.cpp``, ``fillJointDesc`` and
+#: ``fillPhysxJointAxisPropertiesDesc``, in NVIDIA-Omniverse/PhysX)
+PHYSX_JOINT_API = "PhysxJointAPI"
+
+
+def authored_api_schemas(prim: Usd.Prim) -> list[str]:
+    """The API schemas the prim's composed ``apiSchemas`` list op applies, known to USD's
+    registry or not."""
+    ops = prim.GetMetadata("apiSchemas")
+    return list(ops.ApplyOperations([])) if ops else []
+
+
+def has_api(prim: Usd.Prim, api: str) -> bool:
+    """Whether API schema ``api`` is applied to ``prim``. USD leaves a schema its registry does
+    not know out of ``GetAppliedSchemas`` (PhysX's, when physx-usd-schemas was registered after
+    the first stage opened, or not at all), so the composed list op decides then."""
+    return api in prim.GetAppliedSchemas() or api in authored_api_schemas(prim)
 
 
 def joint_kind(prim: Usd.Prim) -> str | None:
@@ -114,11 +132,11 @@ def joint_bodies(prim: Usd.Prim) -> tuple[str | None, str | None]:
 def max_velocity_si(prim: Usd.Prim) -> float | None:
     """``physxJoint:maxJointVelocity`` in SI (rad/s from deg/s, or m/s); None when not set.
 
-    PhysX reads it in the DOF's USD unit per second; 0 or less, or non-finite, means no cap
-    was authored here.
+    PhysX reads it in the DOF's USD unit per second, and only where PhysxJointAPI is applied;
+    0 or less, or non-finite, means no cap was authored here.
     """
     attr = prim.GetAttribute("physxJoint:maxJointVelocity")
-    value = attr.Get() if attr and attr.HasAuthoredValue() else None
+    value = attr.Get() if attr and attr.HasAuthoredValue() and has_api(prim, PHYSX_JOINT_API) else None
     scale = unit_scale(prim)
     if value is None or scale is None or not math.isfinite(value) or value <= 0:
         return None

@@ -214,6 +214,20 @@ def _attr(prim: Usd.Prim, name: str):
     return a.Get() if a and a.HasAuthoredValue() else None
 
 
+def applied_attr(prim: Usd.Prim, api: str, name: str, instead: str, notes: list[str]):
+    """Attribute ``name`` of PhysX's ``api`` on ``prim``, None when unauthored or when the API
+    is not applied: PhysX reads its attributes only where the API is (``J.has_api``), and the
+    reader says so in ``notes``, once per prim and attribute (``instead``: what counts then)."""
+    v = _attr(prim, name)
+    if v is not None and not J.has_api(prim, api):
+        note = (f"{prim.GetPath()}: {name} = {v!r} is authored but {api} is not applied, so PhysX ignores it "
+                f"({instead}), and so does this reader; apply {api} to the prim for it to count")
+        if note not in notes:
+            notes.append(note)
+        return None
+    return v
+
+
 def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
@@ -231,7 +245,7 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     return _tf(p, r)
 
 
-def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec:
+def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[str]) -> JointSpec:
     spec = JointSpec(path=str(prim.GetPath()), kind=kind)
     typed = UsdPhysics.RevoluteJoint(prim) if kind == J.REVOLUTE else UsdPhysics.PrismaticJoint(prim)
     lo, hi = typed.GetLowerLimitAttr().Get(), typed.GetUpperLimitAttr().Get()
@@ -247,16 +261,17 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float) -> JointSpec
     ang = kind == J.REVOLUTE
     s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
     force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
-    raw_v = _attr(prim, "physxJoint:maxJointVelocity")
+    api = J.PHYSX_JOINT_API
+    raw_v = applied_attr(prim, api, "physxJoint:maxJointVelocity", "no velocity cap", notes)
     if raw_v is not None and math.isnan(raw_v):
         raise _bad(prim, "physxJoint:maxJointVelocity", raw_v, "author a number (or remove it for no cap)")
     v = J.max_velocity_si(prim)
     if v is not None:
         spec.max_velocity = v
-    f = _attr(prim, "physxJoint:jointFriction")
+    f = applied_attr(prim, api, "physxJoint:jointFriction", "no joint friction", notes)
     if f is not None:
         spec.friction = _check_non_negative(prim, "physxJoint:jointFriction", f) * force_scale
-    a = _attr(prim, "physxJoint:armature")
+    a = applied_attr(prim, api, "physxJoint:armature", "no armature", notes)
     if a is not None:
         spec.armature = _check_non_negative(prim, "physxJoint:armature", a) * (kgpu * mpu * mpu if ang else kgpu)
     dof = "angular" if ang else "linear"
@@ -447,7 +462,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 else:
                     axis_tok = UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get() if kind == J.REVOLUTE \
                         else UsdPhysics.PrismaticJoint(prim).GetAxisAttr().Get()
-                    spec = _joint_spec(prim, kind, mpu, kgpu)
+                    spec = _joint_spec(prim, kind, mpu, kgpu, notes)
                     links.append(LinkSpec(
                         body=child, parent=plink, jtype=REVOLUTE if kind == J.REVOLUTE else PRISMATIC,
                         joint=spec, X_p=ppose @ lp, X_c=lc, axis=sign * _AXES.get(str(axis_tok), _AXES["X"]),

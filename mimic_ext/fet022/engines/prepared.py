@@ -111,7 +111,7 @@ def self_collisions(root: Usd.Prim) -> bool | None:
     where ``PhysxArticulationAPI`` is applied (PhysX ignores it elsewhere: tests/test_contact_fet022.py),
     else Newton's ``newton:selfCollisionEnabled`` (PhysX's fallback); None when neither counts
     (PhysX's default then: they collide)."""
-    physx = "PhysxArticulationAPI" in root.GetAppliedSchemas()
+    physx = joints.has_api(root, "PhysxArticulationAPI")
     for name in ("physxArticulation:enabledSelfCollisions", "newton:selfCollisionEnabled"):
         if name.startswith("physx") and not physx:
             continue

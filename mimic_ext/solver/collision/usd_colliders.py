@@ -44,7 +44,7 @@ from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
 from ...errors import MimicInputError
 from ...schema import joints as J
-from ..stage_reader import DEFAULT_MASS, DEFAULT_RADIUS, _attr, _body_mass, _gravity, world_pose
+from ..stage_reader import DEFAULT_MASS, DEFAULT_RADIUS, _attr, _body_mass, _gravity, applied_attr, world_pose
 from .hull import DEFAULT_VERTEX_LIMIT, FlatHullError, convex_hull
 from .shapes import COMBINE_MODES, CollisionSpec, FreeBody, MaterialSpec, ShapeSpec
 
@@ -233,20 +233,11 @@ class _Reader:
         return MaterialSpec(*vals, *modes, path=str(mp.GetPath()))
 
     def _applied_attr(self, prim: Usd.Prim, api: str, name: str, instead: str):
-        """Attribute ``name`` of PhysX's ``api`` on ``prim``, None when unauthored or when the API
-        is not applied: PhysX reads its attributes only where the API is (measured on ovphysx for
-        the material combine modes, the collision offsets and the scene's bounce threshold,
-        tests/test_contact_restitution.py, and an articulation's self-collision switch,
-        tests/test_contact_fet022.py),
-        and the reader says so, once per prim and attribute (``instead``: what counts then)."""
-        v = _attr(prim, name)
-        if v is not None and api not in prim.GetAppliedSchemas():
-            note = (f"{prim.GetPath()}: {name} = {v!r} is authored but {api} is not applied, so PhysX ignores it "
-                    f"({instead}), and so does this reader; apply {api} to the prim for it to count")
-            if note not in self.notes:
-                self.notes.append(note)
-            return None
-        return v
+        """``stage_reader.applied_attr`` into this reader's notes: PhysX reads its attributes only
+        where the API is applied (measured on ovphysx for the material combine modes, the
+        collision offsets and the scene's bounce threshold, tests/test_contact_restitution.py,
+        and an articulation's self-collision switch, tests/test_contact_fet022.py)."""
+        return applied_attr(prim, api, name, instead, self.notes)
 
     def material(self, prim: Usd.Prim, body: str | None) -> MaterialSpec:
         for p in (prim, self.bodies.get(body) if body else None):
