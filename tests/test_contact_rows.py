@@ -73,6 +73,36 @@ def test_free_body_is_a_floating_link_and_a_stage_without_colliders_keeps_the_pl
     assert build_model(_stage("box", 0.1, 0.05, 1.0, (1 / 600,) * 3), contacts=False).collision is None
 
 
+def test_a_contacts_three_responses_are_three_single_solves_bit_for_bit():
+    """A contact's three rows go through H's factor in one pass (``solve_rows3``, in
+    ``contact_response``): each row comes out as ``factor.sparse_solve`` alone leaves it, bit for
+    bit, on a step's factor of a free box whose centre of mass is off its origin (a full 6 x 6
+    block)."""
+    import warp as wp
+
+    st = _stage("box", 0.1, 0.05, 1.0, (1 / 600, 1 / 500, 1 / 400))
+    UsdPhysics.MassAPI(st.GetPrimAtPath("/body")).CreateCenterOfMassAttr(Gf.Vec3f(0.02, -0.01, 0.03))
+    model, solver, _ = _run(st, 0.01, 0.005)
+    K, md, k = model.kernels, model.data, model.data.k
+    assert k == 6
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def probe(md: K.ModelData, ws: wp.array2d(dtype=K.T), ox: int, oy: int):
+        e = wp.tid()
+        K.solve_rows3(md.lp, ws, e, md.o_H, md.o_kH, ox, md.k)
+        for d in range(3):
+            K.sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, oy + d * md.k, 0, md.k)
+
+    row = solver._scratch.ws.numpy()[:1]
+    width = row.shape[1]
+    rhs = np.random.default_rng(3).standard_normal(3 * k).astype(row.dtype)
+    ws = wp.array(np.concatenate([row, rhs[None], rhs[None]], axis=1), dtype=K.T, device=model.device)
+    wp.launch(probe, dim=1, inputs=[md, ws, width, width + 3 * k], device=model.device)
+    out = ws.numpy()[0, width:]
+    assert np.abs(out[:3 * k] - rhs).max() > 0              # it solved something
+    assert np.array_equal(out[:3 * k], out[3 * k:])
+
+
 def test_box_resting_on_the_plane_does_not_sink_or_drift_over_10_s():
     edge, mass, dt = 0.1, 1.0, 1.0 / 60.0
     st = _stage("box", edge, 0.5 * edge, mass, (mass * edge * edge / 6,) * 3, mu=0.5)

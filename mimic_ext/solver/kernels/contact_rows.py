@@ -356,6 +356,47 @@ def build(ns) -> None:
 
 
     @wp.func(inline=False)
+    def solve_rows3(lp: ns.FactorPattern, ws: A2, e: int, o: int, okeep: int, ox: int, rs: int):
+        """``x <- H^+ x`` for a contact's three rows at once (at ``ox``, ``ox + rs``, ``ox + 2 rs``):
+        ``factor.sparse_solve`` over all columns, each of the factor's entries and indices read once
+        for the three."""
+        for q in range(lp.k):
+            x0 = ws[e, ox + q]
+            x1 = ws[e, ox + rs + q]
+            x2 = ws[e, ox + 2 * rs + q]
+            if x0 != T(0.0) or x1 != T(0.0) or x2 != T(0.0):
+                for a in range(lp.colptr[q], lp.colptr[q + 1]):
+                    r = ox + lp.row[a]
+                    L = ws[e, o + a]
+                    ws[e, r] = ws[e, r] - L * x0
+                    ws[e, r + rs] = ws[e, r + rs] - L * x1
+                    ws[e, r + 2 * rs] = ws[e, r + 2 * rs] - L * x2
+            if ws[e, okeep + q] != T(0.0):
+                dq = ws[e, o + q]
+                ws[e, ox + q] = x0 / dq
+                ws[e, ox + rs + q] = x1 / dq
+                ws[e, ox + 2 * rs + q] = x2 / dq
+            else:
+                ws[e, ox + q] = T(0.0)
+                ws[e, ox + rs + q] = T(0.0)
+                ws[e, ox + 2 * rs + q] = T(0.0)
+        for qq in range(lp.k):
+            q = lp.k - 1 - qq
+            if ws[e, okeep + q] != T(0.0):
+                s0 = ws[e, ox + q]
+                s1 = ws[e, ox + rs + q]
+                s2 = ws[e, ox + 2 * rs + q]
+                for a in range(lp.colptr[q], lp.colptr[q + 1]):
+                    r = ox + lp.row[a]
+                    L = ws[e, o + a]
+                    s0 = s0 - L * ws[e, r]
+                    s1 = s1 - L * ws[e, r + rs]
+                    s2 = s2 - L * ws[e, r + 2 * rs]
+                ws[e, ox + q] = s0
+                ws[e, ox + rs + q] = s1
+                ws[e, ox + 2 * rs + q] = s2
+
+    @wp.func(inline=False)
     def contact_response(md: MD, ws: A2, e: int, c: int):
         """Contact c's three rows' responses through C (on this solve's factor) and their own
         responses' inverses. Computed on first use (``needs_response``): a contact that never
@@ -369,7 +410,10 @@ def build(ns) -> None:
             ojr = base + d * rs + n
             for i in range(k):
                 ws[e, ojr + k + i] = ws[e, ojr + i]
-            ns.constrained_response(md, ws, e, ojr + k)
+        solve_rows3(md.lp, ws, e, md.o_H, md.o_kH, base + n + k, rs)
+        if md.m > 0:
+            for d in range(3):
+                ns.loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, base + d * rs + n + k, 0, k)
         wd = V3()
         for d in range(3):          # each row's own response J C J^T, and the response's norm
             acc = T(0.0)
@@ -801,3 +845,4 @@ def build(ns) -> None:
 
     ns.contact_detect, ns.contact_prepare, ns.contact_pass, ns.contact_finish = \
         contact_detect, contact_prepare, contact_pass, contact_finish
+    ns.solve_rows3 = solve_rows3
