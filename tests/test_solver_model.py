@@ -50,6 +50,33 @@ def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():
     assert J.has_api(prim, "SomeUnregisteredAPI") and not J.has_api(prim, "PhysxMimicJointAPI")
 
 
+def test_physx_joint_axis_api_takes_precedence_as_in_omni_physx():
+    """Where PhysxJointAxisAPI:angular is applied, omni.physx takes the velocity cap and armature
+    from its ``physxJointAxis:angular:*`` attributes and not PhysxJointAPI's (usdLoad/Joint.cpp);
+    its friction is a torque, the dynamic effort here (a static one that differs, a viscous
+    coefficient and the PhysxJointAPI values it overrides are named in notes)."""
+    b = StageBuilder()
+    body = b.body("arm", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    j = b.revolute("hinge", None, body, "Z")
+    prim = b.stage.GetPrimAtPath(j)
+    prim.AddAppliedSchema("PhysxJointAPI")
+    prim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(90.0)
+    prim.AddAppliedSchema("PhysxJointAxisAPI:angular")
+    for name, value in (("maxJointVelocity", 45.0), ("armature", 0.3), ("dynamicFrictionEffort", 0.1),
+                        ("staticFrictionEffort", 0.2), ("viscousFrictionCoefficient", 0.05)):
+        prim.CreateAttribute(f"physxJointAxis:angular:{name}", Sdf.ValueTypeNames.Float).Set(value)
+    model = build_model(b.stage)
+    i = model.dof_index(j)
+    # float32 authoring: 1e-6 relative
+    assert model.max_velocity[i] == pytest.approx(45 * DEG, rel=1e-6)
+    assert J.max_velocity_si(prim) == pytest.approx(45 * DEG, rel=1e-6)
+    assert model.armature[i] == pytest.approx(0.3, rel=1e-6)
+    assert model.friction[i] == pytest.approx(0.1, rel=1e-6)
+    for words in ("physxJoint:maxJointVelocity is authored but PhysxJointAxisAPI:angular is applied",
+                  "staticFrictionEffort = 0.2", "viscousFrictionCoefficient is not modelled"):
+        assert any(w.startswith(f"{j}: ") and words in w for w in model.warnings), words
+
+
 def test_units_drives_and_joint_properties_convert_to_si():
     b = StageBuilder(gravity=980.0)
     UsdGeom.SetStageMetersPerUnit(b.stage, 0.01)          # centimetres

@@ -27,6 +27,25 @@ TRANS_DOFS = ("transX", "transY", "transZ")
 #: omni.physx reads only where it is applied (``usdLoad/Joint.cpp``, ``fillJointDesc`` and
 #: ``fillPhysxJointAxisPropertiesDesc``, in NVIDIA-Omniverse/PhysX)
 PHYSX_JOINT_API = "PhysxJointAPI"
+#: PhysX's per-axis joint API (multi-apply, instance ``angular`` or ``linear`` on a 1-DOF joint):
+#: where applied, omni.physx takes maxJointVelocity and armature from it instead of
+#: PhysxJointAPI (the same ``fillPhysxJointAxisPropertiesDesc``), with friction as efforts
+PHYSX_AXIS_API = "PhysxJointAxisAPI"
+
+
+def physx_axis(prim: Usd.Prim) -> str | None:
+    """The ``PhysxJointAxisAPI`` instance that counts on this 1-DOF joint (``angular`` for a
+    revolute, ``linear`` for a prismatic) when applied, else None."""
+    dof = "angular" if prim.IsA(UsdPhysics.RevoluteJoint) else "linear" if prim.IsA(UsdPhysics.PrismaticJoint) \
+        else None
+    return dof if dof and has_api(prim, f"{PHYSX_AXIS_API}:{dof}") else None
+
+
+def physx_joint_attr_name(prim: Usd.Prim, what: str) -> str:
+    """Where PhysX reads ``what`` (``maxJointVelocity`` or ``armature``) on this joint: the
+    per-axis API's attribute where it is applied, else PhysxJointAPI's."""
+    axis = physx_axis(prim)
+    return f"physxJointAxis:{axis}:{what}" if axis else f"physxJoint:{what}"
 
 
 def authored_api_schemas(prim: Usd.Prim) -> list[str]:
@@ -130,13 +149,16 @@ def joint_bodies(prim: Usd.Prim) -> tuple[str | None, str | None]:
 
 
 def max_velocity_si(prim: Usd.Prim) -> float | None:
-    """``physxJoint:maxJointVelocity`` in SI (rad/s from deg/s, or m/s); None when not set.
+    """The joint's PhysX velocity cap in SI (rad/s from deg/s, or m/s); None when not set.
 
-    PhysX reads it in the DOF's USD unit per second, and only where PhysxJointAPI is applied;
-    0 or less, or non-finite, means no cap was authored here.
+    PhysX reads it in the DOF's USD unit per second: ``physxJointAxis:<axis>:maxJointVelocity``
+    where PhysxJointAxisAPI is applied, else ``physxJoint:maxJointVelocity`` where PhysxJointAPI
+    is; 0 or less, or non-finite, means no cap was authored here.
     """
-    attr = prim.GetAttribute("physxJoint:maxJointVelocity")
-    value = attr.Get() if attr and attr.HasAuthoredValue() and has_api(prim, PHYSX_JOINT_API) else None
+    name = physx_joint_attr_name(prim, "maxJointVelocity")
+    attr = prim.GetAttribute(name)
+    counts = name.startswith("physxJointAxis:") or has_api(prim, PHYSX_JOINT_API)
+    value = attr.Get() if attr and attr.HasAuthoredValue() and counts else None
     scale = unit_scale(prim)
     if value is None or scale is None or not math.isfinite(value) or value <= 0:
         return None

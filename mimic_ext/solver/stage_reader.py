@@ -228,6 +228,33 @@ def applied_attr(prim: Usd.Prim, api: str, name: str, instead: str, notes: list[
     return v
 
 
+def _physx_joint_terms(prim: Usd.Prim, notes: list[str]) -> tuple[str | None, str | None, str | None]:
+    """The attributes PhysX takes the joint's velocity cap, Coulomb friction and armature from
+    (None: none counts), as omni.physx picks them (NVIDIA-Omniverse/PhysX, ``usdLoad/Joint.cpp``):
+    PhysxJointAxisAPI's per-axis attributes where it is applied (friction: its
+    ``dynamicFrictionEffort``, a torque or force), else PhysxJointAPI's where that is applied
+    (friction: ``physxJoint:jointFriction``); the notes say what is authored but does not count."""
+    axis = J.physx_axis(prim)
+    if axis is None:
+        api = J.PHYSX_JOINT_API
+        names = ("physxJoint:maxJointVelocity", "physxJoint:jointFriction", "physxJoint:armature")
+        return tuple(n if applied_attr(prim, api, n, why, notes) is not None else None
+                     for n, why in zip(names, ("no velocity cap", "no joint friction", "no armature")))
+    pre = f"physxJointAxis:{axis}:"
+    for old in ("physxJoint:maxJointVelocity", "physxJoint:armature", "physxJoint:jointFriction"):
+        if _attr(prim, old) is not None:
+            notes.append(f"{prim.GetPath()}: {old} is authored but {J.PHYSX_AXIS_API}:{axis} is applied, whose "
+                         f"{pre}* PhysX reads instead, and so does this reader; author the value there")
+    static, dynamic = _attr(prim, pre + "staticFrictionEffort"), _attr(prim, pre + "dynamicFrictionEffort")
+    if static is not None and static != (dynamic or 0.0):
+        notes.append(f"{prim.GetPath()}: {pre}staticFrictionEffort = {static!r} differs from its dynamicFrictionEffort "
+                     f"({dynamic!r}); this solver's Coulomb friction is one bound, the dynamic effort")
+    if (_attr(prim, pre + "viscousFrictionCoefficient") or 0.0) != 0.0:
+        notes.append(f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a drive "
+                     f"damping for a velocity-proportional torque")
+    return pre + "maxJointVelocity", pre + "dynamicFrictionEffort", pre + "armature"
+
+
 def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
@@ -261,19 +288,19 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[
     ang = kind == J.REVOLUTE
     s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
     force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
-    api = J.PHYSX_JOINT_API
-    raw_v = applied_attr(prim, api, "physxJoint:maxJointVelocity", "no velocity cap", notes)
+    v_name, f_name, a_name = _physx_joint_terms(prim, notes)
+    raw_v = _attr(prim, v_name) if v_name else None
     if raw_v is not None and math.isnan(raw_v):
-        raise _bad(prim, "physxJoint:maxJointVelocity", raw_v, "author a number (or remove it for no cap)")
+        raise _bad(prim, v_name, raw_v, "author a number (or remove it for no cap)")
     v = J.max_velocity_si(prim)
     if v is not None:
         spec.max_velocity = v
-    f = applied_attr(prim, api, "physxJoint:jointFriction", "no joint friction", notes)
+    f = _attr(prim, f_name) if f_name else None
     if f is not None:
-        spec.friction = _check_non_negative(prim, "physxJoint:jointFriction", f) * force_scale
-    a = applied_attr(prim, api, "physxJoint:armature", "no armature", notes)
+        spec.friction = _check_non_negative(prim, f_name, f) * force_scale
+    a = _attr(prim, a_name) if a_name else None
     if a is not None:
-        spec.armature = _check_non_negative(prim, "physxJoint:armature", a) * (kgpu * mpu * mpu if ang else kgpu)
+        spec.armature = _check_non_negative(prim, a_name, a) * (kgpu * mpu * mpu if ang else kgpu)
     dof = "angular" if ang else "linear"
     if prim.HasAPI(UsdPhysics.DriveAPI, dof):
         drive = UsdPhysics.DriveAPI(prim, dof)
