@@ -225,6 +225,12 @@ def test_authored_velocity_cap_that_blocks_the_sweep_is_named_in_the_failure():
     assert f"physxJoint:maxJointVelocity on {jf}" in msg
     # cap in SI on the leader: (1 deg/s) / |m| = 0.5 deg/s = 0.0087266 rad/s, printed to 4 digits
     assert "0.008727 rad/s" in msg and "lengthen sweep_seconds" in msg
+    # the same cap on PhysX's per-axis API, which takes precedence: the failure names its attribute
+    prim = b.stage.GetPrimAtPath(jf)
+    prim.AddAppliedSchema("PhysxJointAxisAPI:angular")
+    prim.CreateAttribute("physxJointAxis:angular:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(1.0)
+    (msg,) = run(b.stage).follower(jf).messages
+    assert f"physxJointAxis:angular:maxJointVelocity on {jf}" in msg and "0.008727 rad/s" in msg
 
 
 def test_soft_relation_under_load_fails_the_ratio_check():

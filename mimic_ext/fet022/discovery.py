@@ -78,11 +78,12 @@ class SweptJoint:
     limits: tuple[float, float] | None  # SI, None when unlimited
     drive: Drive | None                 # None: no position drive authored (the plan adds one)
     followers: tuple[str, ...] = ()
-    #: the fastest this joint may move (SI/s): its own physxJoint:maxJointVelocity and each
+    #: the fastest this joint may move (SI/s): its own PhysX velocity cap and each
     #: follower's divided by |gain to this joint| (a cap on either joint acts on both); and
     #: the prim whose cap that is. None when no cap is authored.
     velocity_cap: float | None = None
     velocity_cap_source: str | None = None
+    velocity_cap_attr: str | None = None    # the attribute PhysX reads that cap from, on the source
 
     @property
     def unit(self) -> str:
@@ -244,10 +245,11 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         kind = joints.joint_kind(prim) if prim else None
         scale = (joints.unit_scale(prim) if prim else None) or 1.0
         cap, source = _velocity_cap(stage, path, followers_of[path], leader_of, gain_of)
+        attr = joints.physx_joint_attr_name(_prim(stage, source), "maxJointVelocity") if source else None
         found.swept.append(SweptJoint(
             path=path, kind=kind, scale=scale, limits=joints.limits_si(prim) if prim else None,
             drive=authored_drive(prim), followers=tuple(followers_of[path]),
-            velocity_cap=cap, velocity_cap_source=source))
+            velocity_cap=cap, velocity_cap_source=source, velocity_cap_attr=attr))
     return found
 
 

@@ -133,7 +133,7 @@ def _velocity_cap_reason(pj, cfg: SweepConfig) -> str | None:
     if cap is None or cap * rise >= pj.excursion:
         return None
     si = "m" if pj.joint.kind == joints.PRISMATIC else "rad"
-    return (f"physxJoint:maxJointVelocity on {source} caps the swept joint at {cap:.4g} {si}/s, so it can "
+    return (f"{pj.joint.velocity_cap_attr} on {source} caps the swept joint at {cap:.4g} {si}/s, so it can "
             f"cover at most {cap * rise:.4g} {si} in the sweep's {rise:g} s rise: raise that velocity limit "
             f"(authored in USD units per second: deg/s for a revolute joint) or lengthen sweep_seconds")
 
