@@ -245,7 +245,7 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         kind = joints.joint_kind(prim) if prim else None
         scale = (joints.unit_scale(prim) if prim else None) or 1.0
         cap, source = _velocity_cap(stage, path, followers_of[path], leader_of, gain_of)
-        attr = joints.physx_joint_attr_name(_prim(stage, source), "maxJointVelocity") if source else None
+        attr = joints.physx_joint_attr(_prim(stage, source), "maxJointVelocity") if source else None
         found.swept.append(SweptJoint(
             path=path, kind=kind, scale=scale, limits=joints.limits_si(prim) if prim else None,
             drive=authored_drive(prim), followers=tuple(followers_of[path]),

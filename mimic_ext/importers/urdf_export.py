@@ -506,11 +506,9 @@ class UrdfExporter:
         parts += [f"effort=\"{_f32(effort) if effort else _plain(UNBOUNDED)}\"",
                   f"velocity=\"{_f32(velocity, usd_scale) if velocity else _plain(UNBOUNDED)}\""]
         out.append(f"    <limit {' '.join(parts)}/>")
-        axis = J.physx_axis(prim)           # PhysX's friction: the per-axis effort, else jointFriction with its API
-        friction_attr = prim.GetAttribute(f"physxJointAxis:{axis}:dynamicFrictionEffort" if axis
-                                          else "physxJoint:jointFriction")
-        friction = float(friction_attr.Get()) if friction_attr and friction_attr.Get() \
-            and (axis or J.has_api(prim, J.PHYSX_JOINT_API)) else 0.0
+        friction_name = J.physx_joint_attr(prim, "friction")       # where PhysX reads it, if anywhere
+        friction_attr = prim.GetAttribute(friction_name) if friction_name else None
+        friction = float(friction_attr.Get()) if friction_attr and friction_attr.Get() else 0.0
         _finite(prim, "joint friction", friction)
         if damping or friction:
             out.append(f"    <dynamics damping=\"{_f32(damping, 1 / usd_scale)}\" friction=\"{_f32(friction)}\"/>")

@@ -41,11 +41,21 @@ def physx_axis(prim: Usd.Prim) -> str | None:
     return dof if dof and has_api(prim, f"{PHYSX_AXIS_API}:{dof}") else None
 
 
-def physx_joint_attr_name(prim: Usd.Prim, what: str) -> str:
-    """Where PhysX reads ``what`` (``maxJointVelocity`` or ``armature``) on this joint: the
-    per-axis API's attribute where it is applied, else PhysxJointAPI's."""
+#: each joint term PhysX reads: (PhysxJointAPI's attribute, the per-axis API's attribute name)
+PHYSX_JOINT_TERMS = {"maxJointVelocity": ("physxJoint:maxJointVelocity", "maxJointVelocity"),
+                     "armature": ("physxJoint:armature", "armature"),
+                     "friction": ("physxJoint:jointFriction", "dynamicFrictionEffort")}
+
+
+def physx_joint_attr(prim: Usd.Prim, term: str) -> str | None:
+    """The attribute PhysX reads the joint's ``term`` (``maxJointVelocity``, ``armature`` or
+    ``friction``) from: the per-axis API's where PhysxJointAxisAPI is applied, else
+    PhysxJointAPI's where that is applied; None where neither is (nothing counts)."""
+    joint_attr, axis_attr = PHYSX_JOINT_TERMS[term]
     axis = physx_axis(prim)
-    return f"physxJointAxis:{axis}:{what}" if axis else f"physxJoint:{what}"
+    if axis:
+        return f"physxJointAxis:{axis}:{axis_attr}"
+    return joint_attr if has_api(prim, PHYSX_JOINT_API) else None
 
 
 def authored_api_schemas(prim: Usd.Prim) -> list[str]:
@@ -155,10 +165,9 @@ def max_velocity_si(prim: Usd.Prim) -> float | None:
     where PhysxJointAxisAPI is applied, else ``physxJoint:maxJointVelocity`` where PhysxJointAPI
     is; 0 or less, or non-finite, means no cap was authored here.
     """
-    name = physx_joint_attr_name(prim, "maxJointVelocity")
-    attr = prim.GetAttribute(name)
-    counts = name.startswith("physxJointAxis:") or has_api(prim, PHYSX_JOINT_API)
-    value = attr.Get() if attr and attr.HasAuthoredValue() and counts else None
+    name = physx_joint_attr(prim, "maxJointVelocity")
+    attr = prim.GetAttribute(name) if name else None
+    value = attr.Get() if attr and attr.HasAuthoredValue() else None
     scale = unit_scale(prim)
     if value is None or scale is None or not math.isfinite(value) or value <= 0:
         return None

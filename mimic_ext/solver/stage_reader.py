@@ -235,24 +235,25 @@ def _physx_joint_terms(prim: Usd.Prim, notes: list[str]) -> tuple[str | None, st
     ``dynamicFrictionEffort``, a torque or force), else PhysxJointAPI's where that is applied
     (friction: ``physxJoint:jointFriction``); the notes say what is authored but does not count."""
     axis = J.physx_axis(prim)
-    if axis is None:
-        api = J.PHYSX_JOINT_API
-        names = ("physxJoint:maxJointVelocity", "physxJoint:jointFriction", "physxJoint:armature")
-        return tuple(n if applied_attr(prim, api, n, why, notes) is not None else None
-                     for n, why in zip(names, ("no velocity cap", "no joint friction", "no armature")))
-    pre = f"physxJointAxis:{axis}:"
-    for old in ("physxJoint:maxJointVelocity", "physxJoint:armature", "physxJoint:jointFriction"):
-        if _attr(prim, old) is not None:
+    terms = (("maxJointVelocity", "no velocity cap"), ("friction", "no joint friction"), ("armature", "no armature"))
+    for term, instead in terms:
+        old = J.PHYSX_JOINT_TERMS[term][0]
+        if axis is None:
+            applied_attr(prim, J.PHYSX_JOINT_API, old, instead, notes)      # notes it where the API is missing
+        elif _attr(prim, old) is not None:
             notes.append(f"{prim.GetPath()}: {old} is authored but {J.PHYSX_AXIS_API}:{axis} is applied, whose "
-                         f"{pre}* PhysX reads instead, and so does this reader; author the value there")
-    static, dynamic = _attr(prim, pre + "staticFrictionEffort"), _attr(prim, pre + "dynamicFrictionEffort")
-    if static is not None and static != (dynamic or 0.0):
-        notes.append(f"{prim.GetPath()}: {pre}staticFrictionEffort = {static!r} differs from its dynamicFrictionEffort "
-                     f"({dynamic!r}); this solver's Coulomb friction is one bound, the dynamic effort")
-    if (_attr(prim, pre + "viscousFrictionCoefficient") or 0.0) != 0.0:
-        notes.append(f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a drive "
-                     f"damping for a velocity-proportional torque")
-    return pre + "maxJointVelocity", pre + "dynamicFrictionEffort", pre + "armature"
+                         f"physxJointAxis:{axis}:* PhysX reads instead, and so does this reader; author the value there")
+    if axis is not None:
+        pre = f"physxJointAxis:{axis}:"
+        static, dynamic = _attr(prim, pre + "staticFrictionEffort"), _attr(prim, pre + "dynamicFrictionEffort")
+        if static is not None and static != (dynamic or 0.0):
+            notes.append(f"{prim.GetPath()}: {pre}staticFrictionEffort = {static!r} differs from its "
+                         f"dynamicFrictionEffort ({dynamic!r}); this solver's Coulomb friction is one bound, the "
+                         f"dynamic effort")
+        if (_attr(prim, pre + "viscousFrictionCoefficient") or 0.0) != 0.0:
+            notes.append(f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a "
+                         f"drive damping for a velocity-proportional torque")
+    return tuple(J.physx_joint_attr(prim, term) for term, _ in terms)
 
 
 def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
