@@ -117,24 +117,21 @@ def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo
 @wp.func
 def finite_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
                 reach0: float, sc: CollisionScratch, out: ContactBuffer, e: int, s: int, t: int):
-    """One candidate pair of finite shapes (small or big): (collided, filtered, skipped as still
-    far apart), each 0 or 1. Collided when the bounds meet and, grown by the offsets, lie within
-    the pair's margin."""
+    """One candidate pair of finite shapes (small or big): its counts (collided, filtered, skipped
+    as still far apart), each 0 or 1. Collided when the bounds meet and, grown by the offsets, lie
+    within the pair's margin."""
     lo = sc.lo
     hi = sc.hi
-    hit = int(0)
-    filt = int(0)
-    skip = int(0)
+    counts = wp.vec3i(0)
     if boxes_overlap(lo, hi, e, s, t):
         if filtered(cd, s, t):
-            filt = 1
+            counts = wp.vec3i(0, 1, 0)
         else:
             mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, False)
             # the bounds grown by the offsets overlap; apart by more than the margin?
             if box_gap(lo, hi, e, s, t) + cd.shapes[s].offset + cd.shapes[t].offset <= mg:
-                hit = 1
-                skip = narrow(cd, sc, out, e, s, t, mg)
-    return hit, filt, skip
+                counts = wp.vec3i(1, 0, narrow(cd, sc, out, e, s, t, mg))
+    return counts
 
 
 @wp.func
@@ -157,9 +154,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     out.count[e] = 0
     out.lost[e] = 0
     n_cand = int(0)
-    n_hit = int(0)
-    n_filt = int(0)
-    n_skip = int(0)
+    counts = wp.vec3i(0)        # collided, filtered, skipped
     shape_bounds(cd, frame_R, frame_p, sc, e)
     if cd.n_small <= ALL_PAIRS_MAX:
         for a in range(cd.n_small):
@@ -170,10 +165,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                     s = cd.small[b]
                     t = cd.small[a]
                 n_cand = n_cand + 1
-                hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
-                n_hit = n_hit + hit
-                n_filt = n_filt + filt
-                n_skip = n_skip + skip
+                counts = counts + finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
     else:
         insert_cells(cd, sc, e)
         for k in range(cd.n_small * 8):
@@ -190,10 +182,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                 if t > s and wp.vec3i(en[1], en[2], en[3]) == c:
                     if cell_of(wp.max(lo[e, s], lo[e, t]), cd.inv_cell) == c:
                         n_cand = n_cand + 1
-                        hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
-                        n_hit = n_hit + hit
-                        n_filt = n_filt + filt
-                        n_skip = n_skip + skip
+                        counts = counts + finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
                 it = nxt[e, it]
     # shapes too big for the cells, and planes, against every (other) finite shape
     for k in range((cd.n_big + cd.n_planes) * cd.n_shapes):
@@ -211,16 +200,12 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
                 mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, True)
                 if near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, wp.max(shapes[s].offset, mg - st.offset)):
                     if filtered(cd, s, t):
-                        n_filt = n_filt + 1
+                        counts = counts + wp.vec3i(0, 1, 0)
                     else:
-                        n_hit = n_hit + 1
-                        n_skip = n_skip + narrow(cd, sc, out, e, s, t, mg)
+                        counts = counts + wp.vec3i(1, 0, narrow(cd, sc, out, e, s, t, mg))
             else:
-                hit, filt, skip = finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
-                n_hit = n_hit + hit
-                n_filt = n_filt + filt
-                n_skip = n_skip + skip
-    out.stats[e] = wp.vec4i(n_cand, n_hit, n_filt, n_skip)
+                counts = counts + finite_pair(cd, frame_p, frame_move, reach0, sc, out, e, s, t)
+    out.stats[e] = wp.vec4i(n_cand, counts[0], counts[1], counts[2])
 
 
 #: a ``reach0`` that keeps every pair's margin at its contact offsets
