@@ -2,8 +2,8 @@
 
 Everything a worker needs that is slow to load is loaded here once: USD and its schema
 plugins, numpy, Warp and the solver. For CPU sweeps Warp is also initialised and the
-solver's kernel modules loaded from the on-disk cache (CUDA is never initialised before
-a fork: a forked child could not use it).
+solver's float32 kernel module loaded from the on-disk cache, or compiled into it when cold
+(CUDA is never initialised before a fork: a forked child could not use it).
 """
 
 import ctypes.util
@@ -34,8 +34,10 @@ if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") 
         init_warp()                       # without the CUDA-driver warning
         from mimic_ext.solver.kernels import kernels
 
-        kernels("float32")                # registered, so that force_load loads (or compiles) them
         announce_cold_compile("cpu")
-        wp.force_load(device="cpu")
+        # the sweep's module alone: wp.force_load() would also compile every other registered
+        # module (the collision module collide() uses, Warp's own, one per kernel file), some
+        # 6 s of a cold start that no worker runs
+        wp.load_module(wp.get_module(kernels("float32").module), device="cpu")
     except Exception:  # noqa: BLE001  (preloading is an optimisation: workers load on demand)
         pass
