@@ -38,13 +38,10 @@ def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespa
     ns = SimpleNamespace(name=precision, module=module, contacts=bool(contacts), **_TYPES[precision])
     # forward only: the solver never differentiates through a step, and adjoints would triple the code
     wp.get_module(ns.module).options["enable_backward"] = False
-    # loops left rolled (clang unrolls what pays) and, for the plain modules, no precompiled header (Warp
-    # builds one per process; a contact model's process also compiles the collision module, which keeps
-    # it): single cold compiles at light load measured about 1 s less for each, interleaved ones under
-    # load no difference beyond the noise (docs/solver.md, Performance)
+    # loops left rolled (clang unrolls what pays). Warp's precompiled header is not set here: Warp 1.19
+    # takes that switch from warp.config for every module, overwriting a module's own option, and
+    # hashes it into every module's cache key (docs/solver.md, Performance)
     wp.get_module(ns.module).options["max_unroll"] = 0
-    if not contacts:
-        wp.get_module(ns.module).options["use_precompiled_headers"] = False
     parts = [spatial.build, structs.build, factor.build, dynamics.build, rows.build, step.build]
     if contacts:        # the contact struct before the scratch that holds it, the rows before the step
         parts[1:1] = [contact_rows.build_structs]
