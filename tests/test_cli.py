@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics
 
+import mimic_ext
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
 ROBOTIQ = SHARED / "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda"
@@ -213,7 +215,7 @@ def test_help_loads_neither_usd_nor_numpy_nor_warp():
 
 def test_python_dash_m_mimic_ext_is_the_command():
     r = subprocess.run([sys.executable, "-m", "mimic_ext", "--version"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "mimic-ext 0.1.0"
+    assert r.returncode == 0 and r.stdout.strip() == f"mimic-ext {mimic_ext.__version__}"
     r = subprocess.run([sys.executable, "-m", "mimic_ext", "list", ROOT / "data" / "geared_pair.usda"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "gear_follower" in r.stdout
