@@ -1,5 +1,9 @@
-"""FET022 settings: the YAML defaults and the dataclass agree; user files and flags override them."""
+"""FET022 settings: the packaged YAML and the dataclass agree; named user files and flags override them."""
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,22 +13,19 @@ from mimic_ext.errors import MimicInputError
 from mimic_ext.fet022 import config as cfgmod
 from mimic_ext.fet022.config import SweepConfig, load_config
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 def _as_yaml_values(cfg: SweepConfig) -> dict:
     d = cfg.to_dict()
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
 
-def test_project_yaml_and_dataclass_defaults_agree():
-    raw = yaml.safe_load((ROOT / "config" / "fet022.yaml").read_text())
+def test_packaged_yaml_and_dataclass_defaults_agree():
+    raw = yaml.safe_load(cfgmod.DEFAULTS_TEMPLATE.read_text())
     defaults = _as_yaml_values(SweepConfig())
     assert set(raw) == set(defaults), "every setting lives in both places, and only those"
     for key, value in raw.items():
         # exact equality: both are the same literal decimal numbers (240 and 240.0 compare equal)
         assert value == defaults[key], key
-    assert cfgmod.PROJECT_CONFIG == ROOT / "config" / "fet022.yaml"
+    assert cfgmod.DEFAULTS_TEMPLATE.parent == Path(cfgmod.__file__).parent   # ships in the wheel
 
 
 def test_defaults_are_the_public_test_values():
@@ -52,9 +53,37 @@ def test_runs_past_the_step_bound_are_refused_before_any_work(flags):
     assert f"at most {cfgmod.MAX_STEPS:,}" in msg and "\n" not in msg
 
 
-def test_installed_package_falls_back_to_the_dataclass(monkeypatch, tmp_path):
-    monkeypatch.setattr(cfgmod, "PROJECT_CONFIG", tmp_path / "absent" / "fet022.yaml")
-    assert load_config() == SweepConfig()
+def test_defaults_do_not_depend_on_where_the_package_sits(monkeypatch, tmp_path):
+    """A checkout, a wheel and a Kit folder run one set of defaults: a config/fet022.yaml beside
+    the package (where a checkout once kept one, and which used to be read) is never read."""
+    root = tmp_path / "checkout"
+    shutil.copytree(Path(cfgmod.__file__).parents[1], root / "mimic_ext",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "config").mkdir()
+    (root / "config" / "fet022.yaml").write_text("gear_ratio_tolerance: 0.5\n")
+    env = {k: v for k, v in os.environ.items() if k != cfgmod.CONFIG_ENV}
+    env["PYTHONPATH"] = str(root)
+    out = subprocess.run([sys.executable, "-c", "import mimic_ext.fet022.config as c; "
+                          "print(c.__file__, c.load_config().gear_ratio_tolerance)"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    where, tolerance = out.stdout.split()
+    assert Path(where).is_relative_to(root) and float(tolerance) == SweepConfig().gear_ratio_tolerance
+
+
+def test_a_file_named_by_the_environment_is_read_under_the_flags(monkeypatch, tmp_path):
+    env_file = tmp_path / "site.yaml"
+    env_file.write_text("gear_ratio_tolerance: 0.2\nsweep_seconds: 3.0\n")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("sweep_seconds: 4.0\n")
+    monkeypatch.setenv(cfgmod.CONFIG_ENV, str(env_file))
+    assert load_config().gear_ratio_tolerance == 0.2 and cfgmod.as_config(None).sweep_seconds == 3.0
+    c = load_config(mine, gear_ratio_tolerance=0.05)       # --config over the variable, flags over both
+    assert (c.gear_ratio_tolerance, c.sweep_seconds) == (0.05, 4.0)
+    env_file.write_text("gear_ratio_tol: 1\n")
+    with pytest.raises(MimicInputError) as info:
+        load_config()
+    assert cfgmod.CONFIG_ENV in str(info.value) and "gear_ratio_tol" in str(info.value)
 
 
 def test_user_file_then_overrides(tmp_path):

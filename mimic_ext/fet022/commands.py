@@ -54,9 +54,10 @@ def add_commands(subparsers) -> None:
     p.add_argument("stages", nargs="+", metavar="STAGE_OR_FOLDER",
                    help="USD files, or folders whose USD files are all swept (one level deep)")
     p.add_argument("--recursive", action="store_true", help="also sweep USD files in sub-folders")
-    p.add_argument("--config", metavar="FILE", help="YAML file of settings over config/fet022.yaml's defaults")
+    p.add_argument("--config", metavar="FILE", help="YAML file of settings over the defaults (and over the file MIMIC_EXT_FET022_CONFIG names); "
+                   "mimic_ext/fet022/fet022.yaml lists every setting")
     p.add_argument("--tolerance", type=_positive, metavar="X",
-                   help="gear_ratio_tolerance: allowed |ratio - |gearing||, relative to |gearing| by default (0.10)")
+                   help="gear_ratio_tolerance: allowed |ratio - |gearing|| (absolute by default, as the harness; 0.10)")
     p.add_argument("--tolerance-mode", choices=("relative", "absolute"),
                    help="relative: error/|gearing| <= X; absolute: error <= X in the authored units")
     p.add_argument("--sweep-seconds", type=_positive, metavar="S", help="duration of the lo->hi->lo sweep (s)")

@@ -1,23 +1,27 @@
-"""FET022 sweep parameters: one dataclass holding the defaults, read over by YAML files.
+"""FET022 sweep parameters: one dataclass holding the defaults, read over by named YAML files.
 
-The defaults live here once (so an installed package works without the project tree);
-``config/fet022.yaml`` at the project root carries the same values for people to read
-and edit, and a test keeps the two equal. A user file (``--config``) and command-line
-flags override them, in that order.
+The defaults live here once, so a checkout, a wheel and a Kit folder run the same sweep.
+``fet022.yaml`` beside this module lists the same values for people to read and copy (a test
+keeps the two equal); it is never read implicitly. A user file is read only when named: the
+``MIMIC_EXT_FET022_CONFIG`` environment variable, then ``--config`` (or ``path``), then
+command-line flags override, in that order.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import MimicInputError
 
-#: ``config/fet022.yaml`` beside the package in a source checkout (absent when installed).
-PROJECT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "fet022.yaml"
+#: The defaults written out as YAML, shipped in the package for people to read and copy.
+DEFAULTS_TEMPLATE = Path(__file__).with_name("fet022.yaml")
+#: Names a user's settings file, read under ``--config`` (a Kit app or a CI job sets it once).
+CONFIG_ENV = "MIMIC_EXT_FET022_CONFIG"
 
 TOLERANCE_MODES = ("absolute", "relative")
 #: What the verdict compares with |gearing|: the public harness's peak-to-peak motion ratio,
@@ -224,10 +228,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> SweepConfig:
-    """Defaults, then the project's ``config/fet022.yaml`` (when present), then ``path``, then overrides."""
+    """Defaults, then the file ``MIMIC_EXT_FET022_CONFIG`` names (when set), then ``path``, then overrides."""
     cfg = SweepConfig()
-    if PROJECT_CONFIG.is_file():
-        cfg = from_mapping(read_yaml(PROJECT_CONFIG), cfg, source=str(PROJECT_CONFIG))
+    env_path = os.environ.get(CONFIG_ENV, "").strip()
+    if env_path:
+        cfg = from_mapping(read_yaml(env_path), cfg, source=f"{env_path} (from {CONFIG_ENV})")
     if path is not None:
         cfg = from_mapping(read_yaml(path), cfg, source=str(path))
     if overrides:
