@@ -1,4 +1,4 @@
-"""The affine forest of hard mimic relations (SOLVER_NOTES section 2).
+"""The affine forest of hard mimic relations (docs/solver_design.md, section 2).
 
 Both the validator and the solver must agree on which relations are chains, redundant
 (duplicates, reciprocals, consistent cycles) or impossible (contradicting offsets, a

@@ -1,6 +1,6 @@
 """Warp articulation solver that holds every mimic relation and loop closure exactly
 (projection onto the relations' null space plus an exact loop solve; see docs/solver.md and
-../shared/docs/SOLVER_NOTES.md)."""
+docs/solver_design.md)."""
 
 from .errors import (LoopConflictError, MimicConflictError, MimicParticipantError, NonFiniteStateError,
                      StageValueError, StepInProgressError, StepInputError, UnsupportedStageError)

@@ -1,4 +1,4 @@
-"""The relations as a projection ``u = S v + u0`` (SOLVER_NOTES sections 2-4), built in Python.
+"""The relations as a projection ``u = S v + u0`` (docs/solver_design.md, sections 2-4), built in Python.
 
 The kernel only needs, per DOF, its root column and gain (``S`` has one nonzero per row),
 the offset to measure the position error, and, per relation, how to read its impulse back
@@ -94,7 +94,7 @@ class Projection:
         """(relation, DOF) pairs: solve ``mu_relation`` from that DOF's residual, in this order.
 
         The active relations form a forest over the DOFs; peeling leaves leaves exactly one
-        unknown impulse per equation (SOLVER_NOTES section 4, generalised to any tree shape).
+        unknown impulse per equation (docs/solver_design.md, section 4, generalised to any tree shape).
         """
         active = [i for i, k in enumerate(self.kinds) if k == ACTIVE_ROW]
         incident: dict[int, set[int]] = {}
