@@ -50,6 +50,7 @@ def mechanism_block(pkg: str, name: str, n: int):
     """A function running k steps of the mechanism (returns this thread's CPU seconds)."""
     import warp as wp
 
+    from benchmarks import grasp_scene as G
     from benchmarks import mechanisms as M
     from benchmarks import peers as P
     S = importlib.import_module(pkg + ".solver")
@@ -57,7 +58,7 @@ def mechanism_block(pkg: str, name: str, n: int):
     stage, paths = M.usd_stage(mech)
     model = S.build_model(stage, num_envs=n, fix_base=True)
     solver, state = S.Solver(model, threads=1), model.state()
-    sched = np.repeat(model.control().joint_target_pos.numpy()[None], P.TABLE_STEPS, axis=0)
+    sched = np.repeat(G.position_targets(model.control()).numpy()[None], P.TABLE_STEPS, axis=0)
     sched[:, :, [model.dof_index(paths[j]) for j in mech.driven]] = P.schedule(mech, n)
     sched = sched.astype(np.float32 if model.precision == "float32" else np.float64)
 

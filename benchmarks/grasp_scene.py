@@ -37,6 +37,13 @@ GRIP_KP, GRIP_KD, GRIP_FMAX, GRIP_TARGET = 100.0, 10.0, 5.0, 0.8   # Menagerie's
 LEADER, FOLLOWER = "left_driver_joint", "right_driver_joint"        # our importer's relation
 
 
+def position_targets(control):
+    """A Control's position targets under either version's name (``ab_kernels.py`` runs a git
+    ref's package beside the tree's: ``joint_target_q`` since 0.2, ``joint_target_pos`` before)."""
+    targets = getattr(control, "joint_target_q", None)
+    return control.joint_target_pos if targets is None else targets
+
+
 def steps(hold: float = HOLD) -> int:
     return int(round((T_CLOSE + T_LIFT + hold) / DT))
 
@@ -100,11 +107,11 @@ class OursGrasp:
         self.solver = Solver(m, threads=threads)
         self.box_q = len(m.joints) + 7 * m.base_bodies.index(self.result.body_paths["box"])
         self.a, self.b, self.control = m.state(), m.state(), m.control()
-        self.targets = self.control.joint_target_pos.numpy()     # (N, dofs): the last step's position targets
+        self.targets = position_targets(self.control).numpy()     # (N, dofs): the last step's position targets
 
     def step(self, i: int) -> None:
         self.targets[:, self.lift] = lift_target(i)
-        self.control.joint_target_pos.assign(self.targets)
+        position_targets(self.control).assign(self.targets)
         self.solver.step(self.a, self.b, self.control, DT)
         self.a, self.b = self.b, self.a
 

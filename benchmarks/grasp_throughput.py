@@ -190,16 +190,14 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
     g, m = ours.g, ours.g.model
     state = {k: getattr(g.a, k).numpy().copy() for k in ("joint_q", "joint_qd", "joint_turns")}
     warm = {k: getattr(g.solver._scratch.cx, k).numpy().copy() for k in ("prev_shapes", "prev_point", "prev_imp", "prev_n")}
-    passes = m.contact_iterations
+    passes = g.solver.contact_iterations
     plain = build_model(g.result.stage, num_envs=n, contacts=False)
     ps, pa, pb, pc = Solver(plain), plain.state(), plain.state(), plain.control()
     frames = {}
 
     def contact_step(iters: int):
         def run() -> None:
-            m.contact_iterations = iters
-            m.sync()
-            g.solver._alloc()       # the step's scratch for the synced model (else allocated at its first step)
+            g.solver.set_options(contact_iterations=iters)      # a fresh scratch, restored below
             for k, v in state.items():
                 getattr(g.a, k).assign(v)
             for k, v in warm.items():
@@ -239,8 +237,7 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
         for k, run in variants.items():
             times[k].append(run() / (n * steps) * 1e6)
     med = {k: float(np.median(v)) for k, v in times.items()}
-    m.contact_iterations = passes
-    m.sync()
+    g.solver.set_options(contact_iterations=passes)
     print(f"phases at N={n} (us CPU per env-step, medians of {rounds} interleaved rounds of {steps} steps):")
     for k, v in med.items():
         print(f"  {k:55s} {v:8.1f}")

@@ -110,11 +110,11 @@ class Ours(Runner):
         self.cols = [self.model.dof_index(paths[j]) for j in mech.joints]
         driven = [self.model.dof_index(paths[j]) for j in mech.driven]
         self.s0, self.s1, self.ctl = self.model.state(), self.model.state(), self.model.control()
-        base = self.ctl.joint_target_pos.numpy()
+        base = self.ctl.joint_target_q.numpy()
         full = np.repeat(base[None], TABLE_STEPS, axis=0)
         full[:, :, driven] = self.table
         self.full = full.astype(np.float32)
-        self.view = self.ctl.joint_target_pos.numpy()     # CPU: a view of the Warp array
+        self.view = self.ctl.joint_target_q.numpy()     # CPU: a view of the Warp array
         self._wp = wp
 
     def advance(self, n):

@@ -89,12 +89,12 @@ def loop_gap() -> None:
         j = model.dof_index("/Robotiq_2F_85/Robotiq_2F_85/Joints/finger_joint")
         solver = Solver(model)
         s0, s1, c = model.state(), model.state(), model.control()
-        tp = c.joint_target_pos.numpy()
+        tp = c.joint_target_q.numpy()
         lo, hi = model.lower[j], model.upper[j]
         worst = 0.0
         for i in range(2 * fps):
             tp[:, j] = lo + (hi - lo) * (0.1 + 0.8 * math.sin(math.pi * i / (2 * fps)) ** 2)
-            c.joint_target_pos.assign(tp)
+            c.joint_target_q.assign(tp)
             solver.step(s0, s1, c, 1.0 / fps)
             s0, s1 = s1, s0
             worst = max(worst, closure_gaps(model, stage, s0.joint_q.numpy()[0].astype(float)))

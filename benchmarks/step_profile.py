@@ -27,7 +27,7 @@ directory, each copy its own package and Warp module) with a ``return`` after ea
 phase is the difference of the least CPU time per env-step of consecutive cuts.
 
 ``--coupling``: what computing the relations' coupling impulses in every step costs, on the
-same three rows: each stepped (``step_many``, one thread) with ``Model.coupling_every_step``
+same three rows: each stepped (``step_many``, one thread) with ``Solver.coupling_every_step``
 on and off (the default: on demand, in ``mimic_rows()``), interleaved rounds, CPU medians.
 """
 
@@ -258,8 +258,7 @@ def coupling(rounds: int, block_s: float) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 r = P.make("step_many", mech, n)
-            r.model.coupling_every_step = every
-            r.model.sync()
+            r.solver.set_options(coupling_every_step=every)
             r.timed(2)
             est = max(r.timed(4)[1] / 4, 1e-7)
             runs[(label, every)] = (r, n, int(max(2, round(block_s / 3 / est))))

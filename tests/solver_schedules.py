@@ -33,7 +33,7 @@ def model_of(path: Path, num_envs: int):
 
 def schedule(model, steps: int) -> np.ndarray:
     """Position targets (steps, num_envs, dof_count): the stage's own, driven joints swept."""
-    base = model.control().joint_target_pos.numpy()
+    base = model.control().joint_target_q.numpy()
     out = np.repeat(base[None], steps, axis=0)
     n = model.num_envs
     for j in np.flatnonzero(model.has_drive):
@@ -53,7 +53,7 @@ def step_through(solver, model, targets: np.ndarray, sample_every: int):
     a, b, c = model.state(), model.state(), model.control()
     samples = []
     for k in range(targets.shape[0]):
-        c.joint_target_pos.assign(targets[k])
+        c.joint_target_q.assign(targets[k])
         solver.step(a, b, c, DT)
         a, b = b, a
         if (k + 1) % sample_every == 0:

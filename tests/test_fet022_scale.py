@@ -67,7 +67,7 @@ def _reference(stage, plan, watch, rels):
             model.set_drive(pj.path, pj.drive.stiffness, pj.drive.damping, pj.drive.max_force)
     solver = Solver(model, threads=1)
     state = model.state()
-    table = np.repeat(model.control().joint_target_pos.numpy()[None], plan.total_steps, axis=0)
+    table = np.repeat(model.control().joint_target_q.numpy()[None], plan.total_steps, axis=0)
     table[:, :, [model.dof_index(pj.path) for pj in plan.joints]] = plan.target_block(0, plan.total_steps)
     after = plan.sample_steps[plan.sample_steps > 0]
     q = solver.step_many(state, table, plan.dt, sample_after=after).numpy().astype(float)

@@ -139,8 +139,7 @@ def test_the_grasp_solve_converges_within_four_passes(scene):
     tracks = {}
     for passes in (4, 64):
         o = G.OursGrasp(scene)
-        o.model.contact_iterations = passes
-        o.model.sync()
+        o.solver.set_options(contact_iterations=passes)
         s0, track = G.lift_start(), []
         for i in range(s0 + int(round((G.T_LIFT + 1.0) / G.DT))):
             o.step(i)

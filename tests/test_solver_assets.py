@@ -51,7 +51,7 @@ def _sweep(model, seconds=1.5, fps=240, settle=40):
             model.set_drive(path, stiffness=50.0, damping=2.0)
     solver = Solver(model)
     s0, s1, ctl = model.state(), model.state(), model.control()
-    target = ctl.joint_target_pos.numpy()
+    target = ctl.joint_target_q.numpy()
     steps = int(seconds * fps)
     worst = 0.0
     for i in range(steps):
@@ -62,7 +62,7 @@ def _sweep(model, seconds=1.5, fps=240, settle=40):
                 lo, hi = -0.5, 0.5
             mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
             target[:, j] = mid - 0.8 * half + 1.6 * half * x
-        ctl.joint_target_pos.assign(target)
+        ctl.joint_target_q.assign(target)
         solver.step(s0, s1, ctl, 1.0 / fps)
         s0, s1 = s1, s0
         if i >= settle:
@@ -118,12 +118,12 @@ def test_no_drift_over_10000_steps():
     solver = Solver(model)
     s0, s1, ctl = model.state(), model.state(), model.control()
     j = model.dof_index("/Gears/Joints/gear_leader")
-    target = ctl.joint_target_pos.numpy()
+    target = ctl.joint_target_q.numpy()
     r = model.projection.rows[0]
     worst = 0.0
     for i in range(10_000):
         target[0, j] = 0.9 * math.sin(2 * math.pi * i / 700)
-        ctl.joint_target_pos.assign(target)
+        ctl.joint_target_q.assign(target)
         solver.step(s0, s1, ctl, 1.0 / 240)
         s0, s1 = s1, s0
         if i % 100 == 99:
@@ -146,12 +146,12 @@ def test_batched_environments_match_single_environment_bitwise():
     def run(model, idx):
         solver = Solver(model)
         s0, s1, ctl = model.state(), model.state(), model.control()
-        tp = ctl.joint_target_pos.numpy()
-        ef = ctl.joint_effort.numpy()
+        tp = ctl.joint_target_q.numpy()
+        ef = ctl.joint_f.numpy()
         tp[:, j] = targets[idx]
         ef[:, j] = efforts[idx]
-        ctl.joint_target_pos.assign(tp)
-        ctl.joint_effort.assign(ef)
+        ctl.joint_target_q.assign(tp)
+        ctl.joint_f.assign(ef)
         for _ in range(steps):
             solver.step(s0, s1, ctl, 1.0 / 240)
             s0, s1 = s1, s0

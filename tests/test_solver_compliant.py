@@ -142,9 +142,9 @@ def test_static_stiffness_is_w2_meff_whatever_the_leader_drive(kp):
     model = build_model(b.stage)
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[:, model.dof_index(fol)] = tau
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     for _ in range(1200):
         solver.step(s0, s1, c, 1.0 / 60)
         s0, s1 = s1, s0

@@ -1,5 +1,5 @@
 """The relations' coupling impulses computed on demand (``Solver.mimic_rows()``) equal those
-the step computes itself (``Model.coupling_every_step``), bitwise: the on-demand kernel runs the
+the step computes itself (``Solver.coupling_every_step``), bitwise: the on-demand kernel runs the
 step's own ``coupling_impulses`` on the work space the last step left, so no tolerance.
 """
 
@@ -27,9 +27,7 @@ STEPS = 40
 def _pair(path: Path, threads: int):
     lazy = model_of(path, N)
     eager = model_of(path, N)
-    eager.coupling_every_step = True
-    eager.sync()
-    return (lazy, Solver(lazy, threads=threads)), (eager, Solver(eager, threads=threads))
+    return (lazy, Solver(lazy, threads=threads)), (eager, Solver(eager, threads=threads, coupling_every_step=True))
 
 
 def _impulses(solver) -> list[np.ndarray]:
@@ -40,14 +38,14 @@ def _impulses(solver) -> list[np.ndarray]:
 @pytest.mark.parametrize("path", [LINKAGE, ROOT / "data" / "rack_and_pinion.usda"], ids=lambda p: p.stem)
 def test_on_demand_impulses_are_the_steps_own_after_every_step(path, threads):
     (lazy, ls), (eager, es) = _pair(path, threads)
-    assert lazy.data.coupling_in_step == 0 and eager.data.coupling_in_step == 1
+    assert ls._data.coupling_in_step == 0 and es._data.coupling_in_step == 1
     targets = schedule(lazy, STEPS)
     la, lb, lc = lazy.state(), lazy.state(), lazy.control()
     ea, eb, ec = eager.state(), eager.state(), eager.control()
     seen = 0.0
     for k in range(STEPS):
-        lc.joint_target_pos.assign(targets[k])
-        ec.joint_target_pos.assign(targets[k])
+        lc.joint_target_q.assign(targets[k])
+        ec.joint_target_q.assign(targets[k])
         ls.step(la, lb, lc, DT)
         es.step(ea, eb, ec, DT)
         la, lb, ea, eb = lb, la, eb, ea

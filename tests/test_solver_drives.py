@@ -140,9 +140,9 @@ def test_isaac_2f85_without_its_velocity_cap_settles(fps):
     model.sync()
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    tp = c.joint_target_pos.numpy()
+    tp = c.joint_target_q.numpy()
     tp[:, j] = 0.4
-    c.joint_target_pos.assign(tp)
+    c.joint_target_q.assign(tp)
     q = []
     for _ in range(2 * fps):
         solver.step(s0, s1, c, 1.0 / fps)

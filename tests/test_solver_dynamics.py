@@ -25,7 +25,7 @@ def _run(model, solver, steps, dt, effort=None, q=None, u=None, control=None):
         s0.joint_qd.assign(np.atleast_2d(u))
     c = control or model.control()
     if effort is not None:
-        c.joint_effort.assign(np.atleast_2d(effort))
+        c.joint_f.assign(np.atleast_2d(effort))
     for _ in range(steps):
         solver.step(s0, s1, c, dt)
         s0, s1 = s1, s0
@@ -174,7 +174,7 @@ def test_leader_limit_stops_follower_and_velocity_limit_and_friction_act_on_both
     eff[il] = -3.0
     s0, s1 = model.state(), model.state()
     ctl = model.control()
-    ctl.joint_effort.assign(eff[None])
+    ctl.joint_f.assign(eff[None])
     for _ in range(200):
         solver.step(s0, s1, ctl, 1.0 / 60.0)
         s0, s1 = s1, s0

@@ -49,9 +49,9 @@ def test_nonfinite_environments_are_flagged_and_the_others_untouched():
     ref_q = s0.joint_q.numpy()
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    tp = c.joint_target_pos.numpy()
+    tp = c.joint_target_q.numpy()
     tp[2, j] = math.nan                          # NaN in one environment's control ...
-    c.joint_target_pos.assign(tp)
+    c.joint_target_q.assign(tp)
     q = s0.joint_q.numpy()
     q[3, j] = math.inf                           # ... inf in another's state
     s0.joint_q.assign(q)
@@ -70,9 +70,9 @@ def test_solver_can_raise_on_a_nonfinite_state():
     solver = Solver(model, raise_on_nonfinite=True)
     s0, s1, c = model.state(), model.state(), model.control()
     solver.step(s0, s1, c, 1.0 / 240)            # finite: no error
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[1, j] = math.nan
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     with pytest.raises(NonFiniteStateError, match="1 environment") as err:
         solver.step(s1, s0, c, 1.0 / 240)
     assert err.value.envs == [1]

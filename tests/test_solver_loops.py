@@ -36,10 +36,10 @@ def _run(model, steps, dt, effort=None, solver=None, each=None):
     solver = solver or Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
     if effort is not None:
-        ef = c.joint_effort.numpy()
+        ef = c.joint_f.numpy()
         for path, value in effort.items():
             ef[:, model.dof_index(path)] = value
-        c.joint_effort.assign(ef)
+        c.joint_f.assign(ef)
     for i in range(steps):
         solver.step(s0, s1, c, dt)
         s0, s1 = s1, s0
@@ -74,9 +74,9 @@ def test_four_bar_follows_the_analytic_rocker_angle(excluded):
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
     s_state.append(s0)
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[:, iA] = 0.004                       # the crank (Grashof: a full-turning crank) speeds up
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     for i in range(240):
         solver.step(s0, s1, c, 1.0 / 60.0)
         s0, s1 = s1, s0
@@ -223,9 +223,9 @@ def test_floating_four_bar_conserves_momentum():
     lin0, ang0 = momentum(model, q0, u0)
     s0, s1, c = model.state(), model.state(), model.control()
     s0.joint_qd.assign(u0[None])
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[:, model.dof_index(J["A"])] = 0.003    # an internal torque: crank against ground
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     solver = Solver(model)
     worst = 0.0
     for i in range(600):
@@ -284,12 +284,12 @@ def test_compliant_robotiq_loops_hold_every_step_while_the_leader_sweeps(fps):
     leader = model.dof_index("/Robotiq_2F_85/Robotiq_2F_85/Joints/finger_joint")
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    target = c.joint_target_pos.numpy()
+    target = c.joint_target_q.numpy()
     lo, hi = model.lower[leader], model.upper[leader]
     steps, worst, seen = 2 * fps, 0.0, []
     for i in range(steps):
         target[:, leader] = lo + (hi - lo) * (0.1 + 0.8 * math.sin(math.pi * i / steps) ** 2)
-        c.joint_target_pos.assign(target)
+        c.joint_target_q.assign(target)
         solver.step(s0, s1, c, 1.0 / fps)
         s0, s1 = s1, s0
         q = s0.joint_q.numpy()[0].astype(np.float64)

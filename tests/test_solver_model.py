@@ -174,17 +174,27 @@ def test_body_without_mass_gets_default_with_one_warning():
     assert model.links[model.dof_index(j)].mass == pytest.approx(0.1)
 
 
-def test_config_file_matches_the_code_defaults():
+def test_solver_options_have_one_source():
+    """The options' defaults live in Solver's signature alone (keyword-only); the Model holds none
+    (its old attributes say where they went) and the stage reader's own defaults stay its own."""
     import inspect as pyinspect
-    from pathlib import Path
-
-    import yaml
 
     from mimic_ext.solver import Solver, stage_reader
 
-    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "solver.yaml").read_text())
     params = pyinspect.signature(Solver).parameters
-    assert cfg["erp"] == params["erp"].default and cfg["iterations"] == params["iterations"].default
-    assert cfg["default_mass"] == stage_reader.DEFAULT_MASS
-    assert cfg["default_radius"] == stage_reader.DEFAULT_RADIUS
-    assert cfg["gravity"] == stage_reader.DEFAULT_GRAVITY
+    opts = {"erp": 0.3, "iterations": 8, "contact_iterations": 16, "coupling_every_step": False}
+    for name, default in opts.items():
+        assert params[name].kind is pyinspect.Parameter.KEYWORD_ONLY and params[name].default == default, name
+    from mimic_ext.schema import open_stage
+
+    model = build_model(open_stage(Path(__file__).resolve().parents[1] / "data" / "geared_pair.usda").stage)
+    solver = Solver(model)
+    assert {k: getattr(solver, k) for k in opts} == opts
+    for name in opts:
+        with pytest.raises(AttributeError, match=f"Solver\\(model, {name}="):
+            getattr(model, name)
+        with pytest.raises(AttributeError, match="solver option"):
+            setattr(model, name, 1)
+    assert (stage_reader.DEFAULT_MASS, stage_reader.DEFAULT_RADIUS, stage_reader.DEFAULT_GRAVITY) == (0.1, 0.05, 9.81)
+
+

@@ -23,7 +23,7 @@ STIFF = 'solref="0.004 1" solimp="0.99 0.999 0.001"'
 def _ours(model, steps, dt, effort):
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    c.joint_effort.assign(np.atleast_2d(effort))
+    c.joint_f.assign(np.atleast_2d(effort))
     out = []
     for _ in range(steps):
         solver.step(s0, s1, c, dt)

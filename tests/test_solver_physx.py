@@ -41,12 +41,12 @@ def ours(stage, steps, dt, targets=None, fix_base=False):
         model = build_model(stage, fix_base=fix_base)
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    tp = c.joint_target_pos.numpy()
+    tp = c.joint_target_q.numpy()
     out = []
     for i in range(steps):
         for path, v in (targets or {}).items():
             tp[:, model.dof_index(path)] = v[i]
-        c.joint_target_pos.assign(tp)
+        c.joint_target_q.assign(tp)
         solver.step(s0, s1, c, dt)
         s0, s1 = s1, s0
         out.append(s0.joint_q.numpy()[0, :len(model.joints)].astype(np.float64))

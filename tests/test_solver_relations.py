@@ -32,7 +32,7 @@ def _trajectory(model, steps=60, dt=1.0 / 60.0, effort=None, q0=None):
         s0.joint_q.assign(np.atleast_2d(q0))
     c = model.control()
     if effort is not None:
-        c.joint_effort.assign(np.atleast_2d(effort))
+        c.joint_f.assign(np.atleast_2d(effort))
     out = []
     for _ in range(steps):
         solver.step(s0, s1, c, dt)

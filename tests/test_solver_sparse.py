@@ -232,9 +232,9 @@ def test_many_independent_mechanisms_stay_small():
     s0, s1, ctl = model.state(), model.state(), model.control()
     leads = [model.dof_index(p) for p in model.joint_paths if "/lead" in p]
     follows = [model.dof_index(p.replace("/lead", "/follow")) for p in model.joint_paths if "/lead" in p]
-    tp = ctl.joint_target_pos.numpy()
+    tp = ctl.joint_target_q.numpy()
     tp[:, leads] = 2.0                                  # past the +60 deg limit: rows act
-    ctl.joint_target_pos.assign(tp)
+    ctl.joint_target_q.assign(tp)
     for _ in range(240):
         solver.step(s0, s1, ctl, 1.0 / 240.0)
         s0, s1 = s1, s0
@@ -265,9 +265,9 @@ def test_relations_loops_and_rows_together():
     iA, iw, ip = model.dof_index(J["A"]), model.dof_index(wj), model.dof_index(pj)
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[:, iA], ef[:, ip] = 0.05, 0.01
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     top = 0.0
     for _ in range(120):
         solver.step(s0, s1, c, 1.0 / 60.0)

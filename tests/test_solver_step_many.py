@@ -57,9 +57,9 @@ def test_schedule_forms_steps_and_sample_after():
     h_full = solver.step_many(s_full, targets, DT, sample_after=[1, 2, 30])
     # a Control schedule (velocity targets and efforts per step too) on the device, flat rows
     ctl = model.control()
-    sched = Control(joint_target_pos=wp.array(targets.reshape(-1, model.dof_count), dtype=wp.float32),
-                    joint_target_vel=wp.array(np.tile(ctl.joint_target_vel.numpy(), (30, 1)), dtype=wp.float32),
-                    joint_effort=wp.zeros((30 * 3, model.dof_count), dtype=wp.float32))
+    sched = Control(joint_target_q=wp.array(targets.reshape(-1, model.dof_count), dtype=wp.float32),
+                    joint_target_qd=wp.array(np.tile(ctl.joint_target_qd.numpy(), (30, 1)), dtype=wp.float32),
+                    joint_f=wp.zeros((30 * 3, model.dof_count), dtype=wp.float32))
     s_ctl = model.state()
     h_ctl = solver.step_many(s_ctl, sched, DT, sample_after=[1, 2, 30])
     assert np.array_equal(h_full.numpy(), h_ctl.numpy())
@@ -107,9 +107,9 @@ def _one_at_a_time(solver, model, state, calls):
     for pos, vel, eff, dt, after in calls:
         samples = []
         for k in range(pos.shape[0]):
-            c.joint_target_pos.assign(pos[k])
-            c.joint_target_vel.assign(vel[k] if vel.ndim == 3 else vel)
-            c.joint_effort.assign(eff[k] if eff.ndim == 3 else eff)
+            c.joint_target_q.assign(pos[k])
+            c.joint_target_qd.assign(vel[k] if vel.ndim == 3 else vel)
+            c.joint_f.assign(eff[k] if eff.ndim == 3 else eff)
             solver.step(a, b, c, dt)
             a, b = b, a
             if k + 1 in after:
@@ -128,15 +128,15 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
     n_env, n_dof = N, model.dof_count
     base = schedule(model, 80)
     held = model.control()
-    vel0, eff0 = held.joint_target_vel.numpy().copy(), held.joint_effort.numpy().copy()
+    vel0, eff0 = held.joint_target_qd.numpy().copy(), held.joint_f.numpy().copy()
     sched_a = base[:30].copy()
     sched_w = wp.array(base[:80], dtype=wp.float32)
     ctl = model.control()                     # a held control of the caller's, changed in place below
     vel1 = np.full((n_env, n_dof), 0.3, np.float32)
     rng = np.random.default_rng(7)
-    per_step = Control(joint_target_pos=wp.array(base[10:40], dtype=wp.float32),
-                       joint_target_vel=wp.array(rng.uniform(-1, 1, (30, n_env, n_dof)), dtype=wp.float32),
-                       joint_effort=wp.array(rng.uniform(-0.01, 0.01, (30 * n_env, n_dof)), dtype=wp.float32))
+    per_step = Control(joint_target_q=wp.array(base[10:40], dtype=wp.float32),
+                       joint_target_qd=wp.array(rng.uniform(-1, 1, (30, n_env, n_dof)), dtype=wp.float32),
+                       joint_f=wp.array(rng.uniform(-0.01, 0.01, (30 * n_env, n_dof)), dtype=wp.float32))
     # (call, reference inputs): each call's kwargs and (pos, vel, eff, dt, sample counts)
     runs = []
 
@@ -154,10 +154,10 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
             sched_w.assign(base[:80] + 0.02)   # the same Warp array, new values
             return solver.step_many(state, sched_w, DT, steps=10, sample_after=[10])
         if kind == 4:
-            ctl.joint_target_vel.assign(vel1)
+            ctl.joint_target_qd.assign(vel1)
             return solver.step_many(state, base[:12], DT, control=ctl, sample_after=[12])
         if kind == 5:
-            ctl.joint_target_vel.assign(-vel1)  # the same control, new values
+            ctl.joint_target_qd.assign(-vel1)  # the same control, new values
             return solver.step_many(state, base[12:20], DT, control=ctl, sample_every=4)
         if kind == 6:
             return solver.step_many(state, per_step, DT, sample_every=10)
@@ -167,7 +167,7 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
     refs = [(base[:30], vel0, eff0, DT, set(range(5, 31, 5))), (base[30:60], vel0, eff0, DT, {3, 30}),
             (sched_a2[:20], vel0, eff0, DT, set()), (base[:80], vel0, eff0, DT / 2, set(range(7, 81, 7))),
             (base[:12], vel1, eff0, DT, {12}), (base[12:20], -vel1, eff0, DT, {4, 8}),
-            (base[10:40], per_step.joint_target_vel.numpy(), per_step.joint_effort.numpy().reshape(30, n_env, n_dof),
+            (base[10:40], per_step.joint_target_qd.numpy(), per_step.joint_f.numpy().reshape(30, n_env, n_dof),
              DT, {10, 20, 30}), (base[:3], vel0, eff0, DT, {1, 2, 3}), ((base[:80] + 0.02)[:10], vel0, eff0, DT, {10})]
     expected, ref_state = _one_at_a_time(Solver(model, threads=1), model, model.state(), refs)
 

@@ -187,9 +187,9 @@ def test_nonfinite_flags_and_callbacks_with_threads():
     a, b, c = model.state(), model.state(), model.control()
     solver.step(a, b, c, DT)
     assert calls == [[]]
-    effort = c.joint_effort.numpy()
+    effort = c.joint_f.numpy()
     effort[[7, 180], 0] = np.nan                             # one environment in each slice
-    c.joint_effort.assign(effort)
+    c.joint_f.assign(effort)
     with pytest.raises(NonFiniteStateError) as err:
         solver.step(b, a, c, DT)
     assert err.value.envs == [7, 180] and solver.nonfinite_envs() == [7, 180]

@@ -13,6 +13,7 @@ turns, and relations, drives and position errors use the unwrapped angle.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -41,6 +42,9 @@ _RESPONSE_SLOTS = 16
 #: Above this many composite-pass pairs per DOF (the tree's mean depth), M x is formed in O(n).
 _PAIRS_PER_DOF = 8
 
+#: Options each ``Solver`` holds for itself (once attributes of the shared Model).
+_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step"})
+
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
 
@@ -57,11 +61,63 @@ class State:
 
 @dataclass
 class Control:
-    """Per environment and DOF: drive targets (rad or m, rad/s or m/s) and efforts (N m or N)."""
+    """Per environment and DOF: drive targets (rad or m, rad/s or m/s) and efforts (N m or N),
+    under Newton's names (``newton.Control``); the 0.1 names are deprecated aliases."""
 
-    joint_target_pos: wp.array
-    joint_target_vel: wp.array
-    joint_effort: wp.array
+    joint_target_q: wp.array
+    joint_target_qd: wp.array
+    joint_f: wp.array
+
+    def __init__(self, joint_target_q=None, joint_target_qd=None, joint_f=None, *, joint_target_pos=None,
+                 joint_target_vel=None, joint_effort=None):
+        for new, old, name in ((joint_target_q, joint_target_pos, "joint_target_pos"),
+                               (joint_target_qd, joint_target_vel, "joint_target_vel"),
+                               (joint_f, joint_effort, "joint_effort")):
+            if old is not None:
+                _deprecated(name)
+                if new is not None:
+                    raise TypeError(f"Control: give {_NEW_NAMES[name]} or {name}, not both")
+        self.joint_target_q = joint_target_q if joint_target_q is not None else joint_target_pos
+        self.joint_target_qd = joint_target_qd if joint_target_qd is not None else joint_target_vel
+        self.joint_f = joint_f if joint_f is not None else joint_effort
+
+    @property
+    def joint_target_pos(self) -> wp.array:
+        _deprecated("joint_target_pos")
+        return self.joint_target_q
+
+    @joint_target_pos.setter
+    def joint_target_pos(self, value: wp.array) -> None:
+        _deprecated("joint_target_pos")
+        self.joint_target_q = value
+
+    @property
+    def joint_target_vel(self) -> wp.array:
+        _deprecated("joint_target_vel")
+        return self.joint_target_qd
+
+    @joint_target_vel.setter
+    def joint_target_vel(self, value: wp.array) -> None:
+        _deprecated("joint_target_vel")
+        self.joint_target_qd = value
+
+    @property
+    def joint_effort(self) -> wp.array:
+        _deprecated("joint_effort")
+        return self.joint_f
+
+    @joint_effort.setter
+    def joint_effort(self, value: wp.array) -> None:
+        _deprecated("joint_effort")
+        self.joint_f = value
+
+
+_NEW_NAMES = {"joint_target_pos": "joint_target_q", "joint_target_vel": "joint_target_qd", "joint_effort": "joint_f"}
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, "
+                  f"Newton's name", DeprecationWarning, stacklevel=3)
 
 
 class Model:
@@ -103,16 +159,8 @@ class Model:
         self.has_drive = np.array([j.has_drive for j in self.joints], bool)
         self.drive_target_pos = np.array([j.target_pos for j in self.joints], float)
         self.drive_target_vel = np.array([j.target_vel for j in self.joints], float)
-        self.erp = 0.3
-        self.iterations = 8
-        #: compute the relations' coupling impulses in every step; False (the default): only where
-        #: the step itself overwrites what they are computed from (loop closures, floating bases,
-        #: contacts), elsewhere ``Solver.mimic_rows()`` computes them on demand from the last step
-        self.coupling_every_step = False
-        #: contact models: the colliders against the links (``collision.CollisionModel``) and the
-        #: most passes of the joint and contact rows together
+        #: contact models: the colliders against the links (``collision.CollisionModel``)
         self.collision = None
-        self.contact_iterations = 16
         if collision is not None:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
@@ -134,6 +182,18 @@ class Model:
         self.version = 0
         self.loop_space = self._loop_space() if self.closures else None
         self.projection = Projection(self.dof_count, loops=self.loop_space)
+
+    def __getattr__(self, name: str):
+        if name in _SOLVER_OPTIONS:       # the 0.1 attributes, now each solver's own
+            raise AttributeError(f"Model.{name} is a solver option: give it to the solver, "
+                                 f"Solver(model, {name}=...), or set solver.set_options({name}=...); a Model "
+                                 f"is shared by its solvers and holds none of their options")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SOLVER_OPTIONS:
+            self.__getattr__(name)
+        object.__setattr__(self, name, value)
 
     # ---- metadata -------------------------------------------------------------------------
     def dof_index(self, path: str) -> int:
@@ -288,12 +348,17 @@ class Model:
         tv = np.zeros(self.dof_count)
         n1 = len(self.joints)
         tp[:n1], tv[:n1] = self.drive_target_pos, self.drive_target_vel
-        return Control(joint_target_pos=self._rows(tp), joint_target_vel=self._rows(tv),
-                       joint_effort=self._rows(np.zeros(self.dof_count)))
+        return Control(joint_target_q=self._rows(tp), joint_target_qd=self._rows(tv),
+                       joint_f=self._rows(np.zeros(self.dof_count)))
 
     def sync(self) -> None:
-        """Upload the model (joint properties, relations) to the device; arrays keep their identity."""
-        self.data, self.work_size = self._build_data(self.projection)
+        """Upload the model (joint properties, relations) to the device; arrays keep their identity.
+        Nothing changed since the last upload: nothing is replaced, so the solvers sharing this
+        model keep their state between steps (warm starts, caches) as if it had not been called."""
+        data, size = self._build_data(self.projection)
+        if self.data is not None and size == self.work_size and _same_struct(self.data, data):
+            return
+        self.data, self.work_size = data, size
         self.version += 1
 
     # ---- loop closures --------------------------------------------------------------------
@@ -508,7 +573,7 @@ class Model:
             off += size
         if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
             cap = self.contact_capacity
-            md.c_cap, md.c_block, md.c_iter = cap, block_size(n, k), int(self.contact_iterations)
+            md.c_cap, md.c_block = cap, block_size(n, k)     # c_iter: the solver's option
             md.o_crow, md.o_cimp = off, off + cap * md.c_block
             md.o_cD = md.o_cimp + n
             md.c_bmax = active_rows(cap, n1)
@@ -520,12 +585,31 @@ class Model:
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step
-        md.coupling_in_step = int(bool(self.coupling_every_step or row0 > 0 or md.has_float or K.contacts))
+        # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
+        md.coupling_in_step = int(bool(row0 > 0 or md.has_float or K.contacts))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
-        md.iterations, md.erp = int(self.iterations), float(self.erp)
+        # the solver options (erp, iterations, c_iter) are not the model's: each Solver writes its
+        # own into its copy of this struct (``Solver._data``); these are placeholders
+        md.iterations, md.erp = 0, 0.0
         md.rank_tol = float(K.rank_tol)
         md.gravity = V3(*self.gravity)
         return md, max(off, 1)
+
+
+def _same_struct(a, b) -> bool:
+    """Two Warp struct instances of one type hold the same values (arrays compared by content)."""
+    for name in a._cls.vars:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, wp.array):
+            if not isinstance(y, wp.array) or x.shape != y.shape or x.dtype != y.dtype \
+                    or x.numpy().tobytes() != y.numpy().tobytes():
+                return False
+        elif hasattr(x, "_cls"):                     # a nested struct
+            if not _same_struct(x, y):
+                return False
+        elif np.asarray(x).tobytes() != np.asarray(y).tobytes():
+            return False
+    return True
 
 
 def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1, deep: bool = True):

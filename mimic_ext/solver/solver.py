@@ -188,19 +188,30 @@ class Solver:
     device-to-host copy per step; ``nonfinite_envs()`` reads the same flags on demand).
     ``threads``: CPU threads a step may use (default: every core this process may run on;
     1: one launch on the calling thread). Ignored on a GPU (one launch covers every environment).
+
+    The options are this solver's own (keyword-only, as Newton's solvers take theirs): a Model
+    holds none, so solvers with different options share one Model and each steps as it would
+    alone. ``erp``: the fraction of a relation's or loop's position error removed per step.
+    ``iterations``: block Gauss-Seidel sweeps over the joints' rows (limits, velocity caps,
+    friction, drive bounds). ``contact_iterations``: the most passes over the joint and contact
+    rows together (contact models). ``coupling_every_step``: compute the relations' coupling
+    impulses in every step; False: only where the step itself overwrites what they are computed
+    from (loop closures, floating bases, contacts), elsewhere ``mimic_rows()`` computes them on
+    demand from the last step, bitwise the same. ``set_options`` changes them between steps.
     """
 
-    def __init__(self, model: Model, erp: float = 0.3, iterations: int = 8, raise_on_nonfinite: bool = False,
-                 threads: int | None = None):
+    def __init__(self, model: Model, *, erp: float = 0.3, iterations: int = 8, contact_iterations: int = 16,
+                 coupling_every_step: bool = False, raise_on_nonfinite: bool = False, threads: int | None = None):
         if threads is None:
             threads = available_cores()
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
             raise StepInputError(f"Solver: threads = {threads!r}; give a whole number >= 1, or None for every core")
         self.threads = int(threads) if model.device.is_cpu else 1
         self.model = model
-        model.erp = float(erp)
-        model.iterations = int(iterations)
-        model.sync()
+        self._options: dict = {}
+        self._options = self._checked_options(erp=erp, iterations=iterations, contact_iterations=contact_iterations,
+                                              coupling_every_step=coupling_every_step)
+        model.sync()        # the model's arrays as edited so far (a no-op when nothing changed)
         self.raise_on_nonfinite = bool(raise_on_nonfinite)
         self.callbacks: list[Callable[["Solver"], None]] = []
         self._in_step = False
@@ -211,6 +222,64 @@ class Solver:
         self._env_step_s = None       # measured seconds of one environment-step on one core (the slicing's)
         self._cost_samples: list[float] = []
         self._alloc()
+
+    # ---- options --------------------------------------------------------------------------
+    @property
+    def erp(self) -> float:
+        return self._options["erp"]
+
+    @property
+    def iterations(self) -> int:
+        return self._options["iterations"]
+
+    @property
+    def contact_iterations(self) -> int:
+        return self._options["contact_iterations"]
+
+    @property
+    def coupling_every_step(self) -> bool:
+        return self._options["coupling_every_step"]
+
+    def set_options(self, **options) -> None:
+        """Change some of this solver's options (the constructor's names) for the steps to come."""
+        if self._in_step:
+            raise StepInProgressError("Solver.set_options called from inside a step")
+        self._options = self._checked_options(**{**self._options, **options})
+        self._alloc()
+
+    def _checked_options(self, **o) -> dict:
+        unknown = set(o) - {"erp", "iterations", "contact_iterations", "coupling_every_step"}
+        if unknown:
+            raise StepInputError(f"Solver: unknown option(s) {', '.join(sorted(unknown))} (options: erp, "
+                                 f"iterations, contact_iterations, coupling_every_step)")
+
+        def whole(name: str, low: int) -> int:
+            v = o[name]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise StepInputError(f"Solver: {name} = {v!r}; give a whole number >= {low}")
+            return int(v)
+
+        erp = o["erp"]
+        if isinstance(erp, bool) or not isinstance(erp, (int, float, np.floating)) or not 0.0 <= erp <= 1.0:
+            raise StepInputError(f"Solver: erp = {erp!r}; give a number in [0, 1] (the fraction of a position "
+                                 f"error removed per step)")
+        return {"erp": float(erp), "iterations": whole("iterations", 1),
+                "contact_iterations": whole("contact_iterations", 0),
+                "coupling_every_step": bool(o["coupling_every_step"])}
+
+    def _solver_data(self):
+        """The model's ``ModelData`` with this solver's options: a copy of the struct (its arrays
+        shared, not copied), so another solver's options never reach this one's steps."""
+        K, md = self.model.kernels, self.model.data
+        out = K.ModelData()
+        for name in K.ModelData.vars:
+            setattr(out, name, getattr(md, name))
+        o = self._options
+        out.erp, out.iterations = o["erp"], o["iterations"]
+        out.coupling_in_step = int(bool(md.coupling_in_step or o["coupling_every_step"]))
+        if K.contacts:
+            out.c_iter = o["contact_iterations"]
+        return out
 
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
         """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
@@ -242,6 +311,7 @@ class Solver:
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
         m = self.model
+        self._data = self._solver_data()
         self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows),
                                  deep=bool(m.data.tree_mass))
         self._launches.clear()
@@ -261,8 +331,8 @@ class Solver:
     def _launch(self, state_in: State, state_out: State, control: Control, dt: float):
         if self._version != self.model.version:
             self._alloc()
-        arrays = (state_in.joint_q, state_in.joint_qd, self._turns(state_in), control.joint_target_pos,
-                  control.joint_target_vel, control.joint_effort, state_out.joint_q, state_out.joint_qd,
+        arrays = (state_in.joint_q, state_in.joint_qd, self._turns(state_in), control.joint_target_q,
+                  control.joint_target_qd, control.joint_f, state_out.joint_q, state_out.joint_qd,
                   self._turns(state_out))
         key = tuple(id(a) for a in arrays) + (float(dt),)
         hit = self._launches.get(key)
@@ -270,7 +340,7 @@ class Solver:
             return hit[0]
         n_q = state_in.joint_q.shape[1]
         cmds = [wp.launch(self.model.kernels.step_kernel, dim=count,
-                          inputs=[self.model.data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:],
+                          inputs=[self._data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:],
                                   self._no_slot(), self._no_history(n_q)],
                           device=self.model.device, record_cmd=True)
                 for first, count in self.launch_slices()]
@@ -303,7 +373,7 @@ class Solver:
         self._in_step = True
         try:
             self._timed_run(self._launch(state_in, state_out, control, dt), self.model.num_envs)
-            self._coupling_due = not self.model.data.coupling_in_step
+            self._coupling_due = not self._data.coupling_in_step
             for cb in self.callbacks:
                 cb(self)
         finally:
@@ -364,7 +434,7 @@ class Solver:
         self._in_step = True
         try:
             self._timed_run(cmds, m.num_envs * count)
-            self._coupling_due = not m.data.coupling_in_step
+            self._coupling_due = not self._data.coupling_in_step
         finally:
             self._in_step = False
             if after.size:           # the launches let go of it: only _last_history holds it from here on
@@ -401,7 +471,7 @@ class Solver:
         the arguments only those that changed since the last call are set."""
         m = self.model
         other = self._spare_state(state)
-        args = [m.data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
+        args = [self._data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
                 other.joint_q, other.joint_qd, other.joint_turns, pos, vel, eff, dt, slot, history]
         cuts = tuple(self.launch_slices(count))
         hit = self._many.get(cuts)
@@ -507,9 +577,9 @@ class Solver:
             raise StepInputError(f"Solver.step_many: steps = {steps!r}; give a whole number >= 1")
         need = None if steps is None else int(steps)
         if isinstance(schedule, Control):
-            pos, count = rows(schedule.joint_target_pos, "the schedule's joint_target_pos", need, "pos")
-            vel, _ = rows(schedule.joint_target_vel, "the schedule's joint_target_vel", count, "vel")
-            eff, _ = rows(schedule.joint_effort, "the schedule's joint_effort", count, "eff")
+            pos, count = rows(schedule.joint_target_q, "the schedule's joint_target_q", need, "pos")
+            vel, _ = rows(schedule.joint_target_qd, "the schedule's joint_target_qd", count, "vel")
+            eff, _ = rows(schedule.joint_f, "the schedule's joint_f", count, "eff")
             return pos, vel, eff, count
         pos, count = rows(schedule, "the schedule", need, "pos")
         vel, eff = self._held(control, count)
@@ -540,10 +610,10 @@ class Solver:
             if bufs is None or bufs[0].rows < rows:
                 c = m.control()
                 bufs = self._buffers["default held"] = tuple(
-                    self._tiled(None, a, rows) for a in (c.joint_target_vel, c.joint_effort))
+                    self._tiled(None, a, rows) for a in (c.joint_target_qd, c.joint_f))
             return bufs[0].array, bufs[1].array
         out = []
-        for name, a in (("held vel", control.joint_target_vel), ("held eff", control.joint_effort)):
+        for name, a in (("held vel", control.joint_target_qd), ("held eff", control.joint_f)):
             if tuple(a.shape) != (m.num_envs, m.dof_count) or a.dtype != m.dtype:
                 raise StepInputError(f"Solver.step_many: control's arrays are {a.dtype.__name__} {tuple(a.shape)}; "
                                      f"they must be {m.precision} ({m.num_envs}, {m.dof_count})")
@@ -607,11 +677,11 @@ class Solver:
     def _coupling_impulses(self) -> None:
         """The last step's coupling impulses, computed now from the work space it left (the
         step skips them where nothing it does after its velocity solve touches that work space:
-        ``Model.coupling_every_step``); bitwise what the step would have computed."""
+        ``Solver.coupling_every_step``); bitwise what the step would have computed."""
         m = self.model
         u_plus = self._buffer("u+", m.num_envs, max(m.dof_count, 1), m.dtype).array
         wp.launch(m.kernels.coupling_kernel, dim=m.num_envs,
-                  inputs=[m.data, self._scratch, u_plus, float(self.last_dt)], device=m.device)
+                  inputs=[self._data, self._scratch, u_plus, float(self.last_dt)], device=m.device)
         self._coupling_due = False
 
     # ---- contacts (a contact model: ``build_model`` found colliders) ------------------------

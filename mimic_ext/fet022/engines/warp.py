@@ -362,7 +362,7 @@ def _step_through(solver, model, plan: SweepPlan, envs: np.ndarray, mine: list[i
     this model's environments and swept joints), positions recorded at the plan's samples.
     """
     n_q = model.coord_count
-    base = model.control().joint_target_pos.numpy()            # (env, dof): the stage's own targets
+    base = model.control().joint_target_q.numpy()            # (env, dof): the stage's own targets
     columns = [model.dof_index(plan.joints[j].path) for j in mine]
     sample_steps = np.asarray(plan.sample_steps, dtype=np.int64)
     q = np.empty((len(sample_steps), envs.shape[0], n_q), dtype=np.float64)

@@ -139,13 +139,13 @@ class WarpBackend:
 
     def target_rows(self, a: int) -> np.ndarray:
         idx = self._dofs[a]
-        return (self.control.joint_target_pos.numpy()[:, idx] / self._scale[idx]).astype(float)
+        return (self.control.joint_target_q.numpy()[:, idx] / self._scale[idx]).astype(float)
 
     def write_target_rows(self, a: int, rows: np.ndarray) -> None:
         idx = self._dofs[a]
-        table = self.control.joint_target_pos.numpy()
+        table = self.control.joint_target_q.numpy()
         table[:, idx] = np.asarray(rows, float) * self._scale[idx]
-        self._wp.copy(self.control.joint_target_pos, self._wp.array(table, dtype=self.control.joint_target_pos.dtype,
+        self._wp.copy(self.control.joint_target_q, self._wp.array(table, dtype=self.control.joint_target_q.dtype,
                                                                      device=self.model.device))
 
     def link_rows(self, a: int) -> np.ndarray:
