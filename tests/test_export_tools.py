@@ -31,7 +31,7 @@ from pxr import Usd, UsdGeom, UsdPhysics
 from importer_cases import write_cases
 from relation_sets import as_constraints
 from mimic_ext.importers import export_urdf, import_robot
-from mimic_ext.importers.transforms import quat_to_rot
+from mimic_ext.math3d import quat_to_mat
 from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
 from mimic_ext.schema import joints as J
 
@@ -246,7 +246,7 @@ def test_newton_loads_the_export(case, exported):
         if body in want.poses:
             x, y, z, w = body_q[i][3:]
             pose = np.eye(4)
-            pose[:3, :3], pose[:3, 3] = quat_to_rot([w, x, y, z]), body_q[i][:3]
+            pose[:3, :3], pose[:3, 3] = quat_to_mat([w, x, y, z]), body_q[i][:3]
             _assert_pose("newton", body, pose, want.poses[body])
 
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from pxr import UsdGeom, UsdPhysics
 
-from importer_cases import built  # noqa: F401  (a fixture)
 from mimic_ext.importers import import_robot
-from mimic_ext.importers.transforms import AXES, quat_to_rot
+from mimic_ext.importers.transforms import AXES
+from mimic_ext.math3d import quat_to_mat
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -65,7 +65,7 @@ def _world(stage, path) -> np.ndarray:
 
 
 def _quat(q) -> np.ndarray:
-    return quat_to_rot([q.GetReal(), *q.GetImaginary()])
+    return quat_to_mat([q.GetReal(), *q.GetImaginary()])
 
 
 def _compare(path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from pxr import UsdGeom, UsdPhysics
 
-from mimic_ext.importers.transforms import quat_to_rot
+from mimic_ext.math3d import quat_to_mat
 
 
 def joint_world_frames(stage, joint_prim) -> tuple[np.ndarray, np.ndarray]:
@@ -25,7 +25,7 @@ def joint_world_frames(stage, joint_prim) -> tuple[np.ndarray, np.ndarray]:
         world = np.array(cache.GetLocalToWorldTransform(stage.GetPrimAtPath(targets[0]))).T if targets else np.eye(4)
         q = rot.Get()
         local = np.eye(4)
-        local[:3, :3] = quat_to_rot([q.GetReal(), *q.GetImaginary()])
+        local[:3, :3] = quat_to_mat([q.GetReal(), *q.GetImaginary()])
         local[:3, 3] = pos.Get()
         return world @ local
 

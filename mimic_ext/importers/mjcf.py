@@ -21,15 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MimicInputError
+from ..math3d import axis_angle, quat_to_mat
 from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Closure, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import (
     AXES,
     Transform,
-    axis_angle,
     euler_to_rot,
     inertia_tensor,
     joint_axis_frame,
-    quat_to_rot,
     shift_inertia,
     xyaxes_to_rot,
     z_to_vec,
@@ -245,7 +244,7 @@ class MjcfReader:
             q = a.numbers("quat", 4)
             if np.linalg.norm(q) == 0:
                 raise MimicInputError(f"{a.el.where}: <{a.el.tag}> quat is zero")
-            return quat_to_rot(q)
+            return quat_to_mat(q)
         if kind == "axisangle":
             v = a.numbers("axisangle", 4)
             return axis_angle(v[:3], v[3] * self.angle)
@@ -537,7 +536,7 @@ class MjcfReader:
     def _mesh_offset(mesh: "MeshAsset") -> Transform:
         """MuJoCo moves a mesh's vertices to ``scale * refquat^-1 (v - refpos)``; as a rigid
         pose applied to the scaled vertices (exact for a uniform scale or no refquat)."""
-        R = quat_to_rot(mesh.refquat)
+        R = quat_to_mat(mesh.refquat)
         S = np.asarray(mesh.scale, dtype=float)
         turned = not np.allclose(R, np.eye(3), atol=1e-12)
         if turned and not np.allclose(S, S[0]):
@@ -819,7 +818,7 @@ class MjcfReader:
                 f1 = Transform(pose1.R.T @ pose0.R, pose1.inverse().apply(pose0.apply(anchor)))
             else:  # weld: body2 held at relpose in body1 (the file's pose when its quat is 0)
                 rel = a.numbers("relpose", 7, default=(0, 1, 0, 0, 0, 0, 0), what=label)
-                relpose = (Transform.make(rel[:3], quat_to_rot(rel[3:])) if np.linalg.norm(rel[3:]) > 0
+                relpose = (Transform.make(rel[:3], quat_to_mat(rel[3:])) if np.linalg.norm(rel[3:]) > 0
                            else pose0.inverse() * pose1)
                 f1 = Transform.make(anchor)  # the weld point, in body2
                 f0 = relpose * f1

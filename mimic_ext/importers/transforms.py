@@ -12,54 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..math3d import axis_angle, mat_to_quat, quat_to_mat
+
 AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
-
-
-def axis_angle(axis, angle: float) -> np.ndarray:
-    """Rotation by ``angle`` (rad) about ``axis`` (normalised here)."""
-    a = np.asarray(axis, dtype=float)
-    n = np.linalg.norm(a)
-    if n == 0.0:
-        return np.eye(3)
-    x, y, z = a / n
-    c, s = math.cos(angle), math.sin(angle)
-    C = 1.0 - c
-    return np.array([
-        [c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-        [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-        [z * x * C - y * s, z * y * C + x * s, c + z * z * C],
-    ])
-
-
-def quat_to_rot(q) -> np.ndarray:
-    """(w, x, y, z), normalised here, -> rotation matrix."""
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def rot_to_quat(R) -> np.ndarray:
-    """Rotation matrix -> unit (w, x, y, z) with w >= 0 (Shepperd's method)."""
-    m = np.asarray(R, dtype=float)
-    t = m[0, 0] + m[1, 1] + m[2, 2]
-    if t > 0:
-        s = 2.0 * math.sqrt(t + 1.0)
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[0] < 0 else q
 
 
 def rpy_to_rot(rpy) -> np.ndarray:
@@ -164,7 +119,7 @@ class Transform:
 
     @property
     def quat(self) -> np.ndarray:
-        return rot_to_quat(self.R)
+        return mat_to_quat(self.R)
 
 
 def principal_inertia(I) -> tuple[np.ndarray, np.ndarray]:

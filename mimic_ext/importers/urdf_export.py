@@ -27,7 +27,8 @@ from ..schema.authoring import read_relations
 from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
 from .model import chain_root
-from .transforms import AXES, Transform, quat_to_rot, rot_to_rpy
+from ..math3d import gf_wxyz, quat_to_mat
+from .transforms import AXES, Transform, rot_to_rpy
 from .values import UNBOUNDED
 from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
 
@@ -83,8 +84,8 @@ def _vec(v, scale: float = 1.0) -> str:
 
 
 def _gf_transform(pos, rot) -> Transform:
-    q = [rot.GetReal(), *rot.GetImaginary()]
-    return Transform.make(np.array([float(x) for x in pos]), quat_to_rot(q))
+    q = gf_wxyz(rot)
+    return Transform.make(np.array([float(x) for x in pos]), quat_to_mat(q))
 
 
 def _joint_frames(prim: Usd.Prim, mpu: float) -> tuple[Transform, Transform]:
@@ -94,7 +95,7 @@ def _joint_frames(prim: Usd.Prim, mpu: float) -> tuple[Transform, Transform]:
         pos = pos_attr.Get() if pos_attr.HasAuthoredValue() else (0.0, 0.0, 0.0)
         rot = rot_attr.Get()
         _finite(prim, "a joint frame (localPos/localRot)", list(pos), [] if rot is None else
-                [rot.GetReal(), *rot.GetImaginary()])
+                list(gf_wxyz(rot)))
         t = _gf_transform(pos, rot) if rot is not None else Transform.make(np.array([float(x) for x in pos]))
         out.append(Transform(t.R, t.p * mpu))
     return out[0], out[1]
@@ -659,8 +660,8 @@ class UrdfExporter:
                     com = np.where(np.isfinite(com), com, 0.0)
                 pa = mass_api.GetPrincipalAxesAttr().Get()
                 if pa is not None:
-                    _finite(prim, "physics:principalAxes", [pa.GetReal(), *pa.GetImaginary()])
-                Rp = quat_to_rot([pa.GetReal(), *pa.GetImaginary()]) if pa is not None and pa.GetReal() ** 2 + \
+                    _finite(prim, "physics:principalAxes", list(gf_wxyz(pa)))
+                Rp = quat_to_mat(gf_wxyz(pa)) if pa is not None and pa.GetReal() ** 2 + \
                     sum(x * x for x in pa.GetImaginary()) > 0 else np.eye(3)
                 c = Ginv.apply(com)
                 rpy = np.zeros(3)

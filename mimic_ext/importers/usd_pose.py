@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from pxr import Gf, UsdGeom
 
-from .transforms import Transform, rot_to_quat
+from ..math3d import mat_to_quat
+from .transforms import Transform
 
 
 def quatf(R) -> Gf.Quatf:
-    w, x, y, z = rot_to_quat(R)
+    w, x, y, z = mat_to_quat(R)
     return Gf.Quatf(float(w), Gf.Vec3f(float(x), float(y), float(z)))
 
 
 def quatd(R) -> Gf.Quatd:
-    w, x, y, z = [0.0 if abs(c) < 1e-12 else c for c in rot_to_quat(R)]
+    w, x, y, z = [0.0 if abs(c) < 1e-12 else c for c in mat_to_quat(R)]
     return Gf.Quatd(float(w), Gf.Vec3d(float(x), float(y), float(z)))
 
 

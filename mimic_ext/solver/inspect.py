@@ -8,21 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..math3d import axis_angle, inverse, quat_to_mat, quat_wxyz
 from .stage_reader import FREE, REVOLUTE
-
-
-def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
-    a = axis / np.linalg.norm(axis)
-    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
-
-
-def _quat_mat(x: float, y: float, z: float, w: float) -> np.ndarray:
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def link_kinematics(model, q: np.ndarray, u: np.ndarray):
@@ -37,7 +24,7 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
             qs, us = n1 + 7 * b, n1 + 6 * b
             b += 1
             t = np.eye(4)
-            t[:3, :3] = _quat_mat(*q[qs + 3:qs + 7])
+            t[:3, :3] = quat_to_mat(quat_wxyz(q[qs + 3:qs + 7]))     # joint_q keeps Warp's (x, y, z, w)
             t[:3, 3] = q[qs:qs + 3]
             poses.append(t)
             omegas.append(u[us:us + 3].copy())
@@ -49,10 +36,10 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
         xj = parent @ lk.X_p
         m = np.eye(4)
         if lk.jtype == REVOLUTE:
-            m[:3, :3] = _rot(lk.axis, q[j])
+            m[:3, :3] = axis_angle(lk.axis, q[j])
         else:
             m[:3, 3] = lk.axis * q[j]
-        t = xj @ m @ np.linalg.inv(lk.X_c)
+        t = xj @ m @ inverse(lk.X_c)
         axis_w = xj[:3, :3] @ lk.axis
         o_p = parent[:3, 3]
         w = w_p.copy()

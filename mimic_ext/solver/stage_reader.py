@@ -21,6 +21,7 @@ import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import joints as J
+from ..math3d import gf_wxyz, inverse, mat_to_quat, quat_to_mat, quat_xyzw, transform
 from .errors import StageValueError, UnsupportedStageError
 
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
@@ -36,40 +37,13 @@ DEFAULT_GRAVITY = 9.81
 _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
 
 
-def _quat_to_mat(w: float, x: float, y: float, z: float) -> np.ndarray:
-    n = math.sqrt(w * w + x * x + y * y + z * z) or 1.0
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+def _gf_quat_mat(q) -> np.ndarray:
+    return quat_to_mat(gf_wxyz(q))
 
 
 def mat_to_quat_xyzw(r: np.ndarray) -> np.ndarray:
-    """Rotation matrix -> unit quaternion (x, y, z, w), Warp's order."""
-    q = Gf.Matrix3d(*r.T.flatten().tolist()).ExtractRotation().GetQuat()  # Gf is row-vector
-    im = q.GetImaginary()
-    out = np.array([im[0], im[1], im[2], q.GetReal()])
-    return out / np.linalg.norm(out)
-
-
-def _tf(pos, rot: np.ndarray) -> np.ndarray:
-    t = np.eye(4)
-    t[:3, :3] = rot
-    t[:3, 3] = pos
-    return t
-
-
-def _inv(t: np.ndarray) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, :3] = t[:3, :3].T
-    out[:3, 3] = -t[:3, :3].T @ t[:3, 3]
-    return out
-
-
-def _gf_quat_mat(q) -> np.ndarray:
-    im = q.GetImaginary()
-    return _quat_to_mat(q.GetReal(), im[0], im[1], im[2])
+    """Rotation matrix -> unit quaternion (x, y, z, w), Warp's order (a floating base's joint_q)."""
+    return quat_xyzw(mat_to_quat(r))
 
 
 def _bad(prim, what: str, value, fix: str):
@@ -108,7 +82,7 @@ def world_pose(prim: Usd.Prim, mpu: float, cache: UsdGeom.XformCache | None = No
     if not np.isfinite(np.asarray(m)).all():
         _check_finite(prim, "its world transform", [m[i][j] for i in range(4) for j in range(4)])
     t = Gf.Transform(m)
-    return _tf(np.array(t.GetTranslation()) * mpu, _gf_quat_mat(t.GetRotation().GetQuat()))
+    return transform(_gf_quat_mat(t.GetRotation().GetQuat()), np.array(t.GetTranslation()) * mpu)
 
 
 @dataclass
@@ -264,13 +238,12 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
         if not all(map(math.isfinite, pos)):
             _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
     if rot is not None:
-        im = rot.GetImaginary()
-        rot = (rot.GetReal(), im[0], im[1], im[2])
+        rot = gf_wxyz(rot)
         if not all(map(math.isfinite, rot)):
             _check_finite(joint.GetPrim(), f"physics:localRot{side}", rot)
     p = np.array(pos, float) * mpu if pos is not None else np.zeros(3)
-    r = _quat_to_mat(*rot) if rot is not None else np.eye(3)
-    return _tf(p, r)
+    r = quat_to_mat(rot) if rot is not None else np.eye(3)
+    return transform(r, p)
 
 
 def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[str]) -> JointSpec:
@@ -352,11 +325,10 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
             pa = api.GetPrincipalAxesAttr().Get()
             axes = None
             if pa is not None:
-                im = pa.GetImaginary()
-                axes = (pa.GetReal(), im[0], im[1], im[2])
+                axes = gf_wxyz(pa)
                 if not all(map(math.isfinite, axes)):
                     _check_finite(prim, "physics:principalAxes", axes)
-            r = _quat_to_mat(*axes) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
+            r = quat_to_mat(axes) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
     if inertia is None:
         inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
@@ -486,7 +458,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 lp = _local_frame(jnt, p_side, mpu)
                 lc = _local_frame(jnt, c_side, mpu)
                 if kind == J.FIXED:
-                    attach(plink, child, ppose @ lp @ _inv(lc))
+                    attach(plink, child, ppose @ lp @ inverse(lc))
                 else:
                     axis_tok = UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get() if kind == J.REVOLUTE \
                         else UsdPhysics.PrismaticJoint(prim).GetAxisAttr().Get()

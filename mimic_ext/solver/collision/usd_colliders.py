@@ -42,6 +42,7 @@ import warnings as _warnings
 import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
+from ...math3d import transform
 from ...errors import MimicInputError
 from ...schema import joints as J
 from ..stage_reader import DEFAULT_MASS, DEFAULT_RADIUS, _attr, _body_mass, _gravity, applied_attr, world_pose
@@ -86,12 +87,6 @@ def _rotation_scale(a: np.ndarray, path: str, notes: list[str]) -> tuple[np.ndar
     if np.linalg.det(r) < 0:
         r[:, 0] = -r[:, 0]
     return r, s
-
-
-def _tf(r: np.ndarray, t: np.ndarray) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, :3], m[:3, 3] = r, t
-    return m
 
 
 def _size(prim, attr: str, default: float, mpu: float) -> float:
@@ -321,7 +316,7 @@ class _Reader:
                 size[0], size[1] = rad, 0.5 * height
         else:
             hull, r, t = self.mesh_hull(prim, m)
-        pose = _tf(r, t)
+        pose = transform(r, t)
         spec = ShapeSpec(path=path, kind=kind, body=body, static=not dynamic, pose=pose, size=size,
                          contact_offset=0.0, rest_offset=0.0, material=self.material(prim, body), hull=hull)
         spec.contact_offset, spec.rest_offset = self.offsets(prim, spec.local_bounds()[1])
@@ -381,7 +376,7 @@ class _Reader:
         r = _AXIS_PERM.get(str(up), np.eye(3))
         t = r[:, 2] * height
         contact = 2.0 * self.dt * self.dt * max(self.g, 1.0)
-        return ShapeSpec(path="<ground plane>", kind="plane", body=None, static=True, pose=_tf(r, t),
+        return ShapeSpec(path="<ground plane>", kind="plane", body=None, static=True, pose=transform(r, t),
                          size=np.zeros(3), contact_offset=contact, rest_offset=0.0, material=self.scene_material)
 
     def free_bodies(self, shapes: list[ShapeSpec]) -> list[FreeBody]:
