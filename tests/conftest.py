@@ -20,3 +20,15 @@ def shared_assets() -> Path:
 def data_dir() -> Path:
     """The project's committed sample stages (data/, data/invalid/)."""
     return ROOT / "data"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """The importer cases of ``importer_cases.py`` written into a temporary folder (a module's
+    tests share them)."""
+    from importer_cases import write_cases
+
+    cases = write_cases(tmp_path_factory.mktemp("built"))
+    if cases is None:
+        pytest.skip("trimesh or Pillow absent (the mesh extra builds these cases' meshes)")
+    return cases

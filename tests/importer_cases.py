@@ -22,7 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 ROLLING_FINGER = """<mujoco model="rolling_finger">
   <compiler angle="radian" autolimits="true"/>
@@ -282,12 +281,3 @@ def write_cases(folder: Path) -> dict[str, Path] | None:
         (folder / name).write_text(text)
         out[name] = folder / name
     return out
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    """The cases written into a temporary folder (a module's tests share them)."""
-    cases = write_cases(tmp_path_factory.mktemp("built"))
-    if cases is None:
-        pytest.skip("trimesh or Pillow absent (the mesh extra builds these cases' meshes)")
-    return cases

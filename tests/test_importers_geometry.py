@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from importer_cases import TEXTURE_RGB, built  # noqa: F401  (built: a fixture)
+from importer_cases import TEXTURE_RGB
 from mimic_ext.importers import import_robot, read_robot
 
 pytest.importorskip("trimesh", reason="the mesh extra (pip install 'mimic-ext[mesh]')")

@@ -15,7 +15,7 @@ from pxr import Usd
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
 from ..schema.relation import SCHEMAS, MimicRelation
-from .mjcf import MjcfReader
+from .mjcf import read_mjcf
 from .model import PRISMATIC, REVOLUTE, RobotModel
 from .urdf import read_urdf
 from .usd_shapes import save_with_mesh_library
@@ -61,7 +61,7 @@ def read_robot(path: str | os.PathLike) -> RobotModel:
     if root.tag == "robot":
         model = read_urdf(p)
     elif root.tag == "mujoco":
-        model = MjcfReader(p).read()
+        model = read_mjcf(p)
     else:
         raise MimicInputError(f"{root.where}: <{root.tag}> is neither a URDF <robot> nor an MJCF <mujoco> file")
     check_relations(model)

@@ -63,9 +63,6 @@ class MimicForest:
             joint = e.parent
         return joint, a, beta
 
-    def is_root(self, joint: Hashable) -> bool:
-        return joint not in self._edges
-
     def add(self, key: Hashable, follower: Hashable, leader: Hashable,
             multiplier: float, offset: float) -> str:
         """Add ``q_follower = multiplier q_leader + offset``; return ACTIVE or REDUNDANT.
@@ -118,7 +115,3 @@ class MimicForest:
             j, key = came[j]
             keys.append(key)
         return keys[::-1]
-
-    def chain_length(self, joint: Hashable) -> int:
-        """Number of relations between ``joint`` and the root of its tree (chains: > 1)."""
-        return len(self._loop_keys(self.find(joint)[0], joint))

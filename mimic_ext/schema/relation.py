@@ -110,5 +110,3 @@ def canonical_to_newton(multiplier: float, offset: float, s_f: float, s_l: float
     return _clean(offset / s_f, multiplier / _newton_ratio(s_f, s_l))
 
 
-def is_finite(*values: float) -> bool:
-    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)

@@ -46,9 +46,6 @@ class PreparedStage:
     def meters_per_unit(self) -> float:
         return joints.meters_per_unit(self.stage)
 
-    def to_usda(self) -> str:
-        return self.stage.GetRootLayer().ExportToString()
-
 
 def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> PreparedStage:
     """Flatten ``stage`` (with ``hidden`` relations removed) into an anonymous layer.
