@@ -3,10 +3,11 @@
 docs/solver_design.md)."""
 
 from .errors import (LoopConflictError, MimicConflictError, MimicParticipantError, NonFiniteStateError,
-                     StageValueError, StepInProgressError, StepInputError, UnsupportedStageError)
+                     StageValueError, StepInProgressError, StepInputError, UnsupportedStageError,
+                     WorkSpaceOverrunError)
 from .model import Control, Model, State, build_model
 from .solver import MimicRow, Solver
 
 __all__ = ["build_model", "Solver", "Model", "State", "Control", "MimicRow", "MimicConflictError",
            "LoopConflictError", "MimicParticipantError", "NonFiniteStateError", "StageValueError",
-           "StepInProgressError", "StepInputError", "UnsupportedStageError"]
+           "StepInProgressError", "StepInputError", "UnsupportedStageError", "WorkSpaceOverrunError"]

@@ -52,3 +52,8 @@ class NonFiniteStateError(MimicInputError, FloatingPointError):
 
 class StepInProgressError(RuntimeError):
     """``add_mimic`` was called while a step was being taken (e.g. from a step callback)."""
+
+
+class WorkSpaceOverrunError(RuntimeError):
+    """A step wrote past the end of a work-space field (found by the debug guards of
+    ``solver.workspace``): a defect of the solver, not of the user's input."""

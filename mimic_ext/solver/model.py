@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -28,6 +28,8 @@ from .kernels.dynamics import F_CONT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UP
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
+from .workspace import Dims, guards_requested
+from .workspace import layout as workspace_layout
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
 from .kernels.contact_rows import active_rows, active_size, block_size, path_size
@@ -161,6 +163,9 @@ class Model:
         self.drive_target_vel = np.array([j.target_vel for j in self.joints], float)
         #: contact models: the colliders against the links (``collision.CollisionModel``)
         self.collision = None
+        #: a sentinel entry after each work-space field, checked after every solver call
+        #: (``workspace.py``; MIMIC_EXT_DEBUG_WORKSPACE=1 turns it on; set it, then ``sync()``)
+        self.workspace_guards = guards_requested(None)
         if collision is not None:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
@@ -557,28 +562,20 @@ class Model:
         md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
-        # one row of per-environment scalar work space, in the order the step uses it
-        n, m, nr = self.dof_count, row0, max(len(rows), 1)
-        soft = md.n_soft > 0
-        off = 0
-        nnz, R = sp.nnz, md.n_rslots
-        for name, size in (("u0", n), ("f", n), ("Mp", 0 if md.tree_mass else len(sp.pairs)), ("HB", nnz), ("H", nnz), ("kH", k),
-                           ("HM", nnz if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k),
-                           ("tk", n), ("res", n), ("lam", n1), ("drv", 3 * n1), ("W", 2 * n1), ("rslot", k + 1),
-                           ("resp", k * R), ("rtmp", k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
-                           ("JLr", m * k), ("tL", m), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),
-                           ("lamL", m), ("tm", m), ("YM", m * k if soft else 0), ("SLM", m * m if soft else 0),
-                           ("keepM", m if soft else 0)):
-            setattr(md, "o_" + name, off)
-            off += size
+        # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
+        n, m = self.dof_count, row0
+        dims = Dims(n=n, n1=n1, k=k, m=m, nnz=sp.nnz, pairs=0 if md.tree_mass else len(sp.pairs),
+                    slots=md.n_rslots, rel_rows=max(len(rows), 1), soft=md.n_soft > 0, contacts=bool(K.contacts))
         if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
             cap = self.contact_capacity
             md.c_cap, md.c_block = cap, block_size(n, k)     # c_iter: the solver's option
-            md.o_crow, md.o_cimp = off, off + cap * md.c_block
-            md.o_cD = md.o_cimp + n
             md.c_bmax = active_rows(cap, n1)
-            md.o_cpath = md.o_cD + active_size(cap, n1)
-            off = md.o_cpath + path_size(k)
+            dims = replace(dims, contact_cap=cap, contact_block=md.c_block, active_size=active_size(cap, n1),
+                           path_size=path_size(k))
+        ws = workspace_layout(dims, guards=self.workspace_guards)
+        for name, (offset, _size) in ws.fields.items():
+            setattr(md, "o_" + name, offset)
+        self.workspace = ws
         # 0: no floating base; 1: floating bases, none restoring its momentum (a contact model's);
         # 2: a floating tree's momentum restored (its float64 bookkeeping runs)
         md.has_float = (2 if any(lk.jtype == FREE and lk.restore for lk in links) else 1) if self.base_bodies else 0
@@ -593,7 +590,7 @@ class Model:
         md.iterations, md.erp = 0, 0.0
         md.rank_tol = float(K.rank_tol)
         md.gravity = V3(*self.gravity)
-        return md, max(off, 1)
+        return md, ws.size
 
 
 def _same_struct(a, b) -> bool:

@@ -26,9 +26,10 @@ from typing import Callable
 import numpy as np
 import warp as wp
 
-from .errors import NonFiniteStateError, StepInProgressError, StepInputError
+from .errors import NonFiniteStateError, StepInProgressError, StepInputError, WorkSpaceOverrunError
 from .model import Control, Model, State, _scratch
 from .projection import STATUS
+from .workspace import SENTINEL, overrun
 
 _CACHE_SIZE = 8
 
@@ -314,6 +315,10 @@ class Solver:
         self._data = self._solver_data()
         self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows),
                                  deep=bool(m.data.tree_mass))
+        if m.workspace.guards:       # debug: a sentinel after every field, checked after each call
+            rows = self._scratch.ws.numpy()
+            rows[:, list(m.workspace.guards.values())] = SENTINEL
+            self._scratch.ws.assign(rows)
         self._launches.clear()
         self._coupling_due = False    # the last step left its coupling impulses to mimic_rows()
         self._buffers.clear()
@@ -358,6 +363,18 @@ class Solver:
         if not dt_ok:
             raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s; it must be a finite number > 0")
 
+    def _check_guards(self, after: str) -> None:
+        """With the work-space guards on (``Model.workspace_guards``): raise naming the fields a
+        step wrote past."""
+        guards = self.model.workspace.guards
+        if not guards:
+            return
+        bad = overrun(guards, self._scratch.ws.numpy())
+        if bad:
+            raise WorkSpaceOverrunError(f"{after} wrote past the end of the work-space field(s) {', '.join(bad)} "
+                                        f"(mimic_ext/solver/workspace.py declares their sizes): a solver defect; "
+                                        f"please report it with the stage")
+
     def _raise_if_nonfinite(self, after: str) -> None:
         bad = self.nonfinite_envs()
         if bad:
@@ -379,6 +396,7 @@ class Solver:
         finally:
             self._in_step = False
         self.last_dt = float(dt)
+        self._check_guards("this step")
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite("this step")
 
@@ -444,6 +462,7 @@ class Solver:
                 now[-1] = spare
                 self._last_history = history
         self.last_dt = float(dt)
+        self._check_guards(f"{count} steps")
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite(f"{count} steps")
         return history if after.size else None

@@ -75,20 +75,46 @@ from ..collision.pairs import pair_frames, pair_material, pair_rest
 from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 from .dynamics import F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 
-#: scalars after a contact's three rows: impulses (n, t1, t2), their rows' ``J u0``, the
-#: normal row's velocity bound, 1 / W_nn, 1 / max(W_t1t1, W_t2t2), mu static, mu dynamic,
-#: W_nn, W_t1t1 + W_t2t2, 1 / W_t1t1, 1 / W_t2t2, and whether the normal row is in the block
-#: factored last (1 in, 0 out, -1 no factor yet this step), whether its responses are computed
-#: (``contact_response``); for skipping a contact that is provably apart (``provably_apart``):
-#: the norm of the normal row's ``J S``, of each row's response, and the solve's velocity path
-#: length and the normal row's slack ``J u - bound`` when it was last evaluated (-1: unknown);
-#: the approach speed a speculative contact that lands this step carries into the next (0: none);
-#: whether its friction has slid in this solve (1: it stays out of the active block); the
-#: friction impulses it started the step with (the warm start: the friction compliance's rest)
-_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT, _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1, _S_INB, _S_RSP = \
-    0, 3, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16
-_S_JN, _S_RN, _S_LEV, _S_SLK, _S_LND, _S_SLD, _S_LT0 = 17, 18, 21, 22, 23, 24, 25
-N_SCALARS = 27
+#: The scalars after a contact's three rows, declared once (name, entries, meaning); their
+#: offsets ``_S_<name>`` are generated from this table in order, ``N_SCALARS`` in all.
+SLOTS = (
+    ("LAM", 3, "the impulses of the normal and the two friction rows"),
+    ("CST", 3, "each row's J u0"),
+    ("TGT", 1, "the normal row's velocity bound"),
+    ("IWN", 1, "1 / W_nn"),
+    ("IWT", 1, "1 / max(W_t1t1, W_t2t2)"),
+    ("MUS", 1, "static friction coefficient"),
+    ("MUD", 1, "dynamic friction coefficient"),
+    ("WN", 1, "W_nn"),
+    ("WT", 1, "W_t1t1 + W_t2t2"),
+    ("IW1", 2, "1 / W_t1t1, 1 / W_t2t2"),
+    ("INB", 1, "the normal row in the block factored last: 1 in, 0 out, -1 no factor yet this step"),
+    ("RSP", 1, "whether its responses are computed (contact_response)"),
+    ("JN", 1, "the norm of the normal row's J S (provably_apart)"),
+    ("RN", 3, "the norm of each row's response (provably_apart)"),
+    ("LEV", 1, "the solve's velocity path length when last evaluated (-1: unknown)"),
+    ("SLK", 1, "the normal row's slack J u - bound when last evaluated"),
+    ("LND", 1, "the approach speed a speculative contact that lands this step carries into the next (0: none)"),
+    ("SLD", 1, "its friction has slid in this solve (1: it stays out of the active block)"),
+    ("LT0", 2, "the friction impulses it started the step with (the warm start: the friction compliance's rest)"),
+)
+
+
+def _slot_offsets(slots) -> dict[str, int]:
+    out, off = {}, 0
+    for name, size, _meaning in slots:
+        out[name] = off
+        off += size
+    out[""] = off
+    return out
+
+
+_S = _slot_offsets(SLOTS)
+_S_LAM, _S_CST, _S_TGT, _S_IWN, _S_IWT = _S["LAM"], _S["CST"], _S["TGT"], _S["IWN"], _S["IWT"]
+_S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = _S["MUS"], _S["MUD"], _S["WN"], _S["WT"], _S["IW1"]
+_S_INB, _S_RSP, _S_JN, _S_RN, _S_LEV = _S["INB"], _S["RSP"], _S["JN"], _S["RN"], _S["LEV"]
+_S_SLK, _S_LND, _S_SLD, _S_LT0 = _S["SLK"], _S["LND"], _S["SLD"], _S["LT0"]
+N_SCALARS = _S[""]
 #: work-space entries per environment after the normal block's (``model.py``): the velocity path
 #: length of this solve and a snapshot of the solve-space velocity (k entries)
 def path_size(k: int) -> int:
