@@ -1,9 +1,9 @@
 """One mimic schema per follower: which schema an edit writes, converting, removing the duplicate.
 
 Why: PhysX reads NewtonMimicAPI as well as PhysxMimicJointAPI and applies each as its own
-constraint (NVIDIA-Omniverse/PhysX ``usdLoad/MimicJoint.cpp``: ``parseMimicJoints`` and
-``parseNewtonMimicJoints`` each append a ``MimicJointDesc`` for the same joint; NVIDIA's answer
-in isaac-sim/IsaacSim#754). Measured on ovphysx 0.7 (``tests/test_fet022_engines_physx.py``):
+constraint (NVIDIA's answer in isaac-sim/IsaacSim#754; an omni.physx ``usdLoad/MimicJoint.cpp``
+newer than the public NVIDIA-Omniverse/PhysX snapshot 6e73dc7 has ``parseNewtonMimicJoints``
+beside ``parseMimicJoints``, each appending a ``MimicJointDesc`` for the joint). Measured on ovphysx 0.7 (``tests/test_fet022_engines_physx.py``):
 two agreeing relations move as one, two contradicting gearings lock the pair where both hold,
 two contradicting offsets leave one of them violated. So a follower carries one schema, and
 every edit here keeps it that way.
