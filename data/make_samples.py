@@ -419,6 +419,15 @@ def inv_disabled():
     return stage
 
 
+def inv_both_schemas(doc: str, newton_multiplier: float) -> Callable[[], Usd.Stage]:
+    """The pair's PhysxMimicJointAPI (follower = leader) plus a NewtonMimicAPI on the same follower."""
+    def build():
+        stage, r, foll, lead = pair(doc)
+        relate(stage, foll, lead, newton_multiplier, schema="newton", instance=None)
+        return stage
+    return build
+
+
 F = Sdf.ValueTypeNames
 INVALID: dict[str, Callable[[], Usd.Stage]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": inv_follower_not_joint,
@@ -475,6 +484,12 @@ INVALID: dict[str, Callable[[], Usd.Stage]] = {
         "MIMIC_CYCLE_GAIN: follower = leader and leader = 2 * follower: the cycle's gain is 2, not 1, "
         "which would lock both joints.", 2.0, 0.0),
     "MIMIC_DISABLED": inv_disabled,
+    "MIMIC_BOTH_SCHEMAS": inv_both_schemas(
+        "MIMIC_BOTH_SCHEMAS (warning): follower = leader authored twice, as PhysxMimicJointAPI and as "
+        "NewtonMimicAPI; PhysX applies both.", 1.0),
+    "MIMIC_SCHEMAS_DISAGREE": inv_both_schemas(
+        "MIMIC_SCHEMAS_DISAGREE: PhysxMimicJointAPI says follower = leader, NewtonMimicAPI follower = -leader; "
+        "PhysX applies both, which locks the pair.", -1.0),
 }
 
 

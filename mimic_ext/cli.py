@@ -219,7 +219,7 @@ def _prim_at(opened, path: str, role: str):
 
 
 def cmd_set(args) -> int:
-    from .schema import MimicRelation, read_joint_relations, set_relation
+    from .schema import MimicRelation, read_joint_relations, schema_for_edit, set_relation
     from .schema.joints import unit_scale
     from .schema.relation import physx_to_canonical
 
@@ -227,6 +227,10 @@ def cmd_set(args) -> int:
         stage = opened.stage
         prim = _prim_at(opened, args.follower, "follower")
         _prim_at(opened, args.leader, "reference joint")
+        try:   # one schema per follower: the one it carries, never the other beside it
+            args.schema = schema_for_edit(prim, args.schema)
+        except MimicInputError as exc:
+            raise MimicInputError(f"{opened.path}: {exc}; nothing written") from None
         if (args.multiplier if args.multiplier is not None else args.gearing) == 0:
             raise MimicInputError("a gear ratio of 0 does not couple the joints: give a nonzero --multiplier/--gearing")
         offset = args.offset or 0.0
@@ -262,6 +266,34 @@ def cmd_remove(args) -> int:
         removed = remove_relation(opened.stage, args.follower, instance=args.instance, schema=args.schema)
         for rel in removed:
             print(f"removed {rel.follower} {_authored_text(rel)} ({rel.describe()})")
+        _save(opened, out)
+    return EXIT_OK
+
+
+def cmd_convert(args) -> int:
+    from .schema import convert_stage
+
+    with _editing(args.stage, args.output) as (opened, out):
+        findings_before = _finding_keys(opened.stage)
+        for f in args.follower or []:
+            _prim_at(opened, f, "follower")
+        done = convert_stage(opened.stage, args.to, followers=args.follower, duplicates_only=args.duplicates_only)
+        _check_edit(opened, findings_before)
+        for c in done:
+            if c.converted:
+                print(f"converted {c.follower}: {_authored_text(c.removed[0])} -> {_authored_text(c.kept)} "
+                      f"({c.kept.describe()})")
+            elif c.removed:
+                for rel in c.removed:
+                    same = "same relation" if rel.multiplier == c.kept.multiplier and rel.offset == c.kept.offset \
+                        else f"it said {rel.describe()}"
+                    print(f"removed the duplicate {c.follower} {_authored_text(rel)} ({same}); kept "
+                          f"{_authored_text(c.kept)} ({c.kept.describe()})")
+        changed = [c for c in done if c.changed]
+        if not changed:
+            print(f"{opened.path}: every relation is already {args.to}"
+                  + (" with no duplicate" if args.duplicates_only else "") + ", not rewritten")
+            return EXIT_OK
         _save(opened, out)
     return EXIT_OK
 
@@ -320,8 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DOF of a multi-DOF reference joint (ignored for revolute/prismatic references)")
     p.add_argument("--natural-frequency", type=float32_number, help="compliance natural frequency (1/s); hard when unset or <= 0")
     p.add_argument("--damping-ratio", type=float32_number, help="compliance damping ratio; hard when unset or <= 0")
-    p.add_argument("--schema", choices=("physx", "newton"), default="physx",
-                   help="author PhysxMimicJointAPI (default) or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units)")
+    p.add_argument("--schema", choices=("physx", "newton"),
+                   help="author PhysxMimicJointAPI or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units); default: "
+                        "the one FOLLOWER carries, physx when it has none. The other one beside it is refused "
+                        "(PhysX reads both and would apply two constraints): convert it first")
     p.add_argument("-o", "--output", help="write here (.usda/.usdc/.usd) instead of editing STAGE in place")
     p.set_defaults(func=cmd_set)
 
@@ -333,6 +367,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", choices=("physx", "newton"), help="only this schema (default: both)")
     p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
     p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser("convert", help="rewrite relations in one schema; remove a duplicate (saved atomically)",
+                       description="Leave each follower with its relation in one schema: a relation in the other "
+                                   "schema is rewritten (same canonical relation) and removed; where a follower "
+                                   "carries both, the --to one is kept and the other removed (PhysX reads both "
+                                   "and would apply two constraints). Refused, with nothing written, when the "
+                                   "target cannot say the relation (compliance or a D6 or revolute-prismatic pair "
+                                   "in Newton, a disabled one in PhysX). " + CONVENTIONS)
+    p.add_argument("stage", help="USD file to edit")
+    p.add_argument("--to", required=True, choices=("newton", "physx"), help="the schema to keep")
+    p.add_argument("--follower", action="append", metavar="PATH",
+                   help="only this follower (repeat for several; default: every follower)")
+    p.add_argument("--duplicates-only", action="store_true",
+                   help="only followers that carry both schemas: remove the one that is not --to")
+    p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
+    p.set_defaults(func=cmd_convert)
 
     for name in COMMAND_MODULES:
         try:

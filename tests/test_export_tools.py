@@ -79,7 +79,7 @@ class Expected:
         one_dof = [p for p in joints if J.joint_kind(p) in (J.REVOLUTE, J.PRISMATIC)]
         self.dofs = len(one_dof) + (6 if self.floating else 0)
         self.relations = {name_of[r.follower]: (name_of[r.leader], r.multiplier, r.offset)
-                          for r in result.relations if r.schema == "physx"}
+                          for r in result.relations}      # one schema per follower
         cache = UsdGeom.XformCache()
         self.poses = {}
         self.masses = {}

@@ -187,3 +187,68 @@ def test_prepared_copy_hides_relations_that_are_not_simulated_and_leaves_the_sta
 def test_a_bad_physx_device_is_an_input_error():
     with pytest.raises(MimicInputError, match="unknown device 'tpu'"):
         get_engine("physx:tpu")
+
+
+def _geared_with_newton(multiplier=None, offset=0.0, physx=True):
+    """geared_pair.usda (PhysX: gear_follower = 2 gear_leader + 0.1 rad), plus or instead a NewtonMimicAPI."""
+    stage = Usd.Stage.Open(str(DATA / "geared_pair.usda"))
+    (rel,) = schema.read_relations(stage)
+    if not physx:
+        schema.remove_relation(stage, rel.follower, rel.instance)
+    if multiplier is not None:
+        schema.set_relation(stage, rel.replace(schema="newton", instance=None, multiplier=multiplier, offset=offset))
+    return stage
+
+
+def _drive_leader(stage):
+    """(leader, follower) positions after 0.5 and 1 s of the leader's drive ramping to 0.4 rad."""
+    leader, follower = "/Gears/Joints/gear_leader", "/Gears/Joints/gear_follower"
+    steps = 240
+    out = run_physx(stage, steps, 1 / 240, {leader: np.linspace(0.0, 0.4, steps)}, record=[leader, follower],
+                    sample_steps=[120, 240])
+    return out.positions[leader][0], out.positions[follower][0]
+
+
+def test_physx_applies_both_schemas_on_one_follower_as_two_constraints():
+    """What PhysX does with PhysxMimicJointAPI and NewtonMimicAPI on one joint (issue 31): both are
+    constraints. Agreeing, the pair moves as with one (q_f = 2 q_l + 0.1 held to float32). A Newton
+    gearing that contradicts (q_f = 1.5 q_l) leaves only the crossing of the two lines: the leader
+    is held near q_l = -0.2 (2 q + 0.1 = 1.5 q) against its drive, which one constraint alone never
+    does. Contradicting offsets (q_f = 2 q_l + 0.3): the ratio is kept, one offset violated (Newton's
+    0.3 here, so PhysX's own relation is off by 0.2 rad)."""
+    q_l, q_f = _drive_leader(_geared_with_newton(2.0, 0.1))
+    assert q_l[-1] > 0.3                                      # the drive moved the leader (0.36 measured)
+    assert np.abs(q_f - (2 * q_l + 0.1)).max() < 1e-5          # float32 positions, hard relations
+    q_l, q_f = _drive_leader(_geared_with_newton(1.5, 0.0))
+    # locked: 0.5 s later the leader has moved < 0.01 rad of the 0.2 rad its target moved (0.005
+    # measured), and it sits within 0.02 rad of the crossing (-0.185 measured: the two rows are
+    # solved iteratively, so a residual stays while the drive pulls)
+    assert abs(q_l[1] - q_l[0]) < 0.01 and abs(q_l[-1] + 0.2) < 0.02, q_l
+    assert abs(q_f[-1] + 0.3) < 0.03, q_f
+    q_l, q_f = _drive_leader(_geared_with_newton(2.0, 0.3))
+    assert q_l[-1] > 0.3
+    offsets = q_f - 2 * q_l
+    # the ratio holds (both say 2); the offset is one of the two, so the other relation is off by 0.2 rad
+    assert np.ptp(offsets) < 1e-4 and min(abs(offsets[-1] - 0.1), abs(offsets[-1] - 0.3)) < 1e-4, offsets
+
+
+def test_physx_reads_newton_mimic_between_a_revolute_and_a_prismatic_joint_per_degree():
+    """Why the importer keeps revolute-prismatic relations in PhysxMimicJointAPI: PhysX takes a
+    NewtonMimicAPI coef1 in the same units as its own gearing (metres per degree here), while
+    Newton takes it per radian. rack = 0.02 m/rad x pinion authored for Newton (coef1 0.02) is
+    read by PhysX as 0.02 m/deg = 1.15 m/rad: the rack runs into its 0.04 m limit."""
+    leader, follower = "/RackPinion/Joints/pinion_joint", "/RackPinion/Joints/rack_joint"
+    steps = 240
+    ratios = {}
+    for as_newton in (False, True):
+        stage = Usd.Stage.Open(str(DATA / "rack_and_pinion.usda"))
+        (rel,) = schema.read_relations(stage)
+        if as_newton:
+            schema.remove_relation(stage, rel.follower, rel.instance)
+            schema.set_relation(stage, rel.replace(schema="newton", instance=None))
+            assert schema.read_relations(stage)[0].authored["newton:mimicCoef1"] == pytest.approx(0.02)
+        out = run_physx(stage, steps, 1 / 240, {leader: np.linspace(0.0, 0.8, steps)}, record=[leader, follower],
+                        sample_steps=[120, 240])
+        ratios[as_newton] = out.positions[follower][0] / out.positions[leader][0], out.positions[follower][0]
+    assert ratios[False][0] == pytest.approx([0.02, 0.02], rel=1e-4)   # PhysxMimicJointAPI: exact (float32)
+    assert ratios[True][1] == pytest.approx([0.04, 0.04], abs=1e-4)    # at the rack's upper limit

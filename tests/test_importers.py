@@ -76,22 +76,22 @@ def test_assets_found():
 
 @pytest.mark.parametrize("rel_path", ROBOT_FILES)
 def test_asset_imports_with_expected_relations(rel_path, expected, tmp_path):
-    out = tmp_path / "robot.usda"
-    result = import_robot(ASSETS / rel_path, out=out, schema="both")
     want = _expected_relations(expected, rel_path)
-    for schema in ("physx", "newton"):
-        got = _by_name(result, [r for r in result.relations if r.schema == schema])
+    for schema in ("newton", "physx"):          # one schema per follower (newton: the default)
+        out = tmp_path / f"robot_{schema}.usda"
+        result = import_robot(ASSETS / rel_path, out=out, schema=schema)
+        assert {r.schema for r in result.relations} == {schema}
+        got = _by_name(result, result.relations)
         assert set(got) == set(want), schema
         for pair, (m, c) in want.items():
             # float64 from the file text on both sides
             assert got[pair][0] == pytest.approx(m, abs=EXACT), pair
             assert got[pair][1] == pytest.approx(c, abs=EXACT), pair
 
-    # what the written file holds: float32 gearing/offset, so 1e-6
-    stage = open_stage(out).stage
-    back = read_relations(stage)
-    for schema in ("physx", "newton"):
-        got = _by_name(result, [r for r in back if r.schema == schema])
+        # what the written file holds: float32 gearing/offset, so 1e-6
+        back = read_relations(open_stage(out).stage)
+        assert {r.schema for r in back} == {schema}
+        got = _by_name(result, back)
         assert set(got) == set(want)
         for pair, (m, c) in want.items():
             assert got[pair][0] == pytest.approx(m, abs=F32)

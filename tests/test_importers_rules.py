@@ -18,7 +18,7 @@ from pxr import Gf, UsdGeom, UsdPhysics
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import export_urdf, import_robot
-from mimic_ext.schema import read_relations
+from mimic_ext.schema import read_relations, remove_relation, set_relation
 from usd_frames import joint_world_frames
 
 F32 = 1e-6
@@ -53,7 +53,7 @@ def physx_attr(result, joint, name):
 def test_urdf_offset_becomes_negated_degrees_in_physx(tmp_path):
     """A converter that copies the URDF offset into PhysX gets sign and unit wrong."""
     path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
-    result = import_robot(path)
+    result = import_robot(path, schema="physx")
     assert physx_attr(result, "j2", "offset") == pytest.approx(-5.729578, abs=1e-5)  # -0.1 rad in degrees; float32
     assert physx_attr(result, "j2", "gearing") == pytest.approx(-2.0, abs=F32)
     rel = result.relations[0]
@@ -63,7 +63,7 @@ def test_urdf_offset_becomes_negated_degrees_in_physx(tmp_path):
 def test_prismatic_offset_stays_in_metres(tmp_path):
     path = urdf(tmp_path, rev("j1", "l0", "l1", jtype="prismatic")
                 + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1" offset="0.01"/>', jtype="prismatic"))
-    result = import_robot(path)
+    result = import_robot(path, schema="physx")
     assert physx_attr(result, "j2", "offset") == pytest.approx(-0.01, abs=F32)
     assert physx_attr(result, "j2", "gearing") == pytest.approx(1.0, abs=F32)
 
@@ -213,16 +213,15 @@ def test_newton_relations_are_flattened_to_the_chain_root(tmp_path):
     while PhysxMimicJointAPI keeps the chain: j3 = -(2 j1) + 0.2 = -2 j1 + 0.2."""
     path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
                 + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
-    result = import_robot(path)  # default: both schemas
-    name_of = {p: n for n, p in result.joint_paths.items()}
-    by_schema = {(r.schema, name_of[r.follower]): (name_of[r.leader], r.multiplier, r.offset)
-                 for r in result.relations}
+    by_schema = {}
+    for schema in ("newton", "physx"):
+        result = import_robot(path, schema=schema)      # newton: the default
+        name_of = {p: n for n, p in result.joint_paths.items()}
+        by_schema.update({(r.schema, name_of[r.follower]): (name_of[r.leader], r.multiplier, r.offset)
+                          for r in result.relations})
     assert by_schema[("physx", "j3")] == ("j2", -1.0, 0.2)
     assert by_schema[("newton", "j3")] == ("j1", -2.0, 0.2)  # exact: float64 products of the file's numbers
     assert by_schema[("newton", "j2")] == by_schema[("physx", "j2")] == ("j1", 2.0, 0.0)
-    validation = pytest.importorskip("mimic_ext.schema.validation")
-    # one relation said for two engines, not a redundant one (importers.md, "--schema both")
-    assert not [f for f in validation.validate(result.stage) if f.code == "MIMIC_REDUNDANT"]
     newton = pytest.importorskip("newton", reason="the newton extra checks Newton reads the flattened relations")
     out = tmp_path / "chain.usda"
     import_robot(path, out=out)
@@ -508,8 +507,8 @@ def test_cli_import_and_export(tmp_path, capsys):
     from mimic_ext.cli import main
     src = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1"/>'))
     out = tmp_path / "r.usda"
-    assert main(["import", str(src), "-o", str(out), "--schema", "both"]) == 0
-    assert out.exists() and "2 mimic relation(s)" in capsys.readouterr().out
+    assert main(["import", str(src), "-o", str(out)]) == 0
+    assert out.exists() and "1 mimic relation(s) (newton)" in capsys.readouterr().out
     back = tmp_path / "r.urdf"
     assert main(["export", str(out), "-o", str(back)]) == 0
     assert '<mimic joint="j1" multiplier="-1" offset="0"/>' in back.read_text()
@@ -756,26 +755,30 @@ TWO_JOINT_BODY = """<mujoco model="two_joint_body">
 def test_mjcf_body_with_two_joints_and_a_same_body_relation_imports_and_sweeps(tmp_path):
     """Refused before ("bodies with several joints are not supported"): now each joint is its
     own prim on a massless chain link, and the FET022 sweep of the stage passes, measuring
-    the relation's 0.5 for both schemas (ratio tolerance: the sweep's configured 10%; the
+    the relation's 0.5 in each schema (ratio tolerance: the sweep's configured 10%; the
     solver keeps relations exact, so the measured ratio is 0.5 to round-off)."""
     from mimic_ext import fet022
     path = tmp_path / "two.xml"
     path.write_text(TWO_JOINT_BODY)
-    result = import_robot(path)
-    assert set(result.joint_paths) == {"roll", "pitch"}
-    sweep = fet022.run(result.stage)
-    assert sweep.status == "pass", (sweep.reason, sweep.details)
-    assert {f.schema for f in sweep.followers} == {"physx", "newton"}
-    for follower in sweep.followers:
-        assert follower.status == "pass"
-        assert follower.measured_ratio == pytest.approx(0.5, abs=1e-6)
+    for schema in ("newton", "physx"):
+        result = import_robot(path, schema=schema)
+        assert set(result.joint_paths) == {"roll", "pitch"}
+        sweep = fet022.run(result.stage)
+        assert sweep.status == "pass", (sweep.reason, sweep.details)
+        assert {f.schema for f in sweep.followers} == {schema}
+        for follower in sweep.followers:
+            assert follower.status == "pass"
+            assert follower.measured_ratio == pytest.approx(0.5, abs=1e-6)
 
 
-def test_hinge_following_a_slide_is_dimensionless_for_newton(tmp_path):
+def test_hinge_following_a_slide_is_dimensionless_for_newton_and_imported_for_physx(tmp_path):
     """polycoef 10 between a hinge follower and a slide leader (the Stretch gripper): PhysX's
     gearing is -10 rad/m in degrees per metre; Newton's coef1 is dimensionless between its
     joint coordinates, so 10 (Newton read 572.96 when it was written in degrees), and the
-    sweep's harness compares both as 572.958 deg/m (discovery converts Newton's)."""
+    sweep's harness compares both as 572.958 deg/m (discovery converts Newton's). PhysX reads a
+    NewtonMimicAPI coef1 per degree like its own gearing (measured: test_fet022_engines_physx),
+    so no Newton value is right for both engines: the import writes such a relation as
+    PhysxMimicJointAPI, with a warning, in its default (newton) schema too."""
     path = tmp_path / "pinch.xml"
     path.write_text("""<mujoco model="pinch">
   <worldbody><body name="base"><geom type="box" size="0.05 0.05 0.02"/>
@@ -786,17 +789,23 @@ def test_hinge_following_a_slide_is_dimensionless_for_newton(tmp_path):
   <equality><joint joint1="open" joint2="slide" polycoef="0 10"/></equality>
 </mujoco>""")
     result = import_robot(path)
+    assert any("written as PhysxMimicJointAPI instead: open" in w for w in result.warnings), result.warnings
     prim = result.stage.GetPrimAtPath(result.joint_paths["open"])
-    assert prim.GetAttribute("newton:mimicCoef1").Get() == pytest.approx(10.0, rel=F32)
     assert prim.GetAttribute("physxMimicJoint:rotX:gearing").Get() == pytest.approx(-10 * 180 / math.pi, rel=F32)
+    assert not prim.GetAttribute("newton:mimicCoef1")
+    (physx,) = read_relations(result.stage)
+    # authored for Newton by hand (the library still writes what it is asked), coef1 is 10
+    set_relation(result.stage, physx.replace(schema="newton", instance=None))
+    assert prim.GetAttribute("newton:mimicCoef1").Get() == pytest.approx(10.0, rel=F32)
     assert {r.schema: r.multiplier for r in read_relations(result.stage)} == pytest.approx(
         {"physx": 10.0, "newton": 10.0}, rel=F32)
     from mimic_ext.fet022.discovery import discover
     cases = {c.relation.schema: c for c in discover(result.stage, read_relations(result.stage)).cases}
     assert abs(cases["newton"].gearing) == pytest.approx(abs(cases["physx"].gearing), rel=F32)
     newton = pytest.importorskip("newton", reason="the newton extra")
+    remove_relation(result.stage, physx.follower, schema="physx")
     out = tmp_path / "pinch.usda"
-    import_robot(path, out=out)
+    result.stage.GetRootLayer().Export(str(out))
     builder = newton.ModelBuilder()
     builder.add_usd(str(out))
     follower = builder.joint_label.index(result.joint_paths["open"])

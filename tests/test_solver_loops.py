@@ -322,10 +322,9 @@ def test_menagerie_2f85_with_its_connect_loops_matches_mujoco():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = build_model(stage, fix_base=True, contacts=False)     # MuJoCo's contacts are off too
-    # the two connects as closures; the one joint equality, imported for PhysX and for Newton
-    # (schema both), is one active relation and its mirror, redundant
+    # the two connects as closures; the one joint equality (NewtonMimicAPI, the default) one active relation
     assert len(model.closure_paths) == 2
-    assert sorted(r["status"] for r in model.relations()) == ["active", "redundant"]
+    assert sorted(r["status"] for r in model.relations()) == ["active"]
     names = [mj.mj_id2name(mm, mj.mjtObj.mjOBJ_JOINT, j) for j in range(mm.njnt)]
     torque = 0.02                               # N m opening the leader (the left driver)
     data = mj.MjData(mm)

@@ -44,12 +44,13 @@ def validate_file(path):
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    assert len(CODES) == 24
+    assert len(CODES) == 26
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
     assert CODES["MIMIC_INSTANCE_NAME"][0] == WARNING and CODES["MIMIC_CHAIN"][0] == INFO
     assert CODES["MIMIC_CONTRADICTION"][0] == ERROR
+    assert CODES["MIMIC_BOTH_SCHEMAS"][0] == WARNING and CODES["MIMIC_SCHEMAS_DISAGREE"][0] == ERROR
 
 
 def test_finding_is_frozen():
@@ -243,16 +244,25 @@ def test_disabled_relation_is_info_and_stays_out_of_the_forest():
     assert [(f.code, f.path) for f in findings] == [("MIMIC_DISABLED", lead)]
 
 
-def test_physx_and_newton_on_one_follower_share_the_forest():
+def test_physx_and_newton_on_one_follower_are_two_constraints():
+    """PhysX reads both APIs and applies each (schema_choice.py): agreeing, a warning that names
+    that behaviour and the fix; disagreeing, one error naming both relations (not the cycle or
+    contradiction the forest finds in them, which would point at the wrong fix)."""
     stage, r, foll, lead = samples.pair("both schemas")
     set_relation(stage, MimicRelation(foll, lead, 1.0, schema="newton", instance=None))
-    # the same relation for both engines (what `import --schema both` writes) is not redundant
-    assert validate(stage) == []
-    # a reciprocal on the leader still is redundant
+    (f,) = validate(stage)
+    assert (f.severity, f.code, f.path) == (WARNING, "MIMIC_BOTH_SCHEMAS", foll)
+    assert "applies each as its own constraint" in f.message and "mimic-ext convert" in f.message
+    assert "NewtonMimicAPI" in f.message and "PhysxMimicJointAPI:rotX" in f.message
+    # a reciprocal on the leader is still redundant
     set_relation(stage, MimicRelation(lead, foll, 1.0))
     assert "MIMIC_REDUNDANT" in [f.code for f in validate(stage)]  # (the driven leader also warns as a follower)
-    set_relation(stage, MimicRelation(foll, lead, -1.0, schema="newton", instance=None))
-    assert codes(validate(stage), (ERROR,)) == {"MIMIC_CYCLE_GAIN"}
+    for newton_multiplier, offset in ((-1.0, 0.0), (1.5, 0.0), (1.0, 0.1)):   # gain differs, or the offset
+        stage, r, foll, lead = samples.pair("both schemas")
+        set_relation(stage, MimicRelation(foll, lead, newton_multiplier, offset, schema="newton", instance=None))
+        errors = [f for f in validate(stage) if f.severity == ERROR]
+        assert [(f.code, f.path) for f in errors] == [("MIMIC_SCHEMAS_DISAGREE", foll)], newton_multiplier
+        assert "disagree" in errors[0].message and "--schema newton" in errors[0].message
 
 
 def test_chain_of_three_is_info_only_on_the_last():

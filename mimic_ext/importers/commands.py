@@ -21,6 +21,17 @@ def _warn(lines) -> None:
         print(f"mimic-ext: warning: {line}", file=sys.stderr)
 
 
+def _schema_choice(value: str) -> str:
+    """``--schema``: newton or physx; ``both`` is refused with the reason (PhysX would apply two constraints)."""
+    if value == "both":
+        from .importing import BOTH_REFUSED
+
+        raise argparse.ArgumentTypeError(BOTH_REFUSED)
+    if value not in ("newton", "physx"):
+        raise argparse.ArgumentTypeError(f"invalid choice: '{value}' (choose from newton, physx)")
+    return value
+
+
 def cmd_import(args) -> int:
     from ..atomic_write import check_output
     from ..schema.stage_io import WRITABLE_USD_EXTENSIONS
@@ -70,12 +81,14 @@ def add_commands(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Import a URDF (<mimic>) or MJCF (<equality><joint>) robot into a USD stage: rigid bodies\n"
                     "with mass, joints with limits and drives, an articulation root, a physics scene and\n"
-                    "PhysxMimicJointAPI and/or NewtonMimicAPI relations. Exit 2 on bad input (nothing written).\n\n"
+                    "NewtonMimicAPI (default) or PhysxMimicJointAPI relations. Exit 2 on bad input (nothing\n"
+                    "written).\n\n"
                     + UNITS + "\n" + SIGNS)
     p.add_argument("robot", metavar="ROBOT", help="a .urdf file or an MJCF .xml file")
     p.add_argument("-o", "--output", required=True, metavar="OUT.usda", help="stage to write (atomically)")
-    p.add_argument("--schema", choices=("physx", "newton", "both"), default="both",
-                   help="which mimic schema to author (default: both; PhysX and Newton each read their own)")
+    p.add_argument("--schema", type=_schema_choice, default="newton", metavar="{newton,physx}",
+                   help="the mimic schema to author, one per follower (default: newton, which PhysX, Newton "
+                        "and mimic-ext read; physx for PhysX builds that read only PhysxMimicJointAPI)")
     p.set_defaults(func=cmd_import)
 
     e = subparsers.add_parser(

@@ -14,7 +14,7 @@ from pxr import Usd
 
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
-from ..schema.relation import SCHEMAS, MimicRelation
+from ..schema.relation import NEWTON, PHYSX, MimicRelation
 from .mjcf import read_mjcf
 from .model import PRISMATIC, REVOLUTE, RobotModel
 from .urdf import read_urdf
@@ -22,7 +22,16 @@ from .usd_shapes import save_with_mesh_library
 from .usd_writer import write_stage
 from .xmltree import parse_xml
 
-SCHEMA_CHOICES = (*SCHEMAS, "both")
+#: the mimic schema the importer writes by default: one schema per follower (PhysX reads
+#: NewtonMimicAPI too and would apply two constraints; see schema/schema_choice.py), and the one
+#: Isaac Sim 6's URDF importer writes, which PhysX, Newton and our solver all read
+DEFAULT_SCHEMA = NEWTON
+SCHEMA_CHOICES = (NEWTON, PHYSX)
+#: why ``both`` is refused (it was the default before): one line for the CLI and the API
+BOTH_REFUSED = ("'both' is no longer offered: PhysX reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
+                "would apply two constraints on every follower; use newton (the default: PhysX, Newton and "
+                "mimic_ext read it) or physx (for older PhysX builds that read only "
+                "PhysxMimicJointAPI)")
 _LIST_MAX = 8
 
 
@@ -120,6 +129,10 @@ def _summarise(model: RobotModel, writer) -> list[str]:
         warnings.append(f"{src}: {len(set(writer.meshes_left_out))} mesh(es) left out (no mesh library installed: "
                         f"pip install trimesh to convert them; bodies, mass, joints and primitive shapes are "
                         f"imported): {_listing(writer.meshes_left_out)}")
+    if writer.mixed:
+        warnings.append(f"{src}: {len(writer.mixed)} relation(s) couple a revolute and a prismatic joint, which "
+                        "NewtonMimicAPI does not support (PhysX and Newton read its coef1 in different units): "
+                        f"written as PhysxMimicJointAPI instead: {_listing(writer.mixed)}")
     if writer.mesh_failures:
         warnings.append(f"{src}: {len(writer.mesh_failures)} mesh(es) could not be read, left out: "
                         f"{_listing(writer.mesh_failures)}")
@@ -127,14 +140,18 @@ def _summarise(model: RobotModel, writer) -> list[str]:
 
 
 def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
-                 schema: str = "both") -> ImportResult:
+                 schema: str = DEFAULT_SCHEMA) -> ImportResult:
     """Import a URDF or MJCF robot into a USD stage with its mimic relations.
 
-    ``schema``: 'both' (default: PhysxMimicJointAPI and NewtonMimicAPI, each engine reads
-    its own), 'physx' or 'newton'. With ``out`` the stage is written there atomically
+    ``schema``: 'newton' (default: NewtonMimicAPI, which PhysX, Newton and our solver read;
+    a relation between a revolute and a prismatic joint is written as PhysxMimicJointAPI,
+    with a warning) or 'physx' (PhysxMimicJointAPI only). One schema per follower: PhysX
+    reads both and would apply two constraints. With ``out`` the stage is written there atomically
     (nothing is written on error); a large mesh library goes to ``<stem>.meshes.usdc``
     beside a ``.usda`` stage.
     """
+    if schema == "both":
+        raise MimicInputError(f"schema {BOTH_REFUSED}")
     if schema not in SCHEMA_CHOICES:
         raise MimicInputError(f"unknown schema '{schema}' (use one of {', '.join(SCHEMA_CHOICES)})")
     if out is not None and Path(out).suffix.lower() not in (".usd", ".usda", ".usdc"):

@@ -550,7 +550,7 @@ class UrdfExporter:
                 self.warnings.append(f"{follower}: multiplier 0 couples nothing; <mimic> not written")
                 continue
             chosen.append(r)
-        for r in chosen:  # Newton's names the chain's root (import --schema both): compare composed
+        for r in chosen:  # on a follower with both schemas, Newton's may name the chain's root: compare composed
             n = newton_of.get(r.follower)
             if n is not None:
                 leader, m, c = chain_root(chosen, r)

@@ -19,6 +19,7 @@ from pxr import Gf, Sdf, Tf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import MimicRelation, set_relation
 from ..schema.relation import NEWTON, PHYSX
+from ..schema.schema_choice import mixed_units
 from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel, chain_root
 from .transforms import Transform
 from .usd_pose import quatf, set_frames, set_pose, vec3f
@@ -74,6 +75,8 @@ class StageWriter:
     def __init__(self, model: RobotModel, schemas: tuple[str, ...]):
         self.model = model
         self.schemas = schemas
+        #: followers whose Newton relation would couple a revolute and a prismatic joint (written for PhysX)
+        self.mixed: list[str] = []
         self.names = _Names()
         self.body_paths: dict[str, str] = {}
         self.joint_paths: dict[str, str] = {}
@@ -281,17 +284,24 @@ class StageWriter:
                 leader, multiplier, offset = mimic.leader, mimic.multiplier, mimic.offset
                 if schema == NEWTON:
                     leader, multiplier, offset = chain_root(self.model.mimics, mimic)
-                rel = MimicRelation(follower=self.joint_paths[mimic.follower], leader=self.joint_paths[leader],
-                                    multiplier=float(multiplier), offset=float(offset) + 0.0,
-                                    instance="rotX" if schema == PHYSX else None, schema=schema)
-                set_relation(self.stage, rel)
-                out.append(rel)
+                    if mixed_units(self.stage, self.joint_paths[mimic.follower], self.joint_paths[leader]):
+                        self.mixed.append(mimic.follower)
+                        schema_here, leader, multiplier, offset = PHYSX, mimic.leader, mimic.multiplier, mimic.offset
+                        out.append(self._relate(mimic.follower, leader, multiplier, offset, schema_here))
+                        continue
+                out.append(self._relate(mimic.follower, leader, multiplier, offset, schema))
         return out
+
+    def _relate(self, follower: str, leader: str, multiplier: float, offset: float, schema: str) -> MimicRelation:
+        rel = MimicRelation(follower=self.joint_paths[follower], leader=self.joint_paths[leader],
+                            multiplier=float(multiplier), offset=float(offset) + 0.0,
+                            instance="rotX" if schema == PHYSX else None, schema=schema)
+        set_relation(self.stage, rel)
+        return rel
 
 
 def write_stage(model: RobotModel, schema: str) -> tuple[Usd.Stage, list[MimicRelation], StageWriter]:
-    """Build the stage for ``schema`` ('physx', 'newton' or 'both')."""
-    schemas = (PHYSX, NEWTON) if schema == "both" else (schema,)
-    writer = StageWriter(model, schemas)
+    """Build the stage with its relations in ``schema`` ('newton' or 'physx'), one per follower."""
+    writer = StageWriter(model, (schema,))
     stage = writer.build()
     return stage, writer.relations(), writer

@@ -7,6 +7,8 @@ subclass it finds here (``MimicExtension``); plain Python never imports it.
 
 from .commands import (
     AddMimicJointCommand,
+    ConvertMimicSchemaCommand,
+    RemoveMimicDuplicateCommand,
     RemoveMimicJointCommand,
     SetMimicComplianceCommand,
     SetMimicGearingCommand,
@@ -20,5 +22,6 @@ from .stage_sweep import StageSweepRunner
 __all__ = [
     "MimicExtension", "get_extension", "MimicPropertiesWidget", "StageSweepRunner",
     "AddMimicJointCommand", "RemoveMimicJointCommand", "SetMimicGearingCommand", "SetMimicOffsetCommand",
-    "SetMimicReferenceJointCommand", "SetMimicComplianceCommand",
+    "SetMimicReferenceJointCommand", "SetMimicComplianceCommand", "ConvertMimicSchemaCommand",
+    "RemoveMimicDuplicateCommand",
 ]

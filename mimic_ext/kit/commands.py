@@ -32,6 +32,7 @@ from pxr import Sdf, Usd
 from ..errors import MimicInputError
 from ..schema.authoring import read_joint_relations, remove_relation
 from ..schema.relation import PHYSX, SCHEMAS, MimicRelation
+from ..schema.schema_choice import carried_schemas, convert_relation, other_schema_problem, remove_duplicate
 from . import physx_edits as edits
 from .edit_undo import PrimEditUndo
 
@@ -116,7 +117,8 @@ class AddMimicJointCommand(_MimicEditCommand):
 
     def _problem(self, stage):
         v = self._values
-        return (edits.instance_problem(stage, self._prim_path, self._instance, must_exist=False)
+        return (other_schema_problem(stage.GetPrimAtPath(self._prim_path), PHYSX)
+                or edits.instance_problem(stage, self._prim_path, self._instance, must_exist=False)
                 or edits.reference_problem(stage, self._prim_path, self._reference)
                 or edits.axis_problem(self._axis)
                 or edits.value_problem("gearing", v["gearing"], nonzero=True)
@@ -270,9 +272,61 @@ class SetMimicComplianceCommand(_MimicEditCommand):
         return self._relation(prim, self._instance)
 
 
+class ConvertMimicSchemaCommand(_MimicEditCommand):
+    """Leave a joint with its relation in one schema (PhysX reads both and would apply two constraints).
+
+    A relation in the other schema is rewritten in this one (the same relation) and removed;
+    where the joint carries both, this schema's is kept and the other removed.
+
+    Args:
+        prim_path (str): The follower joint.
+        to_schema (str): The schema to keep, "newton" (NewtonMimicAPI) or "physx" (PhysxMimicJointAPI:rotX).
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, to_schema: str, usd_context_name: str = ""):
+        super().__init__(prim_path, None, usd_context_name)
+        self._to = to_schema
+
+    def _problem(self, stage):
+        if self._to not in SCHEMAS:
+            return f"unknown schema '{self._to}': use one of {', '.join(SCHEMAS)}"
+        if not read_joint_relations(stage.GetPrimAtPath(self._prim_path)):
+            return f"{self._prim_path} has no mimic relation to convert"
+        return None
+
+    def _apply(self, stage, prim):
+        return convert_relation(stage, self._prim_path, self._to)
+
+
+class RemoveMimicDuplicateCommand(_MimicEditCommand):
+    """On a joint that carries both PhysxMimicJointAPI and NewtonMimicAPI, remove the one not kept.
+
+    Args:
+        prim_path (str): The follower joint.
+        keep (str): The schema whose relation stays, "newton" or "physx".
+        usd_context_name (str): The USD context whose stage is edited ("" is the default one).
+    """
+
+    def __init__(self, prim_path: str, keep: str, usd_context_name: str = ""):
+        super().__init__(prim_path, None, usd_context_name)
+        self._keep = keep
+
+    def _problem(self, stage):
+        if self._keep not in SCHEMAS:
+            return f"unknown schema '{self._keep}': use one of {', '.join(SCHEMAS)}"
+        if len(carried_schemas(stage.GetPrimAtPath(self._prim_path))) < 2:
+            return f"{self._prim_path} does not carry both mimic schemas: there is no duplicate to remove"
+        return None
+
+    def _apply(self, stage, prim):
+        return remove_duplicate(stage, self._prim_path, self._keep)
+
+
 #: Registered on extension startup, unregistered on shutdown.
 COMMANDS = (AddMimicJointCommand, RemoveMimicJointCommand, SetMimicGearingCommand, SetMimicOffsetCommand,
-            SetMimicReferenceJointCommand, SetMimicComplianceCommand)
+            SetMimicReferenceJointCommand, SetMimicComplianceCommand, ConvertMimicSchemaCommand,
+            RemoveMimicDuplicateCommand)
 
 
 def register_commands() -> None:

@@ -24,6 +24,14 @@ from .authoring import (  # noqa: E402  (registration must come first)
     set_relation,
 )
 from .relation import NEWTON, PHYSX, MimicRelation  # noqa: E402
+from .schema_choice import (  # noqa: E402
+    Conversion,
+    carried_schemas,
+    convert_relation,
+    convert_stage,
+    remove_duplicate,
+    schema_for_edit,
+)
 from .stage_io import OpenedStage, open_stage, save_stage_atomically  # noqa: E402
 from .validation import CODES, Finding, validate  # noqa: E402
 
@@ -33,4 +41,5 @@ __all__ = [
     "remove_relation", "register_schemas", "schema_resolvable",
     "OpenedStage", "open_stage", "save_stage_atomically",
     "CODES", "Finding", "validate",
+    "Conversion", "carried_schemas", "convert_relation", "convert_stage", "remove_duplicate", "schema_for_edit",
 ]

@@ -17,8 +17,10 @@ Rules that need a judgement call:
 - Stage-level checks (chains, redundancy, contradictions, cycles) use
   :class:`~mimic_ext.schema.forest.MimicForest` exactly as the solver does, over every
   hard, enabled relation that has no error of its own, added sorted by follower path,
-  schema and instance. PhysX and Newton relations share the one forest (the solver reads
-  both), so a PhysX and a Newton relation on one follower that agree are a duplicate.
+  schema and instance. PhysX and Newton relations share the one forest (the solver and PhysX
+  read both), so a PhysX and a Newton relation on one follower are two constraints there:
+  ``MIMIC_BOTH_SCHEMAS`` (a warning) when the forest finds them agreeing, ``MIMIC_SCHEMAS_DISAGREE``
+  (an error, instead of the cycle or contradiction it makes) when they do not.
   A chain is a relation the forest kept whose reference is the follower of another kept
   relation (compliant relations are soft rows, never composed, so never chains).
 - The range check uses the reference's own limits, and only runs for relations without
@@ -51,6 +53,7 @@ from .authoring import (
 )
 from .forest import REDUNDANT, MimicConflictError, MimicForest
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
+from .schema_choice import HOST_BEHAVIOUR
 
 ERROR = "error"
 WARNING = "warning"
@@ -105,6 +108,12 @@ CODES: dict[str, tuple[str, str]] = {
     "MIMIC_CONTRADICTION": (ERROR, "relations that no configuration satisfies (offsets disagree)"),
     "MIMIC_CYCLE_GAIN": (ERROR, "a cycle of relations whose gains do not multiply to 1 (it would lock the joints)"),
     "MIMIC_DISABLED": (INFO, "NewtonMimicAPI with newton:mimicEnabled = false: not simulated"),
+    "MIMIC_BOTH_SCHEMAS": (WARNING,
+                           "the follower carries PhysxMimicJointAPI and NewtonMimicAPI saying the same relation: "
+                           "PhysX reads both and applies two constraints"),
+    "MIMIC_SCHEMAS_DISAGREE": (ERROR,
+                               "the follower's PhysxMimicJointAPI and NewtonMimicAPI say different relations, and "
+                               "PhysX applies both"),
 }
 
 _BAD_REFERENCE_KINDS = (joints.FIXED, joints.SPHERICAL, joints.DISTANCE, joints.OTHER)
@@ -431,6 +440,10 @@ class _Checker:
                 status = forest.add(_label(rel), _node(self.stage, rel.follower, rel.instance),
                                     _node(self.stage, rel.leader, rel.reference_axis), rel.multiplier, rel.offset)
             except MimicConflictError as exc:
+                twin = _twin(rel, active, exc.relations)
+                if twin is not None:
+                    self.add("MIMIC_SCHEMAS_DISAGREE", rel.follower, _disagree_message(twin, rel), rel)
+                    continue
                 code = {MimicConflictError.CONTRADICTION: "MIMIC_CONTRADICTION",
                         MimicConflictError.GAIN_CYCLE: "MIMIC_CYCLE_GAIN",
                         MimicConflictError.SELF: "MIMIC_SELF_REFERENCE",
@@ -439,8 +452,10 @@ class _Checker:
                        if code == "MIMIC_CONTRADICTION" else "fix the gearings or remove one of these relations")
                 self.add(code, rel.follower, f"{exc}: {fix}", rel)
                 continue
-            if status == REDUNDANT and _mirrors(rel, hard):
-                continue  # the same relation authored for both engines (import --schema both)
+            twin = _twin(rel, active) if status == REDUNDANT else None
+            if twin is not None:
+                self.add("MIMIC_BOTH_SCHEMAS", rel.follower, _both_message(twin, rel))
+                continue
             if status == REDUNDANT:
                 self.add("MIMIC_REDUNDANT", rel.follower,
                          f"the {_api_name(rel)} relation (follow {rel.leader}) is implied by the other relations "
@@ -506,13 +521,28 @@ def validate(stage: Usd.Stage) -> list[Finding]:
 __all__ = ["CODES", "ERROR", "Finding", "INFO", "SEVERITIES", "WARNING", "validate"]
 
 
-def _mirrors(rel: MimicRelation, kept: list[MimicRelation]) -> bool:
-    """True when a relation of the other schema on the same follower says the same (the
-    forest finds the two agree, in whichever order they come).
+def _twin(rel: MimicRelation, kept: list[MimicRelation], involved: list | None = None) -> MimicRelation | None:
+    """The relation of the other schema on ``rel``'s follower that the forest kept (and, for a
+    conflict, that takes part in it), or None. The leaders may differ: the importer's Newton
+    relations name a chain's root with the composed coefficients where PhysX keeps the chain."""
+    for k in kept:
+        if k.follower == rel.follower and k.schema != rel.schema and (involved is None or _label(k) in involved):
+            return k
+    return None
 
-    PhysX and Newton each read only their own API, so an asset authored for both engines
-    carries the relation twice on purpose; the forest has already found the two agree. The
-    leaders may differ: Newton refuses chains, so its relation names the chain's root with
-    the composed coefficients where PhysX keeps the chain (``import --schema both``).
-    """
-    return any(k.follower == rel.follower and k.schema != rel.schema for k in kept)
+
+def _pair_text(a: MimicRelation, b: MimicRelation) -> str:
+    return (f"{_api_name(a)} (follow {a.leader}: {a.describe()}) and {_api_name(b)} (follow {b.leader}: "
+            f"{b.describe()}) (rad/m)")
+
+
+def _both_message(a: MimicRelation, b: MimicRelation) -> str:
+    return (f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. "
+            "Keep one: mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds "
+            "that read only PhysxMimicJointAPI)")
+
+
+def _disagree_message(a: MimicRelation, b: MimicRelation) -> str:
+    return (f"{_pair_text(a, b)} disagree, and {HOST_BEHAVIOUR}: where gearings differ it locks both joints, "
+            "where offsets differ one of them is violated. Keep the right one: mimic-ext remove STAGE "
+            f"{b.follower} --schema {b.schema} (or --schema {a.schema})")

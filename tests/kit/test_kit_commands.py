@@ -224,3 +224,69 @@ def test_the_undo_stack_keeps_no_stage_alive(kit, extension, robotiq_sample):
 
     assert gone() is None and Sdf.Layer.Find(identifier) is None    # closed although its command is still on the stack
     assert kit.undo.get_undo_stack()[0] is entry
+
+
+# ------------------------------------------------- one schema per follower (issue 31)
+
+
+def _apis(stage, path):
+    return [a for a in stage.GetPrimAtPath(path).GetAppliedSchemas() if "Mimic" in a]
+
+
+def test_add_on_a_newton_follower_is_refused_and_adds_no_second_constraint(kit, extension, data_copy, caplog):
+    """gripper_prismatic_newton.usda: finger2 follows finger1 through NewtonMimicAPI, which PhysX
+    reads too. Add mimic joint used to put a PhysxMimicJointAPI beside it (two constraints, and the
+    validator's MIMIC_CYCLE_GAIN); it is refused now, naming the relation there and the fix."""
+    import omni.kit.commands
+
+    from mimic_ext.schema import validate
+
+    finger1, finger2 = "/Gripper/Joints/finger1_joint", "/Gripper/Joints/finger2_joint"
+    stage = kit.open(data_copy("gripper_prismatic_newton.usda"))
+    before = stage.GetRootLayer().ExportToString()
+    with caplog.at_level(logging.ERROR):
+        ok, _ = omni.kit.commands.execute("AddMimicJoint", prim_path=finger2, reference_joint_path=finger1,
+                                          gearing=-1.0)
+    assert not ok
+    assert stage.GetRootLayer().ExportToString() == before
+    assert _apis(stage, finger2) == ["NewtonMimicAPI"]
+    assert "already follows /Gripper/Joints/finger1_joint through NewtonMimicAPI" in caplog.text
+    assert "mimic-ext convert" in caplog.text
+    assert validate(stage) == []
+
+
+def test_convert_newton_to_physx_and_back_is_undoable(kit, extension, data_copy):
+    from mimic_ext.schema import read_joint_relations
+
+    finger2 = "/Gripper/Joints/finger2_joint"
+    stage = kit.open(data_copy("gripper_prismatic_newton.usda"))
+
+    def physx_only():
+        (rel,) = read_joint_relations(stage.GetPrimAtPath(finger2))
+        assert (rel.schema, rel.instance, rel.multiplier, rel.offset) == ("physx", "rotX", -1.0, 0.0)
+        assert rel.authored["gearing"] == 1.0      # q_f + gearing q_ref = 0 with q_f = -q_ref
+        assert not stage.GetPrimAtPath(finger2).GetAttribute("newton:mimicCoef1")
+
+    _do_undo_redo(kit, stage, "ConvertMimicSchema", physx_only, prim_path=finger2, to_schema="physx")
+    assert _apis(stage, finger2) == ["PhysxMimicJointAPI:rotX"]
+
+
+def test_remove_duplicate_keeps_one_schema_and_undo_brings_the_other_back(kit, extension, data_copy):
+    import omni.kit.commands
+
+    follower = "/Robot/Joints/follower"
+    stage = kit.open(data_copy("invalid/MIMIC_BOTH_SCHEMAS.usda"))
+
+    def newton_only():
+        assert _apis(stage, follower) == ["NewtonMimicAPI"]
+        assert not stage.GetPrimAtPath(follower).GetAttribute("physxMimicJoint:rotX:gearing")
+
+    _do_undo_redo(kit, stage, "RemoveMimicDuplicate", newton_only, prim_path=follower, keep="newton")
+    assert kit.undo.undo() is True
+    assert sorted(_apis(stage, follower)) == ["NewtonMimicAPI", "PhysxMimicJointAPI:rotX"]
+    # without a duplicate there is nothing to remove: refused, nothing on the undo stack
+    plain = kit.open(data_copy("gripper_prismatic_newton.usda"))
+    text = plain.GetRootLayer().ExportToString()
+    assert omni.kit.commands.execute("RemoveMimicDuplicate", prim_path="/Gripper/Joints/finger2_joint",
+                                     keep="physx")[0] is False
+    assert plain.GetRootLayer().ExportToString() == text
