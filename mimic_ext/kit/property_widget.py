@@ -10,8 +10,10 @@ maps ``PhysxSchema.PhysxMimicJointAPI`` to ``ExtendedMimicJointWidget`` and
 validator's findings, the last FET022 result for the joint and "Sweep this joint". Without
 PhysX's UI it is "Mimic Joint" and also holds the fields (reference with a picker, axis,
 gearing, offset with its unit, natural frequency, damping ratio, Flip, Remove, Add). Every
-edit runs one of the commands in ``commands.py``, so Ctrl+Z undoes it; a value the commands
-would refuse is refused here first with one log line.
+edit runs one of the commands in ``commands.py``, so Ctrl+Z undoes it. A value the command
+would refuse never reaches ``execute``: the section asks the command (``problem()``) first
+and refuses with one log line, because Kit drops the redo history for every top-level
+command it executes, a refused one included (``omni/kit/undo/undo.py`` ``_create_entry``).
 
 The Property window's search box: each row is built only when its label matches the search
 text (or the section's title does), and ``_any_item_visible`` is set when one is, as Kit's
@@ -401,10 +403,17 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     # -- edits ------------------------------------------------------------------------------
     def _execute(self, command: str, **kwargs) -> bool:
+        """Run a mimic command unless it would refuse (then one log line, the field reset, and
+        Kit's undo and redo history untouched)."""
         if not self._live():
             return False
-        ok, _ = omni.kit.commands.execute(command, prim_path=self._prim_path,
-                                          usd_context_name=self._usd_context_name, **kwargs)
+        kwargs.update(prim_path=self._prim_path, usd_context_name=self._usd_context_name)
+        check = omni.kit.commands.create(command, **kwargs)
+        problem = check.problem() if check is not None else None
+        if problem:
+            self._refuse(problem)
+            return False
+        ok, _ = omni.kit.commands.execute(command, **kwargs)
         return ok
 
     def _refuse(self, problem: str) -> None:
@@ -432,23 +441,16 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         if _float32(value) == _float32(float(self._current(instance, name))):
             return
         if name == "gearing":
-            problem = edits.value_problem("gearing", value, nonzero=True)
             kwargs = {"gearing": value}
             command = "SetMimicGearing"
         elif name == "offset":
-            problem = edits.value_problem("offset", value)
             kwargs = {"offset": value}
             command = "SetMimicOffset"
         else:
-            label = "natural frequency" if name == "naturalFrequency" else "damping ratio"
-            problem = edits.value_problem(label, value, non_negative=True)
             kwargs = {"natural_frequency": float(self._current(instance, "naturalFrequency")),
                       "damping_ratio": float(self._current(instance, "dampingRatio"))}
             kwargs["natural_frequency" if name == "naturalFrequency" else "damping_ratio"] = value
             command = "SetMimicCompliance"
-        if problem:
-            self._refuse(problem)
-            return
         self._execute(command, instance=instance, **kwargs)
 
     def _leader(self, instance: str) -> str:
@@ -458,10 +460,6 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     def _set_reference(self, instance: str, reference: str) -> None:
         if not self._live() or reference == self._leader(instance):
-            return
-        problem = edits.reference_problem(self._stage(), self._prim_path, reference)
-        if problem:
-            self._refuse(problem)
             return
         self._execute("SetMimicReferenceJoint", instance=instance, reference_joint_path=reference)
 
