@@ -24,7 +24,12 @@ the fields' models and the sentences in place when a mimic property of the joint
 reference changes, and rebuilds only the findings (any mimic property on the stage) or, when
 the joint gains or loses a relation, the section. Everything else (PhysX writing joint state
 every frame, an ancestor's transform) is ignored, so a field keeps its focus and what the
-user is typing: a field being edited is never overwritten.
+user is typing: a field being edited is never overwritten. The notice handler only notes what
+changed; the work runs once on the next frame for all the notices of a frame, as Kit's own
+``UsdPropertiesWidget`` does (``omni.kit.property.usd`` ``usd_property_widget.py``:
+``_on_usd_changed`` gathers ``_pending_dirty_paths`` and schedules ``_delayed_dirty_handler``
+once with ``run_coroutine``; ``request_rebuild`` cancels it), so PhysX writing the leader's
+joint state during play costs a set update per write, not a refresh.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import omni.kit.app
 import omni.kit.commands
 import omni.ui as ui
 import omni.usd
+from omni.kit.async_engine import run_coroutine
 from omni.kit.property.usd import UsdPropertiesWidget
 from pxr import Sdf, Tf, Usd
 
@@ -118,6 +124,10 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         self._forget_built()
         #: How many times the section was built (a rebuild costs a validator pass and loses focus).
         self.build_count = 0
+        #: How many batched refreshes ran (one per frame with relevant USD changes, at most).
+        self.refresh_count = 0
+        self._pending_changes: set[str] = set()
+        self._pending_refresh = None
         if runner is not None:
             runner.add_listener(self._on_sweep_changed)
 
@@ -152,6 +162,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
     def reset(self):
         # The picker belongs to the section as built; a rebuild or another selection closes it.
         self._close_picker()
+        self._cancel_refresh()
         super().reset()
         self._forget_built()
 
@@ -193,7 +204,18 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         return False
 
     # -- USD changes ------------------------------------------------------------------------
+    def request_rebuild(self):
+        self._cancel_refresh()       # the rebuild reads everything afresh (as Kit's UsdPropertiesWidget)
+        super().request_rebuild()
+
+    def _cancel_refresh(self) -> None:
+        if self._pending_refresh is not None:
+            self._pending_refresh.cancel()
+        self._pending_refresh = None
+        self._pending_changes = set()
+
     def _on_usd_changed(self, notice, stage):
+        """Note what the notice touched; the refresh runs once, on the next frame."""
         if self._payload is None or stage != self._payload.get_stage() or self._pending_rebuild_task is not None:
             return
         me = Sdf.Path(self._prim_path)
@@ -209,12 +231,27 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 structure = True           # applied schemas, a removed or renamed ancestor
             elif any(leader.HasPrefix(path) for leader in self._leaders):
                 values = True
-        if structure and self._structure_changed(stage):
+        changes = {name for name, hit in (("values", values), ("findings", findings), ("structure", structure))
+                   if hit}
+        if not changes:
+            return
+        self._pending_changes |= changes
+        if self._pending_refresh is None:
+            self._pending_refresh = run_coroutine(self._delayed_refresh())
+
+    async def _delayed_refresh(self) -> None:
+        self._pending_refresh = None           # cleared first: the refresh's own edits may schedule another
+        changes, self._pending_changes = self._pending_changes, set()
+        stage = self._stage()
+        if not changes or stage is None or self._pending_rebuild_task is not None:
+            return
+        self.refresh_count += 1
+        if "structure" in changes and self._structure_changed(stage):
             self.request_rebuild()
             return
-        if values or structure:
+        if changes & {"values", "structure"}:
             self._refresh_values()
-        if findings and self._findings_frame is not None:
+        if "findings" in changes and self._findings_frame is not None:
             self._findings_frame.rebuild()
 
     def _structure_changed(self, stage: Usd.Stage) -> bool:

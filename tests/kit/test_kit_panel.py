@@ -294,3 +294,26 @@ def test_a_refused_edit_never_reaches_kit_so_the_redo_history_stays(kit, extensi
     assert not [r for r in caplog.records if "Failed to execute" in r.getMessage()]
     assert kit.undo.redo() is True                                           # the offset edit comes back
     assert stage.GetPrimAtPath(follower).GetAttribute("physxMimicJoint:rotX:offset").Get() == 10.0
+
+
+def test_joint_state_written_on_the_leader_is_refreshed_once_on_the_next_frame(kit, stage, monkeypatch):
+    """PhysX writes the leader's joint state every step while playing; the notice handler must not refresh
+    inside each notice but once on the next frame, as Kit's UsdPropertiesWidget batches its dirty paths
+    (``_on_usd_changed`` -> ``_delayed_dirty_handler``, usd_property_widget.py)."""
+    from pxr import Sdf
+
+    widget = _widget(kit)
+    kit.select(FOLLOWER)
+    calls = []
+    real = widget._refresh_values
+    monkeypatch.setattr(widget, "_refresh_values", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    leader = stage.GetPrimAtPath(LEADER)
+    leader.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    attr = leader.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float)
+    for step in range(20):                       # twenty PhysX steps within one frame
+        attr.Set(float(step))
+    assert calls == []                           # nothing done inside the notices
+    kit.frames(1)
+    assert len(calls) == 1                       # one refresh for the whole frame
+    kit.frames(3)
+    assert len(calls) == 1 and _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"
