@@ -11,13 +11,18 @@ COMMAND_NAMES = ("AddMimicJoint", "RemoveMimicJoint", "SetMimicGearing", "SetMim
 
 
 def _registered(kit):
+    import omni.kit.actions.core
     import omni.kit.commands
+    import omni.kit.context_menu
     import omni.kit.menu.utils
 
-    import omni.kit.actions.core
-    import omni.kit.context_menu
-
-    from mimic_ext.kit.extension import ACTION_EXT, ACTION_ID, ACTION_NAME, MENU_NAME, SUBMENU
+    from mimic_ext.kit.extension import (
+        ACTION_EXT,
+        ACTION_ID,
+        ACTION_NAME,
+        MENU_NAME,
+        SUBMENU,
+    )
 
     commands = {name: len(omni.kit.commands.get_commands().get(name, {})) for name in COMMAND_NAMES}
     widgets = [name for name in kit.property.get_window()._stub_registered("prim") if name == "mimic_joint"]
@@ -93,8 +98,9 @@ def test_enable_says_when_the_apps_warp_is_older_than_the_solver_needs(kit, monk
 
 def test_the_declared_warp_minimum_is_the_one_the_code_checks():
     """pyproject.toml and extension.toml's pipapi requirement name the minimum warp_runtime checks."""
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     from mimic_ext.warp_runtime import WARP_MIN_VERSION
 

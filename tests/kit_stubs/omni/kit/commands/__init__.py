@@ -168,8 +168,8 @@ def get_command_doc(name: str) -> str:
 _ARGUMENT_LINE = re.compile(r"\s*(?P<param>\w+)(?P<type>.*): (?P<doc>.*)")
 
 
-def _get_argument_doc(doc: str | None) -> Dict[str, Dict[str, str]]:
-    found: Dict[str, Dict[str, str]] = {}
+def _get_argument_doc(doc: str | None) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
     current = None
     for line in (doc or "").splitlines():
         text = line.strip()
@@ -204,7 +204,7 @@ class CommandParameter:
         return self._doc
 
 
-def get_command_parameters(name: str) -> List[CommandParameter]:
+def get_command_parameters(name: str) -> list[CommandParameter]:
     cls = get_command_class(name)
     if cls is None:
         return []
