@@ -28,12 +28,13 @@ user is typing: a field being edited is never overwritten. The notice handler on
 changed; the work runs once on the next frame for all the notices of a frame, as Kit's own
 ``UsdPropertiesWidget`` does (``omni.kit.property.usd`` ``usd_property_widget.py``:
 ``_on_usd_changed`` gathers ``_pending_dirty_paths`` and schedules ``_delayed_dirty_handler``
-once with ``run_coroutine``; ``request_rebuild`` cancels it), so PhysX writing the leader's
+once on Kit's asyncio loop; ``request_rebuild`` cancels it), so PhysX writing the leader's
 joint state during play costs a set update per write, not a refresh.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 
@@ -43,7 +44,6 @@ import omni.kit.app
 import omni.kit.commands
 import omni.ui as ui
 import omni.usd
-from omni.kit.async_engine import run_coroutine
 from omni.kit.property.usd import UsdPropertiesWidget
 from pxr import Sdf, Tf, Usd
 
@@ -237,7 +237,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             return
         self._pending_changes |= changes
         if self._pending_refresh is None:
-            self._pending_refresh = run_coroutine(self._delayed_refresh())
+            self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())   # on Kit's loop
 
     async def _delayed_refresh(self) -> None:
         self._pending_refresh = None           # cleared first: the refresh's own edits may schedule another
