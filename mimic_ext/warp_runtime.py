@@ -10,6 +10,7 @@ Imports Warp only when called.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -24,7 +25,36 @@ COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels (first run only, about 
 #: a contact model's kernels (the step with detection and contact rows in it) take longer
 COLD_COMPILE_NOTE_CONTACTS = "mimic-ext: compiling the solver's contact kernels (first run only, about 20 s)"
 
+#: The oldest Warp the solver's kernels build on: ``@wp.func(inline=False)`` (the solver keeps its big
+#: functions out of line) is accepted from warp-lang 1.18.0 on; 1.17 raises TypeError when the kernels
+#: are defined. pyproject.toml and extension.toml declare the same (a test ties them).
+WARP_MIN_VERSION = (1, 18)
+
 _announced: set[tuple[str, str, bool]] = set()
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in str(text).split(".")[:3]:
+        digits = "".join(itertools.takewhile(str.isdigit, piece))
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def warp_version_problem() -> str | None:
+    """One line when the importable Warp is older than the solver needs (or absent), else None.
+    Matters in Kit, where an app's own ``omni.warp.core`` provides ``warp`` and pip is never asked."""
+    need = ".".join(map(str, WARP_MIN_VERSION))
+    try:
+        import warp
+    except ImportError as exc:
+        return f"mimic_ext's solver needs Warp >= {need} (warp-lang), which cannot be imported here ({exc})"
+    found = str(getattr(warp, "__version__", "unknown"))
+    if _version_tuple(found) >= WARP_MIN_VERSION:
+        return None
+    return (f"mimic_ext's solver needs Warp >= {need} (its kernels use @wp.func(inline=False)); this Python has "
+            f"Warp {found} from {getattr(warp, '__file__', '?')}, so sweeps on the warp engine fail. Use Warp "
+            f"{need} or newer (warp-lang, or an app whose omni.warp.core ships it)")
 
 
 def wants_cuda(device: str | None) -> bool:

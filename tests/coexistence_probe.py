@@ -8,7 +8,8 @@ once per scenario and asserts on the JSON. Scenarios:
   mimic_ext imported in ORDER, then a stage opened, read, written in both schemas, validated.
 - ``kit PLUGIN_DIR STUBS_DIR ORDER``: a PhysxSchema declared the way Kit has it (the
   plugin at PLUGIN_DIR, registered first, as Kit does at startup), then ``mimic_ext.kit``
-  started with the Kit stand-ins, then the same stage work.
+  started with the Kit stand-ins, then the same stage work (ORDER ``kit-no-newton``: an app
+  without Newton's schema, every log line shown).
 - ``newton ORDER OUT_DIR``: Newton's ``ModelBuilder.add_usd`` in one process with mimic_ext
   (imported first or last) on a stage whose NewtonMimicAPI relation mimic_ext wrote.
 - ``converter ORDER OUT_DIR``: NVIDIA's urdf-usd-converter likewise, on a URDF with a mimic.
@@ -133,6 +134,11 @@ def scenario_kit(plugin_dir: str, stubs: str, order: str) -> dict:
     Plug.Registry().RegisterPlugins(plugin_dir)  # Kit registers its compiled PhysxSchema at startup
     if order == "kit-newton-first":
         import newton_usd_schemas  # noqa: F401
+    elif order == "kit-no-newton":   # Isaac Sim 4.x/5.x, USD Composer: no Newton schema in the app
+        import logging
+
+        sys.modules["newton_usd_schemas"] = None   # makes its import raise ImportError
+        logging.basicConfig(level=logging.INFO)    # show every line mimic_ext logs
     sys.path.insert(0, stubs)
     import omni.kit.app
 

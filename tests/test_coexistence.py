@@ -138,6 +138,22 @@ def test_kit_compiled_physx_schema_is_used_and_the_pip_one_never_loaded(order, p
     assert "api_class" not in result  # Kit's class lives in pxr.PhysxSchema, which only Kit has
 
 
+def test_kit_without_newtons_schema_says_only_what_is_true_there(tmp_path):
+    """Isaac Sim 4.x/5.x and USD Composer have Kit's PhysxSchema but no Newton schema: enabling the
+    extension must neither claim PhysxMimicJointAPI will not resolve (it does) nor advise pip installs,
+    which docs/kit.md forbids inside Kit; it names the Kit extension that would bring the schema."""
+    plugin = write_kit_like_physx_schema(tmp_path / "physx_schema", "physxSchema")
+    result = run_probe("kit", str(plugin), str(STUBS), "kit-no-newton")
+    err = result["_stderr"]
+    assert "will not resolve" not in err and "pip install" not in err, err[-2000:]
+    assert "NewtonMimicAPI is not declared by any USD plugin in this Kit app (omni.usd.schema.newton is not " \
+           "loaded)" in err, err[-2000:]
+    assert result["has_api"][0] is True                      # PhysxMimicJointAPI resolves: Kit's plugin
+    assert result["sources"]["PhysxMimicJointAPI"][0] == "physxSchema" and "NewtonMimicAPI" not in result["sources"]
+    assert sorted(w[0] for w in result["written"]) == ["newton", "physx"]   # Newton's written by attribute name
+    assert result["physx_usd_schemas_imported"] is False
+
+
 # ------------------------------------------------------------------ (c) Newton and NVIDIA's converter
 
 @pytest.mark.parametrize("order", ["mimic-first", "mimic-last"])

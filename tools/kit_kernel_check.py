@@ -45,7 +45,8 @@ import importlib, json, sys, traceback
 import carb, carb.settings, omni.ext, omni.kit.app
 
 def report(name, ok, detail):
-    print("MIMIC_CHECK " + json.dumps({"name": name, "ok": bool(ok), "detail": detail}, default=str), flush=True)
+    print("MIMIC_CHECK " + json.dumps({"name": name, "ok": None if ok is None else bool(ok), "detail": detail},
+                                      default=str), flush=True)
 
 app = omni.kit.app.get_app()
 m = app.get_extension_manager()
@@ -76,12 +77,23 @@ if ours:
     ok = m.set_extension_enabled_immediate("mimic_ext", True)
     setting = carb.settings.get_settings().get("/exts/mimic_ext/fet022/fallbackReportDir")
     report("settings_applied", setting == "", {"/exts/mimic_ext/fet022/fallbackReportDir": setting})
+    # ok None = not proved: said as such, never counted as a pass (the bare kernel lacks the Kit layer's modules)
     try:
-        importlib.import_module("mimic_ext.kit")
+        kit_layer = importlib.import_module("mimic_ext.kit")
         report("kit_layer_import", True, "imported (the kernel had every module it needs)")
     except ImportError as exc:
-        report("kit_layer_import", True, f"stops at: {type(exc).__name__}: {exc}")
-    report("enabled", True, {"set_extension_enabled_immediate": ok, "is_extension_enabled": m.is_extension_enabled("mimic_ext")})
+        kit_layer = None
+        report("kit_layer_import", None, f"not proved: mimic_ext.kit stops at {type(exc).__name__}: {exc}")
+    started = kit_layer is not None and kit_layer.get_extension() is not None
+    enabled = {"set_extension_enabled_immediate": ok, "is_extension_enabled": m.is_extension_enabled("mimic_ext"),
+               "mimic_ext.kit imported": kit_layer is not None, "MimicExtension started": started}
+    if started:
+        report("enabled", True, enabled)
+    elif kit_layer is None:
+        report("enabled", None, {**enabled, "why": "not proved: Kit lists it enabled, but mimic_ext.kit did not "
+                                 "import, so MimicExtension.on_startup never ran"})
+    else:
+        report("enabled", False, {**enabled, "why": "mimic_ext.kit imported but MimicExtension did not start"})
 # Kernel behaviours the stand-ins copy (tests/kit_stubs): carb.settings and omni.ext.
 s = carb.settings.get_settings()
 report("carb_settings_missing_key", s.get("/exts/mimic_ext/no_such_key") is None and s.get_as_string("/exts/mimic_ext/no_such_key") == "",
@@ -125,9 +137,20 @@ def _log_checks(output: str) -> list[dict]:
         {"name": "solver", "ok": "succeeded" in solver and bool(selected),
          "detail": {"result": solver.split("] ", 2)[-1].strip(), "dependencies_selected": selected}},
         {"name": "kit_imported_core_module", "ok": bool(core), "detail": core.split("] ", 2)[-1].strip()},
-        {"name": "kit_layer_stops_at", "ok": "module mimic_ext.kit." in failed or not failed,
-         "detail": failed.split("] ", 2)[-1].strip() or "no import error"},
+        {"name": "kit_layer_stops_at", "ok": None if failed else True,
+         "detail": (("not proved: " + failed.split("] ", 2)[-1].strip()) if failed else "no import error")},
     ]
+
+
+def verdict(check: dict) -> str:
+    """``ok``, ``FAIL`` or ``NOT PROVED`` (ok None: the kernel could not show it; never a pass)."""
+    return {True: "ok", False: "FAIL"}.get(check["ok"], "NOT PROVED")
+
+
+def exit_code(checks: list[dict], expected: set[str]) -> int:
+    """0 when every expected check was reported and none failed (not-proved ones are listed, not passed)."""
+    seen = {c["name"] for c in checks}
+    return 0 if checks and expected <= seen and all(c["ok"] is not False for c in checks) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Kit kernel: {kit}  (exit {proc.returncode})")
     print(f"placeholder extensions for the kernel's missing dependencies: {', '.join(required)}")
     for c in checks:
-        print(f"CHECK {'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {json.dumps(c['detail'], default=str)}")
+        print(f"CHECK {verdict(c)} {c['name']}: {json.dumps(c['detail'], default=str)}")
+    unproved = [c["name"] for c in checks if c["ok"] is None]
+    if unproved:
+        print(f"NOT PROVED by this kernel: {', '.join(unproved)}")
     errors = [line for line in output.splitlines() if "[Error]" in line]
     for line in errors[:5]:
         print(f"KIT ERROR LINE: {line.strip()[:300]}")
@@ -176,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     seen = {c["name"] for c in checks}
     if expected - seen:
         print(f"CHECK FAIL not reported by Kit: {', '.join(sorted(expected - seen))}")
-    return 0 if checks and all(c["ok"] for c in checks) and expected <= seen else 1
+    return exit_code(checks, expected)
 
 
 if __name__ == "__main__":

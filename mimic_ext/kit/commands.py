@@ -15,9 +15,16 @@ degrees for a revolute follower, stage distance for a prismatic one).
 Refused input (non-finite values, zero gearing, a joint following itself, a reference that
 is not a joint, an unknown instance) logs one line with ``carb.log_error`` and raises
 ``MimicInputError`` from ``do`` before anything is written: Kit then returns
-``(False, None)`` from ``execute`` and keeps nothing on the undo stack.
+``(False, None)`` from ``execute`` and keeps nothing on the undo stack, but its undo system
+has already dropped the redo history (``omni/kit/undo/undo.py``: ``_create_entry`` clears
+the redo stack for every top-level command before ``do`` runs; ``_execute`` then puts the
+failed command itself on the redo stack). So callers that can check first ask
+``command.problem()`` before ``execute`` (the Property section does).
 
 Names end in ``Command``; Kit registers them without it (``execute("SetMimicGearing", ...)``).
+The shared base ``_MimicEdit`` is not a ``Command`` subclass, so nothing that registers every
+Command found in a module (``register_all_commands_in_module``, which Kit's ``command.py``
+runs over ``dir(module)``) can register it as a command of its own.
 """
 
 from __future__ import annotations
@@ -37,8 +44,9 @@ from . import physx_edits as edits
 from .edit_undo import PrimEditUndo
 
 
-class _MimicEditCommand(omni.kit.commands.Command):
-    """Shared do/undo: check, record the follower, edit; undo takes back what the edit changed."""
+class _MimicEdit:
+    """Shared do/undo of the commands: check, record the follower, edit; undo takes back what the
+    edit changed. A mix-in, not a Command: each command lists ``omni.kit.commands.Command`` itself."""
 
     def __init__(self, prim_path: str, instance: str | None = "rotX", usd_context_name: str = ""):
         self._prim_path = str(prim_path)
@@ -67,9 +75,15 @@ class _MimicEditCommand(omni.kit.commands.Command):
     def _relation(self, prim: Usd.Prim, instance: str) -> MimicRelation:
         return next(r for r in read_joint_relations(prim) if r.schema == PHYSX and r.instance == instance)
 
+    def problem(self) -> str | None:
+        """Why ``do`` would refuse this command now (one line), or None: check before ``execute``,
+        because a refused top-level command still costs Kit's redo history."""
+        stage = self._stage()
+        return self._follower_problem(stage) or self._problem(stage)
+
     def do(self):
         stage = self._stage()
-        problem = self._follower_problem(stage) or self._problem(stage)
+        problem = self.problem()
         if problem:
             self._refuse(problem)
         record = PrimEditUndo(stage, self._prim_path)
@@ -89,7 +103,7 @@ class _MimicEditCommand(omni.kit.commands.Command):
             self._undo = None
 
 
-class AddMimicJointCommand(_MimicEditCommand):
+class AddMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
     """Make a joint follow another one: ``q_f + gearing * q_ref + offset = 0`` (PhysxMimicJointAPI).
 
     The default gearing -1 makes the follower move with its reference, 1:1.
@@ -97,10 +111,10 @@ class AddMimicJointCommand(_MimicEditCommand):
     Args:
         prim_path (str): The follower joint (revolute, prismatic or D6).
         reference_joint_path (str): The joint it follows.
-        gearing (float): PhysX gearing; -1 follows 1:1, 2 turns twice as far the other way.
-        offset (float): In the follower's unit: degrees (revolute) or stage distance (prismatic).
-        instance (str): The API instance, the follower's DOF: rotX (what PhysX reads).
-        reference_axis (str): Which DOF of a D6 reference: rotX, rotY or rotZ.
+        gearing (float): PhysX gearing (-1 follows 1:1, 2 turns twice as far the other way).
+        offset (float): In the follower's unit, degrees (revolute) or stage distance (prismatic).
+        instance (str): The API instance, the follower's DOF (rotX, what PhysX reads).
+        reference_axis (str): Which DOF of a D6 reference (rotX, rotY or rotZ).
         natural_frequency (float): > 0 with damping_ratio > 0 makes the relation compliant (Hz).
         damping_ratio (float): > 0 with natural_frequency > 0 makes the relation compliant.
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
@@ -131,14 +145,14 @@ class AddMimicJointCommand(_MimicEditCommand):
                                   reference_axis=self._axis, **self._values)
 
 
-class RemoveMimicJointCommand(_MimicEditCommand):
+class RemoveMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
     """Remove mimic relations from a joint: one instance, one schema, or all of them.
 
     Args:
-        prim_path (str): The prim that carries the relation (need not be a joint: an invalid
-            relation on any prim can be removed).
-        instance (str): Only this PhysxMimicJointAPI instance (e.g. rotX); None: every instance.
-        schema (str): Only "physx" (PhysxMimicJointAPI) or "newton" (NewtonMimicAPI); None: both.
+        prim_path (str): The prim that carries the relation (need not be a joint, so that an
+            invalid relation on any prim can be removed).
+        instance (str): Only this PhysxMimicJointAPI instance (e.g. rotX); None removes every instance.
+        schema (str): Only "physx" (PhysxMimicJointAPI) or "newton" (NewtonMimicAPI); None removes both.
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
@@ -169,12 +183,12 @@ class RemoveMimicJointCommand(_MimicEditCommand):
         return remove_relation(stage, self._prim_path, self._instance, self._schema)
 
 
-class SetMimicGearingCommand(_MimicEditCommand):
+class SetMimicGearingCommand(_MimicEdit, omni.kit.commands.Command):
     """Set the gearing of a mimic joint (``physxMimicJoint:<instance>:gearing``).
 
     Args:
         prim_path (str): The follower joint.
-        gearing (float): PhysX convention, q_f + gearing * q_ref + offset = 0: -1 follows 1:1.
+        gearing (float): PhysX convention, q_f + gearing * q_ref + offset = 0 (-1 follows 1:1).
         instance (str): The PhysxMimicJointAPI instance (rotX).
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
@@ -192,7 +206,7 @@ class SetMimicGearingCommand(_MimicEditCommand):
         return self._relation(prim, self._instance)
 
 
-class SetMimicOffsetCommand(_MimicEditCommand):
+class SetMimicOffsetCommand(_MimicEdit, omni.kit.commands.Command):
     """Set the offset of a mimic joint (``physxMimicJoint:<instance>:offset``).
 
     Args:
@@ -215,7 +229,7 @@ class SetMimicOffsetCommand(_MimicEditCommand):
         return self._relation(prim, self._instance)
 
 
-class SetMimicReferenceJointCommand(_MimicEditCommand):
+class SetMimicReferenceJointCommand(_MimicEdit, omni.kit.commands.Command):
     """Point a mimic joint at another reference joint, and optionally set the reference axis.
 
     Args:
@@ -244,7 +258,7 @@ class SetMimicReferenceJointCommand(_MimicEditCommand):
         return self._relation(prim, self._instance)
 
 
-class SetMimicComplianceCommand(_MimicEditCommand):
+class SetMimicComplianceCommand(_MimicEdit, omni.kit.commands.Command):
     """Set natural frequency and damping ratio; the relation is hard unless both are > 0.
 
     Args:
@@ -272,7 +286,7 @@ class SetMimicComplianceCommand(_MimicEditCommand):
         return self._relation(prim, self._instance)
 
 
-class ConvertMimicSchemaCommand(_MimicEditCommand):
+class ConvertMimicSchemaCommand(_MimicEdit, omni.kit.commands.Command):
     """Leave a joint with its relation in one schema (PhysX reads both and would apply two constraints).
 
     A relation in the other schema is rewritten in this one (the same relation) and removed;
@@ -299,7 +313,7 @@ class ConvertMimicSchemaCommand(_MimicEditCommand):
         return convert_relation(stage, self._prim_path, self._to)
 
 
-class RemoveMimicDuplicateCommand(_MimicEditCommand):
+class RemoveMimicDuplicateCommand(_MimicEdit, omni.kit.commands.Command):
     """On a joint that carries both PhysxMimicJointAPI and NewtonMimicAPI, remove the one not kept.
 
     Args:

@@ -31,6 +31,7 @@ from pxr import UsdPhysics
 
 from ..fet022.engines import register_engine, unregister_engine
 from ..schema import registration
+from ..warp_runtime import warp_version_problem
 from .commands import register_commands, unregister_commands
 from .physx_stage_engine import ENGINE_NAME, KitPhysxEngine, check_available
 from .property_widget import SCHEME, WIDGET_NAME, MimicPropertiesWidget
@@ -64,6 +65,9 @@ class MimicExtension(omni.ext.IExt):
         self._ext_id = ext_id
         self._ext_name = omni.ext.get_extension_name(ext_id)
         carb.log_info(f"mimic_ext: mimic schemas declared by {registration.schema_sources()}")
+        warp_problem = warp_version_problem()
+        if warp_problem:     # the app's omni.warp.core may be older than pip's requirement says
+            carb.log_error(f"mimic_ext: {warp_problem}")
         register_commands()
         register_engine(ENGINE_NAME, KitPhysxEngine, check=check_available)
         self.runner = StageSweepRunner()

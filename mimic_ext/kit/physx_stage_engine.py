@@ -91,8 +91,8 @@ def _extension(name: str) -> tuple[str, dict]:
     ext_id = manager.get_enabled_extension_id(name) or ""
     package = {}
     if ext_id:
-        with contextlib.suppress(Exception):   # a carb dictionary in Kit, a dict elsewhere
-            package = dict(manager.get_extension_dict(ext_id).get("package") or {})
+        # a carb.dictionary.Item: its get() needs a default and returns child Items, so read it as plain Python
+        package = manager.get_extension_dict(ext_id).get_dict().get("package") or {}
     return ext_id, package
 
 

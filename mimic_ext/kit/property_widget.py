@@ -10,8 +10,10 @@ maps ``PhysxSchema.PhysxMimicJointAPI`` to ``ExtendedMimicJointWidget`` and
 validator's findings, the last FET022 result for the joint and "Sweep this joint". Without
 PhysX's UI it is "Mimic Joint" and also holds the fields (reference with a picker, axis,
 gearing, offset with its unit, natural frequency, damping ratio, Flip, Remove, Add). Every
-edit runs one of the commands in ``commands.py``, so Ctrl+Z undoes it; a value the commands
-would refuse is refused here first with one log line.
+edit runs one of the commands in ``commands.py``, so Ctrl+Z undoes it. A value the command
+would refuse never reaches ``execute``: the section asks the command (``problem()``) first
+and refuses with one log line, because Kit drops the redo history for every top-level
+command it executes, a refused one included (``omni/kit/undo/undo.py`` ``_create_entry``).
 
 The Property window's search box: each row is built only when its label matches the search
 text (or the section's title does), and ``_any_item_visible`` is set when one is, as Kit's
@@ -22,11 +24,17 @@ the fields' models and the sentences in place when a mimic property of the joint
 reference changes, and rebuilds only the findings (any mimic property on the stage) or, when
 the joint gains or loses a relation, the section. Everything else (PhysX writing joint state
 every frame, an ancestor's transform) is ignored, so a field keeps its focus and what the
-user is typing: a field being edited is never overwritten.
+user is typing: a field being edited is never overwritten. The notice handler only notes what
+changed; the work runs once on the next frame for all the notices of a frame, as Kit's own
+``UsdPropertiesWidget`` does (``omni.kit.property.usd`` ``usd_property_widget.py``:
+``_on_usd_changed`` gathers ``_pending_dirty_paths`` and schedules ``_delayed_dirty_handler``
+once on Kit's asyncio loop; ``request_rebuild`` cancels it), so PhysX writing the leader's
+joint state during play costs a set update per write, not a refresh.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 
@@ -116,6 +124,10 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         self._forget_built()
         #: How many times the section was built (a rebuild costs a validator pass and loses focus).
         self.build_count = 0
+        #: How many batched refreshes ran (one per frame with relevant USD changes, at most).
+        self.refresh_count = 0
+        self._pending_changes: set[str] = set()
+        self._pending_refresh = None
         if runner is not None:
             runner.add_listener(self._on_sweep_changed)
 
@@ -150,6 +162,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
     def reset(self):
         # The picker belongs to the section as built; a rebuild or another selection closes it.
         self._close_picker()
+        self._cancel_refresh()
         super().reset()
         self._forget_built()
 
@@ -191,7 +204,18 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         return False
 
     # -- USD changes ------------------------------------------------------------------------
+    def request_rebuild(self):
+        self._cancel_refresh()       # the rebuild reads everything afresh (as Kit's UsdPropertiesWidget)
+        super().request_rebuild()
+
+    def _cancel_refresh(self) -> None:
+        if self._pending_refresh is not None:
+            self._pending_refresh.cancel()
+        self._pending_refresh = None
+        self._pending_changes = set()
+
     def _on_usd_changed(self, notice, stage):
+        """Note what the notice touched; the refresh runs once, on the next frame."""
         if self._payload is None or stage != self._payload.get_stage() or self._pending_rebuild_task is not None:
             return
         me = Sdf.Path(self._prim_path)
@@ -207,12 +231,27 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 structure = True           # applied schemas, a removed or renamed ancestor
             elif any(leader.HasPrefix(path) for leader in self._leaders):
                 values = True
-        if structure and self._structure_changed(stage):
+        changes = {name for name, hit in (("values", values), ("findings", findings), ("structure", structure))
+                   if hit}
+        if not changes:
+            return
+        self._pending_changes |= changes
+        if self._pending_refresh is None:
+            self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())   # on Kit's loop
+
+    async def _delayed_refresh(self) -> None:
+        self._pending_refresh = None           # cleared first: the refresh's own edits may schedule another
+        changes, self._pending_changes = self._pending_changes, set()
+        stage = self._stage()
+        if not changes or stage is None or self._pending_rebuild_task is not None:
+            return
+        self.refresh_count += 1
+        if "structure" in changes and self._structure_changed(stage):
             self.request_rebuild()
             return
-        if values or structure:
+        if changes & {"values", "structure"}:
             self._refresh_values()
-        if findings and self._findings_frame is not None:
+        if "findings" in changes and self._findings_frame is not None:
             self._findings_frame.rebuild()
 
     def _structure_changed(self, stage: Usd.Stage) -> bool:
@@ -401,10 +440,17 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     # -- edits ------------------------------------------------------------------------------
     def _execute(self, command: str, **kwargs) -> bool:
+        """Run a mimic command unless it would refuse (then one log line, the field reset, and
+        Kit's undo and redo history untouched)."""
         if not self._live():
             return False
-        ok, _ = omni.kit.commands.execute(command, prim_path=self._prim_path,
-                                          usd_context_name=self._usd_context_name, **kwargs)
+        kwargs.update(prim_path=self._prim_path, usd_context_name=self._usd_context_name)
+        check = omni.kit.commands.create(command, **kwargs)
+        problem = check.problem() if check is not None else None
+        if problem:
+            self._refuse(problem)
+            return False
+        ok, _ = omni.kit.commands.execute(command, **kwargs)
         return ok
 
     def _refuse(self, problem: str) -> None:
@@ -432,23 +478,16 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         if _float32(value) == _float32(float(self._current(instance, name))):
             return
         if name == "gearing":
-            problem = edits.value_problem("gearing", value, nonzero=True)
             kwargs = {"gearing": value}
             command = "SetMimicGearing"
         elif name == "offset":
-            problem = edits.value_problem("offset", value)
             kwargs = {"offset": value}
             command = "SetMimicOffset"
         else:
-            label = "natural frequency" if name == "naturalFrequency" else "damping ratio"
-            problem = edits.value_problem(label, value, non_negative=True)
             kwargs = {"natural_frequency": float(self._current(instance, "naturalFrequency")),
                       "damping_ratio": float(self._current(instance, "dampingRatio"))}
             kwargs["natural_frequency" if name == "naturalFrequency" else "damping_ratio"] = value
             command = "SetMimicCompliance"
-        if problem:
-            self._refuse(problem)
-            return
         self._execute(command, instance=instance, **kwargs)
 
     def _leader(self, instance: str) -> str:
@@ -458,10 +497,6 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     def _set_reference(self, instance: str, reference: str) -> None:
         if not self._live() or reference == self._leader(instance):
-            return
-        problem = edits.reference_problem(self._stage(), self._prim_path, reference)
-        if problem:
-            self._refuse(problem)
             return
         self._execute("SetMimicReferenceJoint", instance=instance, reference_joint_path=reference)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from typing import NamedTuple
 
 from pxr import Plug, Usd
@@ -25,7 +26,35 @@ OWNERS = {
 }
 SCHEMA_NAMES = tuple(OWNERS)
 
+#: the Kit extension that brings each schema's compiled plugin into a Kit app (docs/kit.md)
+KIT_EXTENSIONS = {
+    "PhysxMimicJointAPI": "omni.usd.schema.physx",
+    "NewtonMimicAPI": "omni.usd.schema.newton",
+}
+
 _state = {"done": False, "resolvable": False, "sources": {}}
+
+
+def in_kit() -> bool:
+    """True inside an Omniverse Kit app (Isaac Sim, USD Composer): Kit's kernel has imported
+    ``omni.kit.app`` before any extension's module runs. Only looked up, never imported (only
+    ``mimic_ext.kit`` imports ``omni``), so plain Python never pays for it."""
+    return "omni.kit.app" in sys.modules
+
+
+def _undeclared_message(name: str, package: str, exc: Exception) -> tuple[int, str]:
+    """(log level, message) for a schema no plugin declares, true for the host it runs in: in Kit
+    a pip install is wrong (Kit has its own pxr and compiled schemas), the Kit extension is the fix."""
+    still = "relations are still read and written by attribute name"
+    if in_kit():
+        ext = KIT_EXTENSIONS[name]
+        # an app without Newton's schema (Isaac Sim 4.x/5.x, USD Composer) is normal: nothing is lost
+        level = logging.INFO if name == "NewtonMimicAPI" else logging.WARNING
+        return level, (f"{name} is not declared by any USD plugin in this Kit app ({ext} is not loaded); {still}. "
+                       f"To have USD know it, use an app that ships {ext} (Kit's schemas come with the app, "
+                       "never from pip)")
+    return logging.WARNING, (f"{name} is not declared by any USD plugin and {package} cannot be imported ({exc}); "
+                             f"{still}. Fix: pip install {package.replace('_', '-')}")
 
 
 class SchemaSource(NamedTuple):
@@ -74,20 +103,21 @@ def register_schemas() -> bool:
             try:
                 importlib.import_module(package)
             except ImportError as exc:
-                _LOG.warning("%s is not declared by any USD plugin and %s cannot be imported (%s); "
-                             "relations are still read and written by attribute name. "
-                             "Fix: pip install %s", name, package, exc, package.replace("_", "-"))
+                _LOG.log(*_undeclared_message(name, package, exc))
                 continue
             plugin = find_declaration(name)
         if plugin is not None:
             sources[name] = plugin
     resolvable = all(Usd.SchemaRegistry.FindSchemaInfo(n) is not None for n in SCHEMA_NAMES)
-    if not resolvable:
+    # Only a schema that has a declaration and still does not resolve means the registry was built too
+    # early; one that no plugin declares was reported above (and ApplyAPI of it cannot work anywhere).
+    late = [n for n in sources if Usd.SchemaRegistry.FindSchemaInfo(n) is None]
+    if late:
+        names = " and ".join(late)
         _LOG.warning(
-            "USD's schema registry was built before the mimic schemas were registered; "
-            "prim.ApplyAPI('PhysxMimicJointAPI', ...) will not resolve in this process. "
-            "mimic_ext's own functions still work. Import mimic_ext.schema (or physx_usd_schemas "
-            "and newton_usd_schemas) before opening the first stage to fix this.")
+            "USD's schema registry was built before %s was registered; prim.ApplyAPI('%s', ...) will not resolve "
+            "in this process. mimic_ext's own functions still work. Import mimic_ext.schema (or %s) before "
+            "opening the first stage to fix this.", names, late[0], " and ".join(OWNERS[n] for n in late))
     _state.update(done=True, resolvable=resolvable, sources=sources)
     return resolvable
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
+import re
 
 import pytest
 from robotiq_sample_paths import BODY, FIXED, FOLLOWER, LEADER, OTHER
@@ -290,3 +292,63 @@ def test_remove_duplicate_keeps_one_schema_and_undo_brings_the_other_back(kit, e
     assert omni.kit.commands.execute("RemoveMimicDuplicate", prim_path="/Gripper/Joints/finger2_joint",
                                      keep="physx")[0] is False
     assert plain.GetRootLayer().ExportToString() == text
+
+
+def _args_section_helps(cls) -> dict[str, str]:
+    """Each parameter's whole help as written in the class docstring's ``Args:`` section: the text after
+    the first "): " of its entry, continuation lines joined with one space."""
+    doc = inspect.getdoc(cls)
+    helps, current = {}, None
+    for line in doc.split("\nArgs:\n", 1)[1].splitlines():
+        entry = re.match(r"    (\w+) \([^)]*\): (.*)", line)
+        if entry:
+            current = entry.group(1)
+            helps[current] = entry.group(2)
+        elif line.startswith("        ") and current:
+            helps[current] += " " + line.strip()
+        else:
+            current = None
+    return helps
+
+
+def test_kits_commands_window_shows_every_parameter_help_whole(kit, extension):
+    """Kit's Commands window reads parameter help with ``_get_argument_doc`` (``omni/kit/commands/command.py``),
+    whose greedy pattern keeps only the text after the last ": " of a line (the stand-in applies that pattern):
+    every help must come through whole, so no help text may contain ": "."""
+    import omni.kit.commands
+
+    from mimic_ext.kit.commands import COMMANDS
+
+    for cls in COMMANDS:
+        written = _args_section_helps(cls)
+        shown = {p.name: p.doc for p in omni.kit.commands.get_command_parameters(cls.__name__)}
+        assert set(shown) == set(written), cls
+        assert shown == written, cls.__name__
+
+
+def test_only_the_commands_are_registered_and_shutdown_unregisters_every_one(kit):
+    """Kit registers every Command subclass that ``dir()`` of a module finds (``register_all_commands_in_module``
+    in ``omni/kit/commands/command.py``; the real Kit kernel also listed the private base that way): run it over
+    every loaded module of ours, as any such scan would. Only the public commands (COMMANDS) may come of it, and none
+    may stay registered once the extension is shut down."""
+    import sys
+
+    import omni.kit.commands
+
+    from mimic_ext.kit import MimicExtension
+    from mimic_ext.kit.commands import COMMANDS
+
+    def ours():
+        return {c for c in omni.kit.commands.get_commands_list() if c.__module__.startswith("mimic_ext")}
+
+    ext = MimicExtension()
+    ext.on_startup("mimic_ext-0.1.0")
+    try:
+        for name, module in list(sys.modules.items()):
+            if name == "mimic_ext" or name.startswith("mimic_ext."):
+                omni.kit.commands.register_all_commands_in_module(module)
+        assert ours() == set(COMMANDS)
+        assert all(issubclass(c, omni.kit.commands.Command) for c in COMMANDS)
+    finally:
+        ext.on_shutdown()
+    assert ours() == set()

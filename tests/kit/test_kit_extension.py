@@ -11,13 +11,18 @@ COMMAND_NAMES = ("AddMimicJoint", "RemoveMimicJoint", "SetMimicGearing", "SetMim
 
 
 def _registered(kit):
+    import omni.kit.actions.core
     import omni.kit.commands
+    import omni.kit.context_menu
     import omni.kit.menu.utils
 
-    import omni.kit.actions.core
-    import omni.kit.context_menu
-
-    from mimic_ext.kit.extension import ACTION_EXT, ACTION_ID, ACTION_NAME, MENU_NAME, SUBMENU
+    from mimic_ext.kit.extension import (
+        ACTION_EXT,
+        ACTION_ID,
+        ACTION_NAME,
+        MENU_NAME,
+        SUBMENU,
+    )
 
     commands = {name: len(omni.kit.commands.get_commands().get(name, {})) for name in COMMAND_NAMES}
     widgets = [name for name in kit.property.get_window()._stub_registered("prim") if name == "mimic_joint"]
@@ -73,3 +78,33 @@ def test_startup_without_a_property_window_warns_and_still_registers_the_rest(ki
     assert omni.kit.commands.get_command_class("SetMimicGearing") is not None
     ext.on_shutdown()
     assert omni.kit.commands.get_command_class("SetMimicGearing") is None
+
+
+def test_enable_says_when_the_apps_warp_is_older_than_the_solver_needs(kit, monkeypatch, caplog):
+    """In Kit, the app's omni.warp.core provides ``warp`` and pipapi never checks its version."""
+    import sys
+    import types
+
+    from mimic_ext.kit import MimicExtension
+
+    monkeypatch.setitem(sys.modules, "warp", types.SimpleNamespace(__version__="1.17.0", __file__="/app/warp"))
+    ext = MimicExtension()
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        ext.on_startup(EXT_ID)
+    ext.on_shutdown()
+    (line,) = [r.getMessage() for r in caplog.records if "Warp >= 1.18" in r.getMessage()]
+    assert "Warp 1.17.0 from /app/warp" in line and line.startswith("mimic_ext: ")
+
+
+def test_the_declared_warp_minimum_is_the_one_the_code_checks():
+    """pyproject.toml and extension.toml's pipapi requirement name the minimum warp_runtime checks."""
+    from pathlib import Path
+
+    import tomllib
+
+    from mimic_ext.warp_runtime import WARP_MIN_VERSION
+
+    root = Path(__file__).resolve().parents[2]
+    need = "warp-lang>=" + ".".join(map(str, WARP_MIN_VERSION))
+    assert need in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert need in tomllib.loads((root / "extension.toml").read_text())["python"]["pipapi"]["requirements"]

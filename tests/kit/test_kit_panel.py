@@ -269,3 +269,51 @@ def test_two_instances_give_two_blocks_and_removing_one_fixes_the_finding(kit, e
     assert [w.identifier for w in kit.find_prefix("mimic.", root()) if w.identifier.endswith(".frame")] == \
         ["mimic.rotX.frame"]
     assert kit.find("mimic.findings.none", root()).text == "No problems found"
+
+
+def test_a_refused_edit_never_reaches_kit_so_the_redo_history_stays(kit, extension, data_copy, caplog):
+    """Kit drops the redo history for every top-level command it executes, a refused one too
+    (``omni/kit/undo/undo.py`` ``_create_entry``; the stand-in does the same). Flip on a gearing of 0
+    would be refused by SetMimicGearing: the section must refuse it itself, before ``execute``."""
+    from mimic_ext.schema import read_relations
+
+    stage = kit.open(data_copy("invalid/MIMIC_ZERO_GEARING.usda"))
+    follower = next(r.follower for r in read_relations(stage) if r.authored.get("gearing") == 0.0)
+    kit.select(follower)
+    kit.type_into(kit.find("mimic.rotX.offset", kit.property_root()), 10.0)
+    assert kit.undo.undo() is True
+    kit.frames(4)
+    redo = [e.name for e in kit.undo.get_redo_stack()]
+    assert redo == ["SetMimicOffset"]
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        kit.click(kit.find("mimic.rotX.flip", kit.property_root()))       # -0 is still a zero gearing
+        kit.type_into(kit.find("mimic.rotX.gearing", kit.property_root()), 0.0)   # unchanged: nothing to do
+    assert [e.name for e in kit.undo.get_redo_stack()] == redo and len(kit.undo.get_undo_stack()) == 0
+    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("Mimic Joint: ")
+            and "gearing cannot be 0" in r.getMessage()]
+    assert not [r for r in caplog.records if "Failed to execute" in r.getMessage()]
+    assert kit.undo.redo() is True                                           # the offset edit comes back
+    assert stage.GetPrimAtPath(follower).GetAttribute("physxMimicJoint:rotX:offset").Get() == 10.0
+
+
+def test_joint_state_written_on_the_leader_is_refreshed_once_on_the_next_frame(kit, stage, monkeypatch):
+    """PhysX writes the leader's joint state every step while playing; the notice handler must not refresh
+    inside each notice but once on the next frame, as Kit's UsdPropertiesWidget batches its dirty paths
+    (``_on_usd_changed`` -> ``_delayed_dirty_handler``, usd_property_widget.py)."""
+    from pxr import Sdf
+
+    widget = _widget(kit)
+    kit.select(FOLLOWER)
+    calls = []
+    real = widget._refresh_values
+    monkeypatch.setattr(widget, "_refresh_values", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    leader = stage.GetPrimAtPath(LEADER)
+    leader.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    attr = leader.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float)
+    for step in range(20):                       # twenty PhysX steps within one frame
+        attr.Set(float(step))
+    assert calls == []                           # nothing done inside the notices
+    kit.frames(1)
+    assert len(calls) == 1                       # one refresh for the whole frame
+    kit.frames(3)
+    assert len(calls) == 1 and _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"

@@ -116,3 +116,21 @@ def test_the_extension_manager_names_the_physics_that_runs(physx_stand_in):
         assert "ovphysx is not installed" in title
     else:
         assert "over ovphysx" in title and "real NVIDIA PhysX" in title
+
+
+def test_the_extension_dict_is_a_carb_dictionary_item_and_the_label_names_physx_title(physx_stand_in):
+    """Kit's get_extension_dict returns a carb.dictionary.Item whose get(path, default) needs both arguments
+    (Kit manual, carb.dictionary.Item.get): a one-argument get raises TypeError. The kit-physx label must still
+    carry the enabled omni.physx's version and title."""
+    import omni.kit.app
+
+    from mimic_ext.kit.physx_stage_engine import physx_label
+
+    manager = omni.kit.app.get_app().get_extension_manager()
+    ext_id = manager.get_enabled_extension_id("omni.physx")
+    item = manager.get_extension_dict(ext_id)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        item.get("package")
+    title = item.get("package", None).get("title", "")
+    assert title and isinstance(item.get_dict()["package"], dict)
+    assert physx_label() == f"kit-physx (omni.physx {ext_id.partition('-')[2]}: {title})"

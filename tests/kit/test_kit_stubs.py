@@ -74,6 +74,15 @@ def test_commands_execute_register_and_undo_like_kit(kit, caplog):
     assert any("Failed to execute a command: Fail" in r.getMessage() for r in caplog.records)
     assert box == [5]                                        # the failing command was undone
     assert [e.name for e in omni.kit.undo.get_undo_stack()] == ["Count", "Count"]
+    # A refused top-level command costs the redo history: Kit's _create_entry clears the redo stack before
+    # do() runs, and _execute then puts the failed command itself there (omni/kit/undo/undo.py).
+    assert omni.kit.undo.undo() is True and box == [2]
+    assert [e.name for e in omni.kit.undo.get_redo_stack()] == ["Fail", "Count"]   # the first Fail's, then the undo's
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        assert omni.kit.commands.execute("Fail", box=box) == (False, None)
+        assert [e.name for e in omni.kit.undo.get_redo_stack()] == ["Fail"]
+        assert omni.kit.undo.redo() is False and box == [2]   # redo re-runs the refused command, which fails again
+    assert omni.kit.commands.execute("Count", box=box, step=3) == (True, 5)
 
     # A group is one undo step; an empty stack makes undo() return False.
     with omni.kit.undo.group():

@@ -6,7 +6,7 @@ return None. Messages also go to Python's ``logging`` (logger ``carb``) so tests
 
 import logging as _logging
 
-from . import events, settings  # noqa: F401  (real carb exposes these submodules)
+from . import dictionary, events, settings  # noqa: F401  (real carb exposes these submodules)
 
 _LOGGER = _logging.getLogger("carb")
 

@@ -43,8 +43,11 @@ class ExtensionManager:
         """Make ``get_extension_dict(ext_id)`` return ``ext_dict`` (a parsed extension.toml)."""
         self._dicts[ext_id] = ext_dict
 
-    def get_extension_dict(self, ext_id: str) -> dict:
-        return self._dicts.get(ext_id, {})
+    def get_extension_dict(self, ext_id: str):
+        """A ``carb.dictionary.Item`` as in Kit (whose ``get`` needs a default), not a dict."""
+        import carb.dictionary
+
+        return carb.dictionary.Item(self._dicts.get(ext_id, {}))
 
     def _stub_enable(self, ext_id: str) -> None:
         self._enabled[get_extension_name(ext_id)] = ext_id

@@ -1,9 +1,15 @@
-"""Stand-in for ``omni.kit.commands`` (behaviour of Kit's ``omni/kit/commands/command.py``).
+r"""Stand-in for ``omni.kit.commands`` (behaviour of Kit's ``omni/kit/commands/command.py``).
 
 - ``Command`` is an ABC with an abstract ``do`` and no ``__init__`` or ``undo``; a command is undoable only
   when ``callable(getattr(cmd, "undo", None))``.
 - ``register`` stores a class under its name minus a trailing "Command", keyed by ``__module__``; a class that
   is not a Command subclass is refused with a logged error.
+- ``get_command_parameters(name)`` is what Kit's Commands window shows per parameter: the help of each
+  ``__init__`` parameter read from the ``__init__`` docstring (else the class docstring) by ``_get_argument_doc``,
+  which tries ``re.match(r"\s*(?P<param>\w+)(?P<type>.*): (?P<doc>.*)", line)`` on every non-empty line (the
+  greedy ``type`` group leaves only the text after the *last* ": " as the help), appends a non-matching line to
+  the previous parameter's help, and ends a parameter at an empty line (``command.py``:
+  ``get_command_parameters``, ``_get_argument_doc``, ``CommandParameter``).
 - ``execute(name, **kwargs)`` builds the command with ``cls(**kwargs)`` (an exception there propagates), logs
   an error and returns ``(False, None)`` for an unknown or ambiguous name, otherwise hands over to
   ``omni.kit.undo.execute`` which returns ``(True, do_result)`` or, when ``do`` raises, logs the error and
@@ -13,6 +19,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from abc import ABC, abstractmethod
 from collections import defaultdict
@@ -155,6 +162,55 @@ def get_command_class_signature(name: str):
 def get_command_doc(name: str) -> str:
     cls = get_command_class(name)
     return inspect.getdoc(cls) if cls else ""
+
+
+#: Kit's pattern for one parameter line of a docstring (``command.py`` ``_get_argument_doc``).
+_ARGUMENT_LINE = re.compile(r"\s*(?P<param>\w+)(?P<type>.*): (?P<doc>.*)")
+
+
+def _get_argument_doc(doc: str | None) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    current = None
+    for line in (doc or "").splitlines():
+        text = line.strip()
+        if not text:
+            current = None
+            continue
+        match = _ARGUMENT_LINE.match(line)
+        if match is not None:
+            current = match.group("param")
+            found[current] = {"doc": match.group("doc")}
+        elif current is not None:
+            found[current]["doc"] += " " + text
+    return found
+
+
+class CommandParameter:
+    """One ``__init__`` parameter with the help Kit's Commands window shows for it."""
+
+    def __init__(self, param: inspect.Parameter, doc: str):
+        self._param, self._doc = param, doc
+
+    @property
+    def name(self) -> str:
+        return self._param.name
+
+    @property
+    def default(self):
+        return None if self._param.default is inspect.Parameter.empty else self._param.default
+
+    @property
+    def doc(self) -> str:
+        return self._doc
+
+
+def get_command_parameters(name: str) -> list[CommandParameter]:
+    cls = get_command_class(name)
+    if cls is None:
+        return []
+    helps = _get_argument_doc(cls.__init__.__doc__ or cls.__doc__)
+    return [CommandParameter(p, helps.get(p.name, {}).get("doc", ""))
+            for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
 
 
 def get_commands():
