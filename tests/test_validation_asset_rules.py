@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+import mimic_ext
+
 from mimic_ext.schema.asset_rules import DJ_007, DJ_007_CODES
 from mimic_ext.schema.validation import CODES, ERROR, INFO, WARNING
 
@@ -39,9 +41,10 @@ def entry_point_path(tmp_path_factory) -> Path:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     group = project["entry-points"]["omni.asset_validator"]
     folder = tmp_path_factory.mktemp("dist")
-    info = folder / f"mimic_ext-{project['version']}.dist-info"
+    version = mimic_ext.__version__         # the one version source (pyproject reads it dynamically)
+    info = folder / f"mimic_ext-{version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {version}\n")
     (info / "entry_points.txt").write_text(
         "[omni.asset_validator]\n" + "".join(f"{name} = {value}\n" for name, value in group.items()))
     return folder
