@@ -376,7 +376,7 @@ def test_bounce_threshold_as_on_physx():
                 assert v_out < 2e-3, engine.__name__
 
 
-if __name__ == "__main__":     # the figures docs/collision.md cites: python tests/test_contact_restitution.py
+if __name__ == "__main__":     # the figures benchmarks/RESULTS.md records (Fidelity): python tests/test_contact_restitution.py
     try:
         import ovphysx  # noqa: F401
         engines = (("ours", ours), ("PhysX", physx))

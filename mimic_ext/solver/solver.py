@@ -34,10 +34,9 @@ from .workspace import SENTINEL, overrun
 _CACHE_SIZE = 8
 
 #: Fewest environment-steps a slice must carry for a launch of its own to pay: handing a slice
-#: to a pool thread and waiting for it costs about 90 us on the shared 2-core machine (measured:
-#: a 2-environment step as one launch 21 us, as two slices 109 us), about 64 environment-steps
-#: of the Robotiq at 1.5-2 us each; so a step of fewer than 128 environments stays one launch,
-#: and ``step_many`` (many steps per launch) splits from two environments on.
+#: to a pool thread and waiting for it costs about as much as 64 environment-steps of the Robotiq
+#: (measured: benchmarks/RESULTS.md, "Threads"); so a step of fewer than 128 environments stays
+#: one launch, and ``step_many`` (many steps per launch) splits from two environments on.
 MIN_SLICE_ENV_STEPS = 64
 #: The same rule in time, once the solver has timed its model (``Solver`` times its first calls of
 #: at least ``TIMED_CALL_S``, less ``CALL_OVERHEAD_S`` for the hand-over, per environment-step and
@@ -97,10 +96,10 @@ def slices(num_envs: int, threads: int, steps: int = 1, env_step_s: float | None
     return out
 
 
-#: The interpreter's thread switch interval while slices run (s). Measured on the Robotiq at
-#: N = 1024 on 2 cores: with Python's default 5 ms the pool's slice mostly waited for the
-#: caller's (CPU time 1.0 x wall, no gain); at 0.1 ms both ran at once (1.75-1.84 x wall,
-#: 1.7x faster). Lowered only while a threaded launch runs, and restored after.
+#: The interpreter's thread switch interval while slices run (s). With Python's default 5 ms the
+#: pool's slice mostly waits for the caller's (no gain from a second core); at 0.1 ms both run at
+#: once (measured: benchmarks/RESULTS.md, "Threads"). Lowered only while a threaded launch runs,
+#: and restored after.
 SWITCH_INTERVAL_S = 1e-4
 _SWITCH = {"users": 0, "saved": None}
 

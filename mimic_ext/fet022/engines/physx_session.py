@@ -11,8 +11,8 @@ How ovphysx 0.7 is driven here (read from its wheel: ``ovphysx/docs``, ``ovphysx
   selects the CPU pipeline (a process-wide switch); GPU is the default where CUDA is present,
   chosen with ``PhysX(active_cuda_gpus="0")``. ``set_global_config(GlobalConfigKey.NUM_THREADS,
   0)`` before the instance runs PhysX's CPU tasks on the calling thread: for one small
-  articulation that is far faster than handing each step to worker threads (0.2 ms against
-  1.3-4 ms per step here, on 2 busy cores), so it is our default (``threads``).
+  articulation that is far faster than handing each step to worker threads (measured:
+  benchmarks/RESULTS.md, "PhysX (ovphysx) threads"), so it is our default (``threads``).
 * **Stage.** ovphysx does not read a ``pxr`` stage: ``ovstage`` populates its own data-plane
   stage from USD (``open_usd(stage, path, ...)`` or, used here, ``open_usd_from_string`` with
   the USDA text of our private flattened copy, so no temporary file is written), at a

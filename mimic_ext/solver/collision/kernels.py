@@ -24,7 +24,7 @@ wp.set_module_options({"enable_backward": False, "max_unroll": 0})
 
 #: up to this many shapes small enough for the grid, every pair of them is a candidate (a
 #: gripper's 15: 105 box tests); the grid's cells and buckets cost more than that until the
-#: shapes spread over many cells (measured on the grasp: the grid's walk was 8 % of the step)
+#: shapes spread over many cells (measured on the grasp: benchmarks/RESULTS.md, "Grasp")
 ALL_PAIRS_MAX = wp.constant(32)
 
 
