@@ -51,7 +51,7 @@ def cmd_export(args) -> int:
     from ..schema.stage_io import open_stage
     from .urdf_export import export_urdf
 
-    check_output(args.output, [args.stage], (".urdf",), what="URDF")   # before the work, then with every layer
+    check_output(args.output, [args.stage], (".urdf",), what="URDF", links=False)   # before the work, then with every layer
     opened = open_stage(args.stage)
     check_output(args.output, opened.files, (".urdf",), what="URDF")
     summary = opened.composition_summary()
