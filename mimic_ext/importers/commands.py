@@ -88,5 +88,7 @@ def add_commands(subparsers) -> None:
                     "multiplier = -gearing.")
     e.add_argument("stage", metavar="STAGE", help="USD stage (.usd, .usda, .usdc)")
     e.add_argument("-o", "--output", required=True, metavar="ROBOT.urdf", help="URDF to write (atomically)")
-    e.add_argument("--robot", metavar="PRIM", help="articulation prim to export (default: the default prim)")
+    e.add_argument("--robot", "--root", dest="robot", metavar="PRIM",
+                   help="articulation prim to export (default: the default prim, else the stage's only "
+                        "articulation; with several and no default prim, required)")
     e.set_defaults(func=cmd_export)
