@@ -237,23 +237,57 @@ def cmd_set(args) -> int:
             multiplier, offset = physx_to_canonical(args.gearing, offset, s_f, s_l)
         else:
             multiplier = args.multiplier
-        instance = args.instance if args.schema == "physx" else None
-        rel = MimicRelation(
-            follower=args.follower, leader=args.leader, multiplier=multiplier, offset=offset,
-            instance=instance, reference_axis=args.reference_axis,
-            natural_frequency=args.natural_frequency or 0.0, damping_ratio=args.damping_ratio or 0.0,
-            schema=args.schema)
-        before = next((r for r in read_joint_relations(prim) if r.schema == args.schema
-                       and (args.schema != "physx" or r.instance == instance)), None)
+        schemas = ("physx", "newton") if args.schema == "both" else (args.schema,)
+        existing = read_joint_relations(prim)
+        _refuse_one_of_two_schemas(opened, args, existing)
+        changes = []
         findings_before = _finding_keys(stage)
-        written = set_relation(stage, rel)
+        for schema in schemas:
+            instance = args.instance if schema == "physx" else None
+            rel = MimicRelation(
+                follower=args.follower, leader=args.leader, multiplier=multiplier, offset=offset,
+                instance=instance, reference_axis=args.reference_axis,
+                natural_frequency=args.natural_frequency or 0.0, damping_ratio=args.damping_ratio or 0.0,
+                schema=schema)
+            before = next((r for r in existing if r.schema == schema
+                           and (schema != "physx" or r.instance == instance)), None)
+            changes.append((before, set_relation(stage, rel)))
         _check_edit(opened, findings_before)
-        print(_change_line(before, written))
-        if out is None and _unchanged(before, written):
+        for before, written in changes:
+            print(_change_line(before, written))
+        if out is None and all(_unchanged(before, written) for before, written in changes):
             print(f"{opened.path}: nothing to change, not rewritten")
         else:
             _save(opened, out)
     return EXIT_OK
+
+
+_API_OF = {"physx": "PhysxMimicJointAPI", "newton": "NewtonMimicAPI"}
+
+
+def _refuse_one_of_two_schemas(opened, args, existing) -> None:
+    """``set --schema physx|newton`` on a follower that carries the other schema's relation.
+
+    Writing one schema beside the other would put a second relation on the joint (an engine
+    that reads both schemas would see two), and changing one of
+    a pair alone would make the two disagree. Only ``--schema both`` writes them together,
+    as one relation; converting is ``remove --schema OTHER`` first. The user decides.
+    """
+    if args.schema == "both":
+        return
+    other = "newton" if args.schema == "physx" else "physx"
+    theirs = [r for r in existing if r.schema == other]
+    if not theirs:
+        return
+    has = ", ".join(f"{_authored_text(r)} ({r.describe()})" for r in theirs)
+    pair = any(r.schema == args.schema for r in existing)
+    what = ("changing only the " + _API_OF[args.schema] + " one would make the two disagree" if pair else
+            f"--schema {args.schema} would add {_API_OF[args.schema]} beside it, a second relation on the joint "
+            "(an engine that reads both schemas would see two)")
+    raise MimicInputError(
+        f"{opened.path}: {args.follower} has {has}: {what}; nothing written. Use --schema both to write the "
+        f"relation in both schemas, kept equal (as 'mimic-ext import' does), or convert: "
+        f"'mimic-ext remove {args.stage} {args.follower} --schema {other}', then this set")
 
 
 def cmd_remove(args) -> int:
@@ -321,8 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DOF of a multi-DOF reference joint (ignored for revolute/prismatic references)")
     p.add_argument("--natural-frequency", type=float32_number, help="compliance natural frequency (1/s); hard when unset or <= 0")
     p.add_argument("--damping-ratio", type=float32_number, help="compliance damping ratio; hard when unset or <= 0")
-    p.add_argument("--schema", choices=("physx", "newton"), default="physx",
-                   help="author PhysxMimicJointAPI (default) or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units)")
+    p.add_argument("--schema", choices=("physx", "newton", "both"), default="physx",
+                   help="author PhysxMimicJointAPI (default), NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units) "
+                        "or both, kept equal; a follower that has the other schema's relation needs both (or "
+                        "'remove --schema OTHER' first)")
     p.add_argument("-o", "--output", help="write here (.usda/.usdc/.usd) instead of editing STAGE in place")
     p.set_defaults(func=cmd_set)
 
