@@ -130,8 +130,17 @@ def set_printed_before_after(folder: Path, out: str, before: dict) -> None:
     assert re.search(r"before gearing=-2 offset=-5\.72958 .*; after gearing=-3 offset=-5\.72958", out), out
 
 
+def both_schemas_say_3(folder: Path, out: str, before: dict) -> None:
+    from mimic_ext.schema import open_stage, read_relations
+
+    rels = read_relations(open_stage(folder / "g.usda").stage)
+    assert sorted(r.schema for r in rels) == ["newton", "physx"], rels
+    # float32 storage of gearing / coef1: 1e-6 relative
+    assert all(r.multiplier == pytest.approx(3, rel=1e-6) for r in rels), rels
+
+
 CHECKS = {f.__name__: f for f in (symlink_kept_target_edited, json_written, stdout_is_json, stdout_has_json,
-                                  set_printed_before_after)}
+                                  set_printed_before_after, both_schemas_say_3)}
 
 
 def judge(case, rc, out: str, err: str, before: dict, after: dict, folder: Path) -> None:
