@@ -139,6 +139,7 @@ def test_kit_compiled_physx_schema_is_used_and_the_pip_one_never_loaded(order, p
 
 # ------------------------------------------------------------------ (c) Newton and NVIDIA's converter
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["mimic-first", "mimic-last"])
 def test_newton_add_usd_reads_our_newton_relation(order, tmp_path):
     if importlib.util.find_spec("newton") is None:
