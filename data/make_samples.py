@@ -346,6 +346,12 @@ def _set_follower_attr(name: str, type_name, value) -> Callable[[Usd.Stage, str,
     return edit
 
 
+def _infinite_follower_link(stage, foll, lead) -> None:
+    body = stage.GetPrimAtPath("/Robot/link_follower")
+    _set(body, "physics:mass", F.Float, float("inf"))
+    _set(body, "physics:diagonalInertia", F.Float3, Gf.Vec3f(float("inf")))
+
+
 def _broken_pair(doc: str, edit: Callable[[Usd.Stage, str, str], None], **pair_kw) -> Callable[[], Usd.Stage]:
     def build():
         stage, _, foll, lead = pair(doc, **pair_kw)
@@ -451,6 +457,13 @@ INVALID: dict[str, Callable[[], Usd.Stage]] = {
     "MIMIC_ZERO_GEARING": _broken_pair(
         "MIMIC_ZERO_GEARING: physxMimicJoint:rotX:gearing = 0.",
         _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, 0.0)),
+    "MIMIC_EXTREME_GEARING": _broken_pair(
+        "MIMIC_EXTREME_GEARING: physxMimicJoint:rotX:gearing = -1e30 (finite in float32, but no float32 solver "
+        "can hold a ratio of 1e30).",
+        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, -1e30)),
+    "MIMIC_BODY_MASS_NONFINITE": _broken_pair(
+        "MIMIC_BODY_MASS_NONFINITE: the follower's link /Robot/link_follower has physics:mass = inf and "
+        "physics:diagonalInertia = (inf, inf, inf).", _infinite_follower_link),
     "MIMIC_BAD_REFERENCE_AXIS": _broken_pair(
         "MIMIC_BAD_REFERENCE_AXIS: physxMimicJoint:rotX:referenceJointAxis = transX.",
         _set_follower_attr("physxMimicJoint:rotX:referenceJointAxis", F.Token, "transX")),

@@ -10,6 +10,12 @@ recognised and removed by the next write of the same file, and nothing else is.
 ``check_output`` refuses, before any work, an output that would overwrite an input
 (symlinks and hard links followed) or has the wrong type; ``locked_for_update`` holds an
 advisory lock for a read-modify-write of one file, so two concurrent edits both land.
+
+An output named by a symbolic link is refused, naming the link and the file it points
+at: writing through it would change a file the user did not name, and replacing it would
+destroy a link the user made; neither is this tool's call (``set``/``remove`` in place,
+where the user named the link as the stage to edit, are the one case that writes
+through: ``through_link=True``).
 Kept free of pxr so that report writers in processes without USD can use it.
 """
 
@@ -85,8 +91,26 @@ def glob_escape(name: str) -> str:
 
 
 def _real_target(out: Path) -> Path:
-    """Where a write to ``out`` must land: a symlink is written through to its target."""
+    """The file a write through ``out`` would change (a symlink's final target, else ``out``)."""
     return Path(os.path.realpath(out)) if os.path.islink(out) else out
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working folder when it lies under it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def refuse_symlink(out: Path) -> None:
+    """``MimicInputError`` naming both paths when the output ``out`` is a symbolic link."""
+    if not os.path.islink(out):
+        return
+    target = _shown(_real_target(out))
+    raise MimicInputError(f"{out}: is a symbolic link to {target}; refusing to write through it (that would "
+                          f"change {target}, which was not named as the output) or to replace the link: give "
+                          f"{target} itself to change that file, or remove the link {out} to write a new file there")
 
 
 def _refuse_non_regular(out: Path, shown: Path) -> None:
@@ -116,10 +140,11 @@ def _fsync_path(path: Path, directory: bool = False) -> None:
 
 
 def write_atomically(out_path: str | os.PathLike, write: Callable[[Path], None],
-                     make_parent: bool = False) -> Path:
+                     make_parent: bool = False, through_link: bool = False) -> Path:
     """Call ``write(tmp)`` to fill a temporary in the target folder, then rename it to ``out_path``.
 
-    A symlink ``out_path`` is written through (its target is replaced, the link stays).
+    A symlink ``out_path`` is refused (``refuse_symlink``) unless ``through_link``: then
+    its target is replaced and the link stays (an in-place edit of a stage opened through it).
     The new file keeps the old one's permissions (a new one gets ``0666 & ~umask``, not
     mkstemp's private 0600). The data and then the folder are fsync'd, so after a crash
     the file is the old or the new one. On any failure ``out_path`` is untouched and the
@@ -127,6 +152,9 @@ def write_atomically(out_path: str | os.PathLike, write: Callable[[Path], None],
     """
     shown = Path(out_path)
     out = _real_target(shown)
+    _refuse_non_regular(out, shown)
+    if not through_link:
+        refuse_symlink(shown)
     folder = out.parent if str(out.parent) else Path(".")
     if make_parent:
         try:
@@ -135,7 +163,6 @@ def write_atomically(out_path: str | os.PathLike, write: Callable[[Path], None],
             raise MimicInputError(f"{shown}: cannot create folder {folder}: {exc.strerror or exc}") from None
     if not folder.is_dir():
         raise MimicInputError(f"{shown}: folder {folder} does not exist")
-    _refuse_non_regular(out, shown)
     remove_stale_temporaries(out)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}{TEMP_MARK}{_host()}.{os.getpid()}.",
@@ -175,11 +202,13 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 def check_output(out_path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
-                 suffixes: Sequence[str] | None = None, what: str = "output") -> Path:
+                 suffixes: Sequence[str] | None = None, what: str = "output", links: bool = True) -> Path:
     """Refuse, before any work, an output that would overwrite an input or is of the wrong type.
 
     ``inputs``: every file the command reads (a stage's layers, the robot file); an output
-    that resolves to one of them (symlinks followed, hard links too) is refused.
+    that resolves to one of them (symlinks followed, hard links too) is refused, and so is
+    any other output that is a symlink (``refuse_symlink``; ``links=False`` leaves that to a
+    later call that knows every input, so that a link to one is named as an input).
     ``suffixes``: the allowed extensions (lower case, with the dot), e.g. ``(".urdf",)``.
     Returns ``out_path`` as a Path.
     """
@@ -194,6 +223,8 @@ def check_output(out_path: str | os.PathLike, inputs: Iterable[str | os.PathLike
         if same_file(out, inp):
             raise MimicInputError(f"{out}: is an input of this command ({inp}, same file); refusing to "
                                   "overwrite it: choose another output file")
+    if links:
+        refuse_symlink(out)
     return out
 
 

@@ -60,12 +60,23 @@ def test_data_then_folder_are_fsynced_around_the_rename(tmp_path, monkeypatch):
     assert events[2][1] == str(tmp_path)                      # then the folder that holds the new name
 
 
-def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
+def test_a_symlink_output_is_refused_naming_both_paths_unless_written_through(tmp_path, monkeypatch):
+    """Issue 27: writing through a link changes a file the user did not name; replacing it
+    destroys their link. Refused (both named) unless the caller writes through on purpose
+    (an in-place edit of a stage opened through the link)."""
+    from mimic_ext.atomic_write import check_output
+
+    monkeypatch.chdir(tmp_path)
     target = tmp_path / "real.usda"
     target.write_text("old")
     link = tmp_path / "link.usda"
     link.symlink_to("real.usda")
-    write_text_atomically(link, "new")
+    for refuse in (lambda: write_text_atomically(link, "new"), lambda: check_output(link, ["other.usda"])):
+        with pytest.raises(MimicInputError, match=r"link\.usda: is a symbolic link to real\.usda; refusing"):
+            refuse()
+    assert link.is_symlink() and os.readlink(link) == "real.usda" and target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.usda", "real.usda"]
+    write_atomically(link, lambda tmp: tmp.write_text("new"), through_link=True)
     assert link.is_symlink() and os.readlink(link) == "real.usda"
     assert target.read_text() == "new"
 

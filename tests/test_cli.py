@@ -60,6 +60,7 @@ def test_list_json_on_the_real_robotiq_usd():
     assert sorted(r["multiplier"] for r in got.values()) == [-1, -1, -1, 1, 1]
 
 
+@pytest.mark.slow
 def test_set_then_list_round_trip(pair, tmp_path):
     out_file = tmp_path / "edited.usda"
     r = cli("set", pair, "/R/follower", "--leader", "/R/leader", "--multiplier", "2", "--offset", "0.1", "-o", out_file)
@@ -242,6 +243,7 @@ def _cuda_driver_loads() -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_cuda_driver_loads(), reason="Warp warns about a missing CUDA driver only where none loads")
 def test_a_cpu_sweep_prints_no_cuda_driver_warning(tmp_path):
     a, b = tmp_path / "a.usda", tmp_path / "b.usda"
@@ -375,6 +377,7 @@ def _python_block_after(doc: Path, heading: str) -> str:
     return block[:block.index("```")]
 
 
+@pytest.mark.slow
 def test_python_api_authoring_example_runs_as_written(tmp_path, monkeypatch, capsys):
     """The doc's from-scratch example, extracted from docs/python_api.md and run unchanged."""
     code = _python_block_after(ROOT / "docs" / "python_api.md", "## Authoring a relation from scratch")

@@ -130,8 +130,17 @@ def set_printed_before_after(folder: Path, out: str, before: dict) -> None:
     assert re.search(r"before gearing=-2 offset=-5\.72958 .*; after gearing=-3 offset=-5\.72958", out), out
 
 
+def newton_alone_says_2(folder: Path, out: str, before: dict) -> None:
+    from mimic_ext.schema import open_stage, read_relations
+
+    rels = read_relations(open_stage(folder / "g.usda").stage)
+    assert [r.schema for r in rels] == ["newton"], rels
+    # float32 storage of coef1: 1e-6 relative
+    assert rels[0].multiplier == pytest.approx(2, rel=1e-6), rels
+
+
 CHECKS = {f.__name__: f for f in (symlink_kept_target_edited, json_written, stdout_is_json, stdout_has_json,
-                                  set_printed_before_after)}
+                                  set_printed_before_after, newton_alone_says_2)}
 
 
 def judge(case, rc, out: str, err: str, before: dict, after: dict, folder: Path) -> None:
@@ -152,7 +161,12 @@ def judge(case, rc, out: str, err: str, before: dict, after: dict, folder: Path)
         CHECKS[case.check](folder, out, before)
 
 
-@pytest.mark.parametrize("case", corpus.CASES, ids=[c.name for c in corpus.CASES])
+#: the subprocess cases share one fixture that runs them all (about 12 s on two cores): slow
+_CASE_PARAMS = [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.run == corpus.SUBPROCESS else [])
+                for c in corpus.CASES]
+
+
+@pytest.mark.parametrize("case", _CASE_PARAMS)
 def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
     if case.run == corpus.SUBPROCESS:
         rc, out, err, before, after, folder = request.getfixturevalue("subprocess_results")[case.name]
@@ -205,6 +219,7 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_concurrent_in_place_sets_on_one_file_both_land(tmp_path):
     """Two ``set``s on different followers of one file at once: the lock makes both edits land.
     Without it the later writer's stale read drops the first edit (both exit 0); the slow save
@@ -273,6 +288,7 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     assert b"gearing = -3" in stage_file.read_bytes()
 
 
+@pytest.mark.slow
 def test_set_killed_at_any_moment_leaves_the_old_or_the_new_file(tmp_path):
     """Real ``mimic-ext set`` processes killed at moments spread over their run: the stage is
     always the old one or the new one, and after one more edit no temporary remains."""

@@ -156,6 +156,7 @@ def test_kit_without_newtons_schema_says_only_what_is_true_there(tmp_path):
 
 # ------------------------------------------------------------------ (c) Newton and NVIDIA's converter
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["mimic-first", "mimic-last"])
 def test_newton_add_usd_reads_our_newton_relation(order, tmp_path):
     if importlib.util.find_spec("newton") is None:

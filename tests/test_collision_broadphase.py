@@ -29,6 +29,7 @@ def scatter(n, extent, rng, big=0):
     return shapes + [plane(0.02)], poses
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, extent", [(150, 0.6), (24, 0.3)])
 def test_every_pair_of_meeting_bounds_reaches_the_narrow_phase_once(n, extent):
     """150 shapes go through the hash grid, 24 (at most ``ALL_PAIRS_MAX`` small ones) are paired

@@ -38,6 +38,7 @@ def cluster():
             yield client
 
 
+@pytest.mark.slow
 def test_dask_gives_the_local_results(cluster):
     local = sweep_paths([DATA], CONFIG, jobs=1)
     seen = []

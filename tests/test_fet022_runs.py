@@ -203,6 +203,7 @@ def test_a_joint_without_bodies_is_told_so():
 
 
 # ------------------------------------------------------------------ Python API and folders
+@pytest.mark.slow
 def test_the_documented_python_call_works_in_a_guarded_script(tmp_path):
     """docs/python_api.md: ``fet022.sweep_paths(["assets/"], jobs=2)`` with the __main__ guard."""
     assets = tmp_path / "assets"

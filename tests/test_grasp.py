@@ -74,6 +74,7 @@ def _right_finger_balance(o: G.OursGrasp, q: np.ndarray) -> tuple[float, float]:
     return float(coupling), float(-power)
 
 
+@pytest.mark.slow
 @needs_menagerie
 def test_menagerie_2f85_lifts_a_box_and_holds_it_with_exact_relations(scene):
     o = G.OursGrasp(scene)
@@ -129,6 +130,7 @@ def test_the_steps_detection_keeps_every_contact_that_can_get_rows(scene):
     assert checked == 4
 
 
+@pytest.mark.slow
 @needs_menagerie
 def test_the_grasp_solve_converges_within_four_passes(scene):
     """The active block solves the pads' normal and sticking friction rows and the couplers'

@@ -187,6 +187,7 @@ def _masses(builder, name) -> dict[str, float]:
     return {name(label): float(mass) for label, mass in zip(builder.body_label, builder.body_mass)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", SHARED + BUILT)
 def test_newton_loads_the_import_as_it_loads_the_source(case, files, imported):
     out, result = imported(case)
@@ -248,6 +249,7 @@ def _stable(model, state) -> None:
     return diag
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", SHARED + BUILT)
 def test_newton_simulates_the_import_with_followers_on_their_relations(case, imported):
     from mimic_ext.solver.stage_reader import DEFAULT_MASS, DEFAULT_RADIUS

@@ -676,7 +676,7 @@ def test_export_refuses_non_finite_values_naming_the_prim(tmp_path):
 
 
 def test_every_invalid_sample_exports_to_a_urdf_import_accepts_or_is_refused():
-    """data/invalid: 6 of the 24 samples exported to URDF that import refused (nan, inf,
+    """data/invalid: 6 of the (then) 24 samples exported to URDF that import refused (nan, inf,
     multiplier 0, a fixed leader). Now each is refused with one line naming the prim, or
     written without what URDF cannot hold (and said in a warning)."""
     samples = sorted((Path(__file__).resolve().parents[1] / "data" / "invalid").glob("*.usda"))
@@ -694,7 +694,8 @@ def test_every_invalid_sample_exports_to_a_urdf_import_accepts_or_is_refused():
         out = Path(pytest.importorskip("tempfile").mkdtemp()) / "back.urdf"
         out.write_text(result.text)
         import_robot(out)  # raises if our own importer refuses what we wrote
-    assert set(refused) == {"MIMIC_NONFINITE.usda", "MIMIC_FOLLOWER_TYPE.usda"}  # nan gearing; a spherical joint
+    # nan gearing; a spherical joint; an infinite link mass
+    assert set(refused) == {"MIMIC_NONFINITE.usda", "MIMIC_FOLLOWER_TYPE.usda", "MIMIC_BODY_MASS_NONFINITE.usda"}
 
 
 def test_newton_joint_attributes_are_written_for_newton(tmp_path):

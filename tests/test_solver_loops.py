@@ -271,6 +271,7 @@ def test_loop_work_stays_in_the_loops_group_beside_a_free_body():
     assert q1[n1 + 2] == pytest.approx(-9.81 * dt * dt * n * (n + 1) / 2, abs=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fps", [60, 240])
 def test_compliant_robotiq_loops_hold_every_step_while_the_leader_sweeps(fps):
     if not COMPLIANT.exists():

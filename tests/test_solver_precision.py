@@ -54,6 +54,7 @@ def spin(precision: str, multiplier: float, steps: int = STEPS):
     return worst, abs(uu[il] / SPEED - 1), abs(uu[jf] / (multiplier * SPEED) - 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multiplier", [2.0, -0.3])
 def test_float64_holds_the_relation_and_the_speed_over_100k_steps(multiplier):
     residual, dl, df = spin("float64", multiplier)
@@ -62,6 +63,7 @@ def test_float64_holds_the_relation_and_the_speed_over_100k_steps(multiplier):
     assert dl < 1e-9 and df < 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multiplier", [2.0, -0.3])
 def test_float32_bounds_over_100k_steps(multiplier):
     residual, dl, df = spin("float32", multiplier)

@@ -212,6 +212,7 @@ def test_merged_runs_add_what_their_pairs_add():
     assert merged_any
 
 
+@pytest.mark.slow
 def test_many_independent_mechanisms_stay_small():
     """300 two-joint mimic pairs (FET022's scale stage) in one model: 300 groups of one column
     each, a work space per environment linear in the joints (no k^2 anywhere: k = 300 would

@@ -44,7 +44,7 @@ def validate_file(path):
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    assert len(CODES) == 26
+    assert len(CODES) == 28      # 24, the two of one schema per follower, extreme gearing, non-finite mass
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
@@ -426,3 +426,16 @@ def test_followers_inside_instanced_references_are_validated():
     outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").GetAttribute(
         "physxMimicJoint:rotX:gearing").Set(0.0)
     assert codes(validate(outer)) == {"MIMIC_ZERO_GEARING"}
+
+
+@pytest.mark.parametrize("gearing, extreme", [(-8388608.0, True), (8388608.0, True), (-8.0e6, False), (-1e30, True)])
+def test_a_gear_ratio_of_2_to_the_23_or_more_is_an_error(tmp_path, gearing, extreme):
+    """Issue 27: gearing -1e30 is finite in float32 but no float32 solver holds it. The bound is
+    exactly 2^23 = 1/eps of float32 (the sample values are exact in float32), either sign."""
+    text = (ROOT / "data" / "geared_pair.usda").read_text().replace("gearing = -2", f"gearing = {gearing!r}")
+    path = tmp_path / "g.usda"
+    path.write_text(text)
+    findings = [f for f in validate_file(path) if f.code == "MIMIC_EXTREME_GEARING"]
+    assert bool(findings) == extreme
+    if extreme:
+        assert findings[0].path == "/Gears/Joints/gear_follower" and findings[0].severity == ERROR

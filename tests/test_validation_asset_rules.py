@@ -112,6 +112,7 @@ def test_valid_samples_have_no_findings_of_ours(data_run):
         assert ours(per_asset[name], "MimicApiCheck") == expected, name
 
 
+@pytest.mark.slow
 def test_requirement_and_category_select_our_rules(entry_point_path):
     # SimReady's route: ask for the requirement DJ.007 only
     code, per_asset = run_validator(entry_point_path, "--requirement", DJ_007, "data/invalid/MIMIC_ZERO_GEARING.usda")

@@ -33,7 +33,7 @@ from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
 from .result import ERROR, FAIL, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
-from .stage_checks import ignored_by_physx, nonfinite_physics, reversed_limits, why_not_simulated
+from .stage_checks import ignored_by_physx, massless_stage, nonfinite_physics, reversed_limits, why_not_simulated
 
 
 def versions() -> dict[str, str]:
@@ -284,11 +284,13 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     result.warnings.extend(f"the references of {top} form a cycle: swept at {top}" for top in found.cycles)
 
     broken = nonfinite_physics(stage)
+    massless = None if broken else massless_stage(stage)
     result.timings["checks_s"] = t_relations + time.perf_counter() - t0
-    if broken:
+    if broken or massless:
         result.status = ERROR
         result.reason = (f"cannot simulate {asset}: {broken[0]}"
-                         + (f" (+{len(broken) - 1} more non-finite value(s))" if len(broken) > 1 else ""))
+                         + (f" (+{len(broken) - 1} more non-finite value(s))" if len(broken) > 1 else "")
+                         if broken else f"cannot judge {asset}: {massless}")
         for rec in result.followers:
             if rec.status == PASS:
                 rec.status = ERROR

@@ -2,7 +2,8 @@
 
 The validator judges the mimic relations themselves; these are the sweep's other
 preconditions: physics values that are numbers (a NaN inertia or gain would otherwise be
-dropped or defaulted somewhere and the follower "pass"), a reference range that is not
+dropped or defaulted somewhere and the follower "pass"), bodies that have a mass (with every
+mass 0 each engine would judge its own default), a reference range that is not
 upside down, a relation PhysX would actually read, and, when an engine leaves a joint
 out, why in USD terms (a joint without bodies is not "a revolute joint that cannot take
 part").
@@ -15,6 +16,7 @@ import math
 from pxr import Sdf, Usd, UsdPhysics
 
 from ..schema import joints
+from ..schema.physics_values import nonfinite_value
 from ..schema.relation import PHYSX, PHYSX_INSTANCES, MimicRelation
 
 #: attribute namespaces whose numbers the simulation reads (mimic attributes are the validator's)
@@ -23,56 +25,52 @@ PHYSICS_NAMESPACES = ("physics:", "drive:", "physxJoint:", "physxArticulation:",
 _SKIP_PREFIXES = ("newton:mimic",)
 
 
-def _numbers(value) -> list[float]:
-    """The numbers inside an attribute value (scalar, Gf vector or matrix, array); [] for others."""
-    if isinstance(value, (bool, str, Sdf.AssetPath)):
-        return []
-    if isinstance(value, (int, float)):
-        return [float(value)]
-    try:
-        items = list(value)
-    except TypeError:
-        return []
-    if all(type(v) is float for v in items):       # a Gf vector or a float array: no recursion
-        return items
-    out: list[float] = []
-    for v in items:
-        out.extend(_numbers(v))
-    return out
-
-
-def _quaternion_parts(value) -> list[float] | None:
-    if hasattr(value, "GetReal") and hasattr(value, "GetImaginary"):
-        return [float(value.GetReal()), *(float(c) for c in value.GetImaginary())]
-    return None
-
-
 def nonfinite_physics(stage: Usd.Stage) -> list[str]:
-    """``"<prim> <attribute> = <value> is not finite"`` for each physics value that is NaN or infinite.
-
-    Only authored values count. Limits may be infinite (USD's way to say unlimited), as may
-    bounds such as a drive's maxForce, a joint's maxJointVelocity or breakForce; NaN never is.
-    """
+    """``"<prim> <attribute> = <value> is not finite"`` for each physics value that is NaN or infinite
+    (``schema.physics_values.nonfinite_value``: only authored values; limits and max/break bounds
+    may be infinite)."""
     out: list[str] = []
     for prim in stage.Traverse():
         for attr in prim.GetAuthoredAttributes():       # a value only the schema's fallback gives is fine
             name = attr.GetName()
             if not name.startswith(PHYSICS_NAMESPACES) or name.startswith(_SKIP_PREFIXES):
                 continue
-            if not attr.HasAuthoredValue():        # fallbacks (breakForce = inf) are the schema's
-                continue
-            value = attr.Get()
-            if value is None or (type(value) is float and math.isfinite(value)):   # the common case first
-                continue
-            parts = _quaternion_parts(value)
-            numbers = parts if parts is not None else _numbers(value)
-            if all(map(math.isfinite, numbers)):
-                continue
-            leaf = name.rsplit(":", 1)[-1]
-            infinite_ok = leaf.endswith("Limit") or leaf.startswith(("max", "break"))
-            if any(math.isnan(v) or (math.isinf(v) and not infinite_ok) for v in numbers):
+            value = nonfinite_value(attr)
+            if value is not None:
                 out.append(f"{prim.GetPath()} {name} = {value} is not finite: author a number")
     return out
+
+
+def _positive(prim: Usd.Prim, name: str) -> bool:
+    attr = prim.GetAttribute(name)
+    value = attr.Get() if attr and attr.HasAuthoredValue() else None
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def massless_stage(stage: Usd.Stage) -> str | None:
+    """Why a stage whose every body has mass 0 cannot be judged, or None.
+
+    With no positive ``physics:mass`` or ``physics:density`` anywhere (on a dynamic body or
+    the MassAPI prims under it), the asset says nothing about its inertia: every engine fills
+    in its own (PhysX and Newton from the colliders at a default density, mimic_ext's solver
+    0.1 kg per link), so they simulate different mechanisms and a PASS on one is about that
+    engine's default, not the asset. One body with a mass is enough: the solver's note names
+    the others it defaults.
+    """
+    bodies = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)
+              and UsdPhysics.RigidBodyAPI(p).GetRigidBodyEnabledAttr().Get() is not False
+              and not UsdPhysics.RigidBodyAPI(p).GetKinematicEnabledAttr().Get()]
+    if not bodies:
+        return None
+    for body in bodies:
+        for prim in Usd.PrimRange(body):
+            if prim.HasAPI(UsdPhysics.MassAPI) and (_positive(prim, "physics:mass")
+                                                    or _positive(prim, "physics:density")):
+                return None
+    shown = ", ".join(str(b.GetPath()) for b in bodies[:3]) + (f" (+{len(bodies) - 3} more)" if len(bodies) > 3 else "")
+    return (f"every rigid body has mass 0 ({shown}): with no positive physics:mass or physics:density the "
+            "asset gives no inertia, so each engine substitutes its own default and a PASS would judge that "
+            "default, not the asset: author the bodies' physics:mass (kg)")
 
 
 def reversed_limits(stage: Usd.Stage, path: str) -> str | None:

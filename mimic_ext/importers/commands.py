@@ -62,7 +62,7 @@ def cmd_export(args) -> int:
     from ..schema.stage_io import open_stage
     from .urdf_export import export_urdf
 
-    check_output(args.output, [args.stage], (".urdf",), what="URDF")   # before the work, then with every layer
+    check_output(args.output, [args.stage], (".urdf",), what="URDF", links=False)   # before the work, then with every layer
     opened = open_stage(args.stage)
     check_output(args.output, opened.files, (".urdf",), what="URDF")
     summary = opened.composition_summary()
@@ -101,5 +101,7 @@ def add_commands(subparsers) -> None:
                     "multiplier = -gearing.")
     e.add_argument("stage", metavar="STAGE", help="USD stage (.usd, .usda, .usdc)")
     e.add_argument("-o", "--output", required=True, metavar="ROBOT.urdf", help="URDF to write (atomically)")
-    e.add_argument("--robot", metavar="PRIM", help="articulation prim to export (default: the default prim)")
+    e.add_argument("--robot", "--root", dest="robot", metavar="PRIM",
+                   help="articulation prim to export (default: the default prim, else the stage's only "
+                        "articulation; with several and no default prim, required)")
     e.set_defaults(func=cmd_export)

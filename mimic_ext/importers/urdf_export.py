@@ -256,12 +256,17 @@ class UrdfExporter:
             return prim
         roots = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
         default = stage.GetDefaultPrim()
-        if default and any(str(r.GetPath()).startswith(str(default.GetPath())) for r in roots):
+        if default and any(r.GetPath().HasPrefix(default.GetPath()) for r in roots):
             return default
+        # no default prim holding an articulation: never guess among several, and name the one used
+        why = (f"the default prim {default.GetPath()} holds no articulation" if default
+               else "the stage has no default prim")
+        if len(roots) > 1:
+            listed = ", ".join(str(r.GetPath()) for r in roots)
+            raise MimicInputError(f"{stage.GetRootLayer().identifier}: {len(roots)} articulations ({listed}) and "
+                                  f"{why}: choose one with --robot PRIM (robot_path in Python)")
         if roots:
-            if len(roots) > 1:
-                self.warnings.append(f"{len(roots)} articulations; exporting {roots[0].GetPath()} "
-                                     "(choose another with robot_path)")
+            self.warnings.append(f"{why}; exporting the stage's only articulation, {roots[0].GetPath()}")
             return roots[0]
         if default:
             return default

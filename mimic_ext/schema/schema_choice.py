@@ -72,8 +72,13 @@ def schema_for_edit(prim: Usd.Prim, requested: str | None, default: str = PHYSX)
     is None (``default`` when it carries none); ``MimicInputError`` when ``requested`` is the
     other one, since the joint would then carry two constraints."""
     carried = carried_schemas(prim)
+    if len(carried) == 2:          # already two constraints: editing one would also make them disagree
+        raise MimicInputError(
+            f"{prim.GetPath()} carries both PhysxMimicJointAPI and NewtonMimicAPI, and {HOST_BEHAVIOUR}: "
+            f"editing one of them would leave two constraints that disagree. Keep one first (mimic-ext convert "
+            f"STAGE --to newton|physx --follower {prim.GetPath()} --duplicates-only), then edit it")
     if requested is None:
-        return carried[0] if len(carried) == 1 else default
+        return carried[0] if carried else default
     _check_schema(requested)
     problem = other_schema_problem(prim, requested)
     if problem:

@@ -166,8 +166,9 @@ def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
     return OpenedStage(stage=stage, path=p, composition_errors=errors, files=files)
 
 
-def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike) -> Path:
-    """Write ``layer`` to ``out_path`` so that the file appears only complete (atomic_write)."""
+def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike, through_link: bool = False) -> Path:
+    """Write ``layer`` to ``out_path`` so that the file appears only complete (atomic_write;
+    a symlink ``out_path`` is refused unless ``through_link``)."""
     out = Path(out_path)
 
     def export(tmp: Path) -> None:
@@ -178,15 +179,17 @@ def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike) -> Path
         if not ok:
             raise MimicInputError(f"{out}: cannot write (USD export failed)")
 
-    return write_atomically(out, export)
+    return write_atomically(out, export, through_link=through_link)
 
 
-def save_stage_atomically(stage: Usd.Stage, out_path: str | os.PathLike | None = None) -> Path:
+def save_stage_atomically(stage: Usd.Stage, out_path: str | os.PathLike | None = None,
+                          through_link: bool = False) -> Path:
     """Save the stage's root layer (the edit target of our edits) atomically.
 
     ``out_path`` None means in place. Only the root layer is written: sublayers and
-    references stay as they are.
+    references stay as they are. ``through_link``: an ``out_path`` that is a symlink (the
+    stage's own file, opened through it) is written through instead of refused.
     """
     root = stage.GetRootLayer()
     target = Path(out_path) if out_path else Path(root.realPath)
-    return save_layer_atomically(root, target)
+    return save_layer_atomically(root, target, through_link=through_link or not out_path)

@@ -52,6 +52,7 @@ from .authoring import (
     read_joint_relations,
 )
 from .forest import REDUNDANT, MimicConflictError, MimicForest
+from .physics_values import nonfinite_value
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
 from .schema_choice import HOST_BEHAVIOUR
 
@@ -72,6 +73,12 @@ RANGE_RTOL = 1e-4
 #: USD stores limits, gearing and offset as 32-bit floats (~6e-8 relative each, eps/2);
 #: four of them meet in one comparison, so 4 eps of the largest magnitude involved.
 RANGE_F32 = 4 * float(np.finfo(np.float32).eps)
+#: The largest |gear ratio| (canonical, SI) a float32 solver can hold: PhysX and Newton (and
+#: mimic_ext's solver by default) keep joint positions in float32, whose spacing at 1 is eps = 2^-23, so
+#: at a ratio of 1/eps = 2^23 (8.4e6) one float32 step of a reference near 1 rad (or 1 m) moves
+#: the follower by a whole radian (metre): the relation cannot be held to better than that.
+#: Real gear trains (harmonic drives, worm gears) stay below 1e4.
+MAX_GEAR_RATIO = 1.0 / float(np.finfo(np.float32).eps)
 
 CODES: dict[str, tuple[str, str]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": (ERROR, "the prim carrying the mimic API is not a UsdPhysics joint"),
@@ -87,6 +94,9 @@ CODES: dict[str, tuple[str, str]] = {
                         "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
                         "(or a mimic attribute is authored with the wrong type)"),
     "MIMIC_ZERO_GEARING": (ERROR, "gearing (or newton:mimicCoef1) is 0, which couples nothing"),
+    "MIMIC_EXTREME_GEARING": (ERROR, "a gear ratio of 2^23 (1/eps of float32) or more: no float32 solver holds it"),
+    "MIMIC_BODY_MASS_NONFINITE": (ERROR, ("a body's authored mass, density, inertia, centre of mass or principal "
+                                          "axes is NaN or infinite")),
     "MIMIC_BAD_REFERENCE_AXIS": (ERROR, "referenceJointAxis is not rotX, rotY or rotZ"),
     "MIMIC_INSTANCE_NAME": (WARNING,
                             "the PhysxMimicJointAPI instance name is not rotX, rotY or rotZ (PhysX ignores it)"),
@@ -141,6 +151,7 @@ class _Articulations:
     def __init__(self, stage: Usd.Stage):
         self._stage = stage
         self.roots: list[str] = []
+        self.mass_prims: list[Usd.Prim] = []     # prims with MassAPI (bodies, and colliders that carry mass)
         bodies: list[str] = []
         joint_prims: list[Usd.Prim] = []
         for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
@@ -148,6 +159,8 @@ class _Articulations:
                 self.roots.append(str(prim.GetPath()))
             if prim.HasAPI(UsdPhysics.RigidBodyAPI):
                 bodies.append(str(prim.GetPath()))
+            if prim.HasAPI(UsdPhysics.MassAPI):
+                self.mass_prims.append(prim)
             if joints.joint_kind(prim) is not None:
                 joint_prims.append(prim)
         self._body_set = set(bodies)
@@ -313,6 +326,13 @@ class _Checker:
             self.add("MIMIC_NONFINITE", path,
                      f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: set "
                      f"{'it' if len(bad) == 1 else 'them'} to a finite number", rel)
+        if not bad and not rel.invalid and abs(rel.multiplier) >= MAX_GEAR_RATIO:
+            self.add("MIMIC_EXTREME_GEARING", path,
+                     f"{gear_name} = {_fmt(values.get('gearing', values.get('newton:mimicCoef1')))} makes the follower "
+                     f"move {_fmt(abs(rel.multiplier))} times as far as its reference ({rel.describe()}, rad/m): at "
+                     f"{_fmt(MAX_GEAR_RATIO)} (1/eps of float32) or more one float32 step of the reference moves the "
+                     "follower by over a radian or metre, so no float32 solver (PhysX, Newton, mimic_ext) can hold it: "
+                     "author the real gear ratio (a wrong exponent or unit?)", rel)
         gear = values.get("gearing", values.get("newton:mimicCoef1"))
         if isinstance(gear, (int, float)) and gear == 0:
             form = ("q_f + gearing*q_ref + offset = 0" if rel.schema == PHYSX else "q_f = coef0 + coef1*q_leader")
@@ -427,6 +447,19 @@ class _Checker:
                      f"follower is in the articulation {f_root} but its reference {rel.leader} is in {l_root}: "
                      "reference a joint of the same articulation", rel)
 
+    # -- bodies -------------------------------------------------------------
+
+    def check_masses(self) -> None:
+        """A mass property that is NaN or infinite (an infinite mass or inertia is an immovable
+        link no engine can take in an articulation), on the prim that carries it."""
+        names = UsdPhysics.MassAPI.GetSchemaAttributeNames(False)
+        for prim in self.art.mass_prims:
+            bad = [f"{n} = {v}" for n in names if (a := prim.GetAttribute(n)) and (v := nonfinite_value(a)) is not None]
+            if bad:
+                self.add("MIMIC_BODY_MASS_NONFINITE", str(prim.GetPath()),
+                         f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: author finite mass "
+                         "properties (kg, kg m^2; or leave them unauthored for the engine to compute)")
+
     # -- stage level --------------------------------------------------------
 
     def check_forest(self, rels: list[MimicRelation]) -> None:
@@ -515,6 +548,7 @@ def validate(stage: Usd.Stage) -> list[Finding]:
         rels.extend(checker.check_prim(prim))
     checker.check_forest(rels)
     checker.check_ranges(rels)
+    checker.check_masses()
     return sorted(checker.findings, key=lambda f: (_RANK[f.severity], f.path, f.code, f.message))
 
 

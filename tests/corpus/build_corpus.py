@@ -168,6 +168,19 @@ def geared_edit(old: str, new: str, count: int = 1):
     return copy_sample("geared_pair.usda", "g.usda", replace(old, new, count))
 
 
+#: gear1 with infinite mass and inertia (finite everywhere else)
+infinite_gear1 = copy_sample("geared_pair.usda", "g.usda", lambda t: t.replace(
+    "float3 physics:diagonalInertia = (0.00017333333, 0.00017333333, 0.00033333333)\n        float physics:mass = 0.2",
+    "float3 physics:diagonalInertia = (inf, inf, inf)\n        float physics:mass = inf"))
+#: the geared pair's follower with the same relation in both schemas (two constraints in PhysX)
+geared_both = copy_sample("geared_pair.usda", "g.usda", lambda t: t.replace(
+    'prepend apiSchemas = ["PhysxMimicJointAPI:rotX"]', 'prepend apiSchemas = ["PhysxMimicJointAPI:rotX", "NewtonMimicAPI"]')
+    .replace("            float physxMimicJoint:rotX:dampingRatio = 0\n",
+             "            float newton:mimicCoef0 = 5.729578\n            float newton:mimicCoef1 = 2\n"
+             "            bool newton:mimicEnabled = 1\n            rel newton:mimicJoint = </Gears/Joints/gear_leader>\n"
+             "            float physxMimicJoint:rotX:dampingRatio = 0\n"))
+
+
 # ---------------------------------------------------------------- the cases
 
 NOTHING_LOST = "Nothing lost"
@@ -210,9 +223,42 @@ def _cases() -> list[Case]:
         r"r\.html", both(geared, symlink("r.html", "g.usda")))
     add("sweep_junit_is_input", NOTHING_LOST, "fet022", ["sweep", "g.usda", "--junit", "g.usda"], 2,
         r"g\.usda", geared)
+    # issue 27: an output that is a symlink is refused naming both paths (writing through it would
+    # change a file the user did not name; replacing it would destroy their link); in place through
+    # a link (the case below) the user named the link as the stage to edit
+    add("set_output_symlink_to_other_file", NOTHING_LOST, "harden",
+        [*SET_G, "--multiplier", "3", "-o", "link.usda"], 2,
+        r"link\.usda: is a symbolic link to other\.usda; refusing to write through it .*give other\.usda itself",
+        both(geared, copy_sample("geared_pair.usda", "other.usda"), symlink("link.usda", "other.usda")))
+    add("set_output_dangling_symlink", NOTHING_LOST, "harden", [*SET_G, "--multiplier", "3", "-o", "link.usda"], 2,
+        r"link\.usda: is a symbolic link to missing\.usda", both(geared, symlink("link.usda", "missing.usda")))
+    add("import_output_symlink", NOTHING_LOST, "harden", ["import", "r.urdf", "-o", "link.usda"], 2,
+        r"link\.usda: is a symbolic link to other\.usda",
+        both(urdf(), copy_sample("geared_pair.usda", "other.usda"), symlink("link.usda", "other.usda")))
+    add("export_output_symlink", NOTHING_LOST, "harden", ["export", "g.usda", "-o", "link.urdf"], 2,
+        r"link\.urdf: is a symbolic link to other\.urdf",
+        both(geared, urdf("other.urdf"), symlink("link.urdf", "other.urdf")))
+    add("sweep_json_symlink", NOTHING_LOST, "harden", ["sweep", "g.usda", "--json", "link.json"], 2,
+        r"link\.json: is a symbolic link to old\.json",
+        both(geared, text_file("old.json", "{}\n"), symlink("link.json", "old.json")))
+    add("sweep_report_folder_symlink", NOTHING_LOST, "harden", ["sweep", "g.usda", "--report", "rep"], 2,
+        r"fet022_report\.json: is a symbolic link to old\.json",
+        both(geared, text_file("old.json", "{}\n"),
+             lambda d: (d / "rep").mkdir(), symlink("rep/fet022_report.json", "../old.json")))
     add("set_through_symlink_edits_target", NOTHING_LOST, "harden",
         ["set", "link.usda", FOLLOWER, "--leader", LEADER, "--multiplier", "3"], 0, None,
         both(geared, symlink("link.usda", "g.usda")), writes=G, check="symlink_kept_target_edited")
+
+    add("set_newton_beside_physx_explains", REFUSED, "harden", [*SET_G, "--multiplier", "2", "--schema", "newton"],
+        2, r"gear_follower already follows /Gears/Joints/gear_leader through PhysxMimicJointAPI:rotX.*second "
+           r"constraint.*mimic-ext convert STAGE --to newton --follower /Gears/Joints/gear_follower.*nothing written",
+        geared)
+    add("set_one_of_two_schemas_explains", REFUSED, "harden", [*SET_G, "--multiplier", "3"], 2,
+        r"gear_follower carries both PhysxMimicJointAPI and NewtonMimicAPI.*would leave two constraints that "
+        r"disagree.*--duplicates-only", geared_both)
+    add("convert_keeps_one_of_two_schemas", FIRST_HOUR, "harden",
+        ["convert", "g.usda", "--to", "newton", "--duplicates-only"], 0, None, geared_both, writes=G,
+        check="newton_alone_says_2")
 
     # -- no hang, bounded memory: FIFOs and devices anywhere are refused before anything reads them
     add("list_fifo_stage", NO_HANG, "harden", ["list", "f.usda"], 2, r"f\.usda: is a FIFO", fifo("f.usda"),
@@ -341,6 +387,26 @@ def _cases() -> list[Case]:
     add("sweep_joint_without_bodies", REFUSED, "solver", ["sweep", "g.usda"], (1, 2), r"(?i)bod(y|ies)",
         geared_edit("            rel physics:body0 = </Gears/base>\n            rel physics:body1 = </Gears/gear2>\n",
                     ""), search_stdout=True)
+
+    # issue 27: values that are finite but meaningless, and stages the tools must not guess about
+    add("validate_gearing_1e30", REFUSED, "harden", ["validate", "g.usda"], 1,
+        r"^ERROR +MIMIC_EXTREME_GEARING +/Gears/Joints/gear_follower: ", geared_edit("gearing = -2", "gearing = -1e30"),
+        search_stdout=True)
+    add("validate_infinite_body_mass", REFUSED, "harden", ["validate", "g.usda"], 1,
+        r"^ERROR +MIMIC_BODY_MASS_NONFINITE +/Gears/gear1: physics:mass = inf, physics:diagonalInertia",
+        infinite_gear1,
+        search_stdout=True)
+    add("export_no_default_prim_several_articulations", REFUSED, "harden", ["export", "g.usda", "-o", "out.urdf"], 2,
+        r"2 articulations \(/Gears, /Other\) and the stage has no default prim: choose one with --robot PRIM",
+        copy_sample("geared_pair.usda", "g.usda", lambda t: t.replace('    defaultPrim = "Gears"\n', "")
+                    + 'def Xform "Other" (\n    prepend apiSchemas = ["PhysicsArticulationRootAPI"]\n)\n{\n}\n'))
+    add("export_no_default_prim_names_the_one", FIRST_HOUR, "harden", ["export", "g.usda", "-o", "out.urdf"], 0,
+        r"^mimic-ext: warning: the stage has no default prim; exporting the stage's only articulation, /Gears$",
+        copy_sample("geared_pair.usda", "g.usda", replace('    defaultPrim = "Gears"\n', "")), writes=("out.urdf",))
+    add("sweep_all_masses_zero_not_judged", REFUSED, "harden", ["sweep", "g.usda"], 2,
+        r"cannot judge g\.usda: every rigid body has mass 0 \(/Gears/base, /Gears/gear1, /Gears/gear2\)",
+        copy_sample("geared_pair.usda", "g.usda",
+                    lambda t: re.sub(r"float physics:mass = [0-9.]+", "float physics:mass = 0", t)))
 
     # -- first hour
     for command in ("list", "validate", "sweep"):

@@ -144,6 +144,7 @@ def test_every_data_stage_gets_the_cli_physx_engines_verdicts_on_the_stages_phys
     assert physx_stand_in._stub_outputs()["usd"] == 0
 
 
+@pytest.mark.slow
 def test_the_inspire_hand_runs_its_five_environments_one_after_another(kit, extension, tmp_path, report_dir,
                                                                        physx_stand_in):
     """Five swept joints: the one robot of the open stage is run five times from its own state."""
