@@ -256,3 +256,71 @@ def test_actions_menus_and_the_context_menu_run_like_kit(kit):
     assert omni.kit.context_menu.get_menu_dict("MENU", "omni.kit.widget.stage") == []
     ac.get_action_registry().deregister_action(action)
     assert ac.get_action_registry().get_action("my.ext", "go") is None
+
+
+def _extension_folder(root):
+    """Three extensions in one extension folder, laid out as Kit finds them (the folder name is the name)."""
+    ok = root / "demo_ok"
+    (ok / "config").mkdir(parents=True)
+    (ok / "config" / "extension.toml").write_text(
+        '[package]\nversion = "1.2.0"\n[dependencies]\n"omni.usd" = {}\n"omni.not.here" = { optional = true }\n'
+        '[[python.module]]\nname = "demo_ok_mod"\n[settings]\nexts."demo_ok".answer = 3\n')
+    (ok / "demo_ok_mod").mkdir()
+    (ok / "demo_ok_mod" / "__init__.py").write_text(
+        "import omni.ext\nEVENTS = []\n"
+        "class DemoExtension(omni.ext.IExt):\n"
+        "    def on_startup(self, ext_id):\n        EVENTS.append(('startup', ext_id))\n"
+        "    def on_shutdown(self):\n        EVENTS.append(('shutdown',))\n")
+    broken = root / "demo_broken"
+    broken.mkdir()
+    (broken / "extension.toml").write_text('[package]\nversion = "0.3.0"\n[[python.module]]\nname = "demo_broken_mod"\n')
+    (broken / "demo_broken_mod.py").write_text("raise ImportError('no omni.kit.commands in this kernel')\n")
+    needy = root / "demo_needy"
+    needy.mkdir()
+    (needy / "extension.toml").write_text('[package]\nversion = "1.0.0"\n[dependencies]\n"omni.not.a.kit.ext" = {}\n')
+
+
+def test_set_extension_enabled_immediate_starts_and_stops_an_extension_as_kit_does(kit, tmp_path, caplog):
+    """After the kernel's omni/ext/_impl/_internal.py (ExtensionModules.startup, _startup_ext, shutdown) and what
+    tools/kit_kernel_check.py saw the real kernel do (settings applied; True even when a module fails to import)."""
+    import sys
+
+    import carb.settings
+
+    manager = kit.app.get_extension_manager()
+    _extension_folder(tmp_path)
+    assert manager.set_extension_enabled_immediate("demo_ok", True) is False      # not in any extension folder yet
+    manager.add_path(str(tmp_path))
+    ids = {e["id"] for e in manager.get_extensions()}
+    assert {"demo_ok-1.2.0", "demo_broken-0.3.0", "demo_needy-1.0.0"} <= ids
+    assert manager.set_extension_enabled_immediate("demo_ok", True) is True
+    mod = sys.modules["demo_ok_mod"]
+    assert mod.EVENTS == [("startup", "demo_ok-1.2.0")]
+    assert manager.get_enabled_extension_id("demo_ok") == "demo_ok-1.2.0"
+    assert carb.settings.get_settings().get("/exts/demo_ok/answer") == 3
+    assert manager.is_extension_enabled("omni.usd") and not manager.is_extension_enabled("omni.not.here")
+    assert str(tmp_path / "demo_ok") in sys.path
+    assert manager.set_extension_enabled_immediate("demo_ok", False) is True
+    assert mod.EVENTS[-1] == ("shutdown",) and not manager.is_extension_enabled("demo_ok")
+    assert "demo_ok_mod" not in sys.modules and str(tmp_path / "demo_ok") not in sys.path
+    # a module that does not import: logged, nothing started, and Kit still says enabled
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        assert manager.set_extension_enabled_immediate("demo_broken", True) is True
+    assert manager.is_extension_enabled("demo_broken")
+    assert any("Failed to import python module demo_broken_mod" in r.getMessage() for r in caplog.records)
+    assert manager.set_extension_enabled_immediate("demo_broken", False) is True
+    # a required dependency nothing provides fails the whole enable
+    assert manager.set_extension_enabled_immediate("demo_needy", True) is False
+    assert not manager.is_extension_enabled("demo_needy")
+    manager.remove_path(str(tmp_path))
+
+
+def test_post_quit_keeps_the_first_return_code(kit):
+    app = kit.app
+    code, app._stub_quit_code = app._stub_quit_code, None
+    try:
+        app.post_quit(2)
+        app.post_quit(0)
+        assert app._stub_quit_code == 2
+    finally:
+        app._stub_quit_code = code

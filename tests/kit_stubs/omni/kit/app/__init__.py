@@ -8,6 +8,10 @@ spin asyncio again.
 
 ``update()`` here runs one frame: one asyncio iteration, the update event stream (stage event streams
 are pumped from it), the ``next_update_async`` waiters, then a draw pass building dirty UI frames.
+``post_quit(return_code)`` (``_app.pyi``) asks the app to end with that exit code: here it is kept in
+``_stub_quit_code`` for whoever runs the frames (``tests/kit/kit_exec.py``, Kit's ``--exec`` stand-in);
+``_stub_close`` is Kit's shutdown: the extensions enabled through the extension manager are disabled
+(``on_shutdown``), then the loop is closed.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class IApp:
         self._ext_manager = omni.ext.ExtensionManager()
         self._frame = 0
         self._draw_fns = []
+        #: the return code of the first ``post_quit`` (None: no quit asked for)
+        self._stub_quit_code: int | None = None
 
     # -- real API ---------------------------------------------------------------------------
     async def next_update_async(self, name: str = "omni.kit.app.next_update_async", order: int = 50) -> float:
@@ -47,7 +53,8 @@ class IApp:
         return not self._loop.is_closed()
 
     def post_quit(self, return_code: int = 0) -> None:
-        pass
+        if self._stub_quit_code is None:
+            self._stub_quit_code = int(return_code)
 
     def get_update_number(self) -> int:
         return self._frame
@@ -98,6 +105,7 @@ class IApp:
 
     def _stub_close(self) -> None:
         if not self._loop.is_closed():
+            self._ext_manager._stub_shutdown_all()  # noqa: SLF001
             pending = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
             for t in pending:
                 t.cancel()
