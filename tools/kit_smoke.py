@@ -5,15 +5,16 @@ Run it headless at start-up (the last argument makes Kit exit with the verdict's
     kit/kit apps/omni.app.full.kit --no-window --exec "/path/to/mimic-ext/tools/kit_smoke.py --quit"
 or open it in *Window > Script Editor* and run it there (File > Open, then Run; pasted text works
 too when mimic_ext is already enabled or ``MIMIC_EXT_ROOT`` names the project folder). Options after
-the script's path: ``--stage NAME_OR_PATH`` (repeatable; default the samples geared_pair.usda and
-gripper_prismatic.usda from the extension's data/ folder), ``--out DIR`` (where the stage copies and the
+the script's path: ``--stage NAME_OR_PATH`` (repeatable; default the samples geared_pair.usda,
+gripper_prismatic.usda and invalid/MIMIC_BOTH_SCHEMAS.usda (a follower carrying both schemas, for
+RemoveMimicDuplicate) from the extension's data/ folder), ``--out DIR`` (where the stage copies and the
 reports go; default a new temporary folder), ``--quit`` (post_quit with the exit code at the end).
 
 What it does, in order, on Kit's thread between frames (the app keeps updating):
 1. enables the extension as Kit's extension manager does (``set_extension_enabled_immediate``), first
    adding this project as an extension folder when Kit does not know it yet, and checks that
-   MimicExtension started and that the six commands (and only they) are registered;
-2. per sample: opens a copy of it, runs each of the six commands with undo and redo (every layer of the
+   MimicExtension started and that its commands (and only they) are registered;
+2. per sample: opens a copy of it, runs each of its commands with undo and redo (every layer of the
    stage, session layer included, has the same text after undo as before the command, and after redo as
    after the command), undoes them all (the stage as opened), then runs the in-stage FET022 sweep
    (``mimic_ext::run_fet022_sweep``'s runner) on the stage's own PhysX (``kit-physx``, CPU pipeline) and on
@@ -47,7 +48,7 @@ from pathlib import Path
 import omni.kit.app
 
 EXT_NAME = "mimic_ext"
-SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda")
+SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda", "invalid/MIMIC_BOTH_SCHEMAS.usda")
 PASS, FAIL, NOT_RUN = "pass", "fail", "not-run"
 EXIT_CODES = {"pass": 0, "fail": 1, "incomplete": 2}
 ENGINES = ("kit-physx", "warp")
@@ -227,7 +228,7 @@ class Smoke:
 
         rel = next((r for r in read_relations(stage) if r.schema == PHYSX), None)
         names = ("SetMimicGearing", "SetMimicOffset", "SetMimicReferenceJoint", "SetMimicCompliance",
-                 "RemoveMimicJoint", "AddMimicJoint")
+                 "RemoveMimicJoint", "AddMimicJoint", "ConvertMimicSchema", "RemoveMimicDuplicate")
         if rel is None:
             for n in (*names, "undo_all"):
                 self.report(f"{tag}/command/{n}", NOT_RUN, {"why": "the stage has no PhysxMimicJointAPI relation"})
@@ -246,7 +247,14 @@ class Smoke:
             ("RemoveMimicJoint", {**common, "schema": PHYSX}),
             ("AddMimicJoint", {**common, "reference_joint_path": rel.leader, "gearing": gearing, "offset": offset,
                                "reference_axis": axis, "natural_frequency": nf, "damping_ratio": dr}),
+            ("ConvertMimicSchema", {"prim_path": rel.follower, "to_schema": "newton"}),
         ]
+        from mimic_ext.schema.schema_choice import carried_schemas
+
+        # where a follower carries both schemas (the MIMIC_BOTH_SCHEMAS sample): nothing to remove elsewhere
+        pair = next((p for p in stage.Traverse() if len(carried_schemas(p)) == 2), None)
+        if pair is not None:
+            plan.insert(0, ("RemoveMimicDuplicate", {"prim_path": str(pair.GetPath()), "keep": "physx"}))
         opened = _layer_texts(stage)
         done = 0
         for name, kwargs in plan:

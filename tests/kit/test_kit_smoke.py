@@ -21,7 +21,10 @@ STUBS = PROJECT / "tests" / "kit_stubs"
 SCRIPT = PROJECT / "tools" / "kit_smoke.py"
 KIT_EXEC = Path(__file__).resolve().parent / "kit_exec.py"
 COMMANDS = ("SetMimicGearing", "SetMimicOffset", "SetMimicReferenceJoint", "SetMimicCompliance", "RemoveMimicJoint",
-            "AddMimicJoint", "undo_all")
+            "AddMimicJoint", "ConvertMimicSchema", "RemoveMimicDuplicate", "undo_all")
+#: run only where a follower carries both schemas (of the default samples, MIMIC_BOTH_SCHEMAS.usda)
+PAIRED = ("RemoveMimicDuplicate",)
+SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda", "MIMIC_BOTH_SCHEMAS.usda")
 STATUSES = {"pass", "fail", "not-run"}
 
 
@@ -42,8 +45,10 @@ def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS):
 
 
 def _names(sample: str) -> set[str]:
+    paired = sample == "MIMIC_BOTH_SCHEMAS.usda"
     return ({f"{sample}/open", f"{sample}/sweep/kit-physx", f"{sample}/sweep/warp",
-             f"{sample}/compare/kit-physx-vs-warp"} | {f"{sample}/command/{c}" for c in COMMANDS})
+             f"{sample}/compare/kit-physx-vs-warp"} |
+            {f"{sample}/command/{c}" for c in COMMANDS if paired or c not in PAIRED})
 
 
 def _without_physx(tmp_path: Path) -> Path:
@@ -57,19 +62,20 @@ def _without_physx(tmp_path: Path) -> Path:
 
 def test_the_smoke_script_passes_in_the_stand_in_kit_and_says_its_physx_is_the_stand_in(tmp_path):
     code, checks, verdict, stderr = _smoke(tmp_path)
-    assert set(checks) == {"extension_enabled", "commands_registered"} | _names("geared_pair.usda") | \
-        _names("gripper_prismatic.usda")
+    assert set(checks) == {"extension_enabled", "commands_registered"}.union(*map(_names, SAMPLES))
     failed = {n: c["detail"] for n, c in checks.items() if c["status"] != "pass"}
     assert not failed, failed
-    assert verdict["verdict"] == "pass" and verdict["counts"] == {"pass": 24, "fail": 0, "not-run": 0}
+    assert verdict["verdict"] == "pass" and verdict["counts"] == {"pass": 39, "fail": 0, "not-run": 0}
     assert code == verdict["exit_code"] == 0, stderr[-3000:]
     enabled = checks["extension_enabled"]["detail"]
     # Kit did not know the extension: the script added this project as an extension folder and enabled it
     assert enabled["was_enabled"] is False and enabled["extension_folder_added"]
     assert enabled["set_extension_enabled_immediate"] is True and enabled["MimicExtension started"] is True
     assert enabled["loaded_from"] == str(PROJECT / "mimic_ext")
-    for sample in ("geared_pair.usda", "gripper_prismatic.usda"):
+    for sample in SAMPLES:
         for command in COMMANDS[:-1]:
+            if command in PAIRED and sample != "MIMIC_BOTH_SCHEMAS.usda":
+                continue
             d = checks[f"{sample}/command/{command}"]["detail"]
             assert d["changed_layers"] and d["undo_restored_byte_for_byte"] and d["redo_gave_the_edit_back"], d
         physx = checks[f"{sample}/sweep/kit-physx"]["detail"]
@@ -89,7 +95,7 @@ def test_without_omni_physx_the_kit_physx_checks_are_not_run_and_the_verdict_is_
     assert not_run == {"geared_pair.usda/sweep/kit-physx", "geared_pair.usda/compare/kit-physx-vs-warp"}
     assert "needs omni.physx" in checks["geared_pair.usda/sweep/kit-physx"]["detail"]["why"]
     assert checks["geared_pair.usda/sweep/warp"]["status"] == "pass"
-    assert verdict["verdict"] == "incomplete" and verdict["counts"] == {"pass": 11, "fail": 0, "not-run": 2}
+    assert verdict["verdict"] == "incomplete" and verdict["counts"] == {"pass": 12, "fail": 0, "not-run": 2}
     assert code == verdict["exit_code"] == 2, stderr[-3000:]
     assert "omni.physx" not in verdict["host"]
 
@@ -99,9 +105,11 @@ def test_a_failing_check_makes_the_verdict_fail_whatever_was_not_run(tmp_path):
     code, checks, verdict, _ = _smoke(tmp_path, "--stage", "invalid/MIMIC_ZERO_GEARING.usda",
                                       stubs=_without_physx(tmp_path))
     failed = {n: c["detail"] for n, c in checks.items() if c["status"] == "fail"}
-    assert set(failed) == {"MIMIC_ZERO_GEARING.usda/command/AddMimicJoint", "MIMIC_ZERO_GEARING.usda/sweep/warp"}
+    # the relation Remove took away is not added back, so there is nothing to convert either
+    assert set(failed) == {"MIMIC_ZERO_GEARING.usda/command/AddMimicJoint", "MIMIC_ZERO_GEARING.usda/command/ConvertMimicSchema",
+                           "MIMIC_ZERO_GEARING.usda/sweep/warp"}
     assert failed["MIMIC_ZERO_GEARING.usda/command/AddMimicJoint"]["executed"] is False
     assert failed["MIMIC_ZERO_GEARING.usda/sweep/warp"]["why"] == ["FET022 says fail"]
     assert checks["MIMIC_ZERO_GEARING.usda/command/undo_all"]["status"] == "pass"   # what did run was undone
-    assert verdict["verdict"] == "fail" and verdict["counts"] == {"pass": 9, "fail": 2, "not-run": 2}
+    assert verdict["verdict"] == "fail" and verdict["counts"] == {"pass": 9, "fail": 3, "not-run": 2}
     assert code == verdict["exit_code"] == 1
