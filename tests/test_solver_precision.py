@@ -95,3 +95,52 @@ def test_precision_is_checked():
     b, lead, fol = independent_pair()
     with pytest.raises(MimicInputError, match="precision"):
         build_model(b.stage, precision="float16")
+
+
+def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q_and_qd():
+    """Issue 29: a NaN angle was cast into ``joint_turns`` (int32(floor(NaN)) = INT_MIN); after the
+    user reset q and qd the environment ran at ~1e12 rad/s, unflagged. Now the cast never happens,
+    ``reset_envs`` puts q, qd and the turns back together, and a poisoned count is flagged."""
+    b, lead, fol = independent_pair(multiplier=None)
+    model = build_model(b.stage, num_envs=3, relations=[MimicRelation(follower=fol, leader=lead, multiplier=2.0,
+                                                                      offset=0.1)])
+    assert model.continuous().all()
+    il, jf = model.dof_index(lead), model.dof_index(fol)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    u = s0.joint_qd.numpy()
+    u[:, il], u[:, jf] = 10.0, 20.0
+    s0.joint_qd.assign(u)
+    for _ in range(200):                 # 8 rad of the leader: every environment counted a turn
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    turns_before = s0.joint_turns.numpy().copy()
+    assert (turns_before[:, il] == 1).all()
+    q = s0.joint_q.numpy()
+    q[1, il] = math.nan
+    s0.joint_q.assign(q)
+    solver.step(s0, s1, c, 1.0 / 240)
+    s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == [1]
+    turns = s0.joint_turns.numpy()
+    assert (np.abs(turns) <= 4).all()                  # no INT_MIN: the NaN environment kept its count
+    model.reset_envs(s0, [1])
+    np.testing.assert_array_equal(s0.joint_turns.numpy()[1], 0)
+    fresh = model.state()
+    np.testing.assert_array_equal(s0.joint_q.numpy()[1], fresh.joint_q.numpy()[0])
+    np.testing.assert_array_equal(s0.joint_qd.numpy()[1], fresh.joint_qd.numpy()[0])
+    np.testing.assert_array_equal(s0.joint_turns.numpy()[[0, 2]], turns[[0, 2]])     # the others untouched
+    for _ in range(60):
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == []
+    # the reset environment starts at rest 0.1 rad off its offset: the erp correction moves it at
+    # about 0.3 * 0.1 * 240 = 7 rad/s at most, never the 1e12 rad/s of a stale turn count
+    assert np.abs(s0.joint_qd.numpy()[1]).max() < 10.0
+    t = s0.joint_turns.numpy()
+    t[2, il] = np.iinfo(np.int32).min                  # a poisoned count (what the old cast wrote) ...
+    s0.joint_turns.assign(t)
+    solver.step(s0, s1, c, 1.0 / 240)
+    assert solver.nonfinite_envs() == [2]              # ... is flagged with the state
+    with pytest.raises(MimicInputError, match="reset_envs"):
+        model.reset_envs(s0, [3])

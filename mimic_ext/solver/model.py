@@ -265,6 +265,29 @@ class Model:
 
     def state(self) -> State:
         """The stage's initial state (joint state positions/velocities, base poses) in every environment."""
+        q, u, turns = self._initial_state()
+        return State(joint_q=self._rows(q), joint_qd=self._rows(u), joint_turns=self._rows(turns, wp.int32))
+
+    def reset_envs(self, state: State, envs) -> None:
+        """Put environments ``envs`` (indices) of ``state`` back at the stage's initial state: positions,
+        velocities and the continuous joints' whole turns together (an environment whose state went
+        NaN left its turns as they were; resetting q and qd alone would keep a stale turn count, so
+        its relations and drives would act on the wrong unwrapped angle). The other environments
+        are untouched; ``Solver.nonfinite_envs()`` reports the next step's state."""
+        idx = np.asarray(envs, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < -self.num_envs or idx.max() >= self.num_envs):
+            raise MimicInputError(f"Model.reset_envs: environments {idx.tolist()} are not all in 0 .. "
+                                  f"{self.num_envs - 1}")
+        q0, u0, t0 = self._initial_state()
+        if state.joint_turns is None:
+            state.joint_turns = wp.zeros((self.num_envs, t0.size), dtype=wp.int32, device=self.device)
+        for arr, row in ((state.joint_q, q0), (state.joint_qd, u0), (state.joint_turns, t0)):
+            a = arr.numpy()
+            a[idx] = row
+            arr.assign(a)
+
+    def _initial_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, qd, turns) of one environment at the stage's initial state."""
         q = self._initial_q()
         u = np.zeros(self.dof_count)
         for i, j in enumerate(self.joints):
@@ -280,7 +303,7 @@ class Model:
             k = np.where(cont, np.floor((q[:n1] + math.pi) / (2 * math.pi)), 0.0)
             q[:n1] -= 2 * math.pi * k
             turns[:n1] = k.astype(np.int32)
-        return State(joint_q=self._rows(q), joint_qd=self._rows(u), joint_turns=self._rows(turns, wp.int32))
+        return q, u, turns
 
     def control(self) -> Control:
         """Drive targets from the stage's drives, zero efforts."""
@@ -521,6 +544,7 @@ class Model:
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step
         md.coupling_in_step = int(bool(self.coupling_every_step or row0 > 0 or md.has_float or K.contacts))
+        md.has_cont = int(bool((flags & F_CONT).any()))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         md.iterations, md.erp = int(self.iterations), float(self.erp)
         md.rank_tol = float(K.rank_tol)

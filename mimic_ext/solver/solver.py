@@ -54,6 +54,15 @@ CALL_OVERHEAD_S = 30e-6
 CHUNKS_PER_THREAD = 8
 CHUNK_ENV_STEPS = 8192
 
+
+
+def min_time_step(precision: str) -> float:
+    """The least time step a model of ``precision`` takes (s): the square root of its smallest
+    normal number, so that the step's dt^2 terms (implicit drives, compliant rows) neither
+    underflow nor, through erp / dt, overflow (float32 1.08e-19 s, float64 1.49e-154 s)."""
+    return float(np.sqrt(np.finfo(np.float32 if precision == "float32" else np.float64).tiny))
+
+
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -279,14 +288,19 @@ class Solver:
         self._launches[key] = (cmds, arrays)      # keep the arrays alive so their ids stay unique
         return cmds
 
-    @staticmethod
-    def _check_dt(dt, where: str) -> None:
+    def _check_dt(self, dt, where: str) -> None:
         try:
             dt_ok = math.isfinite(dt) and dt > 0
         except TypeError:
             dt_ok = False
         if not dt_ok:
             raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s; it must be a finite number > 0")
+        least = min_time_step(self.model.precision)
+        if dt < least:
+            raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s is below the least a {self.model.precision} "
+                                 f"model steps with, {least:.3g} s (the step forms dt^2, which must stay a normal "
+                                 f"{self.model.precision}); take a larger dt, or build the model with "
+                                 f"precision='float64' (least {min_time_step('float64'):.3g} s)")
 
     def _raise_if_nonfinite(self, after: str) -> None:
         bad = self.nonfinite_envs()

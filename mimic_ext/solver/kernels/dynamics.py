@@ -26,6 +26,12 @@ F_CONT = wp.constant(64)        # a continuous joint: its angle wraps into [-pi,
 F_ROWS = wp.constant(1 | 2 | 4 | 8 | 32)
 
 TWO_PI = wp.constant(wp.float64(2.0 * math.pi))
+#: The most whole turns one step's displacement may add before the angle counts as run away (its
+#: int32 cast would overflow or read a NaN as INT_MIN): a step of 1e6 turns is no motion any more.
+TURN_STEP_MAX = wp.constant(wp.float64(1.0e6))
+#: A turn count past this is no count a real motion leaves (2^30 turns at 10 rad/s take 21 years):
+#: the finiteness check flags it, as it would poison the unwrapped angle of every later step.
+TURNS_MAX = wp.constant(1 << 30)
 PI64 = wp.constant(wp.float64(math.pi))
 
 
@@ -445,8 +451,11 @@ def build(ns) -> None:
             if (md.joints[j].flags & F_CONT) != 0:
                 x = wp.float64(q_in[e, j]) + wp.float64(d)
                 turns = wp.floor((x + PI64) / TWO_PI)
-                q_out[e, j] = T(x - turns * TWO_PI)
-                t_out[e, j] = t_in[e, j] + wp.int32(turns)
+                if wp.abs(turns) <= TURN_STEP_MAX:      # false for NaN: never cast a non-finite count
+                    q_out[e, j] = T(x - turns * TWO_PI)
+                    t_out[e, j] = t_in[e, j] + wp.int32(turns)
+                else:           # a NaN or runaway angle: kept as it is (flagged), the turns untouched
+                    q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
         if md.has_float != 0:

@@ -13,7 +13,7 @@ longer finite.
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import FREE
+from .dynamics import F_CONT, FREE, TURNS_MAX
 
 
 def build(ns) -> None:
@@ -116,6 +116,11 @@ def build(ns) -> None:
         bad = int(0)
         if not wp.isfinite(acc):
             bad = int(1)
+        if md.has_cont != 0:        # a turn count no motion leaves (a user's reset that kept it) counts too
+            for j in range(md.n1):
+                tj = t_out[e, j]          # not abs: |INT_MIN| is INT_MIN
+                if (md.joints[j].flags & F_CONT) != 0 and (tj > TURNS_MAX or tj < -TURNS_MAX):
+                    bad = int(1)
         sc.nonfinite[e] = bad
 
     @wp.func

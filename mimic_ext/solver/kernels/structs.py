@@ -142,6 +142,7 @@ def build(ns) -> None:
         loop_c1: int
         has_float: int                  # 0: none; 1: floating bases; 2: and a momentum restored (model.py)
         has_rows: int
+        has_cont: int                   # 1: a continuous joint (its turn count is checked with the state)
         coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
         erp: T
