@@ -55,7 +55,7 @@ def build(ns) -> None:
             f.momentum64(md, e, q_in, u_in, sc, od)
             f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
-            f.loop_rows(md, sc, e, o, dt)
+            f.loop_rows(md, sc, e, o, dt, 1)
         f.composite_pass(md, sc, e, ce, effort, dt)
         if k < n and md.tree_mass != 0:     # f -= M u0 (a shallow tree's is in the pass)
             f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
@@ -180,7 +180,7 @@ def build(ns) -> None:
         for j in range(n):
             sc.ws[e, md.o_u0 + j] = T(0.0)
         f.poses(md, sc, e, q, o)
-        f.loop_rows(md, sc, e, o, T(1.0))
+        f.loop_rows(md, sc, e, o, T(1.0), 0)
         for r in range(md.m):
             err_out[e, r] = sc.ws[e, md.o_eL + r]
             for j in range(n):
