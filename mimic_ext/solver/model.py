@@ -23,7 +23,7 @@ from pxr import Usd
 from ..schema import read_relations
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
-from .kernels.dynamics import F_CONT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
@@ -109,6 +109,11 @@ class Model:
         #: the step itself overwrites what they are computed from (loop closures, floating bases,
         #: contacts), elsewhere ``Solver.mimic_rows()`` computes them on demand from the last step
         self.coupling_every_step = False
+        #: how the PD drives are discretised (``model.sync()`` after a change): "implicit" (the
+        #: default: backward Euler, ``dt (kd + dt kp)`` on the diagonal, over-damping by about kp dt)
+        #: or "exact" (each drive's one-step map matched to the continuous PD response for the
+        #: effective inertia of its column, ``kernels.dynamics.exact_drive``; docs/solver.md)
+        self.drive_discretisation = "implicit"
         #: contact models: the colliders against the links (``collision.CollisionModel``) and the
         #: most passes of the joint and contact rows together
         self.collision = None
@@ -410,6 +415,17 @@ class Model:
         flags[driven] |= F_DRIVE
         flags[driven & np.isfinite(self.max_force)] |= F_DSAT
         flags[self.continuous()] |= F_CONT
+        # the drives an exact discretisation samples the continuous response of (its position term):
+        # a spring (kp > 0) alone in its column, in a group of columns without loop closures or
+        # compliant relations (the others' maps only match the response's eigenvalues: with loops
+        # the position term, moved along the mass-only response, went unstable on the compliant
+        # Isaac 2F-85; two drives on one column each assume the other constant)
+        col_drives = np.bincount(np.asarray(cols[:n1], int)[driven], minlength=max(k, 1)) if n1 else np.zeros(1, int)
+        busy = {sp.group_lo[cols[d]] for pair in soft_pairs for d in pair} | \
+            {sp.group_lo[cols[u_of[la]]] for c in self.closures for la in (c.link_a, c.link_b) if la >= 0}
+        for jj in np.flatnonzero(driven & (self.stiffness > 0)):
+            if col_drives[cols[jj]] == 1 and sp.group_lo[cols[jj]] not in busy:
+                flags[jj] |= F_DEXACT
         fin = lambda a: np.where(np.isfinite(a), a, _BIG)  # noqa: E731
         lower, upper = np.where(np.isfinite(self.lower), self.lower, -_BIG), fin(self.upper)
         vmax, fmax = fin(self.max_velocity), fin(self.max_force)
@@ -517,15 +533,19 @@ class Model:
         md.loop_dir = arr(dirs or [0], int)
         # one row of per-environment scalar work space, in the order the step uses it
         n, m, nr = self.dof_count, row0, max(len(rows), 1)
-        soft = md.n_soft > 0
+        if self.drive_discretisation not in ("implicit", "exact"):
+            raise MimicInputError(f"Model.drive_discretisation = {self.drive_discretisation!r}; give 'implicit' or "
+                                  f"'exact'")
+        md.drive_exact = int(self.drive_discretisation == "exact")
+        soft = md.n_soft > 0 or md.drive_exact != 0       # the mass-only factor (relations' and drives' inertia)
         off = 0
         nnz, R = sp.nnz, md.n_rslots
         for name, size in (("u0", n), ("f", n), ("Mp", 0 if md.tree_mass else len(sp.pairs)), ("HB", nnz), ("H", nnz), ("kH", k),
                            ("HM", nnz if soft else 0), ("kHM", k if soft else 0), ("bhB", k), ("bh", k), ("v", k),
                            ("tk", n), ("res", n), ("lam", n1), ("drv", 3 * n1), ("W", 2 * n1), ("rslot", k + 1),
                            ("resp", k * R), ("rtmp", k), ("soft", 2 * nr), ("gsum", k), ("JL", m * n),
-                           ("JLr", m * k), ("tL", m), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),
-                           ("lamL", m), ("tm", m), ("YM", m * k if soft else 0), ("SLM", m * m if soft else 0),
+                           ("JLr", m * k), ("tL", m), ("tL0", m), ("JLd", m * n), ("eL", m), ("YT", m * k), ("SL", m * m), ("keep", m),
+                           ("lamL", m), ("tm", m), ("dpos", 3 * n1), ("YM", m * k if soft else 0), ("SLM", m * m if soft else 0),
                            ("keepM", m if soft else 0)):
             setattr(md, "o_" + name, off)
             off += size

@@ -16,7 +16,7 @@
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX
+from .dynamics import F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
 
 SOFT_ROW = wp.constant(2)
 
@@ -27,9 +27,11 @@ def build(ns) -> None:
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
+    force_cross = ns.force_cross
     factor, solve, dot_run = ns.factor, ns.solve, ns.dot_run
     sparse_factor, sparse_solve = ns.sparse_factor, ns.sparse_solve
     unwrapped, poses, displace = ns.unwrapped, ns.poses, ns.displace
+    soft_coefficients = ns.soft_coefficients
     f_tree, f_pairs = ns.mass_times_tree, ns.mass_times_pairs
 
     # Arrays, not the model and scratch structs: Warp passes structs by value (some 5 KB a call of
@@ -45,6 +47,61 @@ def build(ns) -> None:
                 j = ld.us + d2
                 ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], wr)
             l = ld.parent
+
+    @wp.func(inline=False)
+    def chain_rate(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial),
+                   V: wp.array2d(dtype=ns.spatial), pos: wp.array2d(dtype=V3), ws: A2, e: int, l: int,
+                   wr: ns.spatial, wrd: ns.spatial, oj: int, sign: T):
+        """``chain_add``'s row rate ``dJ/dt`` at the forward pass's velocities into the row at ``oj``
+        (``wrd`` the rate of ``wr``; a joint axis S_j fixed in its link turns at ``dS_j/dt = V_l x
+        S_j``, a floating base's world-fixed angular axes through its moving origin at
+        ``(0, v_origin x e_d)``)."""
+        while l >= 0:
+            ld = links[l]
+            if ld.jtype == FREE:
+                Vl = V[e, l]
+                om = V3(Vl[0], Vl[1], Vl[2])
+                vp = V3(Vl[3], Vl[4], Vl[5]) - wp.cross(pos[e, l], om)
+                for d2 in range(6):
+                    j = ld.us + d2
+                    val = wp.dot(S[e, j], wrd)
+                    if d2 < 3:
+                        ed = V3(T(0.0))
+                        ed[d2] = T(1.0)
+                        val = val + wp.dot(sv(V3(T(0.0)), wp.cross(vp, ed)), wr)
+                    ws[e, oj + j] = ws[e, oj + j] + sign * val
+            else:
+                c = wrd - force_cross(V[e, l], wr)
+                for d2 in range(ld.nd):
+                    j = ld.us + d2
+                    ws[e, oj + j] = ws[e, oj + j] + sign * wp.dot(S[e, j], c)
+            l = ld.parent
+
+    @wp.func
+    def loop_rate_targets(md: MD, ws: A2, e: int, u: A2, from_solve: int, dt: T):
+        """``t_L = t_L0 - (dt / 2) (dJ_L/dt) u`` (``loop_rows``) with u the step's start velocity,
+        or (``from_solve``) the velocity the solve just formed, ``S v + u0``."""
+        n = md.n_u
+        for rr in range(md.m):
+            oj = md.o_JLd + rr * n
+            acc = T(0.0)
+            for j in range(n):
+                uj = T(0.0)
+                if from_solve != 0:
+                    uj = md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j]
+                else:
+                    uj = u[e, j]
+                acc = acc + ws[e, oj + j] * uj
+            ws[e, md.o_tL + rr] = ws[e, md.o_tL0 + rr] - T(0.5) * dt * acc
+
+    @wp.func
+    def rows_acted(md: MD, ws: A2, e: int):
+        """1 when a joint row (limit, cap, friction, drive bound) of the last solve holds an impulse."""
+        acted = int(0)
+        for j in range(md.n1):
+            if ws[e, md.o_lam + j] != T(0.0):
+                acted = int(1)
+        return acted
 
     @wp.func
     def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
@@ -108,72 +165,55 @@ def build(ns) -> None:
         return int(1)
 
     @wp.func
-    def side_motion(sc: SC, e: int, l: int, p: V3, o: V3, a_world: ns.spatial):
-        """(angular velocity, velocity at p, angular acceleration, acceleration at p) of link ``l``'s
-        material point at ``p`` (world; all zero for the world, l < 0) from the forward pass's
-        velocities and bias accelerations (``sc.V``, ``sc.Acc``: velocity products only, the
-        pass's uniform ``a_world`` taken out)."""
+    def side_velocity(sc: SC, e: int, l: int, p: V3, o: V3):
+        """(angular velocity, velocity of its material point at p) of link ``l`` (zero for the
+        world, l < 0), from the forward pass's velocities."""
         w = V3(T(0.0))
         vp = V3(T(0.0))
-        wd = V3(T(0.0))
-        ap = V3(T(0.0))
         if l >= 0:
             V = sc.V[e, l]
-            A = sc.Acc[e, l] - a_world
-            r = p - o
             w = V3(V[0], V[1], V[2])
-            vp = V3(V[3], V[4], V[5]) + wp.cross(w, r)
-            wd = V3(A[0], A[1], A[2])
-            ap = V3(A[3], A[4], A[5]) + wp.cross(wd, r) + wp.cross(w, vp)
-        return w, vp, wd, ap
+            vp = V3(V[3], V[4], V[5]) + wp.cross(w, p - o)
+        return w, vp
 
     @wp.func(inline=False)
     def loop_rows(md: MD, sc: SC, e: int, o: V3, dt: T, bias: int):
         """Each loop row's error e_L, full Jacobian J_L (m x n), reduced J_L S and target
-        ``t_L = -(erp / dt) e_L - J_L u0 - (dt / 2) (dJ_L/dt) u`` (so that ``(J_L S) v = t_L``).
+        ``t_L = -(erp / dt) e_L - J_L u0`` (so that ``(J_L S) v = t_L``).
 
         A translation row measures both sides' velocities at side b's anchor, the exact rate
         of its error also where side a's frame slides (a prismatic closure); a rotation row
         the relative angular velocity about side a's axis.
 
-        ``bias`` (the step's call, after the forward pass): the last term, half a step of the rows'
-        velocity-product rate at the step's start velocity, so that u+ is tangent to the loops
-        half-way through the step. Without it u+ was tangent where the step starts, and the next
-        step's velocity solve, tangent to the loops where this one ends, removed a normal part
+        ``bias`` (the step's call, after the forward pass): also the rows' rate ``dJ_L/dt`` at the
+        step's start velocity (``chain_rate``, at ``JLd``), from which ``loop_rate_targets`` takes
+        half a step of ``(dJ_L/dt) u`` off the targets, so that u+ is tangent to the loops half-way
+        through the step. Without it u+ was tangent where the step
+        starts, and the next step's solve, tangent where this one ends, removed a normal part
         ``c = dt (dJ_L/dt) u`` each step: a plastic impact whose energy loss ``c^T S^-1 c / 2``
         drained a coasting linkage in proportion to dt (a four-bar kept 44% of its energy over
-        3.5 s at 60 Hz). Half-way, the incoming normal part (``+dt/2``) and the target (``-dt/2``)
-        cancel to O(dt^2), so the loop impulse ``lambda`` does no work to that order
-        (``lambda^T J_L (u + u+) / 2``). A full step's term would reverse the loss into a gain.
+        3.5 s at 60 Hz). Half-way, the normal part coming in and the one going out cancel to
+        O(dt^2), so the loop impulse does no work to that order (the impulse stays along J_L: a
+        row ``J_L + (dt/2) dJ_L/dt`` instead would be as lossy as none). Where a joint row acted
+        in the solve (a limit stopping the mechanism), the step solves once more with the rate
+        taken at the velocity that solve formed, so that the projection after the integration
+        does not carry a stopped mechanism past its limit.
         """
         ws = sc.ws
         n = md.n_u
         k = md.k
-        a_world = sv(V3(T(0.0)), -md.gravity)
         for cl in range(md.n_loops):
             lp = md.loops[cl]
             Ta, pb, gap, rot = closure_frames(md, sc, e, cl)
             wa = V3(T(0.0))
-            va = V3(T(0.0))
-            wda = V3(T(0.0))
-            aa = V3(T(0.0))
-            wb = V3(T(0.0))
             vb = V3(T(0.0))
-            wdb = V3(T(0.0))
-            ab = V3(T(0.0))
             if bias != 0:
-                wa, va, wda, aa = side_motion(sc, e, lp.la, pb, o, a_world)
-                wb, vb, wdb, ab = side_motion(sc, e, lp.lb, pb, o, a_world)
+                wa, va = side_velocity(sc, e, lp.la, pb, o)
+                wb, vb = side_velocity(sc, e, lp.lb, pb, o)
             for rr in range(lp.row0, lp.row1):
                 d = md.loop_dir[rr]
                 ax = Ta[d % 3]
                 err = row_error(d, Ta, gap, rot)
-                jdu = T(0.0)            # d/dt (ax . relative motion) with no joint acceleration
-                if bias != 0:
-                    if d < 3:
-                        jdu = wp.dot(wp.cross(wa, ax), vb - va) + wp.dot(ax, ab - aa)
-                    else:
-                        jdu = wp.dot(wp.cross(wa, ax), wb - wa) + wp.dot(ax, wdb - wda)
                 wr = sv(ax, V3(T(0.0)))
                 if d < 3:
                     wr = sv(wp.cross(pb - o, ax), ax)
@@ -182,9 +222,20 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 chain_add(md.links, sc.S, ws, e, lp.lb, wr, oj, T(1.0))
                 chain_add(md.links, sc.S, ws, e, lp.la, wr, oj, T(-1.0))
+                if bias != 0:   # the row's rate: side a's axis turns with it, side b's anchor moves
+                    od = md.o_JLd + rr * n
+                    for j in range(n):
+                        ws[e, od + j] = T(0.0)
+                    axd = wp.cross(wa, ax)
+                    wrd = sv(axd, V3(T(0.0)))
+                    if d < 3:
+                        wrd = sv(wp.cross(vb, ax) + wp.cross(pb - o, axd), axd)
+                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.lb, wr, wrd, od, T(1.0))
+                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.la, wr, wrd, od, T(-1.0))
                 ju0 = row_to_solve_space(md, ws, e, oj, md.o_JLr + rr * k)
                 ws[e, md.o_eL + rr] = err
-                ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0 - T(0.5) * dt * jdu
+                ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
+                ws[e, md.o_tL0 + rr] = ws[e, md.o_tL + rr]
 
     @wp.func(inline=False)
     def loop_schur(md: MD, ws: A2, e: int, oL: int, okL: int, oYT: int, oS: int, okeep: int):
@@ -236,40 +287,68 @@ def build(ns) -> None:
                     ws[e, ox + c] = ws[e, ox + c] - ws[e, oYT + r * k + c] * lr
 
     @wp.func
-    def one_minus_exp(y: wp.float64):
-        """1 - exp(-y) for y >= 0 without cancellation at small y (its series below 0.01: the
-        dropped y^7/5040 is 2e-16 of it there)."""
-        r = wp.float64(1.0) - wp.exp(-y)
-        if y < wp.float64(0.01):
-            r = y * (wp.float64(1.0) - y / wp.float64(2.0) * (wp.float64(1.0) - y / wp.float64(3.0) * (
-                wp.float64(1.0) - y / wp.float64(4.0) * (wp.float64(1.0) - y / wp.float64(5.0) * (
-                    wp.float64(1.0) - y / wp.float64(6.0))))))
-        return r
+    def mass_factor(md: MD, ws: A2, e: int):
+        """H_M = S^T (M + armature) S (at o_HM) factored, with the loops' Schur complement on it."""
+        sparse_factor(md.lp, ws, e, md.o_HM, md.o_kHM)
+        if md.m > 0:
+            loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
 
     @wp.func
-    def soft_coefficients(w: T, z: T, dt: T):
-        """(gamma, eta, kappa) per unit effective mass of a compliant row
-        ``lambda = -gamma g u+ - kappa e - eta g u``, chosen so that the row's one-step map has
-        eigenvalues ``exp(s dt)`` with ``s`` the roots of ``s^2 + 2 z w s + w^2`` (the authored
-        frequency and damping, exactly, at any w dt) and its static stiffness is ``w^2`` (kappa
-        = w^2 dt). In float64, with ``1 + rho^2 - tau`` (the characteristic polynomial at 1,
-        ``(w dt)^2`` to leading order) formed as a product of small terms, not as that difference:
-        the difference cancels to 0 at ``w dt`` below 1e-8 and the row read 0/0."""
-        x = wp.float64(w) * wp.float64(dt)
-        zd = wp.float64(z)
-        rho2 = wp.exp(wp.float64(-2.0) * zd * x)
-        p1 = wp.float64(0.0)
-        if zd < wp.float64(1.0):
-            # 1 + rho^2 - 2 rho cos(b) = (1 - rho)^2 + 4 rho sin^2(b / 2), rho = exp(-z x)
-            om = one_minus_exp(zd * x)
-            sn = wp.sin(wp.float64(0.5) * x * wp.sqrt(wp.float64(1.0) - zd * zd))
-            p1 = om * om + wp.float64(4.0) * wp.exp(-zd * x) * sn * sn
-        else:
-            # 1 + r1 r2 - r1 - r2 = (1 - r1)(1 - r2), r = exp(-(z -+ sqrt(z^2 - 1)) x)
-            sq = wp.sqrt(zd * zd - wp.float64(1.0))
-            p1 = one_minus_exp(x / (zd + sq)) * one_minus_exp((zd + sq) * x)     # z - sq = 1 / (z + sq)
-        dm = x * x / p1      # D / m_eff, with D = m_eff + gamma
-        return T(dm - wp.float64(1.0)), T(wp.float64(1.0) - rho2 * dm), T(wp.float64(w) * wp.float64(w) * wp.float64(dt))
+    def mass_response(md: MD, ws: A2, e: int, j: int):
+        """``C_M g^T`` of joint j's unit impulse into ``tk`` (its group's columns; C_M the mass-only
+        constrained inverse: loops kept closed); returns the columns it spans and ``g C_M g^T``."""
+        jd = md.joints[j]
+        c = jd.col
+        for i in range(md.k):
+            ws[e, md.o_tk + i] = T(0.0)
+        ws[e, md.o_tk + c] = jd.gain
+        c0 = md.grp_lo[c]
+        c1 = md.grp_hi[c]
+        sparse_solve(md.lp, ws, e, md.o_HM, md.o_kHM, md.o_tk, c0, c1)
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YM, md.o_SLM, md.o_keepM, md.o_tk, c0, c1)
+        return c0, c1, jd.gain * ws[e, md.o_tk + c]
+
+    @wp.func(inline=False)
+    def drive_inertias(md: MD, ws: A2, e: int):
+        """Exact drives (``Model.drive_discretisation``): H_M factored, and each spring drive's
+        effective inertia ``1 / (g C_M g^T)`` (``dpos``; its position-term coefficients cleared),
+        what ``exact_drive`` discretises the drive for."""
+        mass_factor(md, ws, e)
+        for j in range(md.n1):
+            jd = md.joints[j]
+            meff = T(0.0)
+            if (jd.flags & F_DRIVE) != 0 and jd.kp > T(0.0):
+                c0, c1, r = mass_response(md, ws, e, j)
+                if r > T(0.0):
+                    meff = T(1.0) / r
+            ws[e, md.o_dpos + 3 * j] = meff
+            ws[e, md.o_dpos + 3 * j + 1] = T(0.0)
+            ws[e, md.o_dpos + 3 * j + 2] = T(0.0)
+
+    @wp.func(inline=False)
+    def drive_positions(md: MD, ws: A2, e: int, u_in: A2, u_out: A2, q_out: A2, t_out: I2):
+        """The exact drives' position term (``exact_drive``) after the integration: each folded
+        drive alone in its column moves the mechanism by ``delta = c2 u + c3 u+`` at its joint,
+        along the response of an impulse there (``C_M g^T``, scaled by ``delta m_eff``: the other
+        joints move as that impulse would move them, relations and loops kept to first order)."""
+        k = md.k
+        any_ = int(0)
+        for c in range(k):
+            ws[e, md.o_rtmp + c] = T(0.0)
+        for j in range(md.n1):
+            c2 = ws[e, md.o_dpos + 3 * j + 1]
+            c3 = ws[e, md.o_dpos + 3 * j + 2]
+            if ws[e, md.o_drv + 3 * j + 2] == T(0.0) and (c2 != T(0.0) or c3 != T(0.0)):
+                delta = (c2 * u_in[e, j] + c3 * u_out[e, j]) * ws[e, md.o_dpos + 3 * j]
+                c0, c1, r = mass_response(md, ws, e, j)
+                for c in range(c0, c1):
+                    ws[e, md.o_rtmp + c] = ws[e, md.o_rtmp + c] + ws[e, md.o_tk + c] * delta
+                any_ = int(1)
+        if any_ != 0:
+            for i in range(md.n_u):
+                ws[e, md.o_res + i] = md.dof_gain[i] * ws[e, md.o_rtmp + md.dof_col[i]]
+            displace(md, ws, e, md.o_res, T(1.0), q_out, t_out, q_out, t_out)
 
     @wp.func
     def soft_rows(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
@@ -280,9 +359,8 @@ def build(ns) -> None:
         at the leader's (one entry when both share a column)."""
         ws = sc.ws
         k = md.k
-        sparse_factor(md.lp, ws, e, md.o_HM, md.o_kHM)
-        if md.m > 0:
-            loop_schur(md, ws, e, md.o_HM, md.o_kHM, md.o_YM, md.o_SLM, md.o_keepM)
+        if md.drive_exact == 0:     # else ``drive_inertias`` factored it
+            mass_factor(md, ws, e)
         for g in range(md.n_rel):
             rd = md.rels[g]
             if rd.kind == SOFT_ROW:
@@ -655,7 +733,9 @@ def build(ns) -> None:
             rel_imp[e, st.rel] = acc / st.coef
 
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
-    ns.soft_coefficients, ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_coefficients, soft_rows, soft_fold, loop_solve
+    ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_rows, soft_fold, loop_solve
+    ns.drive_inertias, ns.drive_positions = drive_inertias, drive_positions
+    ns.loop_rate_targets, ns.rows_acted = loop_rate_targets, rows_acted
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
