@@ -119,9 +119,9 @@ def test_a_coasting_four_bar_keeps_its_energy_as_its_loop_impulses_do_no_work(fp
     """Issue 29: the loop rows' velocity target takes half a step of their velocity-product rate
     (``loop_rows``), so the loop impulse does no work to leading order; it drained the linkage
     before (44% of its energy kept at 60 Hz, 70% at 240 Hz, measured on the kernel before).
-    Measured now 74.3% and 92.9%; the issue's targets (90% and 95%) are NOT met: what is left
-    is the tree's own semi-implicit Euler (velocity solve +339% of the start energy summed over
-    the steps at 60 Hz against -365% from moving the positions; the loop projection 0.1%;
+    Measured now 74.6% and 92.9%; the issue's targets (90% and 95%) are NOT met: what is left
+    is the tree's own semi-implicit Euler (velocity solve +337% of the start energy summed over
+    the steps at 60 Hz against -363% from moving the positions; the loop projection +0.16%;
     ``benchmarks/fidelity.py --loops``). The bounds sit 3-4 points under the measured figures
     (float32 and float64 agree to 1e-4); the loops stay closed to 1e-6 m as before."""
     ratio, gap = coast_four_bar(fps)

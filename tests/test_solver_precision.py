@@ -26,9 +26,10 @@ from mimic_ext.solver import Solver, build_model  # noqa: E402
 STEPS, SPEED, OFFSET = 100_000, 10.0, 0.1
 
 
-def spin(precision: str, multiplier: float, steps: int = STEPS):
-    """(worst relation residual, relative speed change of leader and follower) of a spinning pair."""
-    b, lead, fol = independent_pair(I_l=2.0, I_f=0.5, multiplier=None)
+def spin(precision: str, multiplier: float, steps: int = STEPS, off_axis: float = 0.0):
+    """(worst relation residual, relative speed change of leader and follower) of a spinning pair
+    (``off_axis``: the follower rotor's centre of mass that far off its axis, m)."""
+    b, lead, fol = independent_pair(I_l=2.0, I_f=0.5, multiplier=None, com_f=(off_axis, 0.0, 0.0))
     rel = MimicRelation(follower=fol, leader=lead, multiplier=multiplier, offset=OFFSET)   # exact SI floats
     model = build_model(b.stage, precision=precision, relations=[rel])
     assert model.state().joint_q.dtype == (wp.float64 if precision == "float64" else wp.float32)
@@ -71,6 +72,18 @@ def test_float32_bounds_over_100k_steps(multiplier):
     # round-off only (measured 2.9e-7 and 5.3e-6 relative, was 1-2%)
     assert residual < 2e-6
     assert dl < 5e-5 and df < 5e-5
+
+
+@pytest.mark.parametrize("multiplier", [2.0, -0.3])
+def test_float32_off_axis_rotor_keeps_its_speed_over_100k_steps(multiplier):
+    """Issue 29 reported a follower rotor 0.2 m off its axis losing 3.93% of its speed in float32
+    over 100k steps. Not reproduced here: with its centre of mass 0.2 m off the axis (body frame
+    x) the pair measured 1.6e-5 relative (multiplier 2), the same on the kernel before this
+    round (73e5935), float64 3e-12; the issue's 0.1% is the bound (a guard, not a fix: the
+    issue's geometry is not known exactly; benchmarks/fidelity.py --drift prints the figures)."""
+    residual, dl, df = spin("float32", multiplier, off_axis=0.2)
+    assert residual < 2e-6
+    assert dl < 1e-3 and df < 1e-3
 
 
 def test_continuous_joint_turns_are_kept_apart_and_offsets_survive_a_wrap():

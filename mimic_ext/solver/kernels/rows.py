@@ -95,13 +95,29 @@ def build(ns) -> None:
             ws[e, md.o_tL + rr] = ws[e, md.o_tL0 + rr] - T(0.5) * dt * acc
 
     @wp.func
-    def rows_acted(md: MD, ws: A2, e: int):
-        """1 when a joint row (limit, cap, friction, drive bound) of the last solve holds an impulse."""
+    def loop_retarget(md: MD, ws: A2, e: int, u: A2, dt: T):
+        """After a solve in which a joint row (limit, cap, friction, drive bound) acted: when the
+        loops' rate term at the velocity that solve formed moves a target by more than the loops'
+        closure tolerance per step (``loop_closed / dt``: a limit that stopped the mechanism), the
+        targets take it (``loop_rate_targets``) and 1 is returned (the step solves once more)."""
         acted = int(0)
         for j in range(md.n1):
             if ws[e, md.o_lam + j] != T(0.0):
                 acted = int(1)
-        return acted
+        if acted == 0:
+            return int(0)
+        n = md.n_u
+        worst = T(0.0)
+        for rr in range(md.m):
+            oj = md.o_JLd + rr * n
+            acc = T(0.0)
+            for j in range(n):
+                acc = acc + ws[e, oj + j] * (md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j] - u[e, j])
+            worst = wp.max(worst, wp.abs(acc))
+        if T(0.5) * dt * dt * worst <= T(wp.static(ns.loop_closed)):
+            return int(0)
+        loop_rate_targets(md, ws, e, u, 1, dt)
+        return int(1)
 
     @wp.func
     def row_to_solve_space(md: MD, ws: A2, e: int, oj: int, ox: int):
@@ -735,7 +751,7 @@ def build(ns) -> None:
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
     ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_rows, soft_fold, loop_solve
     ns.drive_inertias, ns.drive_positions = drive_inertias, drive_positions
-    ns.loop_rate_targets, ns.rows_acted = loop_rate_targets, rows_acted
+    ns.loop_rate_targets, ns.loop_retarget = loop_rate_targets, loop_retarget
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response

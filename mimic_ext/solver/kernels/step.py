@@ -98,9 +98,8 @@ def build(ns) -> None:
             if solve_pass == 1:
                 break
             again = f.drives_past_bound(md, ws, e, dt)
-            if md.m > 0 and md.has_rows != 0:
-                if f.rows_acted(md, ws, e) != 0:    # a row stopped the loops: their rate at that velocity
-                    f.loop_rate_targets(md, ws, e, u_in, 1, dt)
+            if md.m > 0 and md.has_rows != 0:       # a row stopped the loops: their rate at that velocity
+                if f.loop_retarget(md, ws, e, u_in, dt) != 0:
                     again = int(1)
             if again == 0:
                 break
