@@ -107,17 +107,20 @@ class StageBuilder:
 
 
 def independent_pair(kind_l: str = "revolute", kind_f: str = "revolute", I_l: float = 2.0, I_f: float = 0.5,
-                     multiplier: float | None = 1.0, offset: float = 0.0, limits_f=None, limits_l=None):
+                     multiplier: float | None = 1.0, offset: float = 0.0, limits_f=None, limits_l=None,
+                     com_f=(0.0, 0.0, 0.0)):
     """Two 1-DOF joints from the world, each to its own body with inertia I about (mass I along) its axis.
 
-    Revolute joints turn about Z through the body's centre of mass; prismatic ones slide along X.
+    Revolute joints turn about Z through the body's centre of mass (the follower's off it by
+    ``com_f``, body frame, m); prismatic ones slide along X.
     Returns (builder, leader path, follower path).
     """
     b = StageBuilder()
     paths = []
     for name, kind, inertia, y, lim in (("leader", kind_l, I_l, 0.0, limits_l), ("follower", kind_f, I_f, 1.0, limits_f)):
+        com = com_f if name == "follower" else (0.0, 0.0, 0.0)
         if kind == "revolute":
-            body = b.body(name, mass=1.0, inertia=(1.0, 1.0, inertia), pos=(0, y, 0))
+            body = b.body(name, mass=1.0, inertia=(1.0, 1.0, inertia), pos=(0, y, 0), com=com)
             paths.append(b.revolute(f"{name}_joint", None, body, "Z", limits_deg=lim, pos0=(0, y, 0)))
         else:
             body = b.body(name, mass=inertia, inertia=(0.1, 0.1, 0.1), pos=(0, y, 0))

@@ -38,10 +38,12 @@ def pair(w, zeta, I_l, drive=None):
     return b, lead, fol
 
 
-def one_step_map(stage, lead, fol, dt) -> np.ndarray:
-    """4x4 map of (q_l, q_f, u_l, u_f) over one step, float64 from float32 steps of 1e-2 states."""
-    model = build_model(stage, num_envs=4)
-    solver = Solver(model)
+def one_step_map(stage, lead, fol, dt, model=None, **options) -> np.ndarray:
+    """4x4 map of (q_l, q_f, u_l, u_f) over one step, float64 from float32 steps of 1e-2 states
+    (``model``: one built from ``stage`` with 4 environments, default a fresh one; ``options``:
+    the solver's)."""
+    model = model if model is not None else build_model(stage, num_envs=4)
+    solver = Solver(model, **options)
     il, jf = model.dof_index(lead), model.dof_index(fol)
     h = 1e-2
     Q, U = np.zeros((4, 2)), np.zeros((4, 2))

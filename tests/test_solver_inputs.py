@@ -18,6 +18,7 @@ from pxr import Gf, Sdf, UsdGeom, UsdPhysics  # noqa: E402
 
 from mimic_ext.errors import MimicInputError  # noqa: E402
 from mimic_ext.solver import NonFiniteStateError, Solver, StageValueError, StepInputError, build_model  # noqa: E402
+from mimic_ext.solver.solver import min_time_step  # noqa: E402
 
 
 @pytest.mark.parametrize("dt", [0.0, -1.0 / 60, math.nan, math.inf, "1/60", None])
@@ -30,6 +31,44 @@ def test_step_refuses_a_time_step_that_is_not_finite_and_positive(dt):
         solver.step(s0, s1, c, dt)
     assert isinstance(StepInputError("x"), MimicInputError)
     assert np.isfinite(s1.joint_q.numpy()).all()       # nothing was stepped
+
+
+def _compliant_driven_pair(precision: str):
+    """A compliant pair (w 50 rad/s, zeta 0.3) 0.1 rad off its relation, its leader driven."""
+    b, lead, fol = independent_pair(multiplier=None)
+    b.mimic(fol, lead, 2.0, 0.1, natural_frequency=50.0, damping_ratio=0.3)
+    b.drive(lead, stiffness=0.5, damping=0.05, target=20.0)
+    return build_model(b.stage, precision=precision)
+
+
+def test_step_refuses_a_time_step_below_what_the_precision_carries():
+    model = _compliant_driven_pair("float32")
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    with pytest.raises(StepInputError, match="float32") as err:
+        solver.step(s0, s1, c, 1e-30)           # issue 29: accepted before, and it gave NaN
+    assert "1.08e-19" in str(err.value) and "float64" in str(err.value)   # the bound, and the way out
+    with pytest.raises(StepInputError, match="float32"):
+        solver.step_many(s0, {}, 1e-30, steps=2)
+    assert min_time_step("float32") == pytest.approx(1.0842e-19, rel=1e-4)
+    assert min_time_step("float64") == pytest.approx(1.4917e-154, rel=1e-4)
+
+
+@pytest.mark.parametrize("precision, dt", [("float32", 1.2e-19), ("float32", 1e-12), ("float64", 1e-30),
+                                           ("float64", 1e-150)])
+def test_tiny_time_steps_the_guard_lets_through_stay_finite(precision, dt):
+    """Down to the guard's bound the step is finite: the compliant row's coefficients no longer
+    cancel to 0/0 (they did below w dt ~ 1e-8, in both precisions: NaN at dt 1e-12)."""
+    model = _compliant_driven_pair(precision)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    q0 = s0.joint_q.numpy().copy()
+    for _ in range(3):
+        solver.step(s0, s1, c, dt)
+        s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == []
+    # nothing moves in 3 steps of 1e-12 s or less: within float32 round-off of the start (1e-6 rad)
+    np.testing.assert_allclose(s0.joint_q.numpy(), q0, atol=1e-6)
 
 
 def _four_envs():
@@ -90,6 +129,8 @@ def _pendulum():
 def _set(prim, name, value, type_name=Sdf.ValueTypeNames.Float):
     if name.startswith("physxJoint:"):
         prim.AddAppliedSchema("PhysxJointAPI")      # PhysX (and the reader) read them only with it
+    if name.startswith("state:angular:"):
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")   # likewise the initial joint state
     attr = prim.GetAttribute(name)
     if not attr:
         attr = prim.CreateAttribute(name, type_name)
@@ -212,3 +253,27 @@ def test_fet022_reports_an_unusable_value_as_an_error_with_the_reason(what):
     assert result.status == ERROR
     assert [f.status for f in result.followers] == [ERROR]
     assert arm in result.reason or j in result.reason
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_initial_joint_state_is_read_only_where_physics_joint_state_api_is_applied(applied):
+    """omni.physx takes a joint's initial state from PhysicsJointStateAPI:<dof> only where that API
+    is applied (NVIDIA-Omniverse/PhysX, usdLoad/Joint.cpp, fillPhysicsJointStateDesc); an authored
+    value without it is ignored there (the engines started 0.1 rad apart), and here, with a note."""
+    b, arm, j = _pendulum()
+    prim = b.stage.GetPrimAtPath(j)
+    if applied:
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    prim.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float).Set(10.0)   # degrees
+    prim.CreateAttribute("state:angular:physics:velocity", Sdf.ValueTypeNames.Float).Set(30.0)   # deg/s
+    model = build_model(b.stage)
+    i = model.dof_index(j)
+    s = model.state()
+    notes = [w for w in model.warnings if "state:angular:physics:" in w]
+    if applied:
+        assert s.joint_q.numpy()[0, i] == pytest.approx(math.radians(10.0), rel=1e-6)   # float32
+        assert s.joint_qd.numpy()[0, i] == pytest.approx(math.radians(30.0), rel=1e-6)
+        assert notes == []
+    else:
+        assert s.joint_q.numpy()[0, i] == 0.0 and s.joint_qd.numpy()[0, i] == 0.0
+        assert len(notes) == 2 and all(j in w and "PhysicsJointStateAPI:angular" in w for w in notes)

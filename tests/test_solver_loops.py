@@ -23,7 +23,7 @@ from pxr import Sdf, UsdPhysics  # noqa: E402
 
 from mimic_ext.schema.stage_io import open_stage  # noqa: E402
 from mimic_ext.solver import LoopConflictError, Solver, build_model  # noqa: E402
-from mimic_ext.solver.inspect import body_poses, momentum  # noqa: E402
+from mimic_ext.solver.inspect import body_poses, kinetic_energy, momentum  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 COMPLIANT = ASSETS / "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_compliant.usda"
@@ -87,6 +87,46 @@ def test_four_bar_follows_the_analytic_rocker_angle(excluded):
     # and float32 angles of order 1 (~1e-7); measured 1.4e-6 rad
     assert worst_angle < 1e-5
     assert worst_gap < 1e-6                 # metres; measured 3e-7 m at 60 Hz and 7 rad/s
+
+
+def coast_four_bar(fps: int, precision: str = "float32", seconds: float = 3.5, crank_speed: float = 4.0):
+    """(kinetic energy after ``seconds`` / after the first step, largest loop gap in m) of the
+    four-bar coasting without gravity from its crank turning at ``crank_speed`` rad/s (issue 29's
+    case; the first step makes the start velocity consistent with the loop)."""
+    bld, J, _ = four_bar(theta0=THETA0, **BARS)
+    model = build_model(bld.stage, precision=precision)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    u = s0.joint_qd.numpy()
+    u[:, model.dof_index(J["A"])] = crank_speed
+    s0.joint_qd.assign(u)
+    ke0 = None
+    gap = 0.0
+    steps = int(round(seconds * fps))
+    for i in range(steps):
+        solver.step(s0, s1, c, 1.0 / fps)
+        s0, s1 = s1, s0
+        if ke0 is None or i % 5 == 4 or i == steps - 1:
+            q = model.unwrapped_q(s0)[0]
+            ke = kinetic_energy(model, q, s0.joint_qd.numpy()[0].astype(np.float64))
+            ke0 = ke if ke0 is None else ke0
+            gap = max(gap, closure_gaps(model, bld.stage, q))
+    return ke / ke0, gap
+
+
+@pytest.mark.parametrize("fps, kept", [(60, 0.70), (240, 0.92)])
+def test_a_coasting_four_bar_keeps_its_energy_as_its_loop_impulses_do_no_work(fps, kept):
+    """Issue 29: the loop rows' velocity target takes half a step of their velocity-product rate
+    (``loop_rows``), so the loop impulse does no work to leading order; it drained the linkage
+    before (44% of its energy kept at 60 Hz, 70% at 240 Hz, measured on the kernel before).
+    Measured now 74.6% and 92.9%; the issue's targets (90% and 95%) are NOT met: what is left
+    is the tree's own semi-implicit Euler (velocity solve +337% of the start energy summed over
+    the steps at 60 Hz against -363% from moving the positions; the loop projection +0.16%;
+    ``benchmarks/fidelity.py --loops``). The bounds sit 3-4 points under the measured figures
+    (float32 and float64 agree to 1e-4); the loops stay closed to 1e-6 m as before."""
+    ratio, gap = coast_four_bar(fps)
+    assert kept <= ratio <= 1.0             # no energy gained either
+    assert gap < 1e-6
 
 
 def test_loop_holds_whatever_the_iteration_count():

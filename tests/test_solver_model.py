@@ -182,7 +182,8 @@ def test_solver_options_have_one_source():
     from mimic_ext.solver import Solver, stage_reader
 
     params = pyinspect.signature(Solver).parameters
-    opts = {"erp": 0.3, "iterations": 8, "contact_iterations": 16, "coupling_every_step": False}
+    opts = {"erp": 0.3, "iterations": 8, "contact_iterations": 16, "coupling_every_step": False,
+            "drive_discretisation": "implicit"}
     for name, default in opts.items():
         assert params[name].kind is pyinspect.Parameter.KEYWORD_ONLY and params[name].default == default, name
     from mimic_ext.schema import open_stage

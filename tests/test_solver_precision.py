@@ -26,9 +26,10 @@ from mimic_ext.solver import Solver, build_model  # noqa: E402
 STEPS, SPEED, OFFSET = 100_000, 10.0, 0.1
 
 
-def spin(precision: str, multiplier: float, steps: int = STEPS):
-    """(worst relation residual, relative speed change of leader and follower) of a spinning pair."""
-    b, lead, fol = independent_pair(I_l=2.0, I_f=0.5, multiplier=None)
+def spin(precision: str, multiplier: float, steps: int = STEPS, off_axis: float = 0.0):
+    """(worst relation residual, relative speed change of leader and follower) of a spinning pair
+    (``off_axis``: the follower rotor's centre of mass that far off its axis, m)."""
+    b, lead, fol = independent_pair(I_l=2.0, I_f=0.5, multiplier=None, com_f=(off_axis, 0.0, 0.0))
     rel = MimicRelation(follower=fol, leader=lead, multiplier=multiplier, offset=OFFSET)   # exact SI floats
     model = build_model(b.stage, precision=precision, relations=[rel])
     assert model.state().joint_q.dtype == (wp.float64 if precision == "float64" else wp.float32)
@@ -75,6 +76,18 @@ def test_float32_bounds_over_100k_steps(multiplier):
     assert dl < 5e-5 and df < 5e-5
 
 
+@pytest.mark.parametrize("multiplier", [2.0, -0.3])
+def test_float32_off_axis_rotor_keeps_its_speed_over_100k_steps(multiplier):
+    """Issue 29 reported a follower rotor 0.2 m off its axis losing 3.93% of its speed in float32
+    over 100k steps. Not reproduced here: with its centre of mass 0.2 m off the axis (body frame
+    x) the pair measured 1.6e-5 relative (multiplier 2), the same on the kernel before this
+    round (73e5935), float64 3e-12; the issue's 0.1% is the bound (a guard, not a fix: the
+    issue's geometry is not known exactly; benchmarks/fidelity.py --drift prints the figures)."""
+    residual, dl, df = spin("float32", multiplier, off_axis=0.2)
+    assert residual < 2e-6
+    assert dl < 1e-3 and df < 1e-3
+
+
 def test_continuous_joint_turns_are_kept_apart_and_offsets_survive_a_wrap():
     b, lead, fol = independent_pair(multiplier=None)
     model = build_model(b.stage, relations=[MimicRelation(follower=fol, leader=lead, multiplier=0.5, offset=2.0)])
@@ -97,3 +110,52 @@ def test_precision_is_checked():
     b, lead, fol = independent_pair()
     with pytest.raises(MimicInputError, match="precision"):
         build_model(b.stage, precision="float16")
+
+
+def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q_and_qd():
+    """Issue 29: a NaN angle was cast into ``joint_turns`` (int32(floor(NaN)) = INT_MIN); after the
+    user reset q and qd the environment ran at ~1e12 rad/s, unflagged. Now the cast never happens,
+    ``reset_envs`` puts q, qd and the turns back together, and a poisoned count is flagged."""
+    b, lead, fol = independent_pair(multiplier=None)
+    model = build_model(b.stage, num_envs=3, relations=[MimicRelation(follower=fol, leader=lead, multiplier=2.0,
+                                                                      offset=0.1)])
+    assert model.continuous().all()
+    il, jf = model.dof_index(lead), model.dof_index(fol)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    u = s0.joint_qd.numpy()
+    u[:, il], u[:, jf] = 10.0, 20.0
+    s0.joint_qd.assign(u)
+    for _ in range(200):                 # 8 rad of the leader: every environment counted a turn
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    turns_before = s0.joint_turns.numpy().copy()
+    assert (turns_before[:, il] == 1).all()
+    q = s0.joint_q.numpy()
+    q[1, il] = math.nan
+    s0.joint_q.assign(q)
+    solver.step(s0, s1, c, 1.0 / 240)
+    s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == [1]
+    turns = s0.joint_turns.numpy()
+    assert (np.abs(turns) <= 4).all()                  # no INT_MIN: the NaN environment kept its count
+    model.reset_envs(s0, [1])
+    np.testing.assert_array_equal(s0.joint_turns.numpy()[1], 0)
+    fresh = model.state()
+    np.testing.assert_array_equal(s0.joint_q.numpy()[1], fresh.joint_q.numpy()[0])
+    np.testing.assert_array_equal(s0.joint_qd.numpy()[1], fresh.joint_qd.numpy()[0])
+    np.testing.assert_array_equal(s0.joint_turns.numpy()[[0, 2]], turns[[0, 2]])     # the others untouched
+    for _ in range(60):
+        solver.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    assert solver.nonfinite_envs() == []
+    # the reset environment starts at rest 0.1 rad off its offset: the erp correction moves it at
+    # about 0.3 * 0.1 * 240 = 7 rad/s at most, never the 1e12 rad/s of a stale turn count
+    assert np.abs(s0.joint_qd.numpy()[1]).max() < 10.0
+    t = s0.joint_turns.numpy()
+    t[2, il] = np.iinfo(np.int32).min                  # a poisoned count (what the old cast wrote) ...
+    s0.joint_turns.assign(t)
+    solver.step(s0, s1, c, 1.0 / 240)
+    assert solver.nonfinite_envs() == [2]              # ... is flagged with the state
+    with pytest.raises(MimicInputError, match="reset_envs"):
+        model.reset_envs(s0, [3])

@@ -47,11 +47,17 @@ def _positive(prim: Usd.Prim, name: str) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
+def _authored_zero(prim: Usd.Prim, name: str) -> bool:
+    attr = prim.GetAttribute(name)
+    return bool(attr) and attr.HasAuthoredValue() and attr.Get() == 0
+
+
 def massless_stage(stage: Usd.Stage) -> str | None:
     """Why a stage whose every body has mass 0 cannot be judged, or None.
 
-    With no positive ``physics:mass`` or ``physics:density`` anywhere (on a dynamic body or
-    the MassAPI prims under it), the asset says nothing about its inertia: every engine fills
+    With every dynamic body authoring ``physics:mass = 0`` and no positive ``physics:mass`` or
+    ``physics:density`` anywhere (on the body or the MassAPI prims under it), the asset states
+    that it has no inertia: every engine fills
     in its own (PhysX and Newton from the colliders at a default density, mimic_ext's solver
     0.1 kg per link), so they simulate different mechanisms and a PASS on one is about that
     engine's default, not the asset. One body with a mass is enough: the solver's note names
@@ -63,10 +69,17 @@ def massless_stage(stage: Usd.Stage) -> str | None:
     if not bodies:
         return None
     for body in bodies:
-        for prim in Usd.PrimRange(body):
+        zero = False
+        for prim in Usd.PrimRange(body, Usd.TraverseInstanceProxies()):
             if prim.HasAPI(UsdPhysics.MassAPI) and (_positive(prim, "physics:mass")
                                                     or _positive(prim, "physics:density")):
                 return None
+            zero = zero or _authored_zero(prim, "physics:mass")
+        # no mass authored at all: the engines' documented defaults apply (USD Physics computes
+        # one from the colliders' volume at the default density; Isaac Sim's compliant 2F-85
+        # configuration authors none), which is the asset's choice, not a statement of mass 0
+        if not zero:
+            return None
     shown = ", ".join(str(b.GetPath()) for b in bodies[:3]) + (f" (+{len(bodies) - 3} more)" if len(bodies) > 3 else "")
     return (f"every rigid body has mass 0 ({shown}): with no positive physics:mass or physics:density the "
             "asset gives no inertia, so each engine substitutes its own default and a PASS would judge that "

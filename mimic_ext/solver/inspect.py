@@ -1,4 +1,4 @@
-"""Body poses and system momentum from a state, in float64 numpy (no Warp).
+"""Body poses, system momentum and kinetic energy from a state, in float64 numpy (no Warp).
 
 An independent second implementation of the forward kinematics: tests use it to check
 the kernel (momentum conservation), users to place bodies for display.
@@ -80,3 +80,15 @@ def momentum(model, q: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarra
         lin += p
         ang += r @ lk.inertia @ r.T @ w + np.cross(c, p)
     return lin, ang
+
+
+def kinetic_energy(model, q: np.ndarray, u: np.ndarray) -> float:
+    """Kinetic energy (J) of all links for one environment's ``q``, ``u``: what a force-free
+    mechanism keeps (benchmarks/fidelity.py measures how much of it a loop's step loses)."""
+    poses, omegas, vels = link_kinematics(model, q, u)
+    ke = 0.0
+    for lk, t, w, v in zip(model.links, poses, omegas, vels):
+        r = t[:3, :3]
+        vc = v + np.cross(w, r @ lk.com)
+        ke += 0.5 * lk.mass * float(vc @ vc) + 0.5 * float(w @ (r @ lk.inertia @ r.T) @ w)
+    return ke

@@ -24,7 +24,7 @@ from pxr import Usd
 from ..schema import read_relations
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
-from .kernels.dynamics import F_CONT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
@@ -45,7 +45,8 @@ _RESPONSE_SLOTS = 16
 _PAIRS_PER_DOF = 8
 
 #: Options each ``Solver`` holds for itself (once attributes of the shared Model).
-_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step"})
+_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step",
+                             "drive_discretisation"})
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -330,6 +331,29 @@ class Model:
 
     def state(self) -> State:
         """The stage's initial state (joint state positions/velocities, base poses) in every environment."""
+        q, u, turns = self._initial_state()
+        return State(joint_q=self._rows(q), joint_qd=self._rows(u), joint_turns=self._rows(turns, wp.int32))
+
+    def reset_envs(self, state: State, envs) -> None:
+        """Put environments ``envs`` (indices) of ``state`` back at the stage's initial state: positions,
+        velocities and the continuous joints' whole turns together (an environment whose state went
+        NaN left its turns as they were; resetting q and qd alone would keep a stale turn count, so
+        its relations and drives would act on the wrong unwrapped angle). The other environments
+        are untouched; ``Solver.nonfinite_envs()`` reports the next step's state."""
+        idx = np.asarray(envs, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < -self.num_envs or idx.max() >= self.num_envs):
+            raise MimicInputError(f"Model.reset_envs: environments {idx.tolist()} are not all in 0 .. "
+                                  f"{self.num_envs - 1}")
+        q0, u0, t0 = self._initial_state()
+        if state.joint_turns is None:
+            state.joint_turns = wp.zeros((self.num_envs, t0.size), dtype=wp.int32, device=self.device)
+        for arr, row in ((state.joint_q, q0), (state.joint_qd, u0), (state.joint_turns, t0)):
+            a = arr.numpy()
+            a[idx] = row
+            arr.assign(a)
+
+    def _initial_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, qd, turns) of one environment at the stage's initial state."""
         q = self._initial_q()
         u = np.zeros(self.dof_count)
         for i, j in enumerate(self.joints):
@@ -345,7 +369,7 @@ class Model:
             k = np.where(cont, np.floor((q[:n1] + math.pi) / (2 * math.pi)), 0.0)
             q[:n1] -= 2 * math.pi * k
             turns[:n1] = k.astype(np.int32)
-        return State(joint_q=self._rows(q), joint_qd=self._rows(u), joint_turns=self._rows(turns, wp.int32))
+        return q, u, turns
 
     def control(self) -> Control:
         """Drive targets from the stage's drives, zero efforts."""
@@ -457,6 +481,17 @@ class Model:
         flags[driven] |= F_DRIVE
         flags[driven & np.isfinite(self.max_force)] |= F_DSAT
         flags[self.continuous()] |= F_CONT
+        # the drives an exact discretisation samples the continuous response of (its position term):
+        # a spring (kp > 0) alone in its column, in a group of columns without loop closures or
+        # compliant relations (the others' maps only match the response's eigenvalues: with loops
+        # the position term, moved along the mass-only response, went unstable on the compliant
+        # Isaac 2F-85; two drives on one column each assume the other constant)
+        col_drives = np.bincount(np.asarray(cols[:n1], int)[driven], minlength=max(k, 1)) if n1 else np.zeros(1, int)
+        busy = {sp.group_lo[cols[d]] for pair in soft_pairs for d in pair} | \
+            {sp.group_lo[cols[u_of[la]]] for c in self.closures for la in (c.link_a, c.link_b) if la >= 0}
+        for jj in np.flatnonzero(driven & (self.stiffness > 0)):
+            if col_drives[cols[jj]] == 1 and sp.group_lo[cols[jj]] not in busy:
+                flags[jj] |= F_DEXACT
         fin = lambda a: np.where(np.isfinite(a), a, _BIG)  # noqa: E731
         lower, upper = np.where(np.isfinite(self.lower), self.lower, -_BIG), fin(self.upper)
         vmax, fmax = fin(self.max_velocity), fin(self.max_force)
@@ -565,7 +600,10 @@ class Model:
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
         n, m = self.dof_count, row0
         dims = Dims(n=n, n1=n1, k=k, m=m, nnz=sp.nnz, pairs=0 if md.tree_mass else len(sp.pairs),
-                    slots=md.n_rslots, rel_rows=max(len(rows), 1), soft=md.n_soft > 0, contacts=bool(K.contacts))
+                    slots=md.n_rslots, rel_rows=max(len(rows), 1), contacts=bool(K.contacts),
+                    # the mass-only factor HM: compliant relations' inertia, and a solver's exact drives
+                    # (``Solver(drive_discretisation='exact')``): reserved wherever a joint has a drive
+                    soft=md.n_soft > 0 or bool(self.has_drive.any()))
         if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
             cap = self.contact_capacity
             md.c_cap, md.c_block = cap, block_size(n, k)     # c_iter: the solver's option
@@ -584,10 +622,11 @@ class Model:
         # rewrite some of it after the velocity solve, so there they are computed in the step
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.has_float or K.contacts))
+        md.has_cont = int(bool((flags & F_CONT).any()))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
-        # the solver options (erp, iterations, c_iter) are not the model's: each Solver writes its
+        # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
-        md.iterations, md.erp = 0, 0.0
+        md.iterations, md.erp, md.drive_exact = 0, 0.0, 0
         md.rank_tol = float(K.rank_tol)
         md.gravity = V3(*self.gravity)
         return md, ws.size

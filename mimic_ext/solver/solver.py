@@ -54,6 +54,15 @@ CALL_OVERHEAD_S = 30e-6
 CHUNKS_PER_THREAD = 8
 CHUNK_ENV_STEPS = 8192
 
+
+
+def min_time_step(precision: str) -> float:
+    """The least time step a model of ``precision`` takes (s): the square root of its smallest
+    normal number, so that the step's dt^2 terms (implicit drives, compliant rows) neither
+    underflow nor, through erp / dt, overflow (float32 1.08e-19 s, float64 1.49e-154 s)."""
+    return float(np.sqrt(np.finfo(np.float32 if precision == "float32" else np.float64).tiny))
+
+
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -180,6 +189,11 @@ class MimicRow:
     position_error: np.ndarray
 
 
+#: The solver's options (keyword-only arguments of ``Solver``, ``set_options``).
+OPTIONS = ("erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation")
+DRIVE_DISCRETISATIONS = ("implicit", "exact")
+
+
 class Solver:
     """Reduced-coordinate articulation solver with exact mimic relations (see docs/solver.md).
 
@@ -197,11 +211,15 @@ class Solver:
     rows together (contact models). ``coupling_every_step``: compute the relations' coupling
     impulses in every step; False: only where the step itself overwrites what they are computed
     from (loop closures, floating bases, contacts), elsewhere ``mimic_rows()`` computes them on
-    demand from the last step, bitwise the same. ``set_options`` changes them between steps.
+    demand from the last step, bitwise the same. ``drive_discretisation``: "implicit" (backward
+    Euler, ``dt (kd + dt kp)`` on the diagonal: over-damps by about ``kp dt``, settles as PhysX's
+    drives do) or "exact" (each drive's one-step map matched to the continuous PD response for the
+    effective inertia of its column: docs/solver.md). ``set_options`` changes them between steps.
     """
 
     def __init__(self, model: Model, *, erp: float = 0.3, iterations: int = 8, contact_iterations: int = 16,
-                 coupling_every_step: bool = False, raise_on_nonfinite: bool = False, threads: int | None = None):
+                 coupling_every_step: bool = False, drive_discretisation: str = "implicit",
+                 raise_on_nonfinite: bool = False, threads: int | None = None):
         if threads is None:
             threads = available_cores()
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
@@ -210,7 +228,8 @@ class Solver:
         self.model = model
         self._options: dict = {}
         self._options = self._checked_options(erp=erp, iterations=iterations, contact_iterations=contact_iterations,
-                                              coupling_every_step=coupling_every_step)
+                                              coupling_every_step=coupling_every_step,
+                                              drive_discretisation=drive_discretisation)
         model.sync()        # the model's arrays as edited so far (a no-op when nothing changed)
         self.raise_on_nonfinite = bool(raise_on_nonfinite)
         self.callbacks: list[Callable[["Solver"], None]] = []
@@ -240,6 +259,10 @@ class Solver:
     def coupling_every_step(self) -> bool:
         return self._options["coupling_every_step"]
 
+    @property
+    def drive_discretisation(self) -> str:
+        return self._options["drive_discretisation"]
+
     def set_options(self, **options) -> None:
         """Change some of this solver's options (the constructor's names) for the steps to come."""
         if self._in_step:
@@ -248,10 +271,10 @@ class Solver:
         self._alloc()
 
     def _checked_options(self, **o) -> dict:
-        unknown = set(o) - {"erp", "iterations", "contact_iterations", "coupling_every_step"}
+        unknown = set(o) - set(OPTIONS)
         if unknown:
-            raise StepInputError(f"Solver: unknown option(s) {', '.join(sorted(unknown))} (options: erp, "
-                                 f"iterations, contact_iterations, coupling_every_step)")
+            raise StepInputError(f"Solver: unknown option(s) {', '.join(sorted(unknown))} (options: "
+                                 f"{', '.join(OPTIONS)})")
 
         def whole(name: str, low: int) -> int:
             v = o[name]
@@ -263,9 +286,13 @@ class Solver:
         if isinstance(erp, bool) or not isinstance(erp, (int, float, np.floating)) or not 0.0 <= erp <= 1.0:
             raise StepInputError(f"Solver: erp = {erp!r}; give a number in [0, 1] (the fraction of a position "
                                  f"error removed per step)")
+        if o["drive_discretisation"] not in DRIVE_DISCRETISATIONS:
+            raise StepInputError(f"Solver: drive_discretisation = {o['drive_discretisation']!r}; give one of "
+                                 f"{', '.join(map(repr, DRIVE_DISCRETISATIONS))}")
         return {"erp": float(erp), "iterations": whole("iterations", 1),
                 "contact_iterations": whole("contact_iterations", 0),
-                "coupling_every_step": bool(o["coupling_every_step"])}
+                "coupling_every_step": bool(o["coupling_every_step"]),
+                "drive_discretisation": o["drive_discretisation"]}
 
     def _solver_data(self):
         """The model's ``ModelData`` with this solver's options: a copy of the struct (its arrays
@@ -277,6 +304,8 @@ class Solver:
         o = self._options
         out.erp, out.iterations = o["erp"], o["iterations"]
         out.coupling_in_step = int(bool(md.coupling_in_step or o["coupling_every_step"]))
+        # exact drives factor the mass-only matrix HM, which the layout keeps wherever a joint has a drive
+        out.drive_exact = int(o["drive_discretisation"] == "exact" and bool(self.model.has_drive.any()))
         if K.contacts:
             out.c_iter = o["contact_iterations"]
         return out
@@ -353,14 +382,19 @@ class Solver:
         self._launches[key] = (cmds, arrays)      # keep the arrays alive so their ids stay unique
         return cmds
 
-    @staticmethod
-    def _check_dt(dt, where: str) -> None:
+    def _check_dt(self, dt, where: str) -> None:
         try:
             dt_ok = math.isfinite(dt) and dt > 0
         except TypeError:
             dt_ok = False
         if not dt_ok:
             raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s; it must be a finite number > 0")
+        least = min_time_step(self.model.precision)
+        if dt < least:
+            raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s is below the least a {self.model.precision} "
+                                 f"model steps with, {least:.3g} s (the step forms dt^2, which must stay a normal "
+                                 f"{self.model.precision}); take a larger dt, or build the model with "
+                                 f"precision='float64' (least {min_time_step('float64'):.3g} s)")
 
     def _check_guards(self, after: str) -> None:
         """With the work-space guards on (``Model.workspace_guards``): raise naming the fields a

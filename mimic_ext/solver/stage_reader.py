@@ -293,8 +293,11 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[
             else float(fmax) * force_scale
         spec.target_pos = float(tp) * s
         spec.target_vel = float(tv) * s
-    pos = _attr(prim, f"state:{dof}:physics:position")
-    vel = _attr(prim, f"state:{dof}:physics:velocity")
+    # the initial state only where PhysicsJointStateAPI:<dof> is applied, as omni.physx reads it
+    # (NVIDIA-Omniverse/PhysX, usdLoad/Joint.cpp: fillPhysicsJointStateDesc, PhysxSchemaJointStateAPI::Get)
+    state_api = f"PhysicsJointStateAPI:{dof}"
+    pos = applied_attr(prim, state_api, f"state:{dof}:physics:position", "the joint starts at 0", notes)
+    vel = applied_attr(prim, state_api, f"state:{dof}:physics:velocity", "the joint starts at rest", notes)
     if pos is not None or vel is not None:
         _check_finite(prim, f"state:{dof}:physics:position / velocity", [pos or 0.0, vel or 0.0])
     spec.q0 = float(pos) * s if pos is not None else 0.0

@@ -36,7 +36,7 @@ class Dims:
     pairs: int      # composite-pass pairs of the mass matrix (0: a deep tree, M x formed in O(n))
     slots: int      # column responses the joint rows keep per step
     rel_rows: int   # relation rows (at least 1)
-    soft: bool      # any compliant relation: the system with its terms is factored too
+    soft: bool      # a mass-only factor HM is kept (compliant relations, exact drives)
     contacts: bool = False
     contact_cap: int = 0        # contacts that get rows, per environment
     contact_block: int = 0      # entries per contact (``contact_rows.block_size``)
@@ -80,13 +80,16 @@ FIELDS: tuple[Field, ...] = (
     Field("gsum", lambda d: d.k, "per column: the rows' generalized impulse so far, in solve space"),
     Field("JL", lambda d: d.m * d.n, "per loop row: its Jacobian J_L over the DOFs"),
     Field("JLr", lambda d: d.m * d.k, "per loop row: J_L S, over the columns"),
-    Field("tL", lambda d: d.m, "per loop row: its target velocity -(erp / dt) e - J_L u0"),
+    Field("tL", lambda d: d.m, "per loop row: its target velocity -(erp / dt) e - J_L u0, with its rate term"),
+    Field("tL0", lambda d: d.m, "per loop row: the target before its rate term (rows.loop_rate_targets)"),
+    Field("JLd", lambda d: d.m * d.n, "per loop row: its rate dJ_L/dt at the step's start velocity, over the DOFs"),
     Field("eL", lambda d: d.m, "per loop row: the closure error at the step's start"),
     Field("YT", lambda d: d.m * d.k, "per loop row: (H^-1 J_L^T)^T"),
     Field("SL", lambda d: d.m * d.m, "the loops' Schur complement J_L H^-1 J_L^T, factored"),
     Field("keep", lambda d: d.m, "per loop row: 1 kept, 0 dropped as dependent on the others"),
     Field("lamL", lambda d: d.m, "per loop row: its impulse"),
     Field("tm", lambda d: d.m, "a vector over the loop rows the solves reuse"),
+    Field("dpos", lambda d: 3 * d.n1, "per joint: an exact drive's effective inertia and position-term coefficients"),
     Field("YM", _soft(lambda d: d.m * d.k), "YT for the compliant system HM"),
     Field("SLM", _soft(lambda d: d.m * d.m), "SL for the compliant system HM"),
     Field("keepM", _soft(lambda d: d.m), "keep for the compliant system HM"),

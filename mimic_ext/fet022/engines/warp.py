@@ -32,10 +32,13 @@ class WarpEngine:
     name = "warp"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, device: str = "cpu", share_copies: bool = True, batch_parts: int | None = None):
+    def __init__(self, device: str = "cpu", share_copies: bool = True, batch_parts: int | None = None,
+                 drive_discretisation: str = "implicit"):
         """``share_copies``: simulate a translated copy of a part once; ``batch_parts``: the most
-        parts of one shape built into one model (default ``BATCH_PARTS``; 1: a model per part)."""
+        parts of one shape built into one model (default ``BATCH_PARTS``; 1: a model per part);
+        ``drive_discretisation``: the solvers' (``Solver(drive_discretisation=...)``)."""
         self.device = device
+        self.drive_discretisation = drive_discretisation
         self.share_copies = bool(share_copies)
         self.batch_parts = BATCH_PARTS if batch_parts is None else max(1, int(batch_parts))
 
@@ -169,12 +172,12 @@ class WarpEngine:
         bad_envs: dict[int, list[int]] = {}
         rebuilt = False
         for unit in units:
-            bad_envs[id(unit[0])] = _simulate_unit(unit, plan, index)
+            bad_envs[id(unit[0])] = _simulate_unit(unit, plan, index, self.drive_discretisation)
             if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
                 rebuilt = True
                 for run in unit:
                     run.attach(_part_model(run.part, run.rels, len(run.envs), run.swept, plan, self.device))
-                    bad_envs[id(run)] = _simulate_unit([run], plan, index)
+                    bad_envs[id(run)] = _simulate_unit([run], plan, index, self.drive_discretisation)
         if rebuilt:                      # the copies follow their reps onto the new models
             for run in runs:
                 if run.rep is not None:
@@ -244,7 +247,8 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
     return runs
 
 
-def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int]) -> list[int]:
+def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int],
+                   drive_discretisation: str = "implicit") -> list[int]:
     """Step the model of ``unit`` (parts sharing one model) through the plan; records each
     part's positions; returns the model environments whose state became non-finite."""
     from ...solver import Solver
@@ -253,7 +257,8 @@ def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int
     run_of = {p: run for run in unit for p in run.paths}
     mine = [p for p in model.joint_paths if p in index]           # the swept joints of these parts
     envs = np.array([run_of[p].envs for p in mine], dtype=int).T.reshape(len(unit[0].envs), len(mine))
-    q, bad = _step_through(Solver(model), model, plan, envs, [index[p] for p in mine])
+    q, bad = _step_through(Solver(model, drive_discretisation=drive_discretisation), model, plan, envs,
+                           [index[p] for p in mine])
     for run in unit:
         run.own_q = q
     return bad

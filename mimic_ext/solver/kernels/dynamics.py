@@ -23,9 +23,16 @@ F_FRICTION = wp.constant(8)
 F_DRIVE = wp.constant(16)
 F_DSAT = wp.constant(32)        # a drive whose max force is finite: a bounded row of the solve
 F_CONT = wp.constant(64)        # a continuous joint: its angle wraps into [-pi, pi), turns kept apart
+F_DEXACT = wp.constant(128)     # a spring drive alone in its column: the exact discretisation's position term applies
 F_ROWS = wp.constant(1 | 2 | 4 | 8 | 32)
 
 TWO_PI = wp.constant(wp.float64(2.0 * math.pi))
+#: The most whole turns one step's displacement may add before the angle counts as run away (its
+#: int32 cast would overflow or read a NaN as INT_MIN): a step of 1e6 turns is no motion any more.
+TURN_STEP_MAX = wp.constant(wp.float64(1.0e6))
+#: A turn count past this is no count a real motion leaves (2^30 turns at 10 rad/s take 21 years):
+#: the finiteness check flags it, as it would poison the unwrapped angle of every later step.
+TURNS_MAX = wp.constant(1 << 30)
 PI64 = wp.constant(wp.float64(math.pi))
 
 
@@ -368,6 +375,102 @@ def build(ns) -> None:
                 sc.Acc[e, p] = sc.Acc[e, p] + inertia_mul(m, h, Ib, own) + sc.Acc[e, l]
 
     @wp.func
+    def one_minus_exp(y: wp.float64):
+        """1 - exp(-y) for y >= 0 without cancellation at small y (its series below 0.01: the
+        dropped y^7/5040 is 2e-16 of it there)."""
+        r = wp.float64(1.0) - wp.exp(-y)
+        if y < wp.float64(0.01):
+            r = y * (wp.float64(1.0) - y / wp.float64(2.0) * (wp.float64(1.0) - y / wp.float64(3.0) * (
+                wp.float64(1.0) - y / wp.float64(4.0) * (wp.float64(1.0) - y / wp.float64(5.0) * (
+                    wp.float64(1.0) - y / wp.float64(6.0))))))
+        return r
+
+    @wp.func
+    def soft_coefficients(w: T, z: T, dt: T):
+        """(gamma, eta, kappa) per unit effective mass of a compliant row
+        ``lambda = -gamma g u+ - kappa e - eta g u``, chosen so that the row's one-step map has
+        eigenvalues ``exp(s dt)`` with ``s`` the roots of ``s^2 + 2 z w s + w^2`` (the authored
+        frequency and damping, exactly, at any w dt) and its static stiffness is ``w^2`` (kappa
+        = w^2 dt). In float64, with ``1 + rho^2 - tau`` (the characteristic polynomial at 1,
+        ``(w dt)^2`` to leading order) formed as a product of small terms, not as that difference:
+        the difference cancels to 0 at ``w dt`` below 1e-8 and the row read 0/0."""
+        x = wp.float64(w) * wp.float64(dt)
+        zd = wp.float64(z)
+        rho2 = wp.exp(wp.float64(-2.0) * zd * x)
+        p1 = wp.float64(0.0)
+        if zd < wp.float64(1.0):
+            # 1 + rho^2 - 2 rho cos(b) = (1 - rho)^2 + 4 rho sin^2(b / 2), rho = exp(-z x)
+            om = one_minus_exp(zd * x)
+            sn = wp.sin(wp.float64(0.5) * x * wp.sqrt(wp.float64(1.0) - zd * zd))
+            p1 = om * om + wp.float64(4.0) * wp.exp(-zd * x) * sn * sn
+        else:
+            # 1 + r1 r2 - r1 - r2 = (1 - r1)(1 - r2), r = exp(-(z -+ sqrt(z^2 - 1)) x)
+            sq = wp.sqrt(zd * zd - wp.float64(1.0))
+            p1 = one_minus_exp(x / (zd + sq)) * one_minus_exp((zd + sq) * x)     # z - sq = 1 / (z + sq)
+        dm = x * x / p1      # D / m_eff, with D = m_eff + gamma
+        return T(dm - wp.float64(1.0)), T(wp.float64(1.0) - rho2 * dm), T(wp.float64(w) * wp.float64(w) * wp.float64(dt))
+
+    @wp.func
+    def exact_drive(kp: T, kd: T, meff: T, u: T, dt: T, flags: int):
+        """A PD drive discretised for its effective inertia ``meff`` (``1 / (g C_M g^T)``: mass,
+        armature and loops, as a compliant relation's): (gamma, the start-velocity term of P, and
+        the position term's c2, c3).
+
+        The drive's impulse stays ``P - gamma u+`` with ``P`` the implicit drive's spring part
+        (``-dt kp e + dt kd u_target``: the static stiffness is kp) plus ``-meff eta u``. With the
+        continuous PD response's flow ``Phi = exp(A dt)`` of ``(e, u)`` (``A = [[0, 1], [-w^2,
+        -2 z w]]``, ``w^2 = kp / meff``, ``2 z w = kd / meff``), ``1 + gamma = dt / Phi12`` and
+        ``1 - eta = Phi22 dt / Phi12`` make u+ the flow's velocity under any force held over the
+        step, and the position term ``q+ += c2 u + c3 u+`` (``F_DEXACT``: the drive alone in its
+        column) its position: for a joint that is its column's only inertia the step is the
+        continuous response sampled, from rest or not (the implicit drive's ``dt (kd + dt kp)``
+        over-damps it by about kp dt). Elsewhere (a drive not ``F_DEXACT``: loops, compliant
+        relations or another drive in its group) and past a quarter period per step (``w_d dt >
+        pi / 2``, where Phi12 heads for its zero) it matches the one-step map's eigenvalues to the
+        response's alone (``soft_coefficients``: frequency and damping exact, the transient's
+        amplitude not), without the position term."""
+        wd = wp.float64(kp) / wp.float64(meff)
+        w = wp.sqrt(wd)
+        h = wp.float64(dt)
+        z = wp.float64(kd) / (wp.float64(2.0) * wp.sqrt(wp.float64(kp) * wp.float64(meff)))
+        sig = z * w
+        exC = wp.float64(0.0)
+        exS = wp.float64(0.0)
+        ok = int(1)
+        if z < wp.float64(1.0):
+            om = w * wp.sqrt(wp.float64(1.0) - z * z)
+            if om * h > wp.float64(0.5 * math.pi):
+                ok = int(0)
+            ex = wp.exp(-sig * h)
+            exC = ex * wp.cos(om * h)
+            exS = ex * wp.sin(om * h) / om
+        else:
+            wa = w * wp.sqrt(z * z - wp.float64(1.0))
+            y = wa * h
+            if y < wp.float64(0.01):         # near critical: the series, not a difference of exponentials
+                ex = wp.exp(-sig * h)
+                y2 = y * y
+                exC = ex * (wp.float64(1.0) + y2 / wp.float64(2.0) * (wp.float64(1.0) + y2 / wp.float64(12.0)))
+                exS = ex * h * (wp.float64(1.0) + y2 / wp.float64(6.0) * (wp.float64(1.0) + y2 / wp.float64(20.0)))
+            else:
+                r1 = wp.exp(-(sig - wa) * h)
+                r2 = wp.exp(-(sig + wa) * h)
+                exC = wp.float64(0.5) * (r1 + r2)
+                exS = wp.float64(0.5) * (r1 - r2) / wa
+        if ok == 0 or (flags & F_DEXACT) == 0:
+            g, et, kap = soft_coefficients(T(w), T(z), dt)
+            return meff * g, -meff * et * u, T(0.0), T(0.0)
+        p11 = exC + sig * exS
+        p12 = exS
+        p22 = exC - sig * exS
+        gam = h / p12 - wp.float64(1.0)
+        eta = wp.float64(1.0) - p22 * h / p12
+        r = (wp.float64(1.0) - p11) / (wd * p12)     # psi1 / psi2 of a force held over the step
+        c2 = T(p12 - r * p22)
+        c3 = T(r - h)
+        return meff * T(gam), -meff * T(eta) * u, c2, c3
+
+    @wp.func
     def joint_terms(md: MD, sc: SC, e: int, ce: int, q: A2, u: A2, t: I2, target_pos: A2, target_vel: A2, dt: T):
         """Armature and damping into H and f' = f - A u0 (f += armature u); each drive's
         impulse at the end of the step, ``P - gamma u+`` (implicit PD), kept apart (``drv``).
@@ -378,6 +481,7 @@ def build(ns) -> None:
         solved exactly as one without.
         """
         ws = sc.ws
+        exact = md.drive_exact != 0
         for j in range(md.n1):
             jd = md.joints[j]
             uj = u[e, j]
@@ -392,6 +496,13 @@ def build(ns) -> None:
             if (jd.flags & F_DRIVE) != 0:
                 gam = dt * (jd.kd + dt * jd.kp)
                 P = dt * (jd.kp * T(wp.float64(target_pos[ce, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[ce, j])
+                if exact:       # its effective inertia from ``drive_inertias`` (0: none, stays implicit)
+                    meff = ws[e, md.o_dpos + 3 * j]
+                    if jd.kp > T(0.0) and meff > T(0.0):
+                        gam, dP, c2, c3 = exact_drive(jd.kp, jd.kd, meff, uj, dt, jd.flags)
+                        P = P + dP
+                        ws[e, md.o_dpos + 3 * j + 1] = c2
+                        ws[e, md.o_dpos + 3 * j + 2] = c3
                 ws[e, od] = P
                 ws[e, od + 1] = gam
                 ws[e, od + 2] = T(0.0)
@@ -445,8 +556,11 @@ def build(ns) -> None:
             if (md.joints[j].flags & F_CONT) != 0:
                 x = wp.float64(q_in[e, j]) + wp.float64(d)
                 turns = wp.floor((x + PI64) / TWO_PI)
-                q_out[e, j] = T(x - turns * TWO_PI)
-                t_out[e, j] = t_in[e, j] + wp.int32(turns)
+                if wp.abs(turns) <= TURN_STEP_MAX:      # false for NaN: never cast a non-finite count
+                    q_out[e, j] = T(x - turns * TWO_PI)
+                    t_out[e, j] = t_in[e, j] + wp.int32(turns)
+                else:           # a NaN or runaway angle: kept as it is (flagged), the turns untouched
+                    q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
         if md.has_float != 0:
@@ -494,6 +608,7 @@ def build(ns) -> None:
     ns.unwrapped, ns.corrections = unwrapped, corrections
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
     ns.composite_pass, ns.joint_terms = composite_pass, joint_terms
+    ns.soft_coefficients, ns.exact_drive = soft_coefficients, exact_drive
     ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.displace, ns.restore_momentum = displace, restore_momentum

@@ -13,7 +13,7 @@ longer finite.
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import FREE
+from .dynamics import F_CONT, FREE, TURNS_MAX
 
 
 def build(ns) -> None:
@@ -55,17 +55,20 @@ def build(ns) -> None:
             f.momentum64(md, e, q_in, u_in, sc, od)
             f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
-            f.loop_rows(md, sc, e, o, dt)
+            f.loop_rows(md, sc, e, o, dt, 1)
+            f.loop_rate_targets(md, ws, e, u_in, 0, dt)
         f.composite_pass(md, sc, e, ce, effort, dt)
         if k < n and md.tree_mass != 0:     # f -= M u0 (a shallow tree's is in the pass)
             f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
-        if md.n_soft > 0:           # the mass-only reduced matrix, for the relations' effective mass
-            for i in range(md.nnz):
+        if md.n_soft > 0 or md.drive_exact != 0:    # the mass-only reduced matrix, for the relations'
+            for i in range(md.nnz):                    # and the exact drives' effective mass
                 ws[e, md.o_HM + i] = ws[e, md.o_HB + i]
             for j in range(md.n1):
                 jd = md.joints[j]
                 cc = md.o_HM + jd.col
                 ws[e, cc] = ws[e, cc] + jd.gain * jd.gain * jd.armature
+            if md.drive_exact != 0:
+                f.drive_inertias(md, ws, e)
         f.joint_terms(md, sc, e, ce, q_in, u_in, t_in, target_pos, target_vel, dt)
         for c in range(k):
             ws[e, md.o_bhB + c] = T(0.0)
@@ -92,7 +95,13 @@ def build(ns) -> None:
                 f.loop_solve(md, ws, e)
             if md.has_rows != 0:
                 f.joint_rows(md, sc, e, q_in, dt)
-            if solve_pass == 0 and f.drives_past_bound(md, ws, e, dt) == 0:
+            if solve_pass == 1:
+                break
+            again = f.drives_past_bound(md, ws, e, dt)
+            if md.m > 0 and md.has_rows != 0:       # a row stopped the loops: their rate at that velocity
+                if f.loop_retarget(md, ws, e, u_in, dt) != 0:
+                    again = int(1)
+            if again == 0:
                 break
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
@@ -101,6 +110,8 @@ def build(ns) -> None:
         for i in range(n):          # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
+        if md.drive_exact != 0:
+            f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out)
         if md.m > 0:                # two Gauss-Newton projections onto the closed loops, fewer if closed
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
@@ -116,6 +127,11 @@ def build(ns) -> None:
         bad = int(0)
         if not wp.isfinite(acc):
             bad = int(1)
+        if md.has_cont != 0:        # a turn count no motion leaves (a user's reset that kept it) counts too
+            for j in range(md.n1):
+                tj = t_out[e, j]          # not abs: |INT_MIN| is INT_MIN
+                if (md.joints[j].flags & F_CONT) != 0 and (tj > TURNS_MAX or tj < -TURNS_MAX):
+                    bad = int(1)
         sc.nonfinite[e] = bad
 
     @wp.func
@@ -175,7 +191,7 @@ def build(ns) -> None:
         for j in range(n):
             sc.ws[e, md.o_u0 + j] = T(0.0)
         f.poses(md, sc, e, q, o)
-        f.loop_rows(md, sc, e, o, T(1.0))
+        f.loop_rows(md, sc, e, o, T(1.0), 0)
         for r in range(md.m):
             err_out[e, r] = sc.ws[e, md.o_eL + r]
             for j in range(n):

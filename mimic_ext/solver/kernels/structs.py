@@ -142,6 +142,8 @@ def build(ns) -> None:
         loop_c1: int
         has_float: int                  # 0: none; 1: floating bases; 2: and a momentum restored (model.py)
         has_rows: int
+        has_cont: int                   # 1: a continuous joint (its turn count is checked with the state)
+        drive_exact: int                # 1: drives discretised exactly for their effective inertia (model.py)
         coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
         erp: T
@@ -196,12 +198,15 @@ def build(ns) -> None:
         o_JL: int
         o_JLr: int
         o_tL: int
+        o_tL0: int                      # the loop targets before their rate term (rows.loop_rate_targets)
+        o_JLd: int                      # the loop rows' rate dJ_L/dt at the step's start velocity
         o_eL: int
         o_YT: int
         o_SL: int
         o_keep: int
         o_lamL: int
         o_tm: int
+        o_dpos: int                     # per 1-DOF joint: an exact drive's position-term coefficients
         o_YM: int
         o_SLM: int
         o_keepM: int
