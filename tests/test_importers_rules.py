@@ -801,3 +801,26 @@ def test_hinge_following_a_slide_is_dimensionless_for_newton(tmp_path):
     builder.add_usd(str(out))
     follower = builder.joint_label.index(result.joint_paths["open"])
     assert builder.joint_mimic_coeffs[follower][1] == pytest.approx(10.0, rel=F32)
+
+
+def test_velocity_limits_never_make_a_relation_infeasible(tmp_path):
+    """A mimic follower keeps no velocity limit (Isaac Sim's URDF importer ignores it too: the follower
+    moves at multiplier times its leader, so its own cap can make the relation infeasible); a leader
+    keeps its cap as physxJoint:maxJointVelocity only (ovphysx reads newton:velocityLimit as a cap
+    that diverges with the relation: tests/test_fet022_agreement.py shows the Inspire hand)."""
+    path = urdf(tmp_path, rev("lead", "l0", "l1") + "\n"
+                + rev("fol", "l1", "l2", '<mimic joint="lead" multiplier="1.5"/>') + "\n" + rev("free", "l0", "l3"))
+    for schema in ("both", "newton", "physx"):
+        result = import_robot(path, schema=schema)
+        prim = {n: result.stage.GetPrimAtPath(result.joint_paths[n]) for n in ("lead", "fol", "free")}
+        assert not prim["fol"].GetAttribute("physxJoint:maxJointVelocity")
+        assert not prim["fol"].GetAttribute("newton:velocityLimit")
+        assert prim["lead"].GetAttribute("physxJoint:maxJointVelocity").Get() == pytest.approx(math.degrees(2),
+                                                                                              rel=F32)
+        assert not prim["lead"].GetAttribute("newton:velocityLimit")
+        if schema != "physx":      # a joint outside any relation keeps both
+            assert prim["free"].GetAttribute("newton:velocityLimit").Get() == pytest.approx(math.degrees(2), rel=F32)
+        said = " ".join(result.warnings)
+        assert "1 mimic follower(s) keep no velocity limit" in said and "fol" in said
+        assert ("mimic leader(s) keep their velocity limit as physxJoint:maxJointVelocity only" in said) \
+            == (schema != "physx")
