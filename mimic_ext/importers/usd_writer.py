@@ -252,10 +252,12 @@ class StageWriter:
 
     def _joint_properties(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
         """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``, also what our
-        solver reads) and, with the Newton schema, for Newton (``NewtonJointAPI``): Newton
-        reads only its own attributes. Both take armature (kg m^2 or kg) and friction (N m or
-        N) in SI and the velocity limit in deg/s (revolute) or m/s. (ovphysx reads the Newton
-        ones too, as seeds for its per-axis values.)
+        solver reads) and for Newton (``NewtonJointAPI``), whatever the mimic schema: Newton reads
+        only its own attributes, and ovphysx 0.7 applies the Newton ones where it ignores
+        ``physxJoint:armature`` (the 2F-85 imported for PhysX alone: with ``physxJoint:armature``
+        only, its leader moved 2 deg of 37 on ovphysx and Newton diverged at sample 0; with
+        ``newton:armature`` beside it both pass). Both take armature (kg m^2 or kg) and friction
+        (N m or N) in SI and the velocity limit in deg/s (revolute) or m/s.
 
         A mimic follower keeps no velocity limit, as in Isaac Sim's URDF importer
         (isaac-sim/urdf-importer-extension, ``UrdfImporter.cpp`` ``AddSingleJoint``: "velocity
@@ -276,11 +278,9 @@ class StageWriter:
             velocity = newton_velocity = None
         elif velocity and joint.name in self._leaders:
             newton_velocity = None
-            if NEWTON in self.schemas:
-                self.leader_caps_physx_only.append(joint.name)
-        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity"))]
-        if NEWTON in self.schemas:  # a stage for PhysX alone gets no Newton schema at all
-            engines.append((NEWTON_JOINT_API, NEWTON_JOINT_ATTRS))
+            self.leader_caps_physx_only.append(joint.name)
+        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity")),
+                   (NEWTON_JOINT_API, NEWTON_JOINT_ATTRS)]
         for api, names in engines:
             cap = newton_velocity if api == NEWTON_JOINT_API else velocity
             values = {n: v for n, v in zip(names, (joint.armature, joint.friction, cap)) if v}
