@@ -33,7 +33,7 @@ from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
 from .result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
-from .stage_checks import ignored_by_physx, nonfinite_physics, reversed_limits, why_not_simulated
+from .stage_checks import ignored_by_physx, nonfinite_physics, reversed_limits, unread_attributes, why_not_simulated
 
 
 def versions() -> dict[str, str]:
@@ -284,9 +284,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     rejected = {r.key: [f"rejected by the validator: {m}" for m in msgs]
                 for r in relations if (msgs := findings.rejection(r))}
     for r in relations:
-        why = ignored_by_physx(r)
-        if why and r.enabled:
-            rejected.setdefault(r.key, []).append(why)
+        for why in (ignored_by_physx(r), unread_attributes(stage, r)):
+            if why and r.enabled:
+                rejected.setdefault(r.key, []).append(why)
     found = discover(stage, relations, skip=set(rejected))
     records = _records(found, rejected, findings)
     result.followers = list(records.values())
