@@ -139,31 +139,38 @@ def follower_disagreements(cells: dict[str, FollowerResult], tolerance: float = 
     return out
 
 
-def _odd_one_out(pairs: list[Disagreement], engines: list[str]) -> list[Disagreement]:
-    """One line instead of n-1 when a single engine disagrees with all the others (which agree)."""
-    if len(engines) < 3 or len(pairs) != len(engines) - 1:
-        return pairs
-    common = set(pairs[0].engines).intersection(*(set(d.engines) for d in pairs[1:]))
-    if len(common) != 1:
-        return pairs
-    odd = common.pop()
-    first = pairs[0]
-    values = {odd: first.values[odd], **{e: v for d in pairs for e, v in d.values.items() if e != odd}}
-    return [Disagreement(follower=first.follower, name=first.name, engines=[odd] + [e for e in engines if e != odd],
-                         measure=first.measure, values=values,
-                         difference=max((d.difference for d in pairs), default=math.nan),
-                         cause=first.cause, explanation=first.explanation)]
+def _odd_ones_out(pairs: list[Disagreement], engines: list[str]) -> list[Disagreement]:
+    """One entry per engine that disagrees with every remaining other (which agree with each other),
+    instead of one per pair: the engine in most pairs first, then the rest among the others."""
+    pairs, out, left = list(pairs), [], list(engines)
+    while pairs and len(left) > 2:
+        # the engine in most pairs; among equals the one whose pairs say it cannot represent the relation
+        odd = max(left, key=lambda e: (sum(e in d.engines for d in pairs),
+                                       sum(e in d.engines and d.cause == MISSING for d in pairs)))
+        mine = [d for d in pairs if odd in d.engines]
+        others = [e for e in left if e != odd]
+        if {e for d in mine for e in d.engines} - {odd} != set(others) or len(mine) != len(others):
+            break
+        first = mine[0]
+        values = {odd: first.values[odd], **{e: d.values[e] for d in mine for e in d.engines if e != odd}}
+        out.append(Disagreement(follower=first.follower, name=first.name, engines=[odd] + others,
+                                measure=first.measure, values=values,
+                                difference=max((d.difference for d in mine), default=math.nan),
+                                cause=first.cause, explanation=first.explanation))
+        pairs = [d for d in pairs if odd not in d.engines]
+        left = others
+    return out + pairs
 
 
 def disagreements(per_engine: dict[str, SweepResult], tolerance: float = AGREEMENT) -> list[Disagreement]:
     """Every disagreement on one asset (engine -> that engine's result), followers in run order; an
-    engine alone against all the others that agree is one entry, that engine first in ``engines``."""
+    engine against all the others that agree is one entry, that engine first in ``engines``."""
     rows: dict[str, dict[str, FollowerResult]] = {}
     for engine, stage in per_engine.items():
         for f in stage.followers:
             rows.setdefault(f"{f.follower}|{f.label}", {})[engine] = f
     return [d for cells in rows.values() if len(cells) > 1
-            for d in _odd_one_out(follower_disagreements(cells, tolerance), list(cells))]
+            for d in _odd_ones_out(follower_disagreements(cells, tolerance), list(cells))]
 
 
 __all__ = ["AGREEMENT", "Disagreement", "disagreements", "follower_disagreements"]
