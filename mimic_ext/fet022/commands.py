@@ -91,7 +91,7 @@ def add_commands(subparsers) -> None:
 
 def _progress(done: int, total: int, res) -> None:
     t = res.timings.get("total_s", 0.0)
-    note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error") else ""
+    note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable") else ""
     engine = f" [{res.engine}]" if res.engine else ""
     print(f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
           f"{t:.2f} s{note}", file=sys.stderr, flush=True)
