@@ -279,8 +279,8 @@ class StageWriter:
         elif velocity and joint.name in self._leaders:
             newton_velocity = None
             self.leader_caps_physx_only.append(joint.name)
-        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity")),
-                   (NEWTON_JOINT_API, NEWTON_JOINT_ATTRS)]
+        physx_names = ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity")
+        engines = [("PhysxJointAPI", physx_names), (NEWTON_JOINT_API, NEWTON_JOINT_ATTRS)]
         for api, names in engines:
             cap = newton_velocity if api == NEWTON_JOINT_API else velocity
             values = {n: v for n, v in zip(names, (joint.armature, joint.friction, cap)) if v}
