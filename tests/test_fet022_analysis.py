@@ -103,10 +103,14 @@ def test_judge_exact_follower_passes_with_matching_direction():
     assert m.max_error_si == pytest.approx(0.0, abs=1e-12)
 
 
-def test_judge_reversed_follower_warns_but_magnitude_decides():
+def test_judge_reversed_follower_passes_the_ratio_warns_and_fails_the_offset_check():
     q_l = np.radians(np.linspace(0, 35, 20))      # starts at 0: the rest offset agrees
     m = judge(_case(gearing=-1.0), q_l, -q_l, CFG)      # PhysX gearing -1 predicts "with", it moves against
-    assert m.status == "pass" and m.direction == REVERSED
+    assert m.ratio_error == pytest.approx(0.0, abs=1e-12) and m.direction == REVERSED
+    # the harness's magnitude check passes it; its position at the end is 70 deg off q_l: the offset check fails
+    assert m.status == "fail" and len(m.messages) == 1 and "offset check: at the end of the sweep" in m.messages[0]
+    assert m.offset_error_start == pytest.approx(0.0, abs=1e-12)
+    assert m.offset_error_end == pytest.approx(2 * math.radians(35), abs=1e-12)
     # the harness's own sign rule reads gearing -1 as "against": it calls this a match
     assert m.harness.dir_matches_gear == 1
     assert len(m.warnings) == 1 and "direction mismatch" in m.warnings[0]
@@ -117,11 +121,13 @@ def test_judge_reversed_follower_warns_but_magnitude_decides():
 def test_judge_tolerance_modes():
     q_l = np.radians(np.linspace(5, 40, 20))
     follower = 2.3 * q_l                   # |gearing| 2: 15 % relative, 0.3 absolute
+    # this follower also sits 0.026-0.21 rad off its relation; the offset check is not what is tested here
+    cfg = CFG.replace(rest_offset_tolerance_rad=1.0)
     # the default is the harness's: absolute 0.10
-    assert judge(_case(gearing=-2.0), q_l, follower, CFG).status == "fail"
-    assert judge(_case(gearing=-2.0), q_l, follower, CFG.replace(gear_ratio_tolerance=0.31)).status == "pass"
-    assert judge(_case(gearing=-2.0), q_l, follower, CFG.replace(gear_ratio_tolerance=0.29)).status == "fail"
-    relative = CFG.replace(tolerance_mode="relative")
+    assert judge(_case(gearing=-2.0), q_l, follower, cfg).status == "fail"
+    assert judge(_case(gearing=-2.0), q_l, follower, cfg.replace(gear_ratio_tolerance=0.31)).status == "pass"
+    assert judge(_case(gearing=-2.0), q_l, follower, cfg.replace(gear_ratio_tolerance=0.29)).status == "fail"
+    relative = cfg.replace(tolerance_mode="relative")
     assert judge(_case(gearing=-2.0), q_l, follower, relative).status == "fail"
     assert judge(_case(gearing=-2.0), q_l, follower, relative.replace(gear_ratio_tolerance=0.16)).status == "pass"
     msg = judge(_case(gearing=-2.0), q_l, follower, relative).messages[0]
@@ -147,7 +153,11 @@ def test_judge_rest_offset_uses_the_authored_convention():
     good = judge(_case(gearing=-1.0, offset=10.0), q_l, q_l - np.radians(10), CFG)
     assert not good.warnings and good.rest_offset == pytest.approx(10.0, abs=1e-9)   # deg, round-off
     bad = judge(_case(gearing=-1.0, offset=10.0), q_l, q_l, CFG)
-    assert bad.status == "pass" and len(bad.warnings) == 1 and "rest offset mismatch" in bad.warnings[0]
+    assert len(bad.warnings) == 1 and "rest offset mismatch" in bad.warnings[0]
+    # the ratio alone would pass it; the offset check (10 deg = 0.175 rad over 0.01 rad) fails it
+    assert bad.ratio_error == pytest.approx(0.0, abs=1e-12)
+    assert bad.status == "fail" and "offset check: at the" in bad.messages[0]
+    assert bad.offset_error_start == pytest.approx(math.radians(10), abs=1e-12)
     # Newton: q_f = c0 + c1 q_l with c0 = 10 deg, same sign convention as written
     newton = judge(_case(gearing=1.0, offset=10.0, schema="newton"), q_l, q_l + np.radians(10), CFG)
     assert not newton.warnings and newton.direction == MATCH

@@ -105,7 +105,7 @@ def test_result_json_per_stage_in_the_harness_layout(tmp_path, capsys):
         assert f"mim_pair_{f.name}_fit_slope" in metrics     # ours, under a name of our own
     assert report["stages"][0]["metrics"] == {k: v for k, v in metrics.items() if not k.endswith(
         ("_fit_slope", "_fit_ratio_error", "_ratio_error_relative", "_relation_max_error", "_dir_convention",
-         "_bbox_volume_ratio"))}
+         "_bbox_volume_ratio", "_offset_error_start", "_offset_error_end"))}
     levels = {m["level"] for m in data["messages"]}
     assert levels <= {"info", "warning", "fail", "skip", "error"} and "info" in levels     # the sign notes
 

@@ -251,3 +251,51 @@ def test_mixed_pair_gearing_carries_its_unit():
     assert "1 stage units/deg" in html
     assert "1 stage units/deg" in format_console(SweepResult(asset="a.usda", followers=[f], engine="warp",
                                                              config=SweepConfig().to_dict()))
+
+
+def _two_engines() -> RunResult:
+    """One stage on three engines: warp and physx agree; newton misreads the offset (fails its offset
+    check, reads c -2.6 rad); mujoco cannot represent the relation (not applicable)."""
+    cfg = SweepConfig().to_dict()
+    stages = []
+    for engine in ("warp", "physx", "newton", "mujoco"):
+        st = SweepResult(asset="data/hand.usda", config=cfg, engine=engine, num_envs=1, timings={"total_s": 0.1})
+        f = _follower("f", engine=engine)
+        f.read_relation = {"follower": f.follower, "leader": f.reference, "multiplier": 1.0,
+                           "offset": -2.6 if engine == "newton" else -0.045, "hard": True, "note": ""}
+        f.offset_error_start = f.offset_error_end = 2.56 if engine == "newton" else 1e-5
+        if engine == "newton":
+            f.status, f.messages = "fail", ["offset check: at the start of the sweep the follower is 2.56 rad off"]
+        if engine == "mujoco":
+            f.status, f.messages = "not_applicable", ["not applicable: mujoco cannot represent it"]
+        st.followers = [f]
+        st.settle_status()
+        stages.append(st)
+    return RunResult(stages=stages, config=cfg, versions={"mimic_ext": "0.1.0"}, wall_seconds=0.4, jobs=1)
+
+
+def test_not_applicable_and_disagreements_in_every_report(tmp_path):
+    run = _two_engines()
+    assert [s.status for s in run.stages] == ["pass", "pass", "fail", "not_applicable"]
+    assert run.exit_code == 1 and run.stages[3].exit_code == 0      # not applicable is not a failure
+    # console: the disagreement section names the engines, the values and the cause
+    text = format_console(run)
+    assert "disagreements (2;" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("newton vs the others (warp, physx)"))
+    assert "verdict newton fail, warp pass, physx pass" in line and "likely cause: units read" in line
+    line = next(x for x in text.splitlines() if "mujoco vs the others" in x)
+    assert "missing schema or feature" in line and "mujoco cannot represent it" in line
+    assert "1 not applicable" in text.splitlines()[-1]
+    # JSON: valid against the schema, with the same two entries
+    data = to_json_data(run)
+    jsonschema.validate(data, load_schema())
+    causes = {tuple(d["engines"]): d["cause"] for d in data["disagreements"]}
+    assert causes == {("newton", "warp", "physx"): "units read", ("mujoco", "warp", "physx", "newton"):
+                      "missing schema or feature"}
+    # JUnit: not applicable is skipped with its reason
+    path = write_junit(run, tmp_path / "r.xml")
+    case = next(tc for tc in ET.parse(path).getroot().iter("testcase") if tc.get("name").endswith("[mujoco]"))
+    assert case.find("skipped").get("message") == "not applicable: mujoco cannot represent it"
+    # HTML: the disagreement table
+    html = format_html(run)
+    assert '<table class="disagreements">' in html and "units read" in html and "NOT_APPLICABLE" in html

@@ -710,9 +710,13 @@ def test_newton_joint_attributes_are_written_for_newton(tmp_path):
     assert "NewtonJointAPI" in prim.GetAppliedSchemas()
     assert prim.GetAttribute("newton:friction").Get() == pytest.approx(0.3, rel=F32)
     assert prim.GetAttribute("newton:velocityLimit").Get() == pytest.approx(math.degrees(2.5), rel=F32)
+    # written whatever the mimic schema: ovphysx applies newton:armature where it ignores physxJoint:armature
     physx_only = import_robot(path, schema="physx")  # kept alive while its prim is read
     j1 = physx_only.stage.GetPrimAtPath(physx_only.joint_paths["j1"])
-    assert "NewtonJointAPI" not in j1.GetAppliedSchemas() and not j1.GetAttribute("newton:friction")
+    assert "NewtonJointAPI" in j1.GetAppliedSchemas() and j1.GetAttribute("newton:friction").Get() == \
+        pytest.approx(0.3, rel=F32)
+    assert not any(p.HasAPI("NewtonMimicAPI") or "NewtonMimicAPI" in p.GetAppliedSchemas()
+                   for p in physx_only.stage.Traverse())
     mjcf_path = tmp_path / "arm.xml"
     mjcf_path.write_text('<mujoco><worldbody><body><joint name="h" armature="0.02" frictionloss="0.4"/>'
                          '<geom size="0.1"/></body></worldbody></mujoco>')
@@ -811,3 +815,25 @@ def test_hinge_following_a_slide_is_dimensionless_for_newton_and_imported_for_ph
     builder.add_usd(str(out))
     follower = builder.joint_label.index(result.joint_paths["open"])
     assert builder.joint_mimic_coeffs[follower][1] == pytest.approx(10.0, rel=F32)
+
+
+def test_velocity_limits_never_make_a_relation_infeasible(tmp_path):
+    """A mimic follower keeps no velocity limit (Isaac Sim's URDF importer ignores it too: the follower
+    moves at multiplier times its leader, so its own cap can make the relation infeasible); a leader
+    keeps its cap as physxJoint:maxJointVelocity only (ovphysx reads newton:velocityLimit as a cap
+    that diverges with the relation: tests/test_fet022_agreement.py shows the Inspire hand)."""
+    path = urdf(tmp_path, rev("lead", "l0", "l1") + "\n"
+                + rev("fol", "l1", "l2", '<mimic joint="lead" multiplier="1.5"/>') + "\n" + rev("free", "l0", "l3"))
+    for schema in ("newton", "physx"):
+        result = import_robot(path, schema=schema)
+        prim = {n: result.stage.GetPrimAtPath(result.joint_paths[n]) for n in ("lead", "fol", "free")}
+        assert not prim["fol"].GetAttribute("physxJoint:maxJointVelocity")
+        assert not prim["fol"].GetAttribute("newton:velocityLimit")
+        assert prim["lead"].GetAttribute("physxJoint:maxJointVelocity").Get() == pytest.approx(math.degrees(2),
+                                                                                              rel=F32)
+        assert not prim["lead"].GetAttribute("newton:velocityLimit")
+        # a joint outside any relation keeps both, whatever the mimic schema
+        assert prim["free"].GetAttribute("newton:velocityLimit").Get() == pytest.approx(math.degrees(2), rel=F32)
+        said = " ".join(result.warnings)
+        assert "1 mimic follower(s) keep no velocity limit" in said and "fol" in said
+        assert "mimic leader(s) keep their velocity limit as physxJoint:maxJointVelocity only" in said

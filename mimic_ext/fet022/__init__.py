@@ -15,7 +15,7 @@ _EXPORTS = {
     "SweepConfig": "config", "TestDrive": "config", "load_config": "config",
     "SweepResult": "result", "FollowerResult": "result", "ReferenceResult": "result", "RunResult": "result",
     "SweepEngine": "engines", "Trace": "engines", "get_engine": "engines", "register_engine": "engines",
-    "stage_without": "engines", "ReadRelation": "engines",
+    "stage_without": "engines", "ReadRelation": "engines", "EngineNotApplicable": "engines",
     "sweep_paths": "batch", "collect_stages": "batch",
 }
 

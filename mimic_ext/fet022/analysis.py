@@ -17,7 +17,11 @@ Definitions (documented in docs/fet022.md):
 * the direction is the sign of the measured ratio against the sign the authored
   relation predicts with the PhysX convention (q_f = -gearing q_ref - offset);
 * the rest offset is what the authored convention's offset would have to be for the
-  positions at the start of the sweep.
+  positions at the start of the sweep;
+* the offset check compares the follower's position with ``multiplier q_ref + offset``
+  (canonical relation, SI) at the sweep's first and last samples; a hard relation fails it
+  past ``rest_offset_tolerance_rad`` / ``_m`` (an engine that misreads the offset: the ratio,
+  taken from displacements, cannot see it), a compliant one only warns (it may sag).
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ class Measurement:
     rest_offset_error_si: float    # |measured - authored| offset in SI
     samples_used: int
     reference_excursion: float     # max |d_ref| (USD units)
+    offset_error_start: float = math.nan   # |q_f - (m q_ref + c)| at the first sample, SI
+    offset_error_end: float = math.nan     # at the last sample
     status: str = PASS
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -112,6 +118,10 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
         harness=pair, measured_ratio=slope, ratio_error=err, ratio_error_relative=rel,
         max_error_si=max_err, direction=direction, rest_offset=rest, rest_offset_error_si=rest_err_si,
         samples_used=used, reference_excursion=float(np.max(np.abs(d_ref))) if d_ref.size else 0.0)
+    c = case.relation.offset
+    if q_f.size:
+        out.offset_error_start = float(abs(q_f[0] - (m * q_ref[0] + c)))
+        out.offset_error_end = float(abs(q_f[-1] - (m * q_ref[-1] + c)))
 
     unit_f = "m" if case.follower_kind == joints.PRISMATIC else "rad"
     judged = rel if config.tolerance_mode == "relative" else err
@@ -143,6 +153,19 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
             f"direction mismatch: the follower moves {word(slope)} its reference (measured ratio {slope:+.4g}) "
             f"but {rule} says it moves {word(case.expected_sign)} it")
     tol_off = config.rest_offset_tolerance_m if unit_f == "m" else config.rest_offset_tolerance_rad
+    worst = max(out.offset_error_start, out.offset_error_end)
+    if worst > tol_off:
+        when = "start" if out.offset_error_start >= out.offset_error_end else "end"
+        q_at = (q_f[0], q_ref[0]) if when == "start" else (q_f[-1], q_ref[-1])
+        text = (f"offset check: at the {when} of the sweep the follower is at {q_at[0]:.5g} {unit_f}, "
+                f"{worst:.3g} {unit_f} from multiplier * q_ref + offset = {m:.6g} * {q_at[1]:.5g} + {c:.6g} "
+                f"(tolerance {tol_off:g} {unit_f})")
+        if case.relation.compliant:
+            out.warnings.append(text + ": a compliant relation may sag")
+        else:
+            out.status = FAIL
+            out.messages.append(text + ": the engine reads another offset, or the follower is held off its "
+                                "relation")
     if rest_err_si > tol_off:
         unit_u = "deg" if case.follower_kind == joints.REVOLUTE else "stage units"
         what = "offset" if case.relation.schema == PHYSX else "coef0"

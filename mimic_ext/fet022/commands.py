@@ -16,7 +16,8 @@ CONVENTION_LINES = (
     "max error is SI (rad or m).",
     "Signs: PhysX q_f + gearing*q_ref + offset = 0, so a follower moving with its reference has gearing < 0; "
     "Newton q_f = coef0 + coef1*q_ref.",
-    "Exit code: 0 every stage passed or was skipped, 1 a follower failed, 2 a stage could not be swept.",
+    "Exit code: 0 every stage passed, was skipped or is not applicable to the engine (it cannot represent it: "
+    "the reason is given), 1 a follower failed, 2 a stage could not be swept.",
 )
 
 REPORT_NAMES = {"json": "fet022_report.json", "junit": "fet022_junit.xml", "html": "fet022_report.html"}
@@ -91,7 +92,7 @@ def add_commands(subparsers) -> None:
 
 def _progress(done: int, total: int, res) -> None:
     t = res.timings.get("total_s", 0.0)
-    note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error") else ""
+    note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable") else ""
     engine = f" [{res.engine}]" if res.engine else ""
     print(f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
           f"{t:.2f} s{note}", file=sys.stderr, flush=True)

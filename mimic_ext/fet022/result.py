@@ -11,13 +11,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PASS, FAIL, SKIPPED, ERROR = "pass", "fail", "skipped", "error"
+#: the engine cannot represent the relation or the stage (no schema it reads, a feature it lacks):
+#: no verdict on the asset, with the reason; not a failure (exit code 0, like skipped)
+NOT_APPLICABLE = "not_applicable"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
-STATUSES = (PASS, FAIL, SKIPPED, ERROR)
+STATUSES = (PASS, FAIL, SKIPPED, ERROR, NOT_APPLICABLE)
 
 #: Our own per-follower measures, beside the harness's (``harness.PAIR_METRICS``): names the
 #: harness does not use, so its dashboards never read them for its own.
 EXTRA_SUFFIXES = ("fit_slope", "fit_ratio_error", "ratio_error_relative", "relation_max_error", "dir_convention",
-                  "bbox_volume_ratio")
+                  "bbox_volume_ratio", "offset_error_start", "offset_error_end")
 
 
 def finite_or_none(value: Any) -> Any:
@@ -64,6 +67,10 @@ class FollowerResult:
     direction: str = "undetermined"       # against the schema's own equation (PhysX / Newton)
     rest_offset: float = math.nan   # offset the start pose implies, authored convention and units
     rest_offset_error: float = math.nan   # SI
+    #: the offset check: |q_f - (multiplier q_ref + offset)| (canonical relation, SI) at the sweep's
+    #: first and last samples
+    offset_error_start: float = math.nan
+    offset_error_end: float = math.nan
     samples_used: int = 0
     reference_excursion: float = 0.0      # largest |reference displacement|, reference's authored unit
     bbox_volume_ratio: float = math.nan   # largest box volume over the start volume in this sweep
@@ -109,7 +116,8 @@ class FollowerResult:
         if not self.measured:
             return {}
         values = (self.measured_ratio, abs(abs(self.measured_ratio) - self.abs_gearing), self.ratio_error_relative,
-                  self.relation_max_error, _DIRECTION_CODE.get(self.direction, -1), self.bbox_volume_ratio)
+                  self.relation_max_error, _DIRECTION_CODE.get(self.direction, -1), self.bbox_volume_ratio,
+                  self.offset_error_start, self.offset_error_end)
         return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in zip(EXTRA_SUFFIXES, values)}
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
@@ -176,8 +184,10 @@ class SweepResult:
         return {ERROR: EXIT_ERROR, FAIL: EXIT_FAIL}.get(self.status, EXIT_OK)
 
     def settle_status(self) -> str:
-        """The stage's status from its followers (unless it already errored or was skipped)."""
-        if self.status in (ERROR, SKIPPED):
+        """The stage's status from its followers (unless it already errored, was skipped or is not
+        applicable to the engine). Not-applicable followers give no verdict: a stage of passes and
+        not-applicables passes; one of not-applicables alone is not applicable."""
+        if self.status in (ERROR, SKIPPED, NOT_APPLICABLE):
             return self.status
         statuses = {f.status for f in self.followers}
         if ERROR in statuses:
@@ -190,6 +200,10 @@ class SweepResult:
         elif statuses <= {SKIPPED}:
             self.status = SKIPPED
             self.reason = self.reason or "every relation is disabled"
+        elif statuses <= {SKIPPED, NOT_APPLICABLE}:
+            self.status = NOT_APPLICABLE
+            first = next(f for f in self.followers if f.status == NOT_APPLICABLE)
+            self.reason = self.reason or f"{first.follower}: {'; '.join(first.messages)}"
         else:
             self.status = PASS
         return self.status
@@ -203,7 +217,8 @@ class SweepResult:
     def harness_counts(self) -> dict[str, int]:
         """The harness's stage metrics: pairs detected, skipped (not measured), passed, failed."""
         c = self.counts()
-        return {"mim_mimic_pairs_detected": len(self.followers), "mim_skipped_pairs": c[SKIPPED] + c[ERROR],
+        return {"mim_mimic_pairs_detected": len(self.followers),
+                "mim_skipped_pairs": c[SKIPPED] + c[ERROR] + c[NOT_APPLICABLE],
                 "mim_pairs_passed": c[PASS], "mim_pairs_failed": c[FAIL]}
 
     @property

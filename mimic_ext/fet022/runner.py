@@ -28,12 +28,13 @@ from .analysis import judge
 from .bbox import BoxCheck, body_radii
 from .config import SweepConfig, as_config
 from .discovery import PHYSX_UNITS, Discovery, FollowerCase, discover
-from .engines import SweepEngine, Trace, get_engine
+from .engines import EngineNotApplicable, SweepEngine, Trace, get_engine
 from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
-from .result import ERROR, FAIL, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
-from .stage_checks import ignored_by_physx, massless_stage, nonfinite_physics, reversed_limits, why_not_simulated
+from .result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
+from .stage_checks import (ignored_by_physx, massless_stage, nonfinite_physics, reversed_limits, unread_attributes,
+                           why_not_simulated)
 
 
 def versions() -> dict[str, str]:
@@ -189,6 +190,15 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
         if rr is not None:
             rec.read_relation = {"follower": rr.follower, "leader": rr.leader, "multiplier": rr.multiplier,
                                  "offset": rr.offset, "hard": rr.hard, "note": rr.note}
+        why_na = trace.not_applicable.get(case.follower)
+        if why_na is None and rr is not None and case.relation.compliant and rr.hard:
+            why_na = (f"the {result.engine} engine simulates this compliant relation (naturalFrequency, dampingRatio) "
+                      f"as a hard one: it cannot represent a compliant mimic joint, so its motion says nothing "
+                      f"about the asset's")
+        if why_na:
+            rec.status = NOT_APPLICABLE
+            rec.messages.append(f"not applicable: {why_na}")
+            continue
         missing = [p for p in (case.follower, case.reference) if p in trace.missing]
         if missing:
             rec.status = ERROR
@@ -212,7 +222,7 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
         rec.motion_ratio = m.harness.motion_ratio
         rec.ratio_measure = cfg.ratio_measure
         for name in ("measured_ratio", "ratio_error", "ratio_error_relative", "direction",
-                     "rest_offset", "samples_used", "reference_excursion"):
+                     "rest_offset", "samples_used", "reference_excursion", "offset_error_start", "offset_error_end"):
             setattr(rec, name, getattr(m, name))
         rec.relation_max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
         note = sign_rule_note(case.relation.schema, case.gearing, m.harness.dir_matches_gear, m.direction)
@@ -275,9 +285,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     rejected = {r.key: [f"rejected by the validator: {m}" for m in msgs]
                 for r in relations if (msgs := findings.rejection(r))}
     for r in relations:
-        why = ignored_by_physx(r)
-        if why and r.enabled:
-            rejected.setdefault(r.key, []).append(why)
+        for why in (ignored_by_physx(r), unread_attributes(stage, r)):
+            if why and r.enabled:
+                rejected.setdefault(r.key, []).append(why)
     found = discover(stage, relations, skip=set(rejected))
     records = _records(found, rejected, findings)
     result.followers = list(records.values())
@@ -301,9 +311,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     sweepable = []
     for s in found.swept:
         why = None if s.kind in be.supported_kinds else (
-            f"swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only drive "
-            f"{' or '.join(be.supported_kinds)} joints")
-        status = ERROR
+            f"not applicable: swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only "
+            f"drive {' or '.join(be.supported_kinds)} joints")
+        status = NOT_APPLICABLE if s.kind else ERROR
         if why is None and (flipped := reversed_limits(stage, s.path)):
             why, status = flipped, FAIL
         if why is None:
@@ -321,6 +331,15 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
         result.timings["checks_s"] += time.perf_counter() - t0
         try:
             trace = be.simulate(stage, plan, watch, simulated, fix_base=cfg.fix_base)
+        except EngineNotApplicable as exc:
+            result.status, result.reason = NOT_APPLICABLE, f"not applicable on {label}: {exc}"
+            for rec in result.followers:
+                if rec.status == PASS:
+                    rec.status = NOT_APPLICABLE
+                    rec.messages.append(result.reason)
+            if any(rec.status == FAIL for rec in result.followers):   # a validator reject still fails
+                result.status = FAIL
+            return done()
         except MimicInputError as exc:
             result.status, result.reason = ERROR, f"cannot simulate {asset}: {exc}"
             for rec in result.followers:

@@ -136,6 +136,15 @@ def _summarise(model: RobotModel, writer) -> list[str]:
     if writer.mesh_failures:
         warnings.append(f"{src}: {len(writer.mesh_failures)} mesh(es) could not be read, left out: "
                         f"{_listing(writer.mesh_failures)}")
+    if writer.follower_caps_dropped:
+        warnings.append(f"{src}: {len(writer.follower_caps_dropped)} mimic follower(s) keep no velocity limit "
+                        f"(as Isaac Sim's URDF importer: a follower moves at multiplier times its leader, so a cap "
+                        f"of its own can make the relation infeasible; the leader's cap bounds it): "
+                        f"{_listing(writer.follower_caps_dropped)}")
+    if writer.leader_caps_physx_only:
+        warnings.append(f"{src}: {len(writer.leader_caps_physx_only)} mimic leader(s) keep their velocity limit as "
+                        f"physxJoint:maxJointVelocity only, not newton:velocityLimit (ovphysx reads that one as a "
+                        f"cap that makes it diverge with the relation): {_listing(writer.leader_caps_physx_only)}")
     return warnings
 
 

@@ -7,7 +7,7 @@ nowhere else: metres and kilograms stay (metersPerUnit = kilogramsPerUnit = 1); 
 limits, targets and drive gains go to degrees; mimic relations are authored through
 ``mimic_ext.schema.set_relation`` from the canonical SI relation, never by writing
 attributes. Joint armature, friction and velocity limits are written for both engines
-(``physxJoint:*`` and Newton's ``newton:*``, each reads only its own).
+(``physxJoint:*`` and Newton's ``newton:*``); a mimic follower gets no velocity limit (below).
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ class StageWriter:
         self.names = _Names()
         self.body_paths: dict[str, str] = {}
         self.joint_paths: dict[str, str] = {}
+        #: followers whose source velocity limit was not written (``_joint_properties``)
+        self.follower_caps_dropped: list[str] = []
+        #: leaders whose velocity limit was written for PhysX only
+        self.leader_caps_physx_only: list[str] = []
+        self._followers = {m.follower for m in model.mimics}
+        self._leaders = {m.leader for m in model.mimics}
 
     @property
     def meshes_left_out(self) -> list[str]:
@@ -249,16 +255,38 @@ class StageWriter:
 
     def _joint_properties(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
         """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``, also what our
-        solver reads) and, with the Newton schema, for Newton (``NewtonJointAPI``): Newton
-        reads only its own attributes. Both take armature (kg m^2 or kg) and friction (N m or
-        N) in SI and the velocity limit in deg/s (revolute) or m/s. (ovphysx reads the Newton
-        ones too, as seeds for its per-axis values.)"""
+        solver reads) and for Newton (``NewtonJointAPI``), whatever the mimic schema: Newton reads
+        only its own attributes, and ovphysx 0.7 applies the Newton ones where it ignores
+        ``physxJoint:armature`` (the 2F-85 imported for PhysX alone: with ``physxJoint:armature``
+        only, its leader moved 2 deg of 37 on ovphysx and Newton diverged at sample 0; with
+        ``newton:armature`` beside it both pass). Both take armature (kg m^2 or kg) and friction
+        (N m or N) in SI and the velocity limit in deg/s (revolute) or m/s.
+
+        A mimic follower keeps no velocity limit, as in Isaac Sim's URDF importer
+        (isaac-sim/urdf-importer-extension, ``UrdfImporter.cpp`` ``AddSingleJoint``: "velocity
+        limit ignored" for a mimic joint): the follower moves at ``multiplier`` times its leader,
+        so a cap of its own below ``|multiplier|`` times the leader's makes the relation
+        infeasible (the Inspire hand caps every joint at 0.5 rad/s with multipliers up to 1.334:
+        PhysX diverged on the first step where it read the cap). The leader's cap bounds the
+        follower through the relation. A leader's cap is written as Isaac's importer writes it,
+        ``physxJoint:maxJointVelocity`` (which our solver applies), but not as
+        ``newton:velocityLimit``: ovphysx 0.7 reads that one as a cap of its own and diverges on
+        the first step when it binds a mimic leader (the Inspire hand: with the leaders' 0.5 rad/s
+        in ``newton:velocityLimit``, non-finite at sample 0; without it, ratios within 1e-4),
+        and Newton's Featherstone does not apply it."""
         velocity = joint.velocity_limit * scale if joint.velocity_limit else None
-        engines = [("PhysxJointAPI", ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity"))]
-        if NEWTON in self.schemas:  # a stage for PhysX alone gets no Newton schema at all
-            engines.append((NEWTON_JOINT_API, NEWTON_JOINT_ATTRS))
+        newton_velocity = velocity
+        if velocity and joint.name in self._followers:
+            self.follower_caps_dropped.append(joint.name)
+            velocity = newton_velocity = None
+        elif velocity and joint.name in self._leaders:
+            newton_velocity = None
+            self.leader_caps_physx_only.append(joint.name)
+        physx_names = ("physxJoint:armature", "physxJoint:jointFriction", "physxJoint:maxJointVelocity")
+        engines = [("PhysxJointAPI", physx_names), (NEWTON_JOINT_API, NEWTON_JOINT_ATTRS)]
         for api, names in engines:
-            values = {n: v for n, v in zip(names, (joint.armature, joint.friction, velocity)) if v}
+            cap = newton_velocity if api == NEWTON_JOINT_API else velocity
+            values = {n: v for n, v in zip(names, (joint.armature, joint.friction, cap)) if v}
             if not values:
                 continue
             prim.AddAppliedSchema(api)

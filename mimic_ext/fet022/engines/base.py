@@ -20,6 +20,12 @@ if TYPE_CHECKING:   # kept light: the CLI checks engine names before importing n
     from ..plan import SweepPlan
 
 
+class EngineNotApplicable(MimicInputError):
+    """Raised by ``simulate`` when the engine cannot represent the stage at all (a feature it lacks,
+    no schema it reads): the stage's verdict on that engine is "not applicable" with this reason,
+    never an error from a simulation that could not mean anything."""
+
+
 @dataclass
 class ReadRelation:
     """One mimic relation as an engine understood it, canonical form and SI units:
@@ -60,6 +66,8 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     body_positions: dict[str, Any] = field(default_factory=dict)
     body_samples: list[int] = field(default_factory=list)
+    #: follower path -> why this engine cannot represent its relation (its verdict: not applicable)
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable

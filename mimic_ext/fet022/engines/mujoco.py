@@ -4,24 +4,34 @@ Path: a private flattened copy of the stage (``prepared``: rejects hidden, massl
 given our solver's default) -> ``mimic_ext.importers.export_urdf`` (SI; ``<mimic>`` in rad or
 m; a joint written child-to-parent has its coordinate negated, ``joint_signs``) ->
 ``mujoco.MjSpec.from_string``: MuJoCo's URDF compiler turns each ``<mimic>`` into a joint
-equality ``q_f = polycoef[0] + polycoef[1] q_ref`` with MuJoCo's default ``solref``
-(0.02 s, damping ratio 1): a *soft* constraint, so a loaded follower lags (``solref`` option:
-``get_engine("mujoco", solref=(timeconst, dampratio))``). The URDF root link is welded to the
+equality ``q_f = polycoef[0] + polycoef[1] q_ref``. The URDF root link is welded to the
 world, fixed links are fused into their parents (``fusestatic``), ``effort`` becomes the
 joint's actuator force range.
+
+How each relation is enforced, as a MuJoCo user models a mimic joint that must hold: the
+joint equality with ``solref`` (2 h, 1), ``h`` MuJoCo's own time step, the stiffest time
+constant MuJoCo accepts (``refsafe`` raises shorter ones to 2 h), with integrator
+``discrete`` (MuJoCo >= 3.13), which solves the constraints in the metric ``M + hD + h^2 K``
+that also integrates the drives' damping and stiffness. Both matter on light links: under
+``implicitfast`` the constraint is solved against ``M`` alone and the drive's damping is
+applied after it, so a reference whose damping dominates its inertia (the sweep's test drive,
+50 N m s/rad, on the Inspire hand's 4 g fingers: h kv / M ~ 3e3) moves one way in the
+constraint solve and another in the integration, and its follower is thrown around (measured:
+motion ratios 2.5-2.8 for gearing 1.064); MuJoCo's default ``solref`` (0.02 s, 1) alone lets a
+follower lag its reference by several percent. ``solref=(timeconst, dampratio)`` replaces the
+stiff default (``solref=(0.02, 1)`` is MuJoCo's own); every choice is a note on the result.
 
 Drives: URDF has none, so every joint with a position drive (the plan's drive on swept
 joints, the authored one elsewhere) gets a MuJoCo ``position`` actuator with the same
 stiffness (``kp``) and damping (``kv``; the exported joint damping, which held it, is
 cleared). MuJoCo's geoms collide unless bodies are parent and child; an articulation that
 turns ``physxArticulation:enabledSelfCollisions`` off gets its geoms kept apart
-(contype/conaffinity). MuJoCo integrates an actuator's position gain explicitly: at 240 Hz the test
-drive's 1000 N m/rad on a hand's 4 g finger is unstable, so each plan step is split into
-``substeps`` (auto: ``kp h^2 <= 0.25 M_jj`` for every driven joint) and the integrator is
-``implicitfast`` (damping implicit, MuJoCo's recommendation for position actuators). Both
-are notes on the result. No body positions are reported (the URDF's link frames are not the
-USD bodies' frames in general, and fixed links are fused), so the bounding-box check does
-not run on MuJoCo.
+(contype/conaffinity). A force-limited actuator (URDF ``effort``: the Inspire's 1 N m) is
+clamped outside the implicit integration, so each plan step is split into ``substeps``
+(auto: ``kp h^2 <= 0.25 M_jj`` for every driven joint, the rule that keeps an explicit gain
+stable; on the Inspire hand fewer than 8 let the clamped drive fall short of its target).
+No body positions are reported (the URDF's link frames are not the USD bodies' frames in
+general, and fixed links are fused), so the bounding-box check does not run on MuJoCo.
 """
 
 from __future__ import annotations
@@ -116,7 +126,7 @@ class MujocoEngine:
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
         spec.option.timestep = plan.dt
-        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+        spec.option.integrator = integrator(mujoco)
         spec.option.gravity = prepared_gravity(prep.stage)
         joint_of = {}
         for path, name in exported.joint_paths.items():
@@ -157,7 +167,7 @@ class MujocoEngine:
             for eq in spec.equalities:
                 eq.solref = list(self.solref)
             notes.append(f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
-                         f"MuJoCo's default (0.02 s, 1)")
+                         f"the stiff default (2 h, 1)")
         try:
             with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 model = spec.compile()
@@ -222,13 +232,18 @@ class MujocoEngine:
         t0 = time.perf_counter()
         model, ids, actuator, drives, notes = self.build(stage, plan, relations, fix_base)
         trace = Trace(notes=notes)
-        trace.relations = self.relations_read(model, ids)
         n_sub = self.substeps_for(model, ids, drives)
         if n_sub > 1:
             model.opt.timestep = plan.dt / n_sub
             trace.notes.append(f"each {plan.dt:.4g} s step taken as {n_sub} MuJoCo steps of {plan.dt / n_sub:.3g} s: "
-                               f"MuJoCo integrates a position actuator's stiffness explicitly, and the stiffest drive "
-                               f"needs that to stay stable; integrator implicitfast")
+                               f"the stiffest drive needs kp h^2 <= {STABLE_GAIN:g} M_jj (a force-limited actuator "
+                               f"is clamped outside the implicit integration)")
+        if self.solref is None:
+            stiff_equalities(mujoco, model)
+            trace.notes.append(f"mimic joint equalities use solref ({2 * model.opt.timestep:.3g} s, 1): twice "
+                               f"MuJoCo's time step, the stiffest it accepts")
+        trace.notes.append(integrator_note(mujoco, model))
+        trace.relations = self.relations_read(model, ids)
         record = list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch)))
         for p in record:
             if p not in ids:
@@ -268,6 +283,28 @@ class MujocoEngine:
         trace.timings["substeps"] = float(n_sub)
         trace.positions = pos
         return trace
+
+
+def integrator(mujoco):
+    """``discrete`` where this MuJoCo has it (3.13+: constraints solved with the implicit damping and
+    stiffness), else ``implicitfast``."""
+    kinds = mujoco.mjtIntegrator
+    return getattr(kinds, "mjINT_DISCRETE", kinds.mjINT_IMPLICITFAST)
+
+
+def integrator_note(mujoco, model) -> str:
+    if int(model.opt.integrator) == int(getattr(mujoco.mjtIntegrator, "mjINT_DISCRETE", -1)):
+        return "integrator discrete: the joint equalities are solved with the drives' damping and stiffness"
+    return (f"integrator implicitfast (MuJoCo {mujoco.__version__} has no discrete integrator, 3.13+): the "
+            f"equalities are solved before the drives' damping is applied, so a heavily damped light reference "
+            f"can throw its followers off")
+
+
+def stiff_equalities(mujoco, model) -> None:
+    """Every joint equality at solref (2 h, 1): the shortest time constant MuJoCo's refsafe keeps."""
+    for e in range(model.neq):
+        if model.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
+            model.eq_solref[e] = (2.0 * model.opt.timestep, 1.0)
 
 
 def sign_of(ids, path: str) -> float:

@@ -41,7 +41,7 @@ from ...schema import joints, read_relations
 from ...schema.relation import PHYSX, MimicRelation
 from ..plan import SweepPlan
 from . import prepared
-from .base import ReadRelation, Trace
+from .base import EngineNotApplicable, ReadRelation, Trace
 
 EXTRA = "pip install 'mimic-ext[newton]'"
 SOLVERS = ("featherstone", "xpbd", "mujoco")
@@ -219,9 +219,9 @@ class NewtonEngine:
         leader_of = {r.follower: r.leader for r in relations if r.enabled and r.leader}
         for follower, leader in leader_of.items():
             if leader in leader_of:
-                raise MimicInputError(f"Newton refuses mimic chains (ModelBuilder.set_joint_mimic: a reference joint "
-                                      f"must be independent): {follower} follows {leader}, which follows "
-                                      f"{leader_of[leader]}")
+                raise EngineNotApplicable(f"Newton refuses mimic chains (ModelBuilder.set_joint_mimic: a reference "
+                                          f"joint must be independent): {follower} follows {leader}, which follows "
+                                          f"{leader_of[leader]}")
         prep = self.prepare(stage, plan, relations, fix_base)
         single, newton_notes = self._builder(prep)
         trace = Trace(notes=list(prep.notes) + newton_notes)

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from ...atomic_write import write_text_atomically
-from ..result import ERROR, FAIL, PASS, SKIPPED, RunResult, SweepResult
+from ..result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, RunResult, SweepResult
 
 
 def as_run(result: RunResult | SweepResult) -> RunResult:
@@ -18,7 +18,8 @@ def as_run(result: RunResult | SweepResult) -> RunResult:
 
 
 def overall_status(run: RunResult) -> str:
-    """error > fail > pass > skipped: a run passes when nothing failed and something passed."""
+    """error > fail > pass > not applicable > skipped: a run passes when nothing failed and something
+    passed."""
     return worst_status(s.status for s in run.stages)
 
 
@@ -79,7 +80,7 @@ def by_asset(run: RunResult) -> dict[str, dict[str, SweepResult]]:
 
 def worst_status(statuses) -> str:
     statuses = set(statuses)
-    for status in (ERROR, FAIL, PASS):
+    for status in (ERROR, FAIL, PASS, NOT_APPLICABLE):
         if status in statuses:
             return status
     return SKIPPED

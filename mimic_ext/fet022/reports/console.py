@@ -3,7 +3,8 @@ then a summary line across stages."""
 
 from __future__ import annotations
 
-from ..result import ERROR, SKIPPED, RunResult, SweepResult
+from ..disagreement import AGREEMENT, disagreements
+from ..result import ERROR, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
 from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
                      overall_status, ratio_error_text, read_text, short, worst_status)
 
@@ -40,7 +41,7 @@ def _findings(stage: SweepResult, tag: str = "") -> list[str]:
 
 def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
     head = f"{stage.asset}: {stage.status.upper()}"
-    if stage.status in (SKIPPED, ERROR) and stage.reason:
+    if stage.status in (SKIPPED, ERROR, NOT_APPLICABLE) and stage.reason:
         head += f" ({stage.reason})"
     lines = [head]
     if stage.followers:
@@ -57,7 +58,7 @@ def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[
                                                          if e in per_engine) + ")"]
     for e in engines:
         st = per_engine.get(e)
-        if st is not None and st.status in (SKIPPED, ERROR) and st.reason:
+        if st is not None and st.status in (SKIPPED, ERROR, NOT_APPLICABLE) and st.reason:
             lines.append(f"  {e}: {st.status}: {st.reason}")
     rows = []
     for _, name, cells in follower_rows(per_engine):
@@ -69,10 +70,21 @@ def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[
         rows.append(row)
     if rows:
         lines += ["  " + line for line in _table(rows, ["follower", "|gearing|"] + engines)]
+    lines += _disagreement_lines(per_engine)
     for e in engines:
         if e in per_engine:
             lines += _findings(per_engine[e], f" [{e}]")
     return lines
+
+
+def _disagreement_lines(per_engine: dict[str, SweepResult]) -> list[str]:
+    found = disagreements(per_engine)
+    if not found:
+        if any(st.followers for st in per_engine.values()):
+            return [f"  engines agree on every follower (verdict; motion ratio and offset check within {AGREEMENT:g})"]
+        return []
+    return [f"  disagreements ({len(found)}; motion ratio and offset check compared within {AGREEMENT:g}):"] + \
+        [f"    {d.who()}: {d.text()}" for d in found]
 
 
 def format_console(result: RunResult | SweepResult) -> str:
@@ -93,9 +105,12 @@ def format_console(result: RunResult | SweepResult) -> str:
         f"FET022 mimic_joint: {overall_status(run).upper()}: "
         + (f"{len(by_asset(run))} stage(s) x {len(engines)} engines ({', '.join(engines)}) = {s['stages']} run(s)"
            if len(engines) > 1 else f"{s['stages']} stage(s)")
-        + f": {s['stages_pass']} pass, {s['stages_fail']} fail, {s['stages_skipped']} skipped, {s['stages_error']} error; "
+        + f": {s['stages_pass']} pass, {s['stages_fail']} fail, {s['stages_skipped']} skipped, "
+        f"{s['stages_error']} error"
+        + (f", {s['stages_not_applicable']} not applicable" if s["stages_not_applicable"] else "") + "; "
         f"{s['followers']} follower(s): {s['followers_pass']} pass, {s['followers_fail']} fail"
         + (f", {s['followers_error']} error" if s["followers_error"] else "")
+        + (f", {s['followers_not_applicable']} not applicable" if s["followers_not_applicable"] else "")
         + f"; {s['warnings']} warning(s); {measure} within {num(tol, 3)} ({mode}) of |gearing|")
     return "\n".join(lines)
 

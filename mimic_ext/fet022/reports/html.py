@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 
 from ... import __version__
+from ..disagreement import AGREEMENT, disagreements
 from ..result import RunResult, SweepResult
 from ..identity import TEST_NAME
 from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
@@ -26,6 +27,7 @@ vertical-align:top;overflow-wrap:break-word} th{background:#f3f3f3;white-space:n
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} .nowrap{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-weight:600;font-size:12px;white-space:nowrap}
 .pass{background:#2a9d55} .fail{background:#c0392b} .skipped{background:#888} .error{background:#8e44ad}
+.not_applicable{background:#5d7b91}
 .warn{color:#a15c00} .msg{color:#b00} .note{color:#555} ul{margin:4px 0 4px 18px;padding:0;font-size:13px}
 .plots{display:flex;flex-wrap:wrap;gap:14px} figure{margin:0;border:1px solid #ddd;padding:6px;background:#fafafa}
 figcaption{font-size:12px;max-width:420px;overflow-wrap:break-word} .meta{font-size:12px;color:#555}
@@ -174,6 +176,24 @@ def _plots(stages: dict[str, SweepResult], engines: list[str], index: int, mode:
     return "".join(out)
 
 
+def _disagreements(stages: dict[str, SweepResult]) -> str:
+    found = disagreements(stages)
+    if not found:
+        return (f'<p class="agree">engines agree on every follower (verdict; motion ratio and offset check within '
+                f"{AGREEMENT:g})</p>")
+    def values(d) -> str:
+        return ", ".join(f"{e} {v:.5g}" if isinstance(v, float) else f"{e} {v}" for e, v in d.values.items())
+
+    rows = "".join(
+        f'<tr data-follower="{escape(d.follower)}"><td>{_path(d.follower)}</td><td>{escape(d.who())}</td>'
+        f"<td>{escape(d.measure)}</td><td>{escape(values(d))}</td><td class=\"num\">{num(d.difference, 3)}</td>"
+        f"<td>{escape(d.cause)}</td><td>{escape(d.explanation)}</td></tr>"
+        for d in found)
+    return ('<table class="disagreements"><caption>disagreements between engines</caption><thead><tr><th>follower</th>'
+            "<th>engines</th><th>measure</th><th>values</th><th>apart</th><th>likely cause</th><th>why</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table>")
+
+
 def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index: int, mode: str, tol: float) -> str:
     multi = len(engines) > 1
     status = worst_status(s.status for s in stages.values())
@@ -189,6 +209,7 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
         return "".join(out) + "</section>"
     if multi:
         out.append(_matrix(stages, engines))
+        out.append(_disagreements(stages))
         for e, st in stages.items():
             out.append(f'<details class="engine-detail" data-engine="{escape(e)}"><summary>{escape(e)}: every '
                        f"measure</summary>{_follower_table(st, mode)}</details>")
@@ -229,10 +250,12 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         f"{ver}; wall time {run.wall_seconds:.3f} s with {run.jobs} process(es)</p>",
         f'<p id="summary">{len(assets)} stage(s)' + (f" on {len(engines)} engines" if len(engines) > 1 else "")
         + f': {s["stages_pass"]} pass, {s["stages_fail"]} fail, '
-        f'{s["stages_skipped"]} skipped, {s["stages_error"]} error. {s["followers"]} follower result(s): '
-        f'{s["followers_pass"]} pass, {s["followers_fail"]} fail, {s["followers_error"]} error; '
+        f'{s["stages_skipped"]} skipped, {s["stages_error"]} error, {s["stages_not_applicable"]} not applicable. '
+        f'{s["followers"]} follower result(s): {s["followers_pass"]} pass, {s["followers_fail"]} fail, '
+        f'{s["followers_error"]} error, {s["followers_not_applicable"]} not applicable; '
         f'{s["warnings"]} warning(s). A follower passes when its {escape(measure)} is within {num(tol, 3)} '
-        f"({escape(mode)}) of |gearing|; direction, rest offset and the bounding box are warnings.</p>",
+        f"({escape(mode)}) of |gearing| and its offset check holds; direction, rest offset and the bounding box are "
+        f"warnings; not applicable: the engine cannot represent the relation (no verdict, not a failure).</p>",
         f'<table class="stages"><thead><tr><th>stage</th>{head}<th>followers</th><th>failed</th>'
         f"<th>note</th></tr></thead><tbody>{stage_rows}</tbody></table>",
         f'<details><summary>configuration</summary><table class="config">{_config_rows(run.config)}</table></details>',

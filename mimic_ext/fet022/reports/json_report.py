@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ..disagreement import disagreements
 from ..result import RunResult, SweepResult
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
 from ..result import finite_or_none
@@ -37,6 +38,12 @@ def conformance(run: RunResult) -> list[dict[str, Any]]:
     return out
 
 
+def disagreement_data(run: RunResult) -> list[dict[str, Any]]:
+    """Per stage with several engines: every pair of engines that disagrees on a follower."""
+    return [{"asset": asset, **d.to_dict()} for asset, per_engine in by_asset(run).items() if len(per_engine) > 1
+            for d in disagreements(per_engine)]
+
+
 def to_json_data(result: RunResult | SweepResult, samples: bool = True,
                  created: str | None = None) -> dict[str, Any]:
     """The report as plain data (what ``write_json`` writes)."""
@@ -57,6 +64,7 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True,
         "engines": engines_of(run),
         "stages": [s.to_dict(samples) for s in run.stages],
         "conformance": conformance(run),
+        "disagreements": disagreement_data(run),
     }
 
 

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..identity import TEST_NAME
-from ..result import ERROR, FAIL, SKIPPED, RunResult, SweepResult
+from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
 from .common import as_run, engines_of, gearing_text, num, read_text, write_text
 
 
@@ -50,7 +50,7 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
                 ET.SubElement(tc, "failure", message=message, type=kind).text = _details(f)
             elif f.status == ERROR:
                 ET.SubElement(tc, "error", message=message, type="SweepError").text = _details(f)
-            elif f.status == SKIPPED:
+            elif f.status in (SKIPPED, NOT_APPLICABLE):   # not applicable: skipped, with the reason
                 ET.SubElement(tc, "skipped", message=message)
             ET.SubElement(tc, "system-out").text = _details(f)
             cases.append(tc)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ... import __version__
 from ..identity import FEATURES, HARNESS_TEST_VERSION, TEST_NAME
-from ..result import ERROR, FAIL, SKIPPED, RunResult, SweepResult, finite_or_none
+from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult, finite_or_none
 from .common import as_run, write_text
 
 FORMAT = "simready_benchmark.result"
@@ -27,7 +27,7 @@ FORMAT = "simready_benchmark.result"
 
 def _messages(stage: SweepResult) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    if stage.status == SKIPPED:
+    if stage.status in (SKIPPED, NOT_APPLICABLE):
         out.append({"level": "skip", "text": f"MIM: {stage.reason}"})
     elif stage.status == ERROR and stage.reason:
         out.append({"level": "error", "text": f"MIM: {stage.reason}"})
@@ -35,7 +35,7 @@ def _messages(stage: SweepResult) -> list[dict[str, str]]:
         out.append({"level": "warning", "text": f"MIM: {w}"})
     for f in stage.followers:
         for m in f.messages:
-            out.append({"level": "error" if f.status == ERROR else "warning",
+            out.append({"level": {ERROR: "error", NOT_APPLICABLE: "skip"}.get(f.status, "warning"),
                         "text": f"MIM: follower '{f.name}' (reference '{f.reference}'): {m}"})
         for w in f.warnings:
             out.append({"level": "warning", "text": f"MIM: follower '{f.name}': {w}"})
