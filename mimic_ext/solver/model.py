@@ -33,6 +33,7 @@ from .workspace import layout as workspace_layout
 from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
 from .kernels.contact_rows import active_rows, active_size, block_size, path_size
+from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -614,14 +615,14 @@ class Model:
         for name, (offset, _size) in ws.fields.items():
             setattr(md, "o_" + name, offset)
         self.workspace = ws
-        # 0: no floating base; 1: floating bases, none restoring its momentum (a contact model's);
-        # 2: a floating tree's momentum restored (its float64 bookkeeping runs)
-        md.has_float = (2 if any(lk.jtype == FREE and lk.restore for lk in links) else 1) if self.base_bodies else 0
+        # whether floating bases step, and whether one's momentum is restored (kernels.structs)
+        md.float_bases = ((int(FLOAT_RESTORED) if any(lk.jtype == FREE and lk.restore for lk in links)
+                           else int(FLOAT_FREE)) if self.base_bodies else int(NO_FLOAT))
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
-        md.coupling_in_step = int(bool(row0 > 0 or md.has_float or K.contacts))
+        md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
         md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its

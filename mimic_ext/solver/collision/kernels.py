@@ -216,5 +216,10 @@ NO_REACH = wp.constant(3.0e38)
 def collide_kernel(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
                    frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer):
     """Detection alone (``reach0 = NO_REACH``: every pair out to its contact offsets, ``frame_move``
-    not read), or as the solver's step detects."""
+    not read), or as the solver's step detects.
+
+    Model in: ``cd`` (the shapes, their pairs and filters). State in: ``frame_R``, ``frame_p``
+    (each environment's link frames), ``frame_move`` (their motion bounds this step), ``reach0``.
+    Out: ``out`` (the contacts per environment); ``sc`` (the broad phase's and the far-pair cache's
+    per-environment state, carried to the next call)."""
     collide_env(cd, frame_R, frame_p, frame_move, reach0, sc, out, wp.tid())

@@ -12,6 +12,8 @@ import math
 
 import warp as wp
 
+from .structs import NO_FLOAT
+
 REVOLUTE = wp.constant(0)
 PRISMATIC = wp.constant(1)
 FREE = wp.constant(2)
@@ -563,7 +565,7 @@ def build(ns) -> None:
                     q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
-        if md.has_float != 0:
+        if md.float_bases != NO_FLOAT:
             for l in range(md.n_links):
                 ld = md.links[l]
                 if ld.jtype == FREE:

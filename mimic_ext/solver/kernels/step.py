@@ -13,6 +13,8 @@ longer finite.
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
+from .structs import FLOAT_RESTORED
+
 from .dynamics import F_CONT, FREE, TURNS_MAX
 
 
@@ -51,7 +53,7 @@ def build(ns) -> None:
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
         od = wp.vec3d(o)
-        if md.has_float == 2:       # contact models restore no momentum: no bookkeeping
+        if md.float_bases == FLOAT_RESTORED:       # contact models restore no momentum: no bookkeeping
             f.momentum64(md, e, q_in, u_in, sc, od)
             f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
@@ -116,7 +118,7 @@ def build(ns) -> None:
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
                     break
-        if md.has_float == 2:
+        if md.float_bases == FLOAT_RESTORED:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         # one sum of the new state: a NaN or inf anywhere makes it non-finite
         acc = T(0.0)
@@ -176,15 +178,24 @@ def build(ns) -> None:
     def step_kernel(md: MD, sc: SC, e0: int, q_in: A2, u_in: A2, t_in: I2,
                     target_pos: A2, target_vel: A2, effort: A2, dt: T,
                     q_out: A2, u_out: A2, t_out: I2, no_slot: I1, no_history: A3):
-        """Environments ``e0 .. e0 + dim - 1`` (a launch per thread takes one slice) through one
-        step; ``no_slot`` is ``[-1]`` (nothing recorded) and ``no_history`` any array."""
+        """Environments ``e0 .. e0 + dim - 1`` (a launch per thread takes one slice) through one step.
+
+        Model in: ``md`` (the model's ``ModelData`` with this solver's options).
+        State in: ``q_in``, ``u_in``, ``t_in`` (positions, velocities, whole turns), per environment.
+        Control in: ``target_pos``, ``target_vel``, ``effort`` (drive targets, efforts), ``dt``.
+        Out: ``q_out``, ``u_out``, ``t_out`` (may alias the inputs); ``sc`` (the work space, the
+        coupling impulses, the finiteness flags). ``no_slot`` is ``[-1]`` (nothing recorded) and
+        ``no_history`` any array."""
         e = wp.tid() + e0
         run_env(md, sc, e, 0, 1, q_in, u_in, t_in, q_out, u_out, t_out, target_pos, target_vel, effort, dt,
                 no_slot, no_history)
 
     @wp.kernel(module=ns.module)
     def loop_eval_kernel(md: MD, sc: SC, q: A2, J_out: A2, err_out: A2):
-        """The loop rows' errors and full Jacobian at q (for the model's build-time analysis)."""
+        """The loop rows' errors and full Jacobian at q (for the model's build-time analysis).
+
+        Model in: ``md``. State in: ``q``. Out: ``err_out`` (per loop row), ``J_out`` (rows x DOFs,
+        row-major); ``sc`` as scratch."""
         e = wp.tid()
         n = md.n_u
         o = origin(md, e, q)
@@ -200,7 +211,10 @@ def build(ns) -> None:
     @wp.kernel(module=ns.module)
     def coupling_kernel(md: MD, sc: SC, u_plus: A2, dt: T):
         """The last step's coupling impulses from what it left in the work space (a model whose
-        step does not compute them: ``ModelData.coupling_in_step`` 0); ``u_plus`` receives u+ as
+        step does not compute them: ``ModelData.coupling_in_step`` 0).
+
+        Model in: ``md``. State in: ``sc`` (the work space the last step left), ``dt`` (its step).
+        Out: ``sc.rel_imp`` (per relation: the impulse on the follower); ``u_plus`` receives u+ as
         the step formed it, the same arithmetic, so the impulses are bitwise the step's own."""
         e = wp.tid()
         ws = sc.ws
@@ -243,7 +257,12 @@ def build_many(ns) -> None:
     def step_many_kernel(md: MD, sc: SC, e0: int, n_env: int, steps: int,
                          q_a: A2, u_a: A2, t_a: I2, q_b: A2, u_b: A2, t_b: I2,
                          target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A3):
-        """Environments ``e0 .. e0 + dim - 1`` through ``steps`` steps (see ``build_many``)."""
+        """Environments ``e0 .. e0 + dim - 1`` through ``steps`` steps (see ``build_many``).
+
+        Model in: ``md``. State in: ``q_a``, ``u_a``, ``t_a`` (and ``q_b``.. as the other buffer).
+        Control in: ``target_pos``, ``target_vel``, ``effort``: row ``s * n_env + e`` for step ``s``;
+        ``dt``. Out: the final state in ``q_a``, ``u_a``, ``t_a``; ``history[slot[s], e]``: the
+        positions after step ``s`` where ``slot[s] >= 0``; ``sc`` as in ``step_kernel``."""
         e = wp.tid() + e0
         run_env(md, sc, e, n_env, steps, q_a, u_a, t_a, q_b, u_b, t_b, target_pos, target_vel, effort, dt,
                 slot, history)

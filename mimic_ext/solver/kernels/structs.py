@@ -9,6 +9,13 @@ of one work array (``Scratch.ws[e, o_X + ...]``, offsets ``ModelData.o_X`` laid 
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
+#: ``ModelData.float_bases``: no floating base; floating bases, none restoring its momentum (a
+#: contact model's: contacts exchange momentum with the world); a floating tree's momentum
+#: restored each step (its float64 bookkeeping runs, ``dynamics.momentum64``)
+NO_FLOAT = wp.constant(0)
+FLOAT_FREE = wp.constant(1)
+FLOAT_RESTORED = wp.constant(2)
+
 
 def build(ns) -> None:
     T, V3, M33, SV = ns.T, ns.vec3, ns.mat33, ns.spatial
@@ -140,7 +147,7 @@ def build(ns) -> None:
         m: int
         loop_c0: int                    # the loops' columns: their groups' range (C is block diagonal)
         loop_c1: int
-        has_float: int                  # 0: none; 1: floating bases; 2: and a momentum restored (model.py)
+        float_bases: int                # NO_FLOAT, FLOAT_FREE or FLOAT_RESTORED (below; model.py)
         has_rows: int
         has_cont: int                   # 1: a continuous joint (its turn count is checked with the state)
         drive_exact: int                # 1: drives discretised exactly for their effective inertia (model.py)
