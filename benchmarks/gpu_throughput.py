@@ -124,7 +124,6 @@ class MjwGrasp:
     """MuJoCo Warp on the grasp MJCF: N worlds from MuJoCo's state at the lift's start."""
 
     def __init__(self, xml: Path, n: int, device: str):
-        import mujoco
         import mujoco_warp as mjw
         import warp as wp
 
@@ -282,7 +281,7 @@ class NewtonRobotiq(P.Newton):
 
 
 def robotiq_engines(device: str):
-    return [("ours", lambda mech, n: OursRobotiq(mech, n), None),
+    return [("ours", OursRobotiq, None),
             ("MuJoCo Warp", lambda mech, n: MjwRobotiq(mech, n, device), mujoco_warp_missing()),
             ("Newton", lambda mech, n: NewtonRobotiq(mech, n, device), P.missing("newton"))]
 
