@@ -61,14 +61,17 @@ def _tile_envs(src, dst, n: int) -> None:
 
 
 class Ours:
-    def __init__(self, xml: Path, n: int):
-        self.g = G.OursGrasp(xml, num_envs=n)
+    def __init__(self, xml: Path, n: int, device: str = "cpu"):
+        self.device = device
+        self.g = G.OursGrasp(xml, num_envs=n, device=device)
         self.k = 0
         self.track, self.worst = [], 0.0
 
     @property
     def name(self) -> str:
         """Named by the slices a step runs as now (the solver slices by the cost it timed)."""
+        if not self.g.model.device.is_cpu:
+            return f"ours ({self.g.model.device})"
         used = min(len(self.g.solver.launch_slices()), self.g.solver.threads)
         return f"ours (CPU kernel, {used} thread{'s' if used > 1 else ''})"
 
@@ -76,7 +79,7 @@ class Ours:
         """Close one environment on the box, then start every environment from its state
         (positions, velocities and all the scratch a step carries to the next): all N go on
         bitwise as that one environment would."""
-        one = Ours(xml, 1)
+        one = Ours(xml, 1, self.device)
         one.advance(G.lift_start())
         n = self.g.model.num_envs
         for src, dst in ((one.g.a, self.g.a), (one.g.b, self.g.b)):

@@ -275,9 +275,11 @@ XPBD_ITERATIONS = 16
 
 class Newton(Runner):
     """Newton 1.8 on the CPU: ``featherstone`` (reduced coordinates, mimics eliminated) or
-    ``xpbd`` (maximal coordinates; joint positions recovered with ``eval_ik`` when read)."""
+    ``xpbd`` (maximal coordinates; joint positions recovered with ``eval_ik`` when read).
+    ``device`` another Warp device (``gpu_throughput.py``): the targets' table is then uploaded
+    once and each step's row copied on the device (a NumPy view exists only of CPU arrays)."""
 
-    def __init__(self, mech, num_envs, solver: str = "featherstone"):
+    def __init__(self, mech, num_envs, solver: str = "featherstone", device: str = "cpu"):
         super().__init__(mech, num_envs)
         import newton
         import warp as wp
@@ -290,7 +292,7 @@ class Newton(Runner):
         mb.replicate(single, num_envs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.model = mb.finalize(device="cpu")
+            self.model = mb.finalize(device=device)
         cls = newton.solvers.SolverFeatherstone if solver == "featherstone" else newton.solvers.SolverXPBD
         self.solver = cls(self.model, angular_damping=0.0) if solver == "featherstone" \
             else cls(self.model, iterations=XPBD_ITERATIONS)
@@ -308,6 +310,14 @@ class Newton(Runner):
             full[:, dcols[e]] = self.table[:, e, :]
         self.full = full.astype(base.dtype)
         self.view = self.ctl.joint_target_q.numpy()
+        self.rows = None if self.model.device.is_cpu else wp.array(self.full, device=self.model.device)
+
+    def set_targets(self, k: int) -> None:
+        """Step ``k``'s targets into the control (a view's copy, or a copy on the device)."""
+        if self.rows is None:
+            np.copyto(self.view, self.full[schedule_index(k)])
+        else:
+            self.wp.copy(self.ctl.joint_target_q, self.rows[schedule_index(k)])
 
     def advance(self, n):
         s0, s1, ctl, step, view, full, k = self.s0, self.s1, self.ctl, self.solver.step, self.view, self.full, self.k

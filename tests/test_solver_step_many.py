@@ -24,11 +24,15 @@ from mimic_ext.solver import Control, NonFiniteStateError, Solver, StepInputErro
 N = 70
 
 
+#: threads=2 splits a CPU launch in two slices; on a GPU a solver runs one launch (threads is 1)
+CPU_SLICES = pytest.mark.cpu_only("threads slice a CPU launch; on a GPU one launch covers every environment")
+
+
 def _stages():
     return [LINKAGE] + ([COMPLIANT] if COMPLIANT.exists() else [])
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=CPU_SLICES)])
 @pytest.mark.parametrize("steps", [48, 49])           # an odd count ends in the second buffer: copied back
 @pytest.mark.parametrize("path", _stages(), ids=lambda p: p.stem)
 def test_step_many_is_bitwise_step_by_step(path, steps, threads):
@@ -118,7 +122,7 @@ def _one_at_a_time(solver, model, state, calls):
     return out, a
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=CPU_SLICES)])
 def test_repeated_calls_give_one_at_a_time_results(threads):
     """The launches, buffers and tiled targets step_many keeps between calls never carry a
     stale value: calls that change the schedule (its values in place, its kind, its length,

@@ -16,6 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through  # noqa: E402
 
+pytestmark = pytest.mark.cpu_only("threads slice a CPU launch (a pool of Warp CPU launches); on a GPU one "
+                                  "launch covers every environment")
+
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
 

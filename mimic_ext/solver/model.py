@@ -22,6 +22,7 @@ import warp as wp
 from pxr import Usd
 
 from ..schema import read_relations
+from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
 from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
@@ -128,14 +129,14 @@ class Model:
     """Articulation trees of a stage, their joints' limits and drives, loop closures and the
     mimic relations, in float32 or float64 (``precision``)."""
 
-    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = "cpu", precision: str = "float32",
+    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = None, precision: str = "float32",
                  collision: CollisionSpec | None = None, contact_capacity: int | None = None):
         if precision not in PRECISIONS:
             raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
         self.precision = precision
         self.spec = spec
         self.num_envs = int(num_envs)
-        self.device = wp.get_device(device)
+        self.device = resolve_device(device)
         self.links: list[LinkSpec] = spec.links
         self.warnings: list[str] = list(spec.warnings)
         self.gravity = np.array(spec.gravity, float)
@@ -717,11 +718,13 @@ def _has_colliders(stage: Usd.Stage) -> bool:
     return False
 
 
-def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu", fix_base: bool = False,
+def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = None, fix_base: bool = False,
                 relations: Iterable | None = None, precision: str = "float32", contacts: bool | None = None,
                 ground_plane: float | None = None, contact_capacity: int | None = None) -> Model:
     """Model of every articulation tree on ``stage`` with its loop closures and mimic relations.
 
+    ``device``: the Warp device of its arrays and kernels ("cpu", "cuda:0"); None is
+    ``default_device()``, "cpu" unless ``set_default_device`` moved it.
     ``fix_base`` welds floating roots to the world where they stand (grippers on a bench).
     ``relations`` (MimicRelation objects) replaces the stage's relations when given.
     ``precision`` "float32" (default) or "float64": the scalar type of every array and kernel.
@@ -748,7 +751,7 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = "cpu",
 
 
 def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable | None = None,
-                  num_envs: int = 1, device: str | None = "cpu") -> Model | None:
+                  num_envs: int = 1, device: str | None = None) -> Model | None:
     """The stage's model when two of its colliders can touch (contacts join what would
     otherwise be independent parts), else None (cheap without colliders)."""
     if not _has_colliders(stage):
@@ -757,7 +760,7 @@ def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable 
     return model if model.collision is not None else None
 
 
-def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = "cpu",
+def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = None,
                     precision: str = "float32", stage: Usd.Stage | None = None,
                     collision: CollisionSpec | None = None, contact_capacity: int | None = None,
                     drives: Mapping[str, tuple] | None = None, upload: bool = True) -> Model:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from ..devices import resolve_device
 from . import wp_types as T
 from .frames import FrameLayout, motion_frames
 from .kernels import NO_REACH, collide_kernel
@@ -69,7 +70,7 @@ class CollisionModel:
         self.spec = spec
         self.layout = layout
         self.num_envs = int(num_envs)
-        self.device = wp.get_device(device)
+        self.device = resolve_device(device)
         self.warnings = list(spec.warnings)
         shapes = spec.shapes
         self.shape_paths = [s.path for s in shapes]
