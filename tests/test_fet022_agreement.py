@@ -71,9 +71,6 @@ KNOWN = {
     # reads only newton:* : an authoring error of the asset that only our engine shows
     ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"):
         (("fail", "fail"), "physxJoint:maxJointVelocity", "velocity cap"),
-    # the shared copy lacks the asset's Git LFS mesh data: Newton's add_usd refuses a Mesh without points
-    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "newton"):
-        (("error", "error"), "Newton cannot read the stage: Mesh prim", None),
 }
 
 
@@ -110,14 +107,18 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
             assert f.status in ("pass", "not_applicable"), (name, f.name, f.status, f.messages)
             if f.status == "not_applicable":
                 assert f.messages and f.messages[0].startswith("not applicable"), (name, f.name)
+                if name == "newton" and "Gripper_2F85_newton" in asset:
+                    # the shared copy lacks the asset's Git LFS mesh data: Newton's add_usd refuses a
+                    # Mesh without points, and says so (not applicable, never an error)
+                    assert "Newton cannot read the stage: Mesh prim" in " ".join(f.messages), f.messages
                 continue
             # 0.01: the bar, ten times tighter than the verdict's 0.1
             assert abs(f.motion_ratio - f.abs_gearing) <= AGREEMENT, (name, f.name, f.motion_ratio, f.abs_gearing)
     found = disagreements(per_engine)
     for d in found:
         odd = [e for e in d.engines if e in known]
-        if odd:
-            assert known[odd[0]][2] in (d.cause, None), d.text()
+        if odd:     # the known engine's cause, or a not-applicable engine's beside it (named first)
+            assert d.cause in (known[odd[0]][2], None, "missing schema or feature"), d.text()
         else:   # only a not-applicable verdict may differ, and it says so
             assert d.measure == "verdict" and d.cause == "missing schema or feature", d.text()
     measured = [d for d in found if d.measure != "verdict"]

@@ -136,8 +136,8 @@ class NewtonEngine:
             warnings.simplefilter("always")
             try:
                 builder.add_usd(prep.stage, floating=None, collapse_fixed_joints=False)
-            except (ValueError, RuntimeError) as exc:
-                raise MimicInputError(f"Newton cannot read the stage: {' '.join(str(exc).split())}") from None
+            except (ValueError, RuntimeError) as exc:   # Newton's reader refuses it: no verdict from Newton
+                raise EngineNotApplicable(f"Newton cannot read the stage: {' '.join(str(exc).split())}") from None
         said = []
         for w in caught:
             msg = " ".join(str(w.message).split())
