@@ -48,9 +48,9 @@ def rotor_run(scheme: str, w: float, zeta: float, fps: int, seconds: float, targ
     model = build_model(b.stage)
     solver = Solver(model, drive_discretisation=scheme)
     s0, s1, c = model.state(), model.state(), model.control()
-    ef = c.joint_effort.numpy()
+    ef = c.joint_f.numpy()
     ef[:, 0] = effort
-    c.joint_effort.assign(ef)
+    c.joint_f.assign(ef)
     out = []
     for _ in range(int(round(seconds * fps))):
         solver.step(s0, s1, c, 1.0 / fps)
@@ -130,9 +130,9 @@ def _leader_step(stage, scheme: str, substeps: int, fps: int = 240, seconds: flo
     solver = Solver(model, drive_discretisation=scheme)
     s0, s1, c = model.state(), model.state(), model.control()
     i = model.dof_index(LEADER)
-    tp = c.joint_target_pos.numpy()
+    tp = c.joint_target_q.numpy()
     tp[:, i] = target
-    c.joint_target_pos.assign(tp)
+    c.joint_target_q.assign(tp)
     out = []
     for _ in range(int(seconds * fps)):
         for _ in range(substeps):

@@ -37,6 +37,16 @@ from .stage_checks import (ignored_by_physx, massless_stage, nonfinite_physics, 
                            why_not_simulated)
 
 
+def _no_simulation(result: SweepResult, status: str, reason: str) -> None:
+    """The stage was not simulated: its status and reason, and every follower that had passed
+    the checks so far takes them too."""
+    result.status, result.reason = status, reason
+    for rec in result.followers:
+        if rec.status == PASS:
+            rec.status = status
+            rec.messages.append(reason)
+
+
 def versions() -> dict[str, str]:
     from pxr import Usd
 
@@ -332,20 +342,12 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
         try:
             trace = be.simulate(stage, plan, watch, simulated, fix_base=cfg.fix_base)
         except EngineNotApplicable as exc:
-            result.status, result.reason = NOT_APPLICABLE, f"not applicable on {label}: {exc}"
-            for rec in result.followers:
-                if rec.status == PASS:
-                    rec.status = NOT_APPLICABLE
-                    rec.messages.append(result.reason)
+            _no_simulation(result, NOT_APPLICABLE, f"not applicable on {label}: {exc}")
             if any(rec.status == FAIL for rec in result.followers):   # a validator reject still fails
                 result.status = FAIL
             return done()
         except MimicInputError as exc:
-            result.status, result.reason = ERROR, f"cannot simulate {asset}: {exc}"
-            for rec in result.followers:
-                if rec.status == PASS:
-                    rec.status = ERROR
-                    rec.messages.append(result.reason)
+            _no_simulation(result, ERROR, f"cannot simulate {asset}: {exc}")
             return done()
         result.timings.update({k: v for k, v in trace.timings.items() if k.endswith("_s")})
         result.warnings.extend(trace.notes)

@@ -286,6 +286,10 @@ class SetMimicComplianceCommand(_MimicEdit, omni.kit.commands.Command):
         return self._relation(prim, self._instance)
 
 
+def _unknown_schema(name: str) -> str:
+    return f"unknown schema '{name}': use one of {', '.join(SCHEMAS)}"
+
+
 class ConvertMimicSchemaCommand(_MimicEdit, omni.kit.commands.Command):
     """Leave a joint with its relation in one schema (PhysX reads both and would apply two constraints).
 
@@ -304,7 +308,7 @@ class ConvertMimicSchemaCommand(_MimicEdit, omni.kit.commands.Command):
 
     def _problem(self, stage):
         if self._to not in SCHEMAS:
-            return f"unknown schema '{self._to}': use one of {', '.join(SCHEMAS)}"
+            return _unknown_schema(self._to)
         if not read_joint_relations(stage.GetPrimAtPath(self._prim_path)):
             return f"{self._prim_path} has no mimic relation to convert"
         return None
@@ -328,7 +332,7 @@ class RemoveMimicDuplicateCommand(_MimicEdit, omni.kit.commands.Command):
 
     def _problem(self, stage):
         if self._keep not in SCHEMAS:
-            return f"unknown schema '{self._keep}': use one of {', '.join(SCHEMAS)}"
+            return _unknown_schema(self._keep)
         if len(carried_schemas(stage.GetPrimAtPath(self._prim_path))) < 2:
             return f"{self._prim_path} does not carry both mimic schemas: there is no duplicate to remove"
         return None

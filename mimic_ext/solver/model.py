@@ -64,6 +64,28 @@ class State:
     joint_turns: wp.array | None = None
 
 
+_NEW_NAMES = {"joint_target_pos": "joint_target_q", "joint_target_vel": "joint_target_qd", "joint_effort": "joint_f"}
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, "
+                  f"Newton's name", DeprecationWarning, stacklevel=3)
+
+
+def _alias(old: str):
+    """getter and setter of a deprecated Control name, warning and forwarding to Newton's."""
+    new = _NEW_NAMES[old]
+
+    def get(self):
+        _deprecated(old)
+        return getattr(self, new)
+
+    def put(self, value) -> None:
+        _deprecated(old)
+        setattr(self, new, value)
+    return get, put
+
+
 @dataclass
 class Control:
     """Per environment and DOF: drive targets (rad or m, rad/s or m/s) and efforts (N m or N),
@@ -86,43 +108,9 @@ class Control:
         self.joint_target_qd = joint_target_qd if joint_target_qd is not None else joint_target_vel
         self.joint_f = joint_f if joint_f is not None else joint_effort
 
-    @property
-    def joint_target_pos(self) -> wp.array:
-        _deprecated("joint_target_pos")
-        return self.joint_target_q
-
-    @joint_target_pos.setter
-    def joint_target_pos(self, value: wp.array) -> None:
-        _deprecated("joint_target_pos")
-        self.joint_target_q = value
-
-    @property
-    def joint_target_vel(self) -> wp.array:
-        _deprecated("joint_target_vel")
-        return self.joint_target_qd
-
-    @joint_target_vel.setter
-    def joint_target_vel(self, value: wp.array) -> None:
-        _deprecated("joint_target_vel")
-        self.joint_target_qd = value
-
-    @property
-    def joint_effort(self) -> wp.array:
-        _deprecated("joint_effort")
-        return self.joint_f
-
-    @joint_effort.setter
-    def joint_effort(self, value: wp.array) -> None:
-        _deprecated("joint_effort")
-        self.joint_f = value
-
-
-_NEW_NAMES = {"joint_target_pos": "joint_target_q", "joint_target_vel": "joint_target_qd", "joint_effort": "joint_f"}
-
-
-def _deprecated(name: str) -> None:
-    warnings.warn(f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, "
-                  f"Newton's name", DeprecationWarning, stacklevel=3)
+    joint_target_pos = property(*_alias("joint_target_pos"))
+    joint_target_vel = property(*_alias("joint_target_vel"))
+    joint_effort = property(*_alias("joint_effort"))
 
 
 class Model:

@@ -242,26 +242,12 @@ class Solver:
         self._cost_samples: list[float] = []
         self._alloc()
 
-    # ---- options --------------------------------------------------------------------------
-    @property
-    def erp(self) -> float:
-        return self._options["erp"]
-
-    @property
-    def iterations(self) -> int:
-        return self._options["iterations"]
-
-    @property
-    def contact_iterations(self) -> int:
-        return self._options["contact_iterations"]
-
-    @property
-    def coupling_every_step(self) -> bool:
-        return self._options["coupling_every_step"]
-
-    @property
-    def drive_discretisation(self) -> str:
-        return self._options["drive_discretisation"]
+    # ---- options (read-only here; ``set_options`` changes them) -----------------------------
+    erp = property(lambda self: self._options["erp"])
+    iterations = property(lambda self: self._options["iterations"])
+    contact_iterations = property(lambda self: self._options["contact_iterations"])
+    coupling_every_step = property(lambda self: self._options["coupling_every_step"])
+    drive_discretisation = property(lambda self: self._options["drive_discretisation"])
 
     def set_options(self, **options) -> None:
         """Change some of this solver's options (the constructor's names) for the steps to come."""
