@@ -39,6 +39,7 @@ OFFSET, PLANE_OFFSET = 0.02, 0.005
 
 def ours(num_envs: int):
     import warp as wp
+
     from mimic_ext.solver.collision import CollisionModel, MaterialSpec, ShapeSpec
 
     def spec(name, kind, size):

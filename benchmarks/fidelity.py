@@ -16,7 +16,6 @@ helpers (tests/), which build the same stages the tests check.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import warnings
 from pathlib import Path

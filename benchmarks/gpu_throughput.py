@@ -82,7 +82,7 @@ class Graph:
                 with wp.ScopedCapture(device=device) as cap:
                     fn()
                 self.graph = cap.graph
-            except Exception as exc:  # noqa: BLE001 - reported in the engine's name
+            except Exception as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
         self.captured = self.graph is not None
 
@@ -319,7 +319,7 @@ def run_scene(scene: str, build, engines, sizes, steps: int, rounds: int, budget
                 first = time.perf_counter() - t0
                 eng.advance(steps)                      # the first block: compiles, captures, warms
                 first = time.perf_counter() - t0
-            except Exception as exc:  # noqa: BLE001 - one line per engine, the others go on
+            except Exception as exc:
                 print(f"  N={n:6d}  {label}: failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
                 over[label] = "it failed at a smaller N"
                 continue

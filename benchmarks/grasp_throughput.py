@@ -185,6 +185,7 @@ def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
 
 def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
     import warp as wp
+
     from mimic_ext.solver import Solver, build_model
     from mimic_ext.solver.kernels.contact_rows import SPECULATIVE_SPEED
 

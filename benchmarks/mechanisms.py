@@ -36,7 +36,7 @@ import re
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -226,7 +226,7 @@ def _describe_urdf(name: str, source: str, urdf: str, armature: dict | None = No
                      armature=dict(armature or {}))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="mimic_bench_"))
 
@@ -301,7 +301,7 @@ def _finish(mech: Mechanism) -> Mechanism:
 
 # ------------------------------------------------------------------------------- mechanisms
 
-@lru_cache(maxsize=None)
+@cache
 def robotiq() -> Mechanism:
     """The Robotiq 2F-85 (6 revolute joints, 5 followers of finger_joint), inertials restored."""
     if not ROBOTIQ_URDF.is_file():
@@ -311,7 +311,7 @@ def robotiq() -> Mechanism:
                                                   f"blocks restored)", urdf))
 
 
-@lru_cache(maxsize=None)
+@cache
 def inspire() -> Mechanism:
     """The Inspire hand (12 revolute joints, 6 followers, non-unit multipliers and an offset)."""
     if not INSPIRE_URDF.is_file():
@@ -369,7 +369,7 @@ def _urdf(name: str, base_mass: float, base_diag: tuple, parts: list[_Part], ext
     return "\n".join(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def chain(joints: int, armature: float = CHAIN_ARMATURE, independent: int | None = None,
           limits: bool = True) -> Mechanism:
     """A hanging chain of ``joints`` revolute joints; every other joint follows the one above it.
@@ -449,7 +449,7 @@ def _g1_with_inspire() -> Path | None:
     return found[0] if found else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def humanoid() -> Mechanism:
     """53 DOFs, 12 mimics: the G1 with Inspire hands when its URDF is present, else a
     humanoid-like tree with the G1's joint layout and two shared Inspire hands.

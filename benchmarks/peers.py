@@ -283,6 +283,7 @@ class Newton(Runner):
         super().__init__(mech, num_envs)
         import newton
         import warp as wp
+
         from mimic_ext.warp_runtime import init_warp
         init_warp()
         self.newton, self.wp = newton, wp
@@ -388,7 +389,7 @@ def _serve(conn, kind: str, mech_name: str, num_envs: int) -> None:
             warnings.simplefilter("ignore")
             r = make(kind, M.MECHANISMS[mech_name](), num_envs)
         conn.send(("ready", (r.name, r.threads)))
-    except Exception as exc:    # noqa: BLE001 - reported to the parent as one line
+    except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
     while True:
@@ -462,7 +463,7 @@ def _registered_name(mech: M.Mechanism) -> str:
 
 def missing(kind: str) -> str | None:
     """Why the peer ``kind`` cannot run here, or None."""
-    mod = {"mujoco": "mujoco", "newton": "newton", "physx": "ovphysx"}.get(kind.split()[0].split(":")[0])
+    mod = {"mujoco": "mujoco", "newton": "newton", "physx": "ovphysx"}.get(kind.split(maxsplit=1)[0].split(":", maxsplit=1)[0])
     if mod is None:
         return None
     try:

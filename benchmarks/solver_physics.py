@@ -40,6 +40,7 @@ def rotor(physx: bool) -> None:
                    f"peak {q.max():.3f} rad"
             if physx:
                 from solver_stages import DEG, StageBuilder
+
                 from mimic_ext.fet022.engines.physx_session import run_physx
                 b = StageBuilder(fixed_base=True)
                 j = b.revolute("hinge", b.base, b.body("rotor", mass=1.0, inertia=(1.0, 1.0, D.INERTIA)), "Z")
@@ -76,9 +77,10 @@ def compliant(physx: bool) -> None:
 
 def loop_gap() -> None:
     import test_solver_loops as L
+    from solver_stages import closure_gaps
+
     from mimic_ext.schema.stage_io import open_stage
     from mimic_ext.solver import Solver, build_model
-    from solver_stages import closure_gaps
     if not L.COMPLIANT.exists():
         return
     for fps in (240, 60):

@@ -44,8 +44,8 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
-from benchmarks import peers as P  # noqa: E402
+from benchmarks import mechanisms as M
+from benchmarks import peers as P
 
 
 def main(argv=None) -> int:
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     med = {label: statistics.median(v) for label, v in cpu.items()}
     print(f"ours, chain of {n} joints, N = {args.envs}, CPU time per env-step (median of {args.rounds} interleaved "
           f"rounds)")
-    base = med[f"k=1, no limits"]
+    base = med["k=1, no limits"]
     for label, t in med.items():
         print(f"  {label:<40} {t * 1e6:9.2f} us   ({t / base:5.2f}x k=1)")
     free = [(k, med[f"k={k}, no limits"]) for k in ks]
@@ -238,7 +238,7 @@ def phases(rounds: int, block_s: float) -> None:
     print(f"where one step's time goes (least CPU time per env-step of {rounds} interleaved rounds, "
           f"each phase the difference of consecutive cuts; us):")
     print(f"  {'phase':<58}" + "".join(f"{lb:>12}" for lb in done))
-    prev = {lb: 0.0 for lb in done}
+    prev = dict.fromkeys(done, 0.0)
     for (what, _, _), pkg in zip(_CUTS, pkgs):
         line = f"  {what:<58}"
         for lb in done:

@@ -61,8 +61,8 @@ import numpy as np
 if __package__ in (None, ""):          # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
-from benchmarks import peers as P  # noqa: E402
+from benchmarks import mechanisms as M
+from benchmarks import peers as P
 
 #: Largest trajectory deviation from ours, as a share of the mechanism's largest joint
 #: excursion, for a peer to count as simulating the same motion. Measured here (dt 1/240):

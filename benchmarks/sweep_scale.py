@@ -47,7 +47,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
+from benchmarks import mechanisms as M
 
 #: row -> (mimic pairs, pairs per articulation, wall target s, memory target GB)
 ROWS = {"200": (100, 1, 5.0, None), "200tree": (100, 100, 5.0, None), "2000": (1000, 1, None, None),

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 

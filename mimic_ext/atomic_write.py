@@ -29,8 +29,8 @@ import socket
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 from .errors import MimicInputError
 from .input_files import check_regular_file

@@ -15,7 +15,7 @@ import importlib
 import json
 import math
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .arguments import float32_number
 from .errors import MimicInputError

@@ -134,7 +134,7 @@ def announce_cold_compile(device: str = "cpu", precision: str = "float32", conta
     _announced.add(key)
     try:
         cold = not solver_kernels_cached(device, precision, contacts)
-    except Exception:  # noqa: BLE001  (a Warp without these internals: just say nothing)
+    except Exception:
         return False
     if cold:
         print(COLD_COMPILE_NOTE_CONTACTS if contacts else COLD_COMPILE_NOTE, file=sys.stderr, flush=True)

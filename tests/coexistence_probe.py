@@ -97,19 +97,19 @@ def scenario_schemas(order: str) -> dict:
 
     if order == "packages-first":
         packages()
-        import mimic_ext.schema  # noqa: F401
+        import mimic_ext.schema
     elif order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
+        import mimic_ext.schema
         packages()
     elif order == "interleaved":
+        import newton_usd_schemas  # noqa: F401
         import physx_usd_schemas  # noqa: F401
 
         import mimic_ext.schema  # noqa: F401
-        import newton_usd_schemas  # noqa: F401
     elif order == "mimic-never":
         packages()
-        from pxr import Usd, UsdPhysics
         from physx_usd_schemas import PhysxSchema
+        from pxr import Usd, UsdPhysics
 
         stage = Usd.Stage.Open(str(DATA / "geared_pair.usda"))
         leader = stage.GetPrimAtPath("/Gears/Joints/gear_leader")
@@ -150,7 +150,7 @@ def scenario_kit(plugin_dir: str, stubs: str, order: str) -> dict:
         out = exercise()
     finally:
         ext.on_shutdown()
-        omni.kit.app.get_app()._stub_close()  # noqa: SLF001
+        omni.kit.app.get_app()._stub_close()
     return out
 
 
@@ -166,8 +166,9 @@ def _physx_usd_schemas_state(out: dict) -> dict:
 
 def scenario_newton(order: str, out_dir: str) -> dict:
     if order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
         import newton
+
+        import mimic_ext.schema
     else:
         import newton
 
@@ -201,8 +202,9 @@ URDF = """<?xml version="1.0"?>
 
 def scenario_converter(order: str, out_dir: str) -> dict:
     if order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
         import urdf_usd_converter
+
+        import mimic_ext.schema
     else:
         import urdf_usd_converter
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 import mimic_ext.schema  # noqa: F401  (registers the mimic schemas)

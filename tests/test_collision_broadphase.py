@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from collision_scenes import box, capsule, collide, plane, pose, random_rotations, sphere
 
 

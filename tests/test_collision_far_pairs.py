@@ -9,7 +9,6 @@ and the cache must have skipped pairs (else the comparison proves nothing)."""
 from __future__ import annotations
 
 import numpy as np
-
 from collision_scenes import box, cylinder, hull_of, pose, rot
 
 N, STEPS = 64, 60

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
+from solver_stages import StageBuilder
 
 from mimic_ext.solver import build_model
 from mimic_ext.solver.collision import build_collision
-from solver_stages import StageBuilder
 
 
 def cube(stage, path, size=0.25, t=(0, 0, 0)):

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import warp as wp
 from pxr import Gf, UsdGeom, UsdPhysics, UsdShade
+from solver_stages import gripper
 
 from mimic_ext.solver import Solver, build_model
 from mimic_ext.solver.collision import build_collision, motion_frames
 from mimic_ext.solver.collision.pairs import pair_frames, pair_material, pair_rest
 from mimic_ext.solver.collision.wp_types import CollisionData, ContactBuffer
-from solver_stages import gripper
 
 FK = 2e-6
 

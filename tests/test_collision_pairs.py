@@ -12,10 +12,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from collision_scenes import (box, box_corners, box_point_dist, box_projector, capsule, collide, convex_distance,
-                              cylinder, deepest, hull_of, plane, pose, random_rotations, rot, seg_box_dist,
-                              seg_point_dist, seg_seg_dist, sphere)
+from collision_scenes import (
+    box,
+    box_corners,
+    box_point_dist,
+    box_projector,
+    capsule,
+    collide,
+    convex_distance,
+    cylinder,
+    deepest,
+    hull_of,
+    plane,
+    pose,
+    random_rotations,
+    rot,
+    seg_box_dist,
+    seg_point_dist,
+    seg_seg_dist,
+    sphere,
+)
 
 CLOSED = 2e-5       # m, closed forms (see module docstring)
 ITER = 1e-4         # m, GJK/EPA

@@ -7,16 +7,14 @@ Tolerances: sizes and poses go through float32 USD attributes and Gf matrices; 1
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
+from solver_stages import StageBuilder
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.solver import build_model
 from mimic_ext.solver.collision import build_collision, read_colliders
-from solver_stages import StageBuilder
 
 TOL = 1e-6
 

@@ -16,9 +16,9 @@ from pxr import UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.schema.stage_io import open_stage  # noqa: E402
-from mimic_ext.solver import build_model  # noqa: E402
+from mimic_ext.fet022 import run
+from mimic_ext.schema.stage_io import open_stage
+from mimic_ext.solver import build_model
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "robotiq_style_linkage.usda"
 

@@ -8,11 +8,9 @@ contacts on its own forward kinematics and solves their rows with the joint rows
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
+from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdShade
 
 from mimic_ext.solver import Solver, build_model
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import gripper  # noqa: E402
+from solver_stages import gripper
 
 wp = pytest.importorskip("warp")
 from mimic_ext.solver import build_model, default_device, set_default_device  # noqa: E402

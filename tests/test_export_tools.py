@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pxr import Usd, UsdGeom, UsdPhysics
-
 from importer_cases import write_cases
+from pxr import Usd, UsdGeom, UsdPhysics
 from relation_sets import as_constraints
+
 from mimic_ext.importers import export_urdf, import_robot
-from mimic_ext.math3d import quat_to_mat
 from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
+from mimic_ext.math3d import quat_to_mat
 from mimic_ext.schema import joints as J
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"

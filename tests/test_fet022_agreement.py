@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fet022_engines_common import SHARED
 
 for _peer in ("ovphysx", "ovstage", "newton", "mujoco"):

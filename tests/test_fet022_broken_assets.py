@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from fet022_engines_common import DATA
 from pxr import Sdf, Usd
 
-from fet022_engines_common import DATA
 from mimic_ext.fet022 import run
 from mimic_ext.schema import read_relations, set_relation
 

@@ -13,6 +13,7 @@ from mimic_ext.errors import MimicInputError
 from mimic_ext.fet022 import config as cfgmod
 from mimic_ext.fet022.config import SweepConfig, load_config
 
+
 def _as_yaml_values(cfg: SweepConfig) -> dict:
     d = cfg.to_dict()
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}

@@ -14,14 +14,15 @@ import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from mimic_ext.fet022.discovery import discover  # noqa: E402
-from mimic_ext.fet022.engines import engine_names  # noqa: E402
-from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from fet022_engines_common import DATA, ROBOTIQ, Recording, shared  # noqa: E402
+from fet022_engines_common import DATA, ROBOTIQ, Recording, shared
+
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run
+from mimic_ext.fet022.config import SweepConfig
+from mimic_ext.fet022.discovery import discover
+from mimic_ext.fet022.engines import engine_names
+from mimic_ext.fet022.plan import make_plan
 
 PEERS = {"warp": "warp", "physx": "ovphysx", "newton": "newton", "mujoco": "mujoco"}
 

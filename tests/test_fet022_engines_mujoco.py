@@ -8,16 +8,16 @@ it through the ``test`` extra.
 
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("mujoco", reason="the mujoco engine needs the mujoco extra: pip install 'mimic-ext[mujoco]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from fet022_engines_common import DATA, INSPIRE, Recording, import_to  # noqa: E402
-from test_fet022_physics import loaded_follower  # noqa: E402
+from fet022_engines_common import DATA, INSPIRE, Recording, import_to
+from test_fet022_physics import loaded_follower
+
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
 
 
 def test_mujoco_holds_each_mimic_as_a_stiff_joint_equality():

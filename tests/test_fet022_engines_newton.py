@@ -15,14 +15,14 @@ import pytest
 pytest.importorskip("newton", reason="the newton engine needs the newton extra: pip install 'mimic-ext[newton]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from pxr import Usd  # noqa: E402
+from fet022_engines_common import DATA, INSPIRE, Recording, import_to
+from pxr import Usd
+from test_fet022_physics import loaded_follower
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from fet022_engines_common import DATA, INSPIRE, Recording, import_to  # noqa: E402
-from test_fet022_physics import loaded_follower  # noqa: E402
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
+from mimic_ext.fet022.config import SweepConfig
 
 #: A quarter-second settle and a one-second sweep: enough to show where a follower sits and
 #: how it moves, at 300 Newton steps instead of the default 720 (CI time).

@@ -15,15 +15,15 @@ from pxr import Usd
 pytest.importorskip("ovphysx", reason="real PhysX needs the physx extra: pip install 'mimic-ext[physx]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from mimic_ext.fet022.discovery import discover  # noqa: E402
-from mimic_ext.fet022.engines.physx_session import run_physx  # noqa: E402
-from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from fet022_engines_common import (DATA, DATA_STAGES, FRANKA, INSPIRE, ROBOTIQ, Recording, import_to,  # noqa: E402
-                                   shared, verdicts)
+from fet022_engines_common import DATA, DATA_STAGES, FRANKA, INSPIRE, ROBOTIQ, Recording, import_to, shared, verdicts
+
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
+from mimic_ext.fet022.config import SweepConfig
+from mimic_ext.fet022.discovery import discover
+from mimic_ext.fet022.engines.physx_session import run_physx
+from mimic_ext.fet022.plan import make_plan
 
 #: Both engines hold a hard relation: ours exactly, PhysX through its articulation solver, whose
 #: residual on these assets is at most 0.13 % of the ratio (wx250s fingers, 64 position

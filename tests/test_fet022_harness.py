@@ -15,12 +15,13 @@ import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.fet022.bbox import explosion  # noqa: E402
-from mimic_ext.schema import MimicRelation, set_relation  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.bbox import explosion
+from mimic_ext.schema import MimicRelation, set_relation
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTIQ = (ROOT.parent / "shared" / "assets" / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration"

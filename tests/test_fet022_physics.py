@@ -18,12 +18,13 @@ from pxr import Sdf, UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.fet022.reports import load_schema  # noqa: E402
-from mimic_ext.schema import MimicRelation, set_relation  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.reports import load_schema
+from mimic_ext.schema import MimicRelation, set_relation
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
@@ -334,9 +335,9 @@ def test_reference_the_backend_cannot_drive_is_not_applicable_not_a_failure():
 
 
 def test_all_reference_joints_of_a_stage_run_in_one_batch():
-    from mimic_ext.fet022.engines import get_engine
     from mimic_ext.fet022.config import SweepConfig
     from mimic_ext.fet022.discovery import discover
+    from mimic_ext.fet022.engines import get_engine
     from mimic_ext.fet022.plan import make_plan
     from mimic_ext.schema import read_relations
 

@@ -16,8 +16,15 @@ import jsonschema
 import pytest
 
 from mimic_ext.fet022.config import SweepConfig
-from mimic_ext.fet022.reports import (format_console, format_html, load_schema, to_json_data, write_html,
-                                      write_json, write_junit)
+from mimic_ext.fet022.reports import (
+    format_console,
+    format_html,
+    load_schema,
+    to_json_data,
+    write_html,
+    write_json,
+    write_junit,
+)
 from mimic_ext.fet022.result import FollowerResult, ReferenceResult, RunResult, SweepResult
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

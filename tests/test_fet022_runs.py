@@ -14,12 +14,13 @@ from pxr import Gf, Sdf, UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run, sweep_paths  # noqa: E402
-from mimic_ext.fet022.batch import collect_stages  # noqa: E402
-from mimic_ext.fet022.engines import base as engine_base  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.batch import collect_stages
+from mimic_ext.fet022.engines import base as engine_base
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"

@@ -28,7 +28,7 @@ from benchmarks.sweep_scale import distinct_pairs  # noqa: E402
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
-from pxr import Gf, UsdGeom, UsdPhysics  # noqa: E402
+from pxr import UsdGeom, UsdPhysics  # noqa: E402
 
 from mimic_ext.fet022 import run  # noqa: E402
 from mimic_ext.fet022.bbox import BoxCheck, body_radii  # noqa: E402
@@ -36,7 +36,7 @@ from mimic_ext.fet022.config import SweepConfig  # noqa: E402
 from mimic_ext.fet022.discovery import discover  # noqa: E402
 from mimic_ext.fet022.engines.warp import WarpEngine, body_sample_indices  # noqa: E402
 from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from mimic_ext.schema import MimicRelation, read_relations, set_relation  # noqa: E402
+from mimic_ext.schema import MimicRelation, read_relations  # noqa: E402
 from mimic_ext.solver import Solver, build_model  # noqa: E402
 from mimic_ext.solver.inspect import body_poses  # noqa: E402
 from mimic_ext.solver.parts import independent_parts, part_spec, structure_key  # noqa: E402

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics
+from relation_sets import as_constraints
+from usd_frames import joint_world_frames
 
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.importers.model import FIXED
-from mimic_ext.importers.urdf_export import BOUND_INERTIA
 from mimic_ext.importers.urdf import read_urdf
+from mimic_ext.importers.urdf_export import BOUND_INERTIA
 from mimic_ext.schema import open_stage, read_relations
-from relation_sets import as_constraints
-from usd_frames import joint_world_frames
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 F32 = 1e-6

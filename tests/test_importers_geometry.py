@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from importer_cases import TEXTURE_RGB
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from importer_cases import TEXTURE_RGB
 from mimic_ext.importers import import_robot, read_robot
 
 pytest.importorskip("trimesh", reason="the mesh extra (pip install 'mimic-ext[mesh]')")

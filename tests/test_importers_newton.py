@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from importer_cases import write_cases
 from relation_sets import as_constraints
+
 from mimic_ext.importers import import_robot
 from mimic_ext.schema import joints
 
@@ -80,7 +80,7 @@ def imported(files, tmp_path_factory):
     return get
 
 
-def _builder(load, source) -> "newton.ModelBuilder":
+def _builder(load, source) -> newton.ModelBuilder:
     builder = newton.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Newton's notes on what it approximates

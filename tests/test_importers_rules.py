@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
+from usd_frames import joint_world_frames
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.schema import read_relations, remove_relation, set_relation
-from usd_frames import joint_world_frames
 
 F32 = 1e-6
 EXACT = 1e-9

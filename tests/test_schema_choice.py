@@ -13,8 +13,18 @@ import pytest
 
 from mimic_ext.cli import main
 from mimic_ext.errors import MimicInputError
-from mimic_ext.schema import (MimicRelation, convert_relation, convert_stage, open_stage, read_joint_relations,
-                              read_relations, remove_duplicate, schema_for_edit, set_relation, validate)
+from mimic_ext.schema import (
+    MimicRelation,
+    convert_relation,
+    convert_stage,
+    open_stage,
+    read_joint_relations,
+    read_relations,
+    remove_duplicate,
+    schema_for_edit,
+    set_relation,
+    validate,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 #: USD stores the relation as float32 (~6e-8 relative per value); a round trip PhysX -> SI ->

@@ -14,10 +14,18 @@ from pxr import Usd, UsdGeom, UsdPhysics
 import mimic_ext
 from mimic_ext.errors import MimicInputError
 from mimic_ext.schema import (
-    MimicRelation, edit_relation, find_relation, read_relations, remove_relation, set_relation,
+    MimicRelation,
+    edit_relation,
+    find_relation,
+    read_relations,
+    remove_relation,
+    set_relation,
 )
 from mimic_ext.schema.relation import (
-    canonical_to_newton, canonical_to_physx, newton_to_canonical, physx_to_canonical,
+    canonical_to_newton,
+    canonical_to_physx,
+    newton_to_canonical,
+    physx_to_canonical,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import gripper  # noqa: E402
+from solver_stages import gripper
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder  # noqa: E402
+from solver_stages import DEG, StageBuilder
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -171,6 +171,7 @@ def test_fet022_sweep_of_the_compliant_isaac_2f85_is_within_0_01_rad_of_physx():
     if not COMPLIANT.exists():
         pytest.skip(f"{COMPLIANT} not present")
     from fet022_engines_common import Recording
+
     from mimic_ext.fet022 import get_engine, run
     from mimic_ext.fet022.engines.warp import WarpEngine
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, independent_pair, states_at  # noqa: E402
+from solver_stages import DEG, StageBuilder, independent_pair, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, closure_gaps, four_bar, four_bar_follower_angle  # noqa: E402
+from solver_stages import StageBuilder, closure_gaps, four_bar, four_bar_follower_angle
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True

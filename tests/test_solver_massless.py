@@ -5,17 +5,16 @@ mass anywhere in its subtree gets the documented default, with a warning naming 
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
 
-from mimic_ext.solver import Solver, build_model  # noqa: E402
-from mimic_ext.solver.stage_reader import DEFAULT_MASS  # noqa: E402
+from mimic_ext.solver import Solver, build_model
+from mimic_ext.solver.stage_reader import DEFAULT_MASS
 
 
 def _stage():

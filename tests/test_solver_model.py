@@ -11,12 +11,12 @@ import pytest
 from pxr import Gf, Sdf, UsdGeom, UsdPhysics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, gripper  # noqa: E402
+from solver_stages import DEG, StageBuilder, gripper
 
 pytest.importorskip("warp")
-from mimic_ext.schema import joints as J  # noqa: E402
-from mimic_ext.solver import build_model  # noqa: E402
-from mimic_ext.solver.inspect import body_poses  # noqa: E402
+from mimic_ext.schema import joints as J
+from mimic_ext.solver import build_model
+from mimic_ext.solver.inspect import body_poses
 
 
 def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import franka_hand_equivalent, independent_pair  # noqa: E402
+from solver_stages import franka_hand_equivalent, independent_pair
 
 mujoco = pytest.importorskip("mujoco")
 wp = pytest.importorskip("warp")

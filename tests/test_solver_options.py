@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import independent_pair, states_at  # noqa: E402
+from solver_stages import independent_pair, states_at
 
 pytest.importorskip("warp")
-from mimic_ext.solver import Solver, StepInputError, build_model  # noqa: E402
+from mimic_ext.solver import Solver, StepInputError, build_model
 
 DT = 1.0 / 60.0
 STEPS = 24

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, closure_gaps  # noqa: E402
+from solver_stages import DEG, StageBuilder, closure_gaps
 
 pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
 wp = pytest.importorskip("warp")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import independent_pair  # noqa: E402
+from solver_stages import independent_pair
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through  # noqa: E402
+from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True

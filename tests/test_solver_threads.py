@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through  # noqa: E402
+from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule, step_through
 
 pytestmark = pytest.mark.cpu_only("threads slice a CPU launch (a pool of Warp CPU launches); on a GPU one "
                                   "launch covers every environment")

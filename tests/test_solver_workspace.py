@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import four_bar, gripper, independent_pair  # noqa: E402
+from solver_stages import four_bar, gripper, independent_pair
 
 pytest.importorskip("warp")
-from mimic_ext.schema import open_stage  # noqa: E402
-from mimic_ext.solver import Solver, WorkSpaceOverrunError, build_model  # noqa: E402
-from mimic_ext.solver import workspace as W  # noqa: E402
-from mimic_ext.solver.kernels import contact_rows as CR  # noqa: E402
-from mimic_ext.solver.kernels import kernels  # noqa: E402
+from mimic_ext.schema import open_stage
+from mimic_ext.solver import Solver, WorkSpaceOverrunError, build_model
+from mimic_ext.solver import workspace as W
+from mimic_ext.solver.kernels import contact_rows as CR
+from mimic_ext.solver.kernels import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPLIANT = ROOT.parent / "shared" / "assets" / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration" / \

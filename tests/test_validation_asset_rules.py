@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 import mimic_ext
-
 from mimic_ext.schema.asset_rules import DJ_007, DJ_007_CODES
 from mimic_ext.schema.validation import CODES, ERROR, INFO, WARNING
 

@@ -36,7 +36,6 @@ from ..schema.relation import PHYSX
 from .config import SweepConfig
 from .discovery import FollowerCase
 from .harness import HarnessPair, harness_pair
-
 from .result import FAIL, PASS
 
 MATCH, REVERSED, UNDETERMINED = "match", "reversed", "undetermined"

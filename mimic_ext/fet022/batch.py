@@ -27,10 +27,11 @@ import os
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import MimicInputError
 from .config import SweepConfig
@@ -57,7 +58,7 @@ def _dependencies(path: Path) -> set[Path]:
     try:
         check_regular_file(path, "stage")
         sublayers, references, payloads = UsdUtils.ExtractExternalReferences(str(path))
-    except Exception:  # noqa: BLE001  (an unreadable file is swept, and its error reported, later)
+    except Exception:
         return set()
     layer_dir = path.parent
     out = set()
@@ -159,7 +160,7 @@ def sweep_one(path: str | os.PathLike, config: SweepConfig, engine: str = "warp"
         return run(path, config, get_engine(engine, **(engine_options or {})), label=engine)
     except MimicInputError as exc:
         return error_result(str(path), str(exc), config, time.perf_counter() - t0, engine)
-    except Exception as exc:  # noqa: BLE001  (a defect in one stage must not stop the others)
+    except Exception as exc:
         res = error_result(str(path), f"internal error: {type(exc).__name__}: {exc}", config,
                            time.perf_counter() - t0, engine)
         res.details = traceback.format_exc()
@@ -262,7 +263,7 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
     client, owned = _dask_client(scheduler)
     try:
         run_id = uuid.uuid4().hex[:8]
-        tries = {i: 0 for i in range(len(units))}
+        tries = dict.fromkeys(range(len(units)), 0)
 
         def submit(i: int):
             return client.submit(sweep_one, str(units[i][0]), config, units[i][1], options, pure=False,
@@ -278,7 +279,7 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
             i = futures[fut.key]
             try:
                 res = fut.result()
-            except Exception:  # noqa: BLE001  (KilledWorker, a lost connection: the unit did not finish)
+            except Exception:
                 if tries[i] == 0:
                     tries[i] = 1
                     _Retries.count += 1

@@ -137,8 +137,17 @@ def cmd_sweep(args) -> int:
     from .batch import collect_stages, sweep_paths
     from .config import load_config
     from .engines import check_engine
-    from .reports import (format_console, format_html, format_json, format_junit, result_paths, write_html,
-                          write_json, write_junit, write_result_json)
+    from .reports import (
+        format_console,
+        format_html,
+        format_json,
+        format_junit,
+        result_paths,
+        write_html,
+        write_json,
+        write_junit,
+        write_result_json,
+    )
 
     config = load_config(args.config, gear_ratio_tolerance=args.tolerance, tolerance_mode=args.tolerance_mode,
                          sweep_seconds=args.sweep_seconds, settle_seconds=args.settle_seconds,

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import MimicInputError
 
@@ -95,11 +96,11 @@ class SweepConfig:
         d["unlimited_range_m"] = list(self.unlimited_range_m)
         return d
 
-    def replace(self, **changes: Any) -> "SweepConfig":
+    def replace(self, **changes: Any) -> SweepConfig:
         """A copy with ``changes`` applied and checked (None values are ignored)."""
         return from_mapping({k: v for k, v in changes.items() if v is not None}, base=self, source="arguments")
 
-    def check(self, source: str = "config") -> "SweepConfig":
+    def check(self, source: str = "config") -> SweepConfig:
         """Raise ``MimicInputError`` naming the first value a sweep cannot run with."""
         def bad(name: str, why: str) -> MimicInputError:
             return MimicInputError(f"{source}: {name} = {getattr(self, name, '?')!r}: {why}")

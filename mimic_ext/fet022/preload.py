@@ -12,7 +12,7 @@ import os
 import numpy  # noqa: F401
 from pxr import Usd, UsdPhysics  # noqa: F401
 
-import mimic_ext.schema  # noqa: F401
+import mimic_ext.schema
 from mimic_ext.fet022 import analysis, runner  # noqa: F401
 
 try:
@@ -39,5 +39,5 @@ if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") 
         # module (the collision module collide() uses, Warp's own, one per kernel file), some
         # 6 s of a cold start that no worker runs
         wp.load_module(wp.get_module(kernels("float32").module), device="cpu")
-    except Exception:  # noqa: BLE001  (preloading is an optimisation: workers load on demand)
+    except Exception:
         pass

@@ -174,7 +174,7 @@ class SweepResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
-        c = {s: 0 for s in STATUSES}
+        c = dict.fromkeys(STATUSES, 0)
         for f in self.followers:
             c[f.status] = c.get(f.status, 0) + 1
         return c
@@ -261,8 +261,8 @@ class RunResult:
         return max((s.exit_code for s in self.stages), default=EXIT_OK)
 
     def summary(self) -> dict[str, int]:
-        stages = {s: 0 for s in STATUSES}
-        followers = {s: 0 for s in STATUSES}
+        stages = dict.fromkeys(STATUSES, 0)
+        followers = dict.fromkeys(STATUSES, 0)
         warnings = 0
         for st in self.stages:
             stages[st.status] += 1

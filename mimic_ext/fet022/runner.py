@@ -13,8 +13,9 @@ import math
 import os
 import platform
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,14 @@ from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
 from .result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
-from .stage_checks import (ignored_by_physx, massless_stage, nonfinite_physics, reversed_limits, unread_attributes,
-                           why_not_simulated)
+from .stage_checks import (
+    ignored_by_physx,
+    massless_stage,
+    nonfinite_physics,
+    reversed_limits,
+    unread_attributes,
+    why_not_simulated,
+)
 
 
 def versions() -> dict[str, str]:
@@ -47,7 +54,7 @@ def versions() -> dict[str, str]:
 def _open(stage_or_path):
     """(stage, asset name, composition warning or None, seconds spent opening)."""
     if isinstance(stage_or_path, (str, os.PathLike)):
-        from ..importers.opening import open_stage_or_robot   # a URDF/MJCF file is imported in memory
+        from ..importers.opening import open_stage_or_robot  # a URDF/MJCF file is imported in memory
 
         t0 = time.perf_counter()
         opened = open_stage_or_robot(stage_or_path)

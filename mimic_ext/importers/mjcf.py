@@ -22,6 +22,9 @@ import numpy as np
 
 from ..errors import MimicInputError
 from ..math3d import axis_angle, quat_to_mat
+from . import meshes
+from .mesh_inertia import MODES as MESH_INERTIA_MODES
+from .mesh_inertia import MeshInertiaError, mesh_mass
 from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Closure, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import (
     AXES,
@@ -33,9 +36,6 @@ from .transforms import (
     xyaxes_to_rot,
     z_to_vec,
 )
-from . import meshes
-from .mesh_inertia import MODES as MESH_INERTIA_MODES
-from .mesh_inertia import MeshInertiaError, mesh_mass
 from .values import ascii_split, number, numbers, parse_number
 from .xmltree import Element, parse_xml
 
@@ -408,7 +408,7 @@ class MjcfReader:
             name, k = f"{base}_{k}", k + 1
         return name
 
-    def _joint(self, el: Element, a: "_Attrs", j_frame: Transform, name: str, parent: str | None, child: str,
+    def _joint(self, el: Element, a: _Attrs, j_frame: Transform, name: str, parent: str | None, child: str,
                local: Transform) -> None:
         """One hinge, slide or ball joint from ``parent`` to ``child``; ``local`` is the
         child's frame in the parent, ``j_frame`` the joint's ``<frame>`` in the child."""
@@ -526,14 +526,14 @@ class MjcfReader:
         self.model.warnings.append(f"{a.el.where}: {gtype} geom in body '{body}' has no USD collision shape: left out")
         return None
 
-    def _mesh_asset(self, a: _Attrs, body: str) -> "MeshAsset":
+    def _mesh_asset(self, a: _Attrs, body: str) -> MeshAsset:
         ref = a.get("mesh")
         if ref not in self.meshes:
             raise MimicInputError(f"{a.el.where}: geom in body '{body}' names mesh '{ref}', which is not an asset")
         return self.meshes[ref]
 
     @staticmethod
-    def _mesh_offset(mesh: "MeshAsset") -> Transform:
+    def _mesh_offset(mesh: MeshAsset) -> Transform:
         """MuJoCo moves a mesh's vertices to ``scale * refquat^-1 (v - refpos)``; as a rigid
         pose applied to the scaled vertices (exact for a uniform scale or no refquat)."""
         R = quat_to_mat(mesh.refquat)
@@ -589,7 +589,7 @@ class MjcfReader:
             shell = _bool(a.get("shellinertia"), g_el, "shellinertia", False)
             given = a.number("mass", None, what)
             density = a.number("density", 1000.0, what)
-            if given is not None and given < 0 or density < 0:
+            if (given is not None and given < 0) or density < 0:
                 raise MimicInputError(f"{g_el.where}: {what} has a negative mass or density")
             if given == 0 or (given is None and density == 0):
                 continue
@@ -621,7 +621,7 @@ class MjcfReader:
         tensor = sum(shift_inertia(p.R @ I @ p.R.T, m, p.p - com) for m, p, I in parts)
         return Inertia.from_tensor(total, com, tensor)
 
-    def _mesh_mass(self, mesh: "MeshAsset", geom: Element, body: str):
+    def _mesh_mass(self, mesh: MeshAsset, geom: Element, body: str):
         """MuJoCo's mass properties of a mesh asset (cached), or None when no mesh library
         can read it (then the body gets no mass, said once)."""
         key = (str(mesh.path), mesh.scale, mesh.inertia)
@@ -780,7 +780,7 @@ class MjcfReader:
                 a0, a1 = coef[0], coef[1]
                 model.mimics.append(Mimic(j1, j2, a1, a0 + ref1 - a1 * ref2, Path(el.file), el.line))
 
-    def _closure(self, el: Element, a: "_Attrs", label: str) -> None:
+    def _closure(self, el: Element, a: _Attrs, label: str) -> None:
         """``connect`` (a ball joint) or ``weld`` (a fixed one) between two bodies or sites:
         a loop closure, written as a joint excluded from the articulation."""
         model = self.model

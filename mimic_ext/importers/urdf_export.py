@@ -22,15 +22,15 @@ from pxr import Usd, UsdGeom, UsdPhysics
 
 from ..atomic_write import write_text_atomically
 from ..errors import MimicInputError
+from ..math3d import gf_wxyz, quat_to_mat
 from ..schema import joints as J
 from ..schema.authoring import read_relations
 from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
 from .model import chain_root
-from ..math3d import gf_wxyz, quat_to_mat
 from .transforms import AXES, Transform, rot_to_rpy
-from .values import UNBOUNDED
 from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
+from .values import UNBOUNDED
 
 WORLD = "world"
 EPS = 1e-9
@@ -151,7 +151,7 @@ class _UrdfJoint:
                  *self.body, "  </joint>"])
 
 
-def _moving_links(joints: list["_UrdfJoint"]) -> set[str]:
+def _moving_links(joints: list[_UrdfJoint]) -> set[str]:
     """Links below a moving joint (what MuJoCo calls moving bodies)."""
     children: dict[str, list] = {}
     for j in joints:

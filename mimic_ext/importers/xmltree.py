@@ -9,9 +9,9 @@ standard library, so this costs no dependency (defusedxml would, and still not g
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 from xml.parsers import expat
 
 from ..errors import MimicInputError
@@ -31,22 +31,22 @@ class Element:
     attrib: dict[str, str]
     line: int
     file: Path
-    children: list["Element"] = field(default_factory=list)
+    children: list[Element] = field(default_factory=list)
     text: str = ""
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self.attrib.get(name, default)
 
-    def find(self, tag: str) -> "Element | None":
+    def find(self, tag: str) -> Element | None:
         for child in self.children:
             if child.tag == tag:
                 return child
         return None
 
-    def findall(self, tag: str) -> list["Element"]:
+    def findall(self, tag: str) -> list[Element]:
         return [c for c in self.children if c.tag == tag]
 
-    def iter(self, tag: str | None = None) -> Iterator["Element"]:
+    def iter(self, tag: str | None = None) -> Iterator[Element]:
         stack = [self]
         while stack:
             el = stack.pop()

@@ -46,10 +46,10 @@ MENU_NAME = "Tools"
 SUBMENU = "Mimic Joints"
 CONTEXT_MENU_ITEM = "Run FET022 mimic sweep"
 
-_instance: "MimicExtension | None" = None
+_instance: MimicExtension | None = None
 
 
-def get_extension() -> "MimicExtension | None":
+def get_extension() -> MimicExtension | None:
     """The running extension (None when disabled): tests and scripts reach the runner through it."""
     return _instance
 

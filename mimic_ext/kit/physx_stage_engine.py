@@ -43,7 +43,7 @@ import contextlib
 import importlib.util
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pxr import Sdf, Usd, UsdUtils
@@ -122,7 +122,7 @@ class KitPhysxEngine:
     def __init__(self, live_stage: Usd.Stage | None = None, calls: KitThreadCalls | None = None,
                  default_masses: bool = True, frame_budget_s: float = FRAME_BUDGET_S):
         check_available()
-        import omni.physics.tensors  # noqa: F401  (loaded as the engine is made: versions() lists both)
+        import omni.physics.tensors
         import omni.physx  # noqa: F401
 
         self._live = live_stage
@@ -158,7 +158,7 @@ class KitPhysxEngine:
         finally:
             self._on_kit(self.close)
 
-    def _open(self, stage, plan, watch, relations, fix_base) -> "_OpenStageRun":
+    def _open(self, stage, plan, watch, relations, fix_base) -> _OpenStageRun:
         # kept on Kit's thread together with its creation, so that close() always finds it
         self._run = _OpenStageRun(stage, plan, watch, relations, fix_base, self.default_masses)
         return self._run

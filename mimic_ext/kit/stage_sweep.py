@@ -31,8 +31,8 @@ import functools
 import threading
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import carb
 import carb.settings
@@ -228,7 +228,7 @@ class StageSweepRunner:
         if engine is not None:
             try:
                 engine.close()      # idempotent: the open stage and PhysX as they were before the sweep
-            except Exception:  # noqa: BLE001 - reported, never raised into Kit's shutdown
+            except Exception:
                 carb.log_error("FET022 sweep: could not restore the stage after the sweep:\n" + traceback.format_exc())
 
     def _engine_for(self, choice: str, stage: Usd.Stage):
@@ -260,7 +260,7 @@ class StageSweepRunner:
             private = Usd.Stage.Open(stage.Flatten())
             if scope:
                 _limit_to(private, scope)
-        except Exception as exc:  # noqa: BLE001 - reported in the window and the log
+        except Exception as exc:
             self._fail(f"cannot copy the stage for the sweep: {exc}")
             return
         what = f"{name} ({', '.join(Sdf.Path(s).name for s in scope)})" if scope else name
@@ -295,7 +295,7 @@ class StageSweepRunner:
         except MimicInputError as exc:
             self._fail(str(exc))
             return
-        except Exception:  # noqa: BLE001
+        except Exception:
             self._fail("the sweep failed:\n" + traceback.format_exc())
             return
         self.result, self.report_paths = result, paths

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from functools import lru_cache
+from functools import cache
 
 from pxr import Usd
 
@@ -68,7 +68,7 @@ def _requirement(code: str, version: str, name: str, message: str, path: str | N
     return Requirement(code=code, version=version, display_name=name, message=message, path=path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def requirements() -> dict:
     """Requirement objects the validator files issues under: each of our codes, and DJ.007."""
     doc = "docs/conventions.md#validator-codes"
@@ -103,7 +103,7 @@ def _at(stage: Usd.Stage, path: str):
     return prim if prim and prim.IsValid() else stage
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_classes() -> tuple[type, type]:
     """(MimicJointChecker, MimicApiCheck), built on first use so that omni is imported only then."""
     base = _av().BaseRuleChecker
@@ -113,7 +113,7 @@ def rule_classes() -> tuple[type, type]:
         """Mimic joints (PhysxMimicJointAPI, NewtonMimicAPI) checked by mimic-ext: every relation PhysX or
         Newton would ignore, reject or fight (codes MIMIC_*; docs/conventions.md)."""
 
-        def CheckStage(self, usdStage):  # noqa: N802, N803 (the validator's names)
+        def CheckStage(self, usdStage):
             for f in _findings(self, usdStage) or []:
                 _report(self, f, reqs[f.code], f"{f.code}: {f.message}", _at(usdStage, f.path))
 
@@ -122,7 +122,7 @@ def rule_classes() -> tuple[type, type]:
         reference joint, finite nonzero gearing, known axis, limits on both joints that the relation
         respects, both joints in the articulation, no contradicting or locking cycles."""
 
-        def CheckStage(self, usdStage):  # noqa: N802, N803
+        def CheckStage(self, usdStage):
             findings = _findings(self, usdStage)
             if not findings:
                 return

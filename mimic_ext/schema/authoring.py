@@ -22,7 +22,8 @@ value that is not finite or that a 32-bit float would turn into inf or 0.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from pxr import Sdf, Usd

@@ -10,8 +10,8 @@ edges must stay readable to name the relations involved in a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Hashable
 
 from ..errors import MimicInputError
 

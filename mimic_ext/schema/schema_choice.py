@@ -218,5 +218,14 @@ def convert_stage(stage: Usd.Stage, to: str, followers: list[str] | None = None,
     return [convert_relation(stage, f, to) for f in todo]
 
 
-__all__ = ["Conversion", "HOST_BEHAVIOUR", "carried_schemas", "convert_relation", "convert_stage",
-           "mixed_units", "other_schema_problem", "remove_duplicate", "schema_for_edit"]
+__all__ = [
+    "HOST_BEHAVIOUR",
+    "Conversion",
+    "carried_schemas",
+    "convert_relation",
+    "convert_stage",
+    "mixed_units",
+    "other_schema_problem",
+    "remove_duplicate",
+    "schema_for_edit",
+]

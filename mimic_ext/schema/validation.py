@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 from pxr import Sdf, Usd, UsdPhysics
@@ -552,7 +552,7 @@ def validate(stage: Usd.Stage) -> list[Finding]:
     return sorted(checker.findings, key=lambda f: (_RANK[f.severity], f.path, f.code, f.message))
 
 
-__all__ = ["CODES", "ERROR", "Finding", "INFO", "SEVERITIES", "WARNING", "validate"]
+__all__ = ["CODES", "ERROR", "INFO", "SEVERITIES", "WARNING", "Finding", "validate"]
 
 
 def _twin(rel: MimicRelation, kept: list[MimicRelation], involved: list | None = None) -> MimicRelation | None:

@@ -13,7 +13,7 @@ state that closes the loops (Gauss-Newton on the 1-DOF joints).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

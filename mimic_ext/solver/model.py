@@ -14,27 +14,27 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping
 
 import numpy as np
 import warp as wp
 from pxr import Usd
 
 from ..schema import read_relations
+from .collision import CollisionModel, CollisionSpec, FrameLayout, read_colliders
 from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
+from .kernels.contact_rows import active_rows, active_size, block_size, path_size
 from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
+from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .workspace import Dims, guards_requested
 from .workspace import layout as workspace_layout
-from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
-from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
-from .kernels.contact_rows import active_rows, active_size, block_size, path_size
-from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -784,4 +784,4 @@ def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int =
     return model
 
 
-__all__ = ["Model", "State", "Control", "build_model", "contact_model", "model_from_spec"]
+__all__ = ["Control", "Model", "State", "build_model", "contact_model", "model_from_spec"]

@@ -12,8 +12,8 @@ environment would cost every environment the whole stage.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 import numpy as np
 

@@ -44,7 +44,7 @@ class RelationRow:
 class Projection:
     """Relations of one model folded into root columns, gains and an impulse read-out order."""
 
-    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: "LoopSpace | None" = None):
+    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: LoopSpace | None = None):
         self.n_u = n_u
         self.loops = loops
         self.rows: list[RelationRow] = []

@@ -19,9 +19,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import warp as wp
@@ -232,7 +232,7 @@ class Solver:
                                               drive_discretisation=drive_discretisation)
         model.sync()        # the model's arrays as edited so far (a no-op when nothing changed)
         self.raise_on_nonfinite = bool(raise_on_nonfinite)
-        self.callbacks: list[Callable[["Solver"], None]] = []
+        self.callbacks: list[Callable[[Solver], None]] = []
         self._in_step = False
         self._launches: dict = {}
         self._buffers: dict = {}      # step_many's buffers kept between calls (cleared with the model version)
@@ -576,7 +576,7 @@ class Solver:
                                                                  device=self.model.device)
         return hist
 
-    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> "_Buffer":
+    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> _Buffer:
         """A device buffer kept between calls for ``name``, at least ``rows`` x ``cols``
         (``cols`` None: one dimension)."""
         buf = self._buffers.get(name)
@@ -672,7 +672,7 @@ class Solver:
             out.append(self._tiled(name, a, rows).array)
         return out
 
-    def _tiled(self, name: str | None, a: wp.array, rows: int) -> "_Buffer":
+    def _tiled(self, name: str | None, a: wp.array, rows: int) -> _Buffer:
         """A buffer of ``a``'s rows repeated for every step (``name``: kept, and reused while
         ``a`` holds the same bytes)."""
         held = self._buffers.get(name) if name else None

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
-from ..schema import joints as J
 from ..math3d import gf_wxyz, inverse, mat_to_quat, quat_to_mat, quat_xyzw, transform
+from ..schema import joints as J
 from .errors import StageValueError, UnsupportedStageError
 
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2

@@ -13,8 +13,8 @@ call that no step wrote one (``WorkSpaceOverrunError`` names the field that over
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 

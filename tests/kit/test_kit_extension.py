@@ -42,14 +42,14 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     ext = MimicExtension()
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 1 for name in COMMAND_NAMES}
+    assert commands == dict.fromkeys(COMMAND_NAMES, 1)
     assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
     assert declaring_plugin("PhysxMimicJointAPI") is not None
     assert Plug.Registry().GetPluginWithName("mimicExtSchema") is None    # we declare none
 
     ext.on_shutdown()
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 0 for name in COMMAND_NAMES}
+    assert commands == dict.fromkeys(COMMAND_NAMES, 0)
     assert widgets == [] and menu == []
 
     ext.on_startup(EXT_ID)          # the same instance started again
@@ -57,10 +57,10 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     ext = MimicExtension()          # and a new instance, as after a module reload
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 1 for name in COMMAND_NAMES}
+    assert commands == dict.fromkeys(COMMAND_NAMES, 1)
     assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
     ext.on_shutdown()
-    assert _registered(kit) == ({name: 0 for name in COMMAND_NAMES}, [], [])
+    assert _registered(kit) == (dict.fromkeys(COMMAND_NAMES, 0), [], [])
 
 
 def test_startup_without_a_property_window_warns_and_still_registers_the_rest(kit, caplog, monkeypatch):
@@ -98,9 +98,8 @@ def test_enable_says_when_the_apps_warp_is_older_than_the_solver_needs(kit, monk
 
 def test_the_declared_warp_minimum_is_the_one_the_code_checks():
     """pyproject.toml and extension.toml's pipapi requirement name the minimum warp_runtime checks."""
-    from pathlib import Path
-
     import tomllib
+    from pathlib import Path
 
     from mimic_ext.warp_runtime import WARP_MIN_VERSION
 

@@ -173,7 +173,7 @@ def test_fields_refresh_in_place_and_keep_focus_while_physx_writes_joint_state(k
     assert omni.kit.commands.execute("SetMimicReferenceJoint", prim_path=FOLLOWER, reference_joint_path=OTHER)[0]
     kit.frames(4)
     assert words.text.startswith("follows left_inner_finger_joint:") and widget.build_count == builds
-    assert widget._leaders == {Sdf.Path(OTHER)}                         # noqa: SLF001
+    assert widget._leaders == {Sdf.Path(OTHER)}
     # Gaining or losing a relation changes the section's layout: that one is rebuilt.
     assert omni.kit.commands.execute("RemoveMimicJoint", prim_path=FOLLOWER)[0]
     kit.frames(4)
@@ -194,21 +194,21 @@ def test_the_section_stays_visible_while_searching_and_shows_the_matching_rows(k
     window._stub_search("gear")
     kit.frames(4)
     root = kit.property_root()
-    assert widget._collapsable_frame.visible                                # noqa: SLF001
+    assert widget._collapsable_frame.visible
     assert kit.find("mimic.rotX.gearing", root) is not None
     assert kit.find("mimic.rotX.offset", root) is None and kit.find("mimic.findings", root) is None
     window._stub_search("damping")
     kit.frames(4)
-    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.dampingRatio", kit.property_root())  # noqa: SLF001
+    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.dampingRatio", kit.property_root())
     window._stub_search("mimic")                                            # the title: everything
     kit.frames(4)
     assert kit.find("mimic.rotX.offset", kit.property_root()) and kit.find("mimic.findings", kit.property_root())
     window._stub_search("no such row")
     kit.frames(4)
-    assert not widget._collapsable_frame.visible                            # noqa: SLF001
+    assert not widget._collapsable_frame.visible
     window._stub_search("")
     kit.frames(4)
-    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.offset", kit.property_root())  # noqa: SLF001
+    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.offset", kit.property_root())
 
 
 def test_with_physx_ui_the_section_adds_words_checks_and_sweep_but_no_second_set_of_fields(kit, stage):
@@ -220,7 +220,7 @@ def test_with_physx_ui_the_section_adds_words_checks_and_sweep_but_no_second_set
         widget = _widget(kit)
         kit.select(FOLLOWER)
         root = kit.property_root()
-        assert widget._collapsable_frame.title == TITLE_WITH_PHYSX_UI != "Mimic Joint"   # noqa: SLF001
+        assert widget._collapsable_frame.title == TITLE_WITH_PHYSX_UI != "Mimic Joint"
         for field in ("gearing", "offset", "naturalFrequency", "dampingRatio", "reference_joint", "reference_axis"):
             assert kit.find(f"mimic.rotX.{field}", root) is None, field
         assert kit.find("mimic.add", root) is None
@@ -232,7 +232,7 @@ def test_with_physx_ui_the_section_adds_words_checks_and_sweep_but_no_second_set
         manager._stub_disable("omni.physics.physx.ui-110.4.4")
     kit.select(LEADER)
     kit.select(FOLLOWER)
-    assert _widget(kit)._collapsable_frame.title == TITLE_ALONE                          # noqa: SLF001
+    assert _widget(kit)._collapsable_frame.title == TITLE_ALONE
     assert kit.find("mimic.rotX.gearing", kit.property_root()) is not None
 
 

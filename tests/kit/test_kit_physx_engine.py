@@ -14,9 +14,8 @@ import threading
 import time
 
 import pytest
+from fet022_engines_common import DATA_STAGES, INSPIRE, ROBOTIQ, import_to, shared, verdicts
 from pxr import Sdf, Usd
-
-from fet022_engines_common import DATA, DATA_STAGES, INSPIRE, ROBOTIQ, import_to, shared, verdicts
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver is not in this tree yet")
 

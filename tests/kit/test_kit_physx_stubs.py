@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pxr import Usd, UsdUtils
-
 from fet022_engines_common import ROBOTIQ, shared
+from pxr import Usd, UsdUtils
 
 ROOT = "/Robotiq_2F_85/Robotiq_2F_85"     # the Robotiq USD's articulation root
 

@@ -10,8 +10,9 @@ where an engine misreads an asset.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ...errors import MimicInputError
 
@@ -79,7 +80,7 @@ class SweepEngine(Protocol):
     def versions(self) -> dict[str, str]:
         """Library versions to put in the report."""
 
-    def simulate(self, stage, plan: "SweepPlan", watch: Sequence[str], relations: Sequence["MimicRelation"],
+    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
                  fix_base: bool = True) -> Trace:
         """Run ``plan`` on ``stage`` (never editing it) and record the positions of ``watch``.
 
@@ -92,7 +93,7 @@ class SweepEngine(Protocol):
         """
 
 
-def stage_without(stage, hidden: Sequence["MimicRelation"]):
+def stage_without(stage, hidden: Sequence[MimicRelation]):
     """A stage over the same root layer whose own session layer removes ``hidden`` relations.
 
     Removing an applied API in a stronger layer hides the relation from a simulator that
@@ -107,7 +108,7 @@ def stage_without(stage, hidden: Sequence["MimicRelation"]):
     return private
 
 
-def hide_relations(stage, hidden: Sequence["MimicRelation"]) -> None:
+def hide_relations(stage, hidden: Sequence[MimicRelation]) -> None:
     """Remove the applied mimic API of each ``hidden`` relation in ``stage``'s current edit target
     (a layer stronger than the one that applied it), so a simulator reading the stage skips it."""
     from ...schema.authoring import NEWTON_API, PHYSX_API
@@ -164,7 +165,7 @@ def check_engine(spec: str) -> None:
         get_engine(spec)
 
 
-def get_engine(spec: "str | SweepEngine" = "warp", **options) -> SweepEngine:
+def get_engine(spec: str | SweepEngine = "warp", **options) -> SweepEngine:
     """An engine instance from its name (``"warp"``, ``"warp:cuda:0"``) or the instance itself.
 
     An engine whose optional peer is not installed raises ``MimicInputError`` naming the

@@ -39,17 +39,17 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ...errors import MimicInputError
+from ...native_stderr import quiet_native_stderr
 from ...schema import joints
 from ...schema.relation import MimicRelation
 from ..discovery import authored_drive
 from ..plan import SweepPlan
 from . import prepared
-from ...native_stderr import quiet_native_stderr
 from .base import ReadRelation, Trace
 
 EXTRA = "pip install 'mimic-ext[mujoco]'"

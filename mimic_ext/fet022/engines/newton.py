@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ...errors import MimicInputError
-from ...warp_runtime import init_warp
 from ...schema import joints, read_relations
 from ...schema.relation import PHYSX, MimicRelation
+from ...warp_runtime import init_warp
 from ..plan import SweepPlan
 from . import prepared
 from .base import EngineNotApplicable, ReadRelation, Trace

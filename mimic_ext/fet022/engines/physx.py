@@ -19,7 +19,7 @@ contacts), which a stage with overlapping colliders shows.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...errors import MimicInputError
 from ...schema import joints, read_relations

@@ -47,8 +47,8 @@ import logging
 import re
 import time
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -371,7 +371,7 @@ class PhysxSession:
             self.log = list(self._collect.lines)
             self._log_cm = None
 
-    def __enter__(self) -> "PhysxSession":
+    def __enter__(self) -> PhysxSession:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
+from ...native_stderr import quiet_native_stderr
 from ...schema import joints, read_relations
 from ...schema.relation import MimicRelation
-from ...native_stderr import quiet_native_stderr
 from .base import stage_without
 
 #: Gravity where a stage has no PhysicsScene: what our solver assumes (stage_reader._gravity).

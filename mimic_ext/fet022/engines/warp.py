@@ -16,16 +16,15 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Mapping
-from typing import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ...errors import MimicInputError
 from ...schema import joints
 from ...schema.relation import MimicRelation
-from .base import ReadRelation, Trace
 from ..plan import SweepPlan
+from .base import ReadRelation, Trace
 
 
 class WarpEngine:
@@ -221,7 +220,7 @@ def _part_model(part, rels, num_envs: int, swept: list[int], plan: SweepPlan, de
                            upload=False)
 
 
-def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
+def _batch(runs: list[_PartRun], plan: SweepPlan, device) -> list[_PartRun]:
     """One model of several parts of one shape: each part moved so that its first joint frame
     is at the world origin (every part then computes as near the origin as the first would),
     independent trees side by side, its environment ``i`` showing each part's environment ``i``."""
@@ -247,7 +246,7 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
     return runs
 
 
-def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int],
+def _simulate_unit(unit: list[_PartRun], plan: SweepPlan, index: dict[str, int],
                    drive_discretisation: str = "implicit") -> list[int]:
     """Step the model of ``unit`` (parts sharing one model) through the plan; records each
     part's positions; returns the model environments whose state became non-finite."""
@@ -274,7 +273,7 @@ class _PartRun:
     bodies the rep's, moved by the distance between them."""
 
     def __init__(self, part, envs: list[int], swept: list[int], rels: list, anchor=None,
-                 rep: "_PartRun | None" = None):
+                 rep: _PartRun | None = None):
         self.part, self.envs, self.swept, self.rels, self.rep = part, envs, swept, rels, rep
         self.local = {e: i for i, e in enumerate(envs)}
         self.paths = [lk.joint.path for lk in part.links if lk.joint is not None]

@@ -5,8 +5,20 @@ from __future__ import annotations
 
 from ..disagreement import AGREEMENT, disagreements
 from ..result import ERROR, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
-from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
-                     overall_status, ratio_error_text, read_text, short, worst_status)
+from .common import (
+    as_run,
+    by_asset,
+    direction_text,
+    engines_of,
+    follower_rows,
+    gearing_text,
+    num,
+    overall_status,
+    ratio_error_text,
+    read_text,
+    short,
+    worst_status,
+)
 
 HEADER = ["follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"]
 

@@ -13,10 +13,23 @@ from pathlib import Path
 
 from ... import __version__
 from ..disagreement import AGREEMENT, disagreements
-from ..result import RunResult, SweepResult
 from ..identity import TEST_NAME
-from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
-                     overall_status, ratio_error_text, read_text, short, worst_status, write_text)
+from ..result import RunResult, SweepResult
+from .common import (
+    as_run,
+    by_asset,
+    direction_text,
+    engines_of,
+    follower_rows,
+    gearing_text,
+    num,
+    overall_status,
+    ratio_error_text,
+    read_text,
+    short,
+    worst_status,
+    write_text,
+)
 from .svg import SERIES_COLOURS, ratio_plot
 
 CSS = """
@@ -223,7 +236,7 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
 
 def format_html(result: RunResult | SweepResult, created: str | None = None) -> str:
     run = as_run(result)
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     mode = run.config.get("tolerance_mode", "absolute")
     tol = float(run.config.get("gear_ratio_tolerance", 0.1))
     measure = run.config.get("ratio_measure", "motion_ratio").replace("_", " ")

@@ -9,9 +9,8 @@ from typing import Any
 
 from ... import __version__
 from ..disagreement import disagreements
-from ..result import RunResult, SweepResult
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
-from ..result import finite_or_none
+from ..result import RunResult, SweepResult, finite_or_none
 from .common import as_run, by_asset, engines_of, follower_rows, overall_status, write_text
 
 FORMAT = "mimic_ext.fet022.report"
@@ -48,7 +47,7 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True,
                  created: str | None = None) -> dict[str, Any]:
     """The report as plain data (what ``write_json`` writes)."""
     run = as_run(result)
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,

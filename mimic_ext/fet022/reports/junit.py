@@ -87,7 +87,7 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
 
 def format_junit(result: RunResult | SweepResult, timestamp: str | None = None) -> str:
     run = as_run(result)
-    timestamp = timestamp or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    timestamp = timestamp or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     root = ET.Element("testsuites", name=f"FET022 {TEST_NAME}")
     multi = len(engines_of(run)) > 1

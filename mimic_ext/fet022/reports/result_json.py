@@ -50,7 +50,7 @@ def _messages(stage: SweepResult) -> list[dict[str, str]]:
 
 def harness_result(stage: SweepResult, created: str | None = None) -> dict[str, Any]:
     """One stage's result in the harness's layout (plain data, JSON-ready)."""
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "format": FORMAT, "test": TEST_NAME, "test_version": HARNESS_TEST_VERSION, "features": list(FEATURES),
         "asset": stage.asset, "engine": stage.engine, "status": stage.status,

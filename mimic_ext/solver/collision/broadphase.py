@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .wp_types import CollisionData, CollisionScratch, ShapeData
+from .wp_types import CollisionData, CollisionScratch
 
 
 @wp.func

@@ -44,7 +44,7 @@ class FrameLayout:
         return len(self.names)
 
     @classmethod
-    def from_model(cls, model, free_bodies=()) -> "FrameLayout":
+    def from_model(cls, model, free_bodies=()) -> FrameLayout:
         names, body_frame = [], {}
         for i, lk in enumerate(model.links):
             to_m = link_to_motion_frame(lk)

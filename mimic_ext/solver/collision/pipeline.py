@@ -183,7 +183,7 @@ class CollisionModel:
 
     @classmethod
     def of_shapes(cls, shapes, num_envs: int = 1, device=None, capacity: int | None = None,
-                  joint_pairs=(), filtered_pairs=()) -> "CollisionModel":
+                  joint_pairs=(), filtered_pairs=()) -> CollisionModel:
         """Detection only, without a stage or solver model: every body the shapes name is a
         free frame (in order of first appearance), shapes without a body or marked static
         stay where they are. Frames are then the bodies' world poses."""

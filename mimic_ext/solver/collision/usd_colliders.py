@@ -42,8 +42,8 @@ import warnings as _warnings
 import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from ...math3d import transform
 from ...errors import MimicInputError
+from ...math3d import transform
 from ...schema import joints as J
 from ..stage_reader import DEFAULT_MASS, DEFAULT_RADIUS, _attr, _body_mass, _gravity, applied_attr, world_pose
 from .hull import DEFAULT_VERTEX_LIMIT, FlatHullError, convex_hull

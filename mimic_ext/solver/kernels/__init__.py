@@ -13,7 +13,7 @@ without colliders compiles and runs none of it.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import SimpleNamespace
 
 import warp as wp
@@ -30,7 +30,7 @@ _TYPES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespace:
     """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64"),
     with contact rows when ``contacts``."""
@@ -52,4 +52,4 @@ def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespa
     return ns
 
 
-__all__ = ["kernels", "PRECISIONS"]
+__all__ = ["PRECISIONS", "kernels"]

@@ -13,9 +13,8 @@ longer finite.
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .structs import FLOAT_RESTORED
-
 from .dynamics import F_CONT, FREE, TURNS_MAX
+from .structs import FLOAT_RESTORED
 
 
 def build(ns) -> None:

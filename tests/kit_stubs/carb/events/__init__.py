@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class IEvent:
@@ -25,7 +26,7 @@ class IEvent:
 
 
 class ISubscription:
-    def __init__(self, stream: "IEventStream", fn: Callable[[IEvent], Any], order: int, name: str):
+    def __init__(self, stream: IEventStream, fn: Callable[[IEvent], Any], order: int, name: str):
         self._stream = stream
         self._fn = fn
         self.order = order

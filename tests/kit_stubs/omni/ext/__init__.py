@@ -130,7 +130,7 @@ class ExtensionManager:
         return None
 
     # -- finding and enabling extensions in folders (``--ext-folder``) ----------------------------------
-    def add_path(self, path: str, type=None) -> None:  # noqa: A002 (Kit's name)
+    def add_path(self, path: str, type=None) -> None:
         path = os.path.abspath(os.fspath(path))
         if path not in self._folders:
             self._folders.append(path)
@@ -222,7 +222,7 @@ class ExtensionManager:
                 continue
             try:
                 module = sys.modules.get(name) or importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - Kit logs it and stops starting this extension
+            except Exception as exc:
                 carb.log_error(f"Failed to import python module {name} from {path}. Error: {exc}. "
                                f"Traceback:\n{traceback.format_exc()}")
                 return

@@ -16,10 +16,17 @@ from __future__ import annotations
 import omni.kit.app
 
 from . import _stub_physics
-from .bindings._physx import (SCENE, SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD, IPhysxSimulation, PhysX,
-                              acquire_physx_interface, acquire_physx_simulation_interface)
+from .bindings._physx import (
+    SCENE,
+    SETTING_UPDATE_TO_USD,
+    SETTING_UPDATE_VELOCITIES_TO_USD,
+    IPhysxSimulation,
+    PhysX,
+    acquire_physx_interface,
+    acquire_physx_simulation_interface,
+)
 
-__all__ = ["get_physx_interface", "get_physx_simulation_interface", "PhysX", "IPhysxSimulation"]
+__all__ = ["IPhysxSimulation", "PhysX", "get_physx_interface", "get_physx_simulation_interface"]
 
 EXT_ID = "omni.physx-0.0.0+standin"
 _STATE = {"backend": _stub_physics.OVPHYSX if _stub_physics.ovphysx_version() else _stub_physics.WARP,

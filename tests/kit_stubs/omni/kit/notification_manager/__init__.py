@@ -9,7 +9,7 @@ status=NotificationStatus.INFO, button_infos=[])``; ``NotificationStatus.WARNING
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class NotificationStatus:

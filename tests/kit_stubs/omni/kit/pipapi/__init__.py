@@ -38,14 +38,14 @@ def _try_import(module: str) -> bool:
     return True
 
 
-def call_pip(args: List[str], surpress_output: bool = False) -> int:
+def call_pip(args: list[str], surpress_output: bool = False) -> int:
     pip_calls.append(list(args))
     return 1
 
 
 def install(package: str, module: str = None, ignore_import_check: bool = False, ignore_cache: bool = False,
             version: str = None, use_online_index: bool = True, surpress_output: bool = False,
-            extra_args: List[str] = None) -> bool:
+            extra_args: list[str] = None) -> bool:
     if "==" not in package and version:
         package = f"{package}=={version}"
     if module is None:

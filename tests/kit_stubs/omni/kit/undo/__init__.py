@@ -92,7 +92,7 @@ def _execute_recorded(command, name, level, kwargs):
             try:
                 last.command.undo()
                 names.append(last.name)
-            except Exception as exc:  # noqa: BLE001 (Kit logs and goes on)
+            except Exception as exc:
                 carb.log_error(f"Failed to undo a command: {last.name}.\n{format_exception(exc)}")
             if last is entry:
                 if level == 0:
@@ -105,7 +105,7 @@ def _execute_recorded(command, name, level, kwargs):
     return result
 
 
-def execute(command, name, kwargs) -> Tuple[bool, Any]:
+def execute(command, name, kwargs) -> tuple[bool, Any]:
     global _level
     level = _level
     _level += 1
@@ -116,7 +116,7 @@ def execute(command, name, kwargs) -> Tuple[bool, Any]:
             _commands._call_callbacks(command, name, kwargs, _commands.PRE_DO_CALLBACK)
             result = command.do()
             _commands._call_callbacks(command, name, kwargs, _commands.POST_DO_CALLBACK)
-    except Exception as exc:  # noqa: BLE001 (Kit logs every failure)
+    except Exception as exc:
         _commands._log_error(f"Failed to execute a command: {name}.\n{format_exception(exc)}")
         return (False, None)
     finally:
@@ -140,7 +140,7 @@ class Undo(_commands.Command):
             try:
                 entry.command.undo()
                 names.append(entry.name)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 carb.log_error(f"Failed to undo a command: {entry.name}.\n{format_exception(exc)}")
             if entry.level == 0:
                 break

@@ -29,7 +29,6 @@ import fnmatch
 
 import carb
 import numpy as np
-
 from omni.physx.bindings._physx import SCENE
 
 
@@ -118,7 +117,7 @@ class ArticulationView:
         self._roots = [physics.roots[a] for a in articulations] if physics else []
 
     def _physics(self, quiet: bool = False):
-        physics = _backend_or_fail(self._sim._generation) if self._sim._valid else None   # noqa: SLF001
+        physics = _backend_or_fail(self._sim._generation) if self._sim._valid else None
         if physics is None and not quiet:
             carb.log_error("Simulation view object is invalidated and cannot be used again to call this function")
         return physics

@@ -14,7 +14,7 @@ The Stage window's context menu runs it with only the parameters the action decl
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 
 class Action:

@@ -9,7 +9,7 @@ NVIDIA's use: ``omni.physx.ui`` ``omni/physxuicommon/windowmenuitem/__init__.py`
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class MenuItemDescription:

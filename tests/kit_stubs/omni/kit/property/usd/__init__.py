@@ -14,7 +14,7 @@ import omni.kit.window.property
 import omni.usd
 from pxr import Sdf
 
-from .prim_selection_payload import PrimSelectionPayload  # noqa: F401
+from .prim_selection_payload import PrimSelectionPayload
 from .usd_property_widget import UsdPropertiesWidget, UsdPropertyUiEntry  # noqa: F401
 
 _LARGE_SELECTION_SETTING = "/persistent/exts/omni.kit.property.usd/large_selection"

@@ -10,8 +10,6 @@ field). On a notice that resyncs a selected prim it requests a rebuild. ``reset`
 
 from __future__ import annotations
 
-from typing import List
-
 import omni.ui as ui
 from omni.kit.window.property.templates import HORIZONTAL_SPACING, SimplePropertyWidget
 from pxr import Sdf, Tf, Usd
@@ -19,7 +17,7 @@ from pxr import Sdf, Tf, Usd
 
 class UsdPropertyUiEntry:
     def __init__(self, prop_name: str, display_group: str, metadata: dict, property_type, build_fn=None,
-                 display_group_collapsed: bool = False, prim_paths: List[Sdf.Path] | None = None):
+                 display_group_collapsed: bool = False, prim_paths: list[Sdf.Path] | None = None):
         self.prop_name = prop_name
         self.display_group = display_group
         self.metadata = metadata
@@ -92,7 +90,7 @@ class UsdPropertiesWidget(SimplePropertyWidget):
             shared = entries if shared is None else {n: e for n, e in shared.items() if n in entries}
         return list((shared or {}).values())
 
-    def build_property_item(self, stage, ui_prop: UsdPropertyUiEntry, prim_paths: List[Sdf.Path]):
+    def build_property_item(self, stage, ui_prop: UsdPropertyUiEntry, prim_paths: list[Sdf.Path]):
         with ui.HStack(spacing=HORIZONTAL_SPACING):
             ui.Label(ui_prop.prop_name, name="label")
             attr = stage.GetPrimAtPath(prim_paths[-1]).GetAttribute(ui_prop.prop_name)

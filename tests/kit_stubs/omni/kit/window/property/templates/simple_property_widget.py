@@ -137,7 +137,7 @@ class SimplePropertyWidget(PropertyWidget):
                     self._pending_rebuild_task = None
         except asyncio.CancelledError:
             pass
-        except Exception as exc:  # noqa: BLE001 - Kit's handle_exception logs and swallows
+        except Exception as exc:
             import traceback
 
             carb.log_error(f"Exception when async '{self._delayed_rebuild}'")
