@@ -16,6 +16,7 @@ from typing import Any
 def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``exports`` maps each name to the submodule
     holding it; the value is imported on first access and kept in the package namespace."""
+
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:

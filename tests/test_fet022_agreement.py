@@ -62,17 +62,26 @@ KNOWN = {
     # Newton reads PhysxMimicJointAPI's numbers unconverted (newton import_usd.py: coeffs = (-offset,
     # -gearing)): the Inspire's -0.04545 rad, authored for PhysX as 2.60409 deg, is used as 2.60409 rad;
     # the ratio passes (1.064) and the offset check fails it, 2.56 rad off
-    ("dexurdf_inspire_hand_right/inspire_hand_right.urdf", "physx", "newton"):
-        (("fail", "pass"), "offset check", "units read"),
+    ("dexurdf_inspire_hand_right/inspire_hand_right.urdf", "physx", "newton"): (
+        ("fail", "pass"),
+        "offset check",
+        "units read",
+    ),
     # the shared Robotiq Newton asset authors physxJoint:maxJointVelocity = 0.3 on finger_joint, which
     # PhysX reads in deg/s (0.0052 rad/s): our solver applies it and the gripper moves 0.0115 of 0.64 rad;
     # ovphysx 0.7 does not apply physxJoint:maxJointVelocity (it moves the gripper fully) and Newton
     # reads only newton:* : an authoring error of the asset that only our engine shows
-    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"):
-        (("fail", "fail"), "physxJoint:maxJointVelocity", "velocity cap"),
+    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"): (
+        ("fail", "fail"),
+        "physxJoint:maxJointVelocity",
+        "velocity cap",
+    ),
     # the shared copy lacks the asset's Git LFS mesh data: Newton's add_usd refuses a Mesh without points
-    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "newton"):
-        (("error", "error"), "Newton cannot read the stage: Mesh prim", None),
+    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "newton"): (
+        ("error", "error"),
+        "Newton cannot read the stage: Mesh prim",
+        None,
+    ),
 }
 
 
@@ -117,7 +126,7 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
         odd = [e for e in d.engines if e in known]
         if odd:
             assert known[odd[0]][2] in (d.cause, None), d.text()
-        else:   # only a not-applicable verdict may differ, and it says so
+        else:  # only a not-applicable verdict may differ, and it says so
             assert d.measure == "verdict" and d.cause == "missing schema or feature", d.text()
     measured = [d for d in found if d.measure != "verdict"]
     assert not [d for d in measured if not any(e in known for e in d.engines)], [d.text() for d in measured]

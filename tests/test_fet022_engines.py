@@ -28,8 +28,9 @@ PEERS = {"warp": "warp", "physx": "ovphysx", "newton": "newton", "mujoco": "mujo
 
 
 def _engine(name):
-    pytest.importorskip(PEERS[name], reason=f"the {name} engine's peer is not installed: pip install "
-                                            f"'mimic-ext[{name}]'")
+    pytest.importorskip(
+        PEERS[name], reason=f"the {name} engine's peer is not installed: pip install 'mimic-ext[{name}]'"
+    )
     return get_engine(name)
 
 
@@ -39,7 +40,7 @@ def test_the_four_engines_are_registered():
 
 @pytest.mark.parametrize("name", ["physx", "newton", "mujoco"])
 def test_a_missing_peer_is_one_line_naming_the_extra(name, monkeypatch):
-    monkeypatch.setitem(sys.modules, PEERS[name], None)       # importing the peer now raises ImportError
+    monkeypatch.setitem(sys.modules, PEERS[name], None)  # importing the peer now raises ImportError
     with pytest.raises(MimicInputError, match=rf"pip install 'mimic-ext\[{name}\]'") as err:
         get_engine(name)
     assert "\n" not in str(err.value)
@@ -77,14 +78,14 @@ def test_each_engine_returns_the_trace_the_runner_reads(name):
     if name == "mujoco":
         assert not trace.body_positions
         return
-    samples = trace.body_samples      # indices into the joint samples, ascending, from 0
+    samples = trace.body_samples  # indices into the joint samples, ascending, from 0
     assert samples[0] == 0 and samples == sorted(set(samples)) and samples[-1] < len(plan.sample_steps)
     bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
     assert set(trace.body_positions) <= bodies
     for xyz in trace.body_positions.values():
         xyz = np.asarray(xyz)
         assert xyz.shape == (plan.num_envs, len(samples), 3) and np.isfinite(xyz).all()
-    if name == "warp":      # ours reports the moving links (a base welded to the world is not one)
+    if name == "warp":  # ours reports the moving links (a base welded to the world is not one)
         return
     assert set(trace.body_positions) == bodies
     # the welded base stays where the stage puts it (metres; float32 poses)

@@ -26,7 +26,7 @@ def test_mujoco_holds_each_mimic_as_a_stiff_joint_equality():
     result = run(DATA / "geared_pair.usda", engine=mj)
     (rel,) = mj.trace.relations
     assert rel.multiplier == pytest.approx(2.0, abs=1e-7)
-    assert rel.offset == pytest.approx(0.1, abs=1e-7)          # float32 degrees in USD, read back in rad
+    assert rel.offset == pytest.approx(0.1, abs=1e-7)  # float32 degrees in USD, read back in rad
     h = 1.0 / 240 / mj.trace.timings["substeps"]
     assert rel.hard is False and f"solref ({2 * h:g} s, 1)" in rel.note
     assert any("integrator discrete" in n for n in mj.trace.notes)
@@ -96,4 +96,3 @@ def test_bad_solref_is_an_input_error():
         get_engine("mujoco", solref=(0.0, 1.0))
     with pytest.raises(MimicInputError, match="solref must be two numbers"):
         get_engine("mujoco", solref="stiff")
-

@@ -37,11 +37,11 @@ def test_chain_link_with_mass_below_stays_massless_leaf_gets_default():
     with pytest.warns(UserWarning, match="no mass properties") as rec:
         model = build_model(bld.stage)
     mass = {lk.body: lk.mass for lk in model.links}
-    assert mass[chain] == 0.0                           # its joint moves the phalanx: no invented mass
+    assert mass[chain] == 0.0  # its joint moves the phalanx: no invented mass
     assert mass[phal] == pytest.approx(0.05)
-    assert mass[marker] == DEFAULT_MASS                 # nothing below it: the default
+    assert mass[marker] == DEFAULT_MASS  # nothing below it: the default
     text = " ".join(str(w.message) for w in rec)
-    assert marker in text and chain not in text         # the warning names only the defaulted body
+    assert marker in text and chain not in text  # the warning names only the defaulted body
     # the massless link's joint still has inertia (the phalanx's): the step is well posed
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()

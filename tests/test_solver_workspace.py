@@ -21,8 +21,15 @@ from mimic_ext.solver.kernels import contact_rows as CR
 from mimic_ext.solver.kernels import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPLIANT = ROOT.parent / "shared" / "assets" / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration" / \
-    "Robotiq_2F_85_config_physics_compliant.usda"
+COMPLIANT = (
+    ROOT.parent
+    / "shared"
+    / "assets"
+    / "robotiq_isaacsim_usd_2f85"
+    / "Gripper_2F85"
+    / "configuration"
+    / "Robotiq_2F_85_config_physics_compliant.usda"
+)
 
 
 def _stages():
@@ -30,11 +37,14 @@ def _stages():
     (the Isaac 2F-85's), floating bases and contacts (a box dropped on a plane)."""
     from test_contact_restitution import drop_stage
 
-    out = {"geared_pair": open_stage(ROOT / "data" / "geared_pair.usda").stage,
-           "linkage": open_stage(ROOT / "data" / "robotiq_style_linkage.usda").stage,
-           "four_bar": four_bar()[0].stage, "floating_gripper": gripper(floating=True, gravity=9.81)[0].stage,
-           "limits": independent_pair(multiplier=2.0, limits_f=(-10.0, 10.0))[0].stage,
-           "contact_box": drop_stage(0.01, box=True)}
+    out = {
+        "geared_pair": open_stage(ROOT / "data" / "geared_pair.usda").stage,
+        "linkage": open_stage(ROOT / "data" / "robotiq_style_linkage.usda").stage,
+        "four_bar": four_bar()[0].stage,
+        "floating_gripper": gripper(floating=True, gravity=9.81)[0].stage,
+        "limits": independent_pair(multiplier=2.0, limits_f=(-10.0, 10.0))[0].stage,
+        "contact_box": drop_stage(0.01, box=True),
+    }
     if COMPLIANT.exists():
         out["compliant_2f85"] = open_stage(COMPLIANT).stage
     return out
@@ -70,12 +80,13 @@ def test_every_offset_comes_from_the_table():
         offsets = {name for name in K.ModelData.vars if name.startswith("o_")}
         want = {"o_" + f.name for f in W.FIELDS + (W.CONTACT_FIELDS if contacts else ())}
         assert offsets == want, f"ModelData offsets without a table entry, or entries without one: {offsets ^ want}"
-    assert len(declared) == len(W.FIELDS) + len(W.CONTACT_FIELDS)           # names unique
+    assert len(declared) == len(W.FIELDS) + len(W.CONTACT_FIELDS)  # names unique
     assert all(f.meaning for f in W.FIELDS + W.CONTACT_FIELDS)
 
 
-@pytest.mark.parametrize("name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits",
-                                  "contact_box", "compliant_2f85"])
+@pytest.mark.parametrize(
+    "name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits", "contact_box", "compliant_2f85"]
+)
 def test_real_models_lay_their_fields_out_disjoint(name):
     stages = _stages()
     if name not in stages:
@@ -97,8 +108,9 @@ def test_the_check_fails_when_two_fields_overlap():
     W.check_disjoint({"u0": (0, 4), "f": (4, 4)}, 8)
 
 
-@pytest.mark.parametrize("name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits",
-                                  "contact_box", "compliant_2f85"])
+@pytest.mark.parametrize(
+    "name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits", "contact_box", "compliant_2f85"]
+)
 def test_guards_change_nothing_and_no_step_writes_past_a_field(name):
     """Stepping with a sentinel after every field gives the same trajectory bit for bit, and no
     step (nor step_many) touches a sentinel: each field stays within its declared size."""
@@ -118,7 +130,7 @@ def test_a_write_past_a_field_is_named():
     solver.step(a, b, c, 1.0 / 240.0)
     rows = solver._scratch.ws.numpy()
     offset, size = model.workspace.fields["lam"]
-    rows[1, offset + size] = 0.0                 # as a kernel writing one entry past lam would
+    rows[1, offset + size] = 0.0  # as a kernel writing one entry past lam would
     solver._scratch.ws.assign(rows)
     with pytest.raises(WorkSpaceOverrunError, match=r"field\(s\) lam \("):
         solver.step(b, a, c, 1.0 / 240.0)

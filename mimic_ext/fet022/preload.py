@@ -26,12 +26,15 @@ except ImportError:
     wp = None
 
 # wp.init() would initialise CUDA wherever a driver exists; only do it where none does.
-if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") == "cpu"
-        and ctypes.util.find_library("cuda") is None):
+if (
+    wp is not None
+    and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") == "cpu"
+    and ctypes.util.find_library("cuda") is None
+):
     try:
         from mimic_ext.warp_runtime import announce_cold_compile, init_warp
 
-        init_warp()                       # without the CUDA-driver warning
+        init_warp()  # without the CUDA-driver warning
         from mimic_ext.solver.kernels import kernels
 
         announce_cold_compile("cpu")

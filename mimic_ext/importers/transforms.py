@@ -104,8 +104,10 @@ class Transform:
 
     @staticmethod
     def make(p=None, R=None) -> Transform:
-        return Transform(np.eye(3) if R is None else np.asarray(R, dtype=float),
-                         np.zeros(3) if p is None else np.asarray(p, dtype=float))
+        return Transform(
+            np.eye(3) if R is None else np.asarray(R, dtype=float),
+            np.zeros(3) if p is None else np.asarray(p, dtype=float),
+        )
 
     def __mul__(self, other: Transform) -> Transform:
         return Transform(self.R @ other.R, self.R @ other.p + self.p)

@@ -80,16 +80,18 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
     root: list[Element] = []
 
     def refuse_entity(name, *args):
-        raise _Refused(f"entity declaration '{name}' refused (robot files do not need entities)",
-                       parser.CurrentLineNumber)
+        raise _Refused(
+            f"entity declaration '{name}' refused (robot files do not need entities)", parser.CurrentLineNumber
+        )
 
     def refuse_external(*args):
         raise _Refused("external entity reference refused", parser.CurrentLineNumber)
 
     def start(tag, attrs):
         if len(stack) >= MAX_DEPTH:
-            raise _Refused(f"<{tag}> is nested deeper than {MAX_DEPTH} elements (MuJoCo stops there too)",
-                           parser.CurrentLineNumber)
+            raise _Refused(
+                f"<{tag}> is nested deeper than {MAX_DEPTH} elements (MuJoCo stops there too)", parser.CurrentLineNumber
+            )
         el = Element(tag=tag, attrib=dict(attrs), line=parser.CurrentLineNumber, file=path)
         if stack:
             stack[-1].children.append(el)
@@ -119,8 +121,10 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
     except LookupError as exc:  # <?xml encoding="..."?> naming a codec Python does not have
         raise MimicInputError(f"{path}:1: unknown XML encoding ({exc}): save the file as UTF-8") from None
     except UnicodeError as exc:
-        raise MimicInputError(f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
-                              f"encoding ({exc.reason}): save the file as UTF-8") from None
+        raise MimicInputError(
+            f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
+            f"encoding ({exc.reason}): save the file as UTF-8"
+        ) from None
     if not root:
         raise MimicInputError(f"{path}: no XML element found")
     return root[0]

@@ -74,10 +74,11 @@ class Job:
                 return False
             self.cancelled.set()
             if not self._started:
-                return True   # the job raises JobCancelled as soon as it starts
-            hit = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
-                                                             ctypes.py_object(JobCancelled))
-            if hit > 1:   # never expected; undo a request that reached more than one thread
+                return True  # the job raises JobCancelled as soon as it starts
+            hit = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self._thread.ident), ctypes.py_object(JobCancelled)
+            )
+            if hit > 1:  # never expected; undo a request that reached more than one thread
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident), None)
                 return False
             return hit == 1

@@ -8,8 +8,10 @@ plugin declares yet (Kit's compiled PhysxSchema is used as it is); see registrat
 try:
     import pxr  # noqa: F401
 except ImportError:  # pragma: no cover - depends on the environment
-    raise ImportError("mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
-                      "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)") from None
+    raise ImportError(
+        "mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
+        "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)"
+    ) from None
 
 from .registration import register_schemas, schema_resolvable
 

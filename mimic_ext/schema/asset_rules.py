@@ -47,15 +47,30 @@ _LOG = logging.getLogger(__name__)
 CATEGORY = "MimicJoints"
 DJ_007 = "DJ.007"
 DJ_007_VERSION = "0.1.0"
-DJ_007_DOC = ("https://nvidia.github.io/simready-foundation/capabilities/physics_bodies/physics_driven_joints/"
-              "requirements/mimic-api-check.html")
+DJ_007_DOC = (
+    "https://nvidia.github.io/simready-foundation/capabilities/physics_bodies/physics_driven_joints/"
+    "requirements/mimic-api-check.html"
+)
 #: our codes that are DJ.007's checks (mimic-api-check's "additional checks")
-DJ_007_CODES = frozenset({
-    "MIMIC_REFERENCE_MISSING", "MIMIC_REFERENCE_NOT_FOUND", "MIMIC_REFERENCE_NOT_JOINT", "MIMIC_REFERENCE_TYPE",
-    "MIMIC_SELF_REFERENCE", "MIMIC_ZERO_GEARING", "MIMIC_NONFINITE", "MIMIC_INSTANCE_NAME", "MIMIC_NO_LIMITS",
-    "MIMIC_RANGE_OUTSIDE_LIMITS", "MIMIC_EXCLUDED_FROM_ARTICULATION", "MIMIC_CONTRADICTION", "MIMIC_CYCLE_GAIN",
-    "MIMIC_CHAIN", "MIMIC_SCHEMAS_DISAGREE",
-})
+DJ_007_CODES = frozenset(
+    {
+        "MIMIC_REFERENCE_MISSING",
+        "MIMIC_REFERENCE_NOT_FOUND",
+        "MIMIC_REFERENCE_NOT_JOINT",
+        "MIMIC_REFERENCE_TYPE",
+        "MIMIC_SELF_REFERENCE",
+        "MIMIC_ZERO_GEARING",
+        "MIMIC_NONFINITE",
+        "MIMIC_INSTANCE_NAME",
+        "MIMIC_NO_LIMITS",
+        "MIMIC_RANGE_OUTSIDE_LIMITS",
+        "MIMIC_EXCLUDED_FROM_ARTICULATION",
+        "MIMIC_CONTRADICTION",
+        "MIMIC_CYCLE_GAIN",
+        "MIMIC_CHAIN",
+        "MIMIC_SCHEMAS_DISAGREE",
+    }
+)
 
 
 def _av():
@@ -72,11 +87,17 @@ def _requirement(code: str, version: str, name: str, message: str, path: str | N
 def requirements() -> dict:
     """Requirement objects the validator files issues under: each of our codes, and DJ.007."""
     doc = "docs/conventions.md#validator-codes"
-    out = {code: _requirement(code, __version__, code.lower().replace("_", "-"), description, doc)
-           for code, (_, description) in CODES.items()}
-    out[DJ_007] = _requirement(DJ_007, DJ_007_VERSION, "mimic-api-check",
-                               "Mimic API configuration must be properly validated for coordinated joint motion.",
-                               DJ_007_DOC)
+    out = {
+        code: _requirement(code, __version__, code.lower().replace("_", "-"), description, doc)
+        for code, (_, description) in CODES.items()
+    }
+    out[DJ_007] = _requirement(
+        DJ_007,
+        DJ_007_VERSION,
+        "mimic-api-check",
+        "Mimic API configuration must be properly validated for coordinated joint motion.",
+        DJ_007_DOC,
+    )
     return out
 
 

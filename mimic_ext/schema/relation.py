@@ -109,5 +109,3 @@ def newton_to_canonical(coef0: float, coef1: float, s_f: float, s_l: float) -> t
 def canonical_to_newton(multiplier: float, offset: float, s_f: float, s_l: float) -> tuple[float, float]:
     """(multiplier, offset) in SI -> (coef0 in the follower's USD units, dimensionless coef1)."""
     return _clean(offset / s_f, multiplier / _newton_ratio(s_f, s_l))
-
-

@@ -35,11 +35,12 @@ def main() -> int:
     ap.add_argument("args", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path[:] = [str(opts.stubs.resolve())] + [
-        p for p in sys.path if not (Path(p or ".") / "mimic_ext" / "__init__.py").is_file()]
+        p for p in sys.path if not (Path(p or ".") / "mimic_ext" / "__init__.py").is_file()
+    ]
     import omni.kit.app
 
     app = omni.kit.app.get_app()
-    app.update()                                   # the app has started when --exec runs
+    app.update()  # the app has started when --exec runs
     sys.argv = [str(opts.script), *opts.args]
     runpy.run_path(str(opts.script), run_name="__main__")
     frames = 0

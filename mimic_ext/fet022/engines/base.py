@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ...errors import MimicInputError
 
-if TYPE_CHECKING:   # kept light: the CLI checks engine names before importing numpy or USD
+if TYPE_CHECKING:  # kept light: the CLI checks engine names before importing numpy or USD
     from ...schema.relation import MimicRelation
     from ..plan import SweepPlan
 
@@ -80,8 +80,9 @@ class SweepEngine(Protocol):
     def versions(self) -> dict[str, str]:
         """Library versions to put in the report."""
 
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         """Run ``plan`` on ``stage`` (never editing it) and record the positions of ``watch``.
 
         Environment ``i`` applies ``plan.target_block(step, step + 1)[0, i, j]`` as the position target of
@@ -186,10 +187,13 @@ def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
 
         try:
             mod = importlib.import_module(f".{module}", __package__)
-        except ModuleNotFoundError as exc:   # the engine's module, or a peer it imports at the top
-            raise MimicInputError(f"sweep engine '{module}' cannot be loaded: {exc} (install the extra that "
-                                  f"brings it: pip install 'mimic-ext[{module}]')") from None
+        except ModuleNotFoundError as exc:  # the engine's module, or a peer it imports at the top
+            raise MimicInputError(
+                f"sweep engine '{module}' cannot be loaded: {exc} (install the extra that "
+                f"brings it: pip install 'mimic-ext[{module}]')"
+            ) from None
         return getattr(mod, cls)(**options)
+
     return factory
 
 
@@ -200,13 +204,16 @@ def _warp_available() -> None:
 def _peers(extra: str, *modules: str) -> Callable[[], None]:
     """A check that the engine's peer packages are installed (found, not imported: Newton's
     import alone takes seconds), naming the extra that brings them."""
+
     def check() -> None:
         import importlib.util
 
         for module in modules:
             if importlib.util.find_spec(module) is None:
-                raise MimicInputError(f"the {extra} engine needs {module}, which is not installed: "
-                                      f"pip install 'mimic-ext[{extra}]'")
+                raise MimicInputError(
+                    f"the {extra} engine needs {module}, which is not installed: pip install 'mimic-ext[{extra}]'"
+                )
+
     return check
 
 

@@ -35,8 +35,8 @@ def link_to_motion_frame(link) -> np.ndarray:
 class FrameLayout:
     """Frames the kernels take poses of: the model's links, then the free bodies."""
 
-    names: list[str]                          # the body each frame is named after
-    body_frame: dict[str, tuple[int, np.ndarray]]   # body -> (frame, body pose in that frame)
+    names: list[str]  # the body each frame is named after
+    body_frame: dict[str, tuple[int, np.ndarray]]  # body -> (frame, body pose in that frame)
     n_links: int
 
     @property

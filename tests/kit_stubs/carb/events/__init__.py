@@ -68,8 +68,9 @@ class IEventStream:
         self._push_subs.append(weakref.ref(sub))
         return sub
 
-    def create_subscription_to_pop_by_type(self, event_type: int, fn: Callable[[IEvent], Any], order: int = 0,
-                                           name: str = "") -> ISubscription:
+    def create_subscription_to_pop_by_type(
+        self, event_type: int, fn: Callable[[IEvent], Any], order: int = 0, name: str = ""
+    ) -> ISubscription:
         return self.create_subscription_to_pop(lambda e: fn(e) if e.type == int(event_type) else None, order, name)
 
     def push(self, event_type: int = 0, sender: int = 0, payload: dict | None = None) -> None:

@@ -358,11 +358,34 @@ class _ComboBoxModel(AbstractItemModel):
 _container_stack: list[Container] = []
 
 _COMMON = {
-    "width", "height", "name", "identifier", "tooltip", "tooltip_fn", "tooltip_offset_x", "tooltip_offset_y",
-    "enabled", "visible", "style", "style_type_name_override", "checked", "selected", "skip_draw_when_clipped",
-    "opaque_for_mouse_events", "mouse_pressed_fn", "mouse_released_fn", "mouse_double_clicked_fn",
-    "mouse_hovered_fn", "mouse_moved_fn", "computed_content_size_changed_fn", "visible_min", "visible_max",
-    "drag_fn", "accept_drop_fn", "drop_fn", "scroll_only_window_hovered",
+    "width",
+    "height",
+    "name",
+    "identifier",
+    "tooltip",
+    "tooltip_fn",
+    "tooltip_offset_x",
+    "tooltip_offset_y",
+    "enabled",
+    "visible",
+    "style",
+    "style_type_name_override",
+    "checked",
+    "selected",
+    "skip_draw_when_clipped",
+    "opaque_for_mouse_events",
+    "mouse_pressed_fn",
+    "mouse_released_fn",
+    "mouse_double_clicked_fn",
+    "mouse_hovered_fn",
+    "mouse_moved_fn",
+    "computed_content_size_changed_fn",
+    "visible_min",
+    "visible_max",
+    "drag_fn",
+    "accept_drop_fn",
+    "drop_fn",
+    "scroll_only_window_hovered",
 }
 
 
@@ -462,8 +485,9 @@ class ZStack(Stack):
 
 
 class Frame(Container):
-    _extra_kwargs = frozenset({"build_fn", "horizontal_clipping", "vertical_clipping", "separate_window",
-                               "raster_policy", "frozen"})
+    _extra_kwargs = frozenset(
+        {"build_fn", "horizontal_clipping", "vertical_clipping", "separate_window", "raster_policy", "frozen"}
+    )
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -542,8 +566,9 @@ class Label(Widget):
 
 
 class Button(Widget):
-    _extra_kwargs = frozenset({"clicked_fn", "image_url", "image_width", "image_height", "spacing", "alignment",
-                               "text"})
+    _extra_kwargs = frozenset(
+        {"clicked_fn", "image_url", "image_width", "image_height", "spacing", "alignment", "text"}
+    )
 
     def __init__(self, text: str = "", **kwargs):
         super().__init__(**kwargs)
@@ -638,11 +663,24 @@ _windows: list[weakref.ref] = []
 
 
 class Window:
-    _KWARGS = {"width", "height", "visible", "flags", "padding_x", "padding_y", "position_x", "position_y",
-               "dockPreference", "dock_preference", "noTabBar", "raster_policy", "auto_resize", "title"}
+    _KWARGS = {
+        "width",
+        "height",
+        "visible",
+        "flags",
+        "padding_x",
+        "padding_y",
+        "position_x",
+        "position_y",
+        "dockPreference",
+        "dock_preference",
+        "noTabBar",
+        "raster_policy",
+        "auto_resize",
+        "title",
+    }
 
-    def __init__(self, title: str = "", dockPreference: DockPreference = DockPreference.DISABLED,
-                 **kwargs):
+    def __init__(self, title: str = "", dockPreference: DockPreference = DockPreference.DISABLED, **kwargs):
         bad = set(kwargs) - self._KWARGS
         if bad:
             raise TypeError(f"Window() got unexpected keyword argument(s): {', '.join(sorted(bad))}")

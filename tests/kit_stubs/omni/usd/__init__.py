@@ -72,8 +72,9 @@ class Selection:
     def is_prim_path_selected(self, path: str, source=None) -> bool:
         return str(path) in self._paths
 
-    def set_prim_path_selected(self, path: str, selected: bool, forcePrim: bool, clearSelected: bool,
-                               expandInStage: bool = True, source=None) -> bool:
+    def set_prim_path_selected(
+        self, path: str, selected: bool, forcePrim: bool, clearSelected: bool, expandInStage: bool = True, source=None
+    ) -> bool:
         paths = [] if clearSelected else list(self._paths)
         path = str(path)
         if selected and path not in paths:
@@ -91,8 +92,11 @@ class UsdContext:
         self._selection = Selection(self)
         self._events = carb.events.IEventStream(f"stage_events:{name}")
         # Kit pumps the stage event stream once per frame.
-        self._update_sub = omni.kit.app.get_app().get_update_event_stream().create_subscription_to_pop(
-            lambda _e: self._events.pump(), order=-10, name=f"omni.usd pump {name}")
+        self._update_sub = (
+            omni.kit.app.get_app()
+            .get_update_event_stream()
+            .create_subscription_to_pop(lambda _e: self._events.pump(), order=-10, name=f"omni.usd pump {name}")
+        )
 
     def _push(self, event_type: StageEventType) -> None:
         self._events.push(int(event_type), payload={})
@@ -229,4 +233,3 @@ def get_context(name: str = "") -> UsdContext:
 
 def create_context(name: str = "") -> UsdContext:
     return get_context(name)
-

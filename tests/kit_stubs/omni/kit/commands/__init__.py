@@ -210,8 +210,11 @@ def get_command_parameters(name: str) -> list[CommandParameter]:
     if cls is None:
         return []
     helps = _get_argument_doc(cls.__init__.__doc__ or cls.__doc__)
-    return [CommandParameter(p, helps.get(p.name, {}).get("doc", ""))
-            for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+    return [
+        CommandParameter(p, helps.get(p.name, {}).get("doc", ""))
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name != "self"
+    ]
 
 
 def get_commands():
@@ -262,10 +265,10 @@ def _call_callbacks(command, name: str, kwargs: dict[str, Any], cb_type: str) ->
 def execute(name, **kwargs) -> tuple[bool, Any]:
     command = create(name, **kwargs)
     if not command:
-        _log_error(f'Can\'t execute command: "{name}", it wasn\'t registered or ambigious.')
+        _log_error(f"Can't execute command: \"{name}\", it wasn't registered or ambigious.")
         return (False, None)
     if not callable(getattr(command, "do", None)):
-        _log_error(f'Can\'t execute command: "{name}", it doesn\'t have do() method.')
+        _log_error(f"Can't execute command: \"{name}\", it doesn't have do() method.")
         return (False, None)
     import omni.kit.undo
 

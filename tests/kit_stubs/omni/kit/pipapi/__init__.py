@@ -43,9 +43,16 @@ def call_pip(args: list[str], surpress_output: bool = False) -> int:
     return 1
 
 
-def install(package: str, module: str = None, ignore_import_check: bool = False, ignore_cache: bool = False,
-            version: str = None, use_online_index: bool = True, surpress_output: bool = False,
-            extra_args: list[str] = None) -> bool:
+def install(
+    package: str,
+    module: str = None,
+    ignore_import_check: bool = False,
+    ignore_cache: bool = False,
+    version: str = None,
+    use_online_index: bool = True,
+    surpress_output: bool = False,
+    extra_args: list[str] = None,
+) -> bool:
     if "==" not in package and version:
         package = f"{package}=={version}"
     if module is None:
@@ -87,5 +94,10 @@ class ExtensionManagerPip:
             return
         for idx, line in enumerate(requirements):
             module = modules[idx] if len(modules) > idx else None
-            install(line, module, extra_args=extra_args, use_online_index=use_online_index,
-                    ignore_import_check=ignore_import_check)
+            install(
+                line,
+                module,
+                extra_args=extra_args,
+                use_online_index=use_online_index,
+                ignore_import_check=ignore_import_check,
+            )

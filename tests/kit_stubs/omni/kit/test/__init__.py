@@ -71,8 +71,7 @@ class AsyncTestCase(unittest.TestCase):
     async def assertTrueWithRetry(self, operation, wait_frames: int = 2, max_retries: int = 50, msg=None):
         self.assertTrue(await self.retry_until_success(operation, wait_frames, max_retries), msg)
 
-    async def assertEqualWithRetry(self, operation, expected, wait_frames: int = 2, max_retries: int = 50,
-                                   msg=None):
+    async def assertEqualWithRetry(self, operation, expected, wait_frames: int = 2, max_retries: int = 50, msg=None):
         value = None
 
         async def same():

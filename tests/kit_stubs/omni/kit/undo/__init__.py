@@ -209,7 +209,7 @@ def end_group() -> None:
     if _group_count == 0 and _group_entry is not None:
         _level -= 1
         index = list(_undo_stack).index(_group_entry)
-        _group_entry.command.children = [e for e in list(_undo_stack)[index + 1:] if e.level == 1]
+        _group_entry.command.children = [e for e in list(_undo_stack)[index + 1 :] if e.level == 1]
         _dispatch_changed([_group_entry.name])
         _group_entry = None
 

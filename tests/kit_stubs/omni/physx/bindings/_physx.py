@@ -54,10 +54,10 @@ class _Scene:
         self.device_ordinal = -1
         self.playing = False
         self.gpu_setting = -1
-        self.generation = 0              # bumped whenever every PhysX object is released
+        self.generation = 0  # bumped whenever every PhysX object is released
         self.outputs = {"usd": 0, "fabric": 0}
         self.counts = {"attach": 0, "detach": 0, "simulate": 0}
-        self.threads: set[int] = set()   # the threads that attached and stepped
+        self.threads: set[int] = set()  # the threads that attached and stepped
         self.pending = False
 
     def release(self) -> None:

@@ -38,5 +38,8 @@ def _on_stage_event(event) -> None:
     window.notify("prim", PrimSelectionPayload(ref, paths))
 
 
-_stage_event_sub = omni.usd.get_context().get_stage_event_stream().create_subscription_to_pop(
-    _on_stage_event, name="omni.kit.property.usd selection")
+_stage_event_sub = (
+    omni.usd.get_context()
+    .get_stage_event_stream()
+    .create_subscription_to_pop(_on_stage_event, name="omni.kit.property.usd selection")
+)
