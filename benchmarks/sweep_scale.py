@@ -171,7 +171,7 @@ def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float) 
         str(timeout_s),
     ]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)  # noqa: PLW1509 (no threads yet: only setrlimit runs there)
     peak, why = 0.0, None
     while proc.poll() is None:
         peak = max(peak, _rss_gb(proc.pid))

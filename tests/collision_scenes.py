@@ -42,7 +42,7 @@ def shape(
     local=None,
     offset=0.02,
     rest=0.0,
-    material=MaterialSpec(),
+    material=MaterialSpec(),  # noqa: B008 (a frozen dataclass: one shared default is safe)
     groups=frozenset(),
     hull=None,
     path=None,

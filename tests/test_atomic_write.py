@@ -16,7 +16,7 @@ def test_failure_midway_keeps_the_old_file_and_no_temporary(tmp_path):
         tmp.write_text("half")
         raise OSError(28, "No space left on device")
 
-    with pytest.raises(MimicInputError, match="report.json: cannot write: No space left"):
+    with pytest.raises(MimicInputError, match=r"report\.json: cannot write: No space left"):
         write_atomically(out, broken)
     assert out.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]

@@ -18,6 +18,7 @@ early (``test_a_fast_impact_...``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -161,6 +162,11 @@ def bounce(z: np.ndarray, vz: np.ndarray) -> tuple[float, float, float]:
     return float(-vz[:k].min()), float(vz[k]), float(z[k:].max())
 
 
+def _rebound(b: tuple[float, float, float]) -> float:
+    """Rebound over impact speed, from ``bounce``'s triple."""
+    return b[1] / b[0]
+
+
 # ---- ours ------------------------------------------------------------------------------------------
 
 
@@ -247,14 +253,13 @@ def test_a_bad_bounce_threshold_names_the_scene_and_attribute(bad):
 def test_restitution_combines_as_physx_does():
     """PxCombineMode on restitution: average unless a material asks for min, multiply or max;
     of two different modes the later in average < min < multiply < max wins."""
-    a = MaterialSpec(restitution=0.8, restitution_mode="average")
     b = MaterialSpec(restitution=0.2, restitution_mode="average")
     expect = {"average": 0.5, "min": 0.2, "multiply": 0.16, "max": 0.8}
     for mode in COMBINE_MODES:
         a2 = MaterialSpec(restitution=0.8, restitution_mode=mode)
         assert combine_materials(a2, b)[2] == pytest.approx(expect[mode], abs=1e-12)
         assert combine_materials(b, a2)[2] == pytest.approx(expect[mode], abs=1e-12)  # symmetric
-    for lo, hi in zip(COMBINE_MODES, COMBINE_MODES[1:]):
+    for lo, hi in itertools.pairwise(COMBINE_MODES):
         x = MaterialSpec(restitution=0.8, restitution_mode=lo)
         y = MaterialSpec(restitution=0.2, restitution_mode=hi)
         assert combine_materials(x, y)[2] == pytest.approx(expect[hi], abs=1e-12)
@@ -416,6 +421,4 @@ if (
     print("restitution 0.8 on the sphere (its combine mode), 0.2 on the plane; rebound / impact speed")
     for mode in COMBINE_MODES:
         st = drop_stage(0.2, 0.8, 0.2, mode_ball=mode)
-        print(
-            f"{mode:<9} " + " ".join(f"{n}: {(lambda b: b[1] / b[0])(bounce(*run(st, 0.5))):.5f}" for n, run in engines)
-        )
+        print(f"{mode:<9} " + " ".join(f"{n}: {_rebound(bounce(*run(st, 0.5))):.5f}" for n, run in engines))

@@ -91,7 +91,7 @@ def engines():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("asset,schema", _cases(), ids=lambda v: str(v))
+@pytest.mark.parametrize("asset,schema", _cases(), ids=str)
 def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_path):
     from mimic_ext.importers import import_robot
 

@@ -142,7 +142,7 @@ def test_cli_sweep_writes_valid_reports_that_render(tmp_path):
     root = ET.parse(out / "fet022_junit.xml").getroot()
     assert root.get("tests") == "5" and root.get("failures") == "0"
     junitparser = pytest.importorskip("junitparser")
-    suite = list(junitparser.JUnitXml.fromfile(str(out / "fet022_junit.xml")))[0]
+    suite = next(iter(junitparser.JUnitXml.fromfile(str(out / "fet022_junit.xml"))))
     assert suite.tests == 5 and all(case.is_passed for case in suite)
     from test_fet022_reports import render_in_chromium
 

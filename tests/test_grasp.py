@@ -258,7 +258,7 @@ def test_seven_followers_on_one_leader_close_on_a_box_and_the_leader_reaches_it(
         solver.step(a, b, c, dt)
         a, b = b, a
         q = a.joint_q.numpy()[0].astype(float)
-        worst = max(worst, max(abs(q[cols[k]] - gains[k] * q[cols[0]]) for k in range(1, 8)))
+        worst = max(worst, *(abs(q[cols[k]] - gains[k] * q[cols[0]]) for k in range(1, 8)))
     q = a.joint_q.numpy()[0].astype(float)
     assert worst < 1e-5  # m, every relation at every step end (float32 positions)
     # m: the leader closed all the way to the box (speculative contacts stop it at the surface)

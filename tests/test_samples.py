@@ -55,7 +55,7 @@ def test_generator_reproduces_the_committed_files_byte_for_byte(data_dir, tmp_pa
     assert sorted(fresh) == sorted(committed)
     changed = [name for name in committed if committed[name] != fresh[name]]
     assert changed == [], f"re-run `python data/make_samples.py`: {changed} differ"
-    assert not [p for p in tmp_path.rglob(".*")]  # no temporary left behind
+    assert not list(tmp_path.rglob(".*"))  # no temporary left behind
 
 
 def test_readme_lists_every_sample(data_dir):

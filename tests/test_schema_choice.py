@@ -76,17 +76,17 @@ def test_convert_to_newton_composes_a_chain_onto_its_root(tmp_path):
 def test_conversions_the_target_cannot_say_are_refused_before_anything_is_written(tmp_path):
     rack = _stage(tmp_path, "rack_and_pinion.usda")  # revolute pinion leads a prismatic rack
     text = rack.GetRootLayer().ExportToString()
-    with pytest.raises(MimicInputError, match="revolute and a prismatic joint.*keep it in PhysxMimicJointAPI"):
+    with pytest.raises(MimicInputError, match=r"revolute and a prismatic joint.*keep it in PhysxMimicJointAPI"):
         convert_stage(rack, "newton")
     assert rack.GetRootLayer().ExportToString() == text
     gears = _stage(tmp_path, "geared_pair.usda")
     (rel,) = read_relations(gears)
     set_relation(gears, rel.replace(natural_frequency=10.0, damping_ratio=1.0))
-    with pytest.raises(MimicInputError, match="compliant .* NewtonMimicAPI is always hard"):
+    with pytest.raises(MimicInputError, match=r"compliant .* NewtonMimicAPI is always hard"):
         convert_relation(gears, rel.follower, "newton")
     disabled = _stage(tmp_path, "invalid/MIMIC_DISABLED.usda")
     (rel,) = read_relations(disabled)
-    with pytest.raises(MimicInputError, match="disabled .* PhysxMimicJointAPI has no switch"):
+    with pytest.raises(MimicInputError, match=r"disabled .* PhysxMimicJointAPI has no switch"):
         convert_relation(disabled, rel.follower, "physx")
 
 
@@ -110,7 +110,7 @@ def test_an_edit_writes_the_schema_the_follower_carries(tmp_path):
     with pytest.raises(
         MimicInputError,
         match="already follows /Gripper/Joints/finger1_joint through "
-        "NewtonMimicAPI.*applies each as its own constraint",
+        r"NewtonMimicAPI.*applies each as its own constraint",
     ):
         schema_for_edit(prim, "physx")
     free = stage.GetPrimAtPath("/Gripper/Joints/finger1_joint")

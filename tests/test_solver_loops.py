@@ -145,7 +145,7 @@ def test_loop_holds_whatever_the_iteration_count():
             1.0 / 60.0,
             effort={J["A"]: 0.01},
             solver=Solver(model, iterations=iterations),
-            each=lambda i, q, sv: gaps.append(closure_gaps(model, bld.stage, q)),
+            each=lambda i, q, sv, gaps=gaps, model=model: gaps.append(closure_gaps(model, bld.stage, q)),
         )
         q = s.joint_q.numpy()[0]
         assert q[model.dof_index(J["A"])] == pytest.approx(20 * math.pi / 180, abs=1e-4)  # resting on its limit

@@ -149,8 +149,6 @@ def test_repeated_calls_give_one_at_a_time_results(threads):
         joint_target_qd=wp.array(rng.uniform(-1, 1, (30, n_env, n_dof)), dtype=wp.float32),
         joint_f=wp.array(rng.uniform(-0.01, 0.01, (30 * n_env, n_dof)), dtype=wp.float32),
     )
-    # (call, reference inputs): each call's kwargs and (pos, vel, eff, dt, sample counts)
-    runs = []
 
     def call(solver, state, kind):
         if kind == 0:

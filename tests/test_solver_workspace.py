@@ -101,7 +101,7 @@ def test_real_models_lay_their_fields_out_disjoint(name):
 
 def test_the_check_fails_when_two_fields_overlap():
     fields = {"u0": (0, 4), "f": (3, 4)}
-    with pytest.raises(ValueError, match="u0 .* and f .* overlap"):
+    with pytest.raises(ValueError, match=r"u0 .* and f .* overlap"):
         W.check_disjoint(fields, 8)
     with pytest.raises(ValueError, match="outside the row"):
         W.check_disjoint({"u0": (0, 4), "f": (4, 5)}, 8)

@@ -527,4 +527,9 @@ class Smoke:
         return code
 
 
+# the loop holds only a weak reference to a task: keep a strong one until it ends (asyncio's
+# documented pattern for background tasks)
+_RUNNING: set[asyncio.Future] = set()
 _task = asyncio.ensure_future(Smoke(_options(sys.argv)).run())
+_RUNNING.add(_task)
+_task.add_done_callback(_RUNNING.discard)

@@ -31,7 +31,7 @@ _EXPORTS = {
     "collect_stages": "batch",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
 
 

@@ -130,7 +130,8 @@ def follower_disagreements(cells: dict[str, FollowerResult], tolerance: float = 
     for ea, eb in combinations(list(cells), 2):
         a, b = cells[ea], cells[eb]
 
-        def entry(measure: str, values: dict, difference: float = math.nan) -> Disagreement:
+        def entry(measure: str, values: dict, difference: float = math.nan, a=a, b=b, ea=ea, eb=eb) -> Disagreement:
+            # this pair's records bound now (the defaults), not looked up when called
             cause, why = _cause(a, b)
             return Disagreement(
                 follower=a.follower,

@@ -17,5 +17,5 @@ _EXPORTS = {
     "export_urdf": "urdf_export",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -340,7 +340,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                     self._build_newton_fields(rel, ident)
 
     def _watch_edits(self, model, on_end) -> None:
-        model.add_begin_edit_fn(lambda m: self._editing.add(m))
+        model.add_begin_edit_fn(self._editing.add)
 
         def end(m):
             self._editing.discard(m)

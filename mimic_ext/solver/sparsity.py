@@ -196,6 +196,7 @@ def reduced_sparsity(
         if p >= 0 and nd[lk] == 1 and nd[p] == 1 and cols[us[lk]] == cols[us[p]]:
             dof_up[us[lk]] = us[p]
     merged, mslot, mcoef = [], [], []
+    last = -1  # the previous pair's column (read only once ``merged`` holds a pair)
     for (i, j, own), sl, coef in zip(visit, pslot, pcoef):
         if not own and merged and merged[-1][0] == i and merged[-1][2] != 1 and dof_up[last] == j:
             if merged[-1][2] == 0:  # the run's first pair becomes its product

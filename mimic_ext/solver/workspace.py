@@ -12,6 +12,7 @@ call that no step wrote one (``WorkSpaceOverrunError`` names the field that over
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -137,7 +138,7 @@ def layout(dims: Dims, guards: bool = False) -> Layout:
 def check_disjoint(fields: Mapping[str, tuple[int, int]], size: int) -> None:
     """Raise naming the first two fields that overlap, or a field past the row's end."""
     spans = sorted((o, o + s, name) for name, (o, s) in fields.items() if s > 0)
-    for (a0, a1, a), (b0, _b1, b) in zip(spans, spans[1:]):
+    for (a0, a1, a), (b0, _b1, b) in itertools.pairwise(spans):
         if b0 < a1:
             raise ValueError(f"work space fields {a} [{a0}, {a1}) and {b} [{b0}, ...) overlap")
     for o0, o1, name in spans:

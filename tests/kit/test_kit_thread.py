@@ -51,7 +51,7 @@ def test_an_exception_on_kits_thread_is_raised_in_the_job():
 def test_on_kits_thread_a_call_runs_at_once_and_pump_refuses_other_threads():
     KitThreadCalls, _, _ = _kit()
     calls = KitThreadCalls()
-    assert calls.call(lambda: threading.get_ident()) == threading.get_ident() and calls.pending() == 0
+    assert calls.call(threading.get_ident) == threading.get_ident() and calls.pending() == 0
     errors = []
 
     def pump_elsewhere():

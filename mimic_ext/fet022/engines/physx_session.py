@@ -550,7 +550,8 @@ def run_physx(
             out.timings["build_s"] = out.timings.get("build_s", 0.0) + time.perf_counter() - t0
             t1 = time.perf_counter()
 
-            def sample(k: int) -> None:
+            def sample(k: int, session=session, live=live, envs=envs) -> None:
+                # this run's session, DOFs and environments bound now (the defaults)
                 for p, v in session.positions(live).items():
                     pos[p][envs, k] = v
                 if bodies:

@@ -91,7 +91,7 @@ class CollisionModel:
             owner_of[body] = f
         self.n_owners = max(nf + len(static_actors), 1)
         mats = sorted({s.material for s in shapes}, key=repr)
-        gsets = sorted({s.groups for s in shapes}, key=lambda g: sorted(g))
+        gsets = sorted({s.groups for s in shapes}, key=sorted)
         verts, faces, fverts = [], [], []
         data = []
         diam = np.zeros(n)

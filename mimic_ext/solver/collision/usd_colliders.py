@@ -465,7 +465,7 @@ class _Reader:
         return out
 
     def group_table(self, shapes: list[ShapeSpec]) -> dict:
-        sets = sorted({s.groups for s in shapes}, key=lambda g: sorted(g))
+        sets = sorted({s.groups for s in shapes}, key=sorted)
         if not self.groups:
             return {(a, b): True for a in sets for b in sets}
         table = UsdPhysics.CollisionGroup.ComputeCollisionGroupTable(self.stage)

@@ -13,7 +13,7 @@ without colliders compiles and runs none of it.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import warp as wp

@@ -206,7 +206,7 @@ def build_structs(ns) -> None:
 
 
 def build(ns) -> None:
-    T, V3, M33 = ns.T, ns.vec3, ns.mat33
+    T, V3 = ns.T, ns.vec3
     A2 = wp.array2d(dtype=T)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import carb
 import carb.events
 import omni.kit.app
-from pxr import Sdf, Usd, UsdUtils
+from pxr import Usd, UsdUtils
 
 
 class StageEventType(enum.IntEnum):

@@ -24,7 +24,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any, Dict, List, Tuple, Type
+from typing import Any
 
 import carb
 

@@ -18,7 +18,7 @@ class NotificationStatus:
 
 
 class NotificationButtonInfo:
-    def __init__(self, text, on_complete: Callable[[], None] = None):
+    def __init__(self, text, on_complete: Callable[[], None] | None = None):
         self.text, self.handler = text, on_complete
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from typing import List
 
 import omni.kit.app
 
@@ -45,13 +44,13 @@ def call_pip(args: list[str], surpress_output: bool = False) -> int:
 
 def install(
     package: str,
-    module: str = None,
+    module: str | None = None,
     ignore_import_check: bool = False,
     ignore_cache: bool = False,
-    version: str = None,
+    version: str | None = None,
     use_online_index: bool = True,
     surpress_output: bool = False,
-    extra_args: list[str] = None,
+    extra_args: list[str] | None = None,
 ) -> bool:
     if "==" not in package and version:
         package = f"{package}=={version}"

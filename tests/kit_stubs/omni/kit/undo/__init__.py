@@ -16,7 +16,7 @@ from __future__ import annotations
 import traceback
 from collections import deque, namedtuple
 from contextlib import contextmanager
-from typing import Any, Tuple
+from typing import Any
 
 import carb
 import omni.kit.commands as _commands
