@@ -382,5 +382,5 @@ def sweep_paths(
         jobs=used,
         retried=_Retries.count,
     )
-    run.versions = next((s.versions for s in run.stages if s.versions), None) or {}
+    run.versions = next((s.versions for s in run.stages if s.versions), {})
     return run

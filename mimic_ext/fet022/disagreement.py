@@ -114,7 +114,7 @@ def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
         other = b if s is a else a
         if s.relation_max_error > other.relation_max_error:
             return SOFT, (
-                f"{s.engine} holds the relation softly ({s.read_relation.get('note') or 'soft'}) and "
+                f"{s.engine} holds the relation softly ({(s.read_relation or {}).get('note') or 'soft'}) and "
                 f"strays {s.relation_max_error:.3g} {s.max_error_unit} from it, {other.engine} "
                 f"{other.relation_max_error:.3g}"
             )

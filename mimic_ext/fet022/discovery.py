@@ -131,7 +131,9 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     A drive counts only with a positive stiffness: a pure damper cannot hold a target.
     USD angular gains are per degree, so they are scaled by 180/pi here.
     """
-    kind = joints.joint_kind(prim) if prim else None
+    if not prim:
+        return None
+    kind = joints.joint_kind(prim)
     if kind not in (joints.REVOLUTE, joints.PRISMATIC):
         return None
     name = "angular" if kind == joints.REVOLUTE else "linear"
@@ -143,7 +145,9 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     max_force = api.GetMaxForceAttr().Get()
     if not (stiffness > 0 and math.isfinite(stiffness)):
         return None
-    per_unit = 1.0 / joints.unit_scale(prim)  # USD gains are per degree or per stage unit
+    scale = joints.unit_scale(prim)
+    assert scale is not None  # revolute or prismatic: degrees or stage units
+    per_unit = 1.0 / scale  # USD gains are per degree or per stage unit
     # maxForce is a force or torque as authored (not per unit); unset means unlimited
     max_force = math.inf if max_force is None or not math.isfinite(max_force) else float(max_force)
     return Drive(

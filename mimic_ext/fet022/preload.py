@@ -23,7 +23,7 @@ try:
     quiet_warp(wp)
     import mimic_ext.solver  # noqa: F401
 except ImportError:
-    wp = None
+    wp = None  # type: ignore[assignment]  # Warp is optional here: None when absent
 
 # wp.init() would initialise CUDA wherever a driver exists; only do it where none does.
 if (

@@ -180,7 +180,7 @@ def _first_nonfinite(arrays: dict[str, np.ndarray], env: int) -> tuple[str, int]
 
 def _read_relations(trace: Trace) -> dict:
     """(follower, leader) -> the relation as the engine read it (indexed once per trace)."""
-    cached = getattr(trace, "_read_index", None)
+    cached = trace._read_index
     if cached is None or cached[0] is not trace.relations:
         cached = (trace.relations, {(r.follower, r.leader): r for r in (trace.relations or [])})
         trace._read_index = cached

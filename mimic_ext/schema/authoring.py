@@ -47,14 +47,15 @@ NEWTON_API = "NewtonMimicAPI"
 PHYSX_PREFIX = "physxMimicJoint"
 
 #: name -> (USD type, fallback) for each PhysxMimicJointAPI attribute.
-PHYSX_ATTRS = {
+#: attribute -> (its USD value type, its fallback)
+PHYSX_ATTRS: dict[str, tuple[Any, Any]] = {
     "referenceJointAxis": (Sdf.ValueTypeNames.Token, "rotX"),
     "gearing": (Sdf.ValueTypeNames.Float, 1.0),
     "offset": (Sdf.ValueTypeNames.Float, 0.0),
     "naturalFrequency": (Sdf.ValueTypeNames.Float, 0.0),
     "dampingRatio": (Sdf.ValueTypeNames.Float, 0.0),
 }
-NEWTON_ATTRS = {
+NEWTON_ATTRS: dict[str, tuple[Any, Any]] = {
     "newton:mimicCoef0": (Sdf.ValueTypeNames.Float, 0.0),
     "newton:mimicCoef1": (Sdf.ValueTypeNames.Float, 1.0),
     "newton:mimicEnabled": (Sdf.ValueTypeNames.Bool, True),
@@ -340,7 +341,7 @@ def set_relation(stage: Usd.Stage, relation: MimicRelation) -> MimicRelation:
         inst = relation.instance or "rotX"
         check_instance_name(follower, inst)
         gearing, offset = canonical_to_physx(relation.multiplier, relation.offset, s_f, s_l)
-        values = {
+        values: dict[str, Any] = {
             "referenceJointAxis": relation.reference_axis,
             "gearing": gearing,
             "offset": offset,
@@ -434,7 +435,7 @@ def remove_relation(
         # when USD's registry does not know the schema.
         if rel.schema == PHYSX:
             prim.RemoveAppliedSchema(f"{PHYSX_API}:{rel.instance}")
-            _remove_properties(prim, physx_property_names(rel.instance))
+            _remove_properties(prim, physx_property_names(str(rel.instance)))
         else:
             prim.RemoveAppliedSchema(NEWTON_API)
             _remove_properties(prim, newton_property_names())

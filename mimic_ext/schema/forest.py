@@ -114,7 +114,7 @@ class MimicForest:
                     queue.append(other)
         keys = []
         j = b
-        while came.get(j):
-            j, key = came[j]
+        while (step := came.get(j)) is not None:
+            j, key = step
             keys.append(key)
         return keys[::-1]

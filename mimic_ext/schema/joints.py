@@ -149,6 +149,7 @@ def limits_si(prim: Usd.Prim) -> tuple[float, float] | None:
     if lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
         return None
     scale = unit_scale(prim)
+    assert scale is not None  # a revolute or prismatic joint always has a unit
     return float(lo) * scale, float(hi) * scale
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pxr import Plug, Usd
 
@@ -32,7 +32,7 @@ KIT_EXTENSIONS = {
     "NewtonMimicAPI": "omni.usd.schema.newton",
 }
 
-_state = {"done": False, "resolvable": False, "sources": {}}
+_state: dict[str, Any] = {"done": False, "resolvable": False, "sources": {}}
 
 
 def in_kit() -> bool:

@@ -37,6 +37,7 @@ import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pxr import Sdf, Usd, UsdPhysics
@@ -317,7 +318,7 @@ class _Checker:
                 )
         physx = [r for r in rels if r.schema == PHYSX]
         if kind in (joints.REVOLUTE, joints.PRISMATIC) and len(physx) > 1:
-            names = ", ".join(r.instance for r in physx)
+            names = ", ".join(str(r.instance) for r in physx)
             for rel in physx:
                 self.add(
                     "MIMIC_MULTIPLE_INSTANCES",
@@ -334,7 +335,7 @@ class _Checker:
         path = rel.follower
         raw = rel.authored or {}
         if rel.schema == PHYSX:
-            rel_name = physx_attr_name(rel.instance, "referenceJoint")
+            rel_name = physx_attr_name(str(rel.instance), "referenceJoint")
             if rel.instance not in PHYSX_INSTANCES:
                 self.add(
                     "MIMIC_INSTANCE_NAME",
@@ -342,14 +343,14 @@ class _Checker:
                     f"instance '{rel.instance}' is not rotX, rotY or rotZ, so PhysX ignores this relation: "
                     f"rename it to PhysxMimicJointAPI:rotX (the instance does not pick the axis of a 1-DOF joint)",
                 )
-            values = {n: raw.get(n) for n in ("gearing", "offset", "naturalFrequency", "dampingRatio")}
-            names = {n: physx_attr_name(rel.instance, n) for n in values}
+            values: dict[str, Any] = {n: raw.get(n) for n in ("gearing", "offset", "naturalFrequency", "dampingRatio")}
+            names = {n: physx_attr_name(str(rel.instance), n) for n in values}
             gear_name = names["gearing"]
             if str(raw.get("referenceJointAxis")) not in REFERENCE_AXES:
                 self.add(
                     "MIMIC_BAD_REFERENCE_AXIS",
                     path,
-                    f"{physx_attr_name(rel.instance, 'referenceJointAxis')} is '{raw.get('referenceJointAxis')}': "
+                    f"{physx_attr_name(str(rel.instance), 'referenceJointAxis')} is '{raw.get('referenceJointAxis')}': "
                     "set it to rotX, rotY or rotZ (the reference DOF; any of them for a 1-DOF reference)",
                     rel,
                 )
@@ -384,7 +385,8 @@ class _Checker:
             self.add(
                 "MIMIC_EXTREME_GEARING",
                 path,
-                f"{gear_name} = {_fmt(values.get('gearing', values.get('newton:mimicCoef1')))} makes the follower "
+                f"{gear_name} = {_fmt(values['gearing'] if 'gearing' in values else values['newton:mimicCoef1'])} "
+                f"makes the follower "
                 f"move {_fmt(abs(rel.multiplier))} times as far as its reference ({rel.describe()}, rad/m): at "
                 f"{_fmt(MAX_GEAR_RATIO)} (1/eps of float32) or more one float32 step of the reference moves the "
                 "follower by over a radian or metre, so no float32 solver (PhysX, Newton, mimic_ext) can hold it: "
@@ -469,7 +471,7 @@ class _Checker:
                 "MIMIC_REFERENCE_TYPE",
                 path,
                 f"the reference DOF {rel.reference_axis} of D6 joint {target} is locked: set "
-                f"{physx_attr_name(rel.instance, 'referenceJointAxis')} to a free rotational DOF",
+                f"{physx_attr_name(str(rel.instance), 'referenceJointAxis')} to a free rotational DOF",
                 rel,
             )
             return None
@@ -578,6 +580,7 @@ class _Checker:
         forest = MimicForest()
         active: list[MimicRelation] = []
         for rel in hard:
+            assert rel.leader is not None  # a relation without one is errored (MIMIC_REFERENCE_MISSING)
             try:
                 status = forest.add(
                     _label(rel),
@@ -621,6 +624,7 @@ class _Checker:
         # chains among the hard relations the forest kept (a compliant row is not composed)
         followers = {_node(self.stage, r.follower, r.instance) for r in active}
         for rel in active:
+            assert rel.leader is not None  # as in the loop above
             if _node(self.stage, rel.leader, rel.reference_axis) in followers:
                 self.add(
                     "MIMIC_CHAIN",
@@ -643,6 +647,7 @@ class _Checker:
             tol = RANGE_RTOL * (lim_f[1] - lim_f[0]) + RANGE_F32 * max(abs(v) for v in (lo, hi, *lim_f, rel.offset))
             if lo < lim_f[0] - tol or hi > lim_f[1] + tol:
                 s_f, s_l = joints.unit_scale(follower), joints.unit_scale(leader)
+                assert s_f is not None and s_l is not None  # both have limits: revolute or prismatic
                 uf, ul = _unit(follower), _unit(leader)
                 self.add(
                     "MIMIC_RANGE_OUTSIDE_LIMITS",

@@ -10,7 +10,7 @@ where an engine misreads an asset.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -65,10 +65,12 @@ class Trace:
     relations: list[ReadRelation] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    body_positions: dict[str, Any] = field(default_factory=dict)
+    body_positions: Mapping[str, Any] = field(default_factory=dict)
     body_samples: list[int] = field(default_factory=list)
     #: follower path -> why this engine cannot represent its relation (its verdict: not applicable)
     not_applicable: dict[str, str] = field(default_factory=dict)
+    #: the runner's index of ``relations`` ((relations, (follower, leader) -> relation)), built on first use
+    _read_index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @runtime_checkable

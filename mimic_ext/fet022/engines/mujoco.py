@@ -155,7 +155,7 @@ class MujocoEngine:
                 f"swept joint(s) {', '.join(missing)} are not joints of the exported URDF "
                 f"(MuJoCo simulates only the articulation under the default prim)"
             )
-        actuator = {}
+        actuator: dict[str, int] = {}  # joint path -> its actuator's index in ctrl
         for path, (kp, kv, fmax, _) in drives.items():
             name, _ = joint_of[path]
             joint = spec.joint(name)

@@ -71,7 +71,7 @@ def import_newton():
 
 
 def newton_reading(
-    authored: MimicRelation, model_coeffs: tuple[float, float] | None, leader: str | None, stage
+    authored: MimicRelation, model_coeffs: tuple[float, ...] | None, leader: str | None, stage
 ) -> ReadRelation:
     """What Newton's model holds for one authored relation, and how it differs."""
     if model_coeffs is None:

@@ -47,8 +47,9 @@ import logging
 import re
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -171,7 +172,9 @@ def layout(stage, source: str | None, num_envs: int, spacing: float) -> Layout:
     im = q.GetImaginary()
     parent, name = source.rsplit("/", 1)
     targets = [f"{parent}/{name}_fet022_env{k}" for k in range(1, num_envs)]
-    anchors = [(p[0] + k * spacing, p[1], p[2], im[0], im[1], im[2], q.GetReal()) for k in range(1, num_envs)]
+    anchors: list[tuple[float, ...]] = [
+        (p[0] + k * spacing, p[1], p[2], im[0], im[1], im[2], q.GetReal()) for k in range(1, num_envs)
+    ]
     return Layout(source, targets, anchors)
 
 
@@ -192,7 +195,7 @@ class PhysxSession:
         env: Layout | None = None,
         device: str = "cpu",
         meters_per_unit: float = 1.0,
-        prismatic: Sequence[str] = (),
+        prismatic: Iterable[str] = (),
         name: str = "mimic_ext",
         threads: int = 0,
         bodies_by_name: Mapping[str, str] | None = None,
@@ -202,10 +205,12 @@ class PhysxSession:
         self.num_envs = 1 + len(self.layout.targets)
         self.mpu = float(meters_per_unit)
         self.log: list[str] = []
-        self._log_cm = _captured_log(self.ovphysx)
-        self._collect = self._log_cm.__enter__()
+        log_cm = _captured_log(self.ovphysx)
+        self._log_cm: contextlib.AbstractContextManager[_Collect] | None = log_cm
+        self._collect = log_cm.__enter__()
         self._bindings: list = []
-        self.physx = self.stage = None
+        self.physx: Any = None  # ovphysx.PhysX and ovstage.Stage once opened
+        self.stage: Any = None
         try:
             self._open(usda, articulations, joints_by_name, device, set(prismatic), name, threads)
             if bodies_by_name:
@@ -456,7 +461,7 @@ def run_physx(
     targets,
     record: Sequence[str] | None = None,
     num_envs: int = 1,
-    sample_steps: Sequence[int] | None = None,
+    sample_steps: Iterable[int] | None = None,
     device: str = "cpu",
     clone_source: str | None = None,
     spacing: float | None = None,

@@ -133,7 +133,7 @@ def articulation_roots(stage: Usd.Stage) -> list[Usd.Prim]:
 
 def down_axis(stage: Usd.Stage) -> tuple[float, float, float]:
     up = _AXES.get(UsdGeom.GetStageUpAxis(stage), _AXES["Z"])
-    return tuple(-c for c in up)
+    return (-up[0], -up[1], -up[2])
 
 
 def ensure_scene(prep: PreparedStage, path: str = "/fet022_PhysicsScene") -> str:

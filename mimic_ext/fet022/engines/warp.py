@@ -17,6 +17,7 @@ import math
 import time
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -181,12 +182,13 @@ class WarpEngine:
         located: dict[str, tuple[_PartRun, int]] = {}
         for path in dict.fromkeys([pj.path for pj in plan.joints] + list(watch)):
             try:
-                run = run_of.get(path)
-                if run is None:
+                found = run_of.get(path)
+                if found is None:
                     if not runs:
                         raise MimicInputError(f"{path} is not a revolute or prismatic joint of this model")
                     runs[0].model.dof_index(path)  # raises, saying why
-                located[path] = (run, run.col[path])
+                assert found is not None  # dof_index raised for a joint no part holds
+                located[path] = (found, found.col[path])
             except MimicInputError as exc:  # the solver's MimicParticipantError
                 trace.missing[path] = f"not simulated by the warp solver ({exc})"
         swept_missing = [pj.path for pj in plan.joints if pj.path in trace.missing]
@@ -317,8 +319,11 @@ class _PartRun:
         self.bodies = [path for lk in part.links for path, _ in lk.bodies]
         self.body_src = self.bodies  # the model's name of each of its bodies
         self.anchor = anchor
-        self.model, self.col, self.shift, self.rows = None, {}, None, None
-        self._names = None
+        self.model: Any = None  # the solver Model it runs on (``attach``)
+        self.col: dict[str, int] = {}
+        self.shift: np.ndarray | None = None
+        self.rows: range | None = None
+        self._names: dict[str, str] | None = None
         self.own_q: np.ndarray | None = None  # (samples, environments, coordinates)
 
     def attach(self, model, shift=None, rows: range | None = None) -> None:
@@ -330,9 +335,10 @@ class _PartRun:
     def follow(self) -> None:
         """Take the rep's model and results (once the rep is attached)."""
         rep = self.rep
+        assert rep is not None  # only a copy of another part follows one
         self.model, self.rows, self.body_src = rep.model, rep.rows, rep.body_src
         self.col = {own: rep.col[p] for p, own in zip(rep.paths, self.paths)}
-        moved = np.asarray(self.anchor, float) - np.asarray(rep.anchor, float)
+        moved = np.asarray(self.anchor, dtype=np.float64) - np.asarray(rep.anchor, dtype=np.float64)
         self.shift = moved if rep.shift is None else rep.shift + moved
         self._names = dict(zip(rep.paths, self.paths))
 
@@ -349,7 +355,9 @@ class _PartRun:
 
     @property
     def q(self) -> np.ndarray:
-        return self.rep.own_q if self.rep is not None else self.own_q
+        q = self.rep.own_q if self.rep is not None else self.own_q
+        assert q is not None, "read after the part was simulated"
+        return q
 
     def own(self, path: str) -> str:
         """This part's joint for a joint path of the model it runs on."""

@@ -116,7 +116,7 @@ def format_junit(result: RunResult | SweepResult, timestamp: str | None = None) 
     multi = len(engines_of(run)) > 1
     suites = [_suite(s, timestamp, host, multi) for s in run.stages]
     for key in ("tests", "failures", "errors", "skipped"):
-        root.set(key, str(sum(int(s.get(key)) for s in suites)))
+        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
     root.set("time", f"{run.wall_seconds:.6f}")
     root.extend(suites)
     ET.indent(root)
