@@ -40,7 +40,7 @@ def base_package(ref: str, into: Path) -> None:
     for f in dst.rglob("*.py"):
         text = f.read_text()
         new = re.sub(r"\bmimic_ext\b", "mimic_base", text)
-        if f.parent.name == "kernels" and f.name == "__init__.py":     # Warp modules of their own
+        if f.parent.name == "kernels" and f.name == "__init__.py":  # Warp modules of their own
             new = new.replace('module = f"mimic_', 'module = f"mimicbase_')
         if new != text:
             f.write_text(new)
@@ -53,6 +53,7 @@ def mechanism_block(pkg: str, name: str, n: int):
     from benchmarks import grasp_scene as G
     from benchmarks import mechanisms as M
     from benchmarks import peers as P
+
     S = importlib.import_module(pkg + ".solver")
     mech = M.MECHANISMS[name]()
     stage, paths = M.usd_stage(mech)
@@ -67,6 +68,7 @@ def mechanism_block(pkg: str, name: str, n: int):
         solver.step_many(state, sched[:k], M.DT)
         wp.synchronize()
         return time.thread_time() - c
+
     return block
 
 
@@ -75,6 +77,7 @@ def grasp_block(pkg: str, n: int, xml: Path):
     import warp as wp
 
     from benchmarks import grasp_scene as G
+
     g = G.OursGrasp(xml, num_envs=n, package=pkg, threads=1)
     for i in range(G.lift_start()):
         g.step(i)
@@ -89,6 +92,7 @@ def grasp_block(pkg: str, n: int, xml: Path):
             g.step(i)
         wp.synchronize()
         return time.thread_time() - t
+
     return block
 
 
@@ -106,19 +110,21 @@ def main(argv=None) -> int:
         base_package(args.base, tmp)
         sys.path.insert(0, str(tmp))
         from mimic_ext.warp_runtime import init_warp
+
         init_warp()
         for row in args.rows:
             name, _, n = row.partition(":")
             n = int(n or 64)
             if name == "grasp":
                 from benchmarks import grasp_scene as G
+
                 xml = G.scene_xml(tmp)
                 blocks = {pkg: grasp_block(pkg, n, xml) for pkg in ("mimic_base", "mimic_ext")}
                 k = 20
             else:
                 blocks = {pkg: mechanism_block(pkg, name, n) for pkg in ("mimic_base", "mimic_ext")}
                 for b in blocks.values():
-                    b(8)                                    # compiled, caches warm
+                    b(8)  # compiled, caches warm
                 k = max(2, int(32 * args.block_ms * 1e-3 / max(blocks["mimic_base"](32), 1e-9)))
             for b in blocks.values():
                 b(k)
@@ -130,8 +136,11 @@ def main(argv=None) -> int:
             r = np.array(ratios)
             rng = np.random.default_rng(0)
             boot = [np.median(rng.choice(r, r.size)) for _ in range(400)]
-            print(f"{row}: {args.pairs} pairs of {k}-step blocks: tree / {args.base} CPU median {np.median(r):.3f} "
-                  f"(bootstrap 5-95 %: {np.percentile(boot, 5):.3f}-{np.percentile(boot, 95):.3f})", flush=True)
+            print(
+                f"{row}: {args.pairs} pairs of {k}-step blocks: tree / {args.base} CPU median {np.median(r):.3f} "
+                f"(bootstrap 5-95 %: {np.percentile(boot, 5):.3f}-{np.percentile(boot, 95):.3f})",
+                flush=True,
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

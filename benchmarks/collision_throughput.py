@@ -32,22 +32,52 @@ sys.path.insert(0, str(ROOT))
 
 HALF = {"palm": (0.04, 0.02, 0.01), "lf": (0.005, 0.01, 0.03), "rf": (0.005, 0.01, 0.03), "obj": (0.025, 0.025, 0.025)}
 CAPS = {"lk": (0.006, 0.015), "rk": (0.006, 0.015)}
-POS = {"palm": (0, 0, 0.11), "lf": (0.0305, 0, 0.05), "rf": (-0.0305, 0, 0.05), "lk": (0.03, 0, 0.09),
-       "rk": (-0.03, 0, 0.09), "obj": (0, 0, 0.0249)}
+POS = {
+    "palm": (0, 0, 0.11),
+    "lf": (0.0305, 0, 0.05),
+    "rf": (-0.0305, 0, 0.05),
+    "lk": (0.03, 0, 0.09),
+    "rk": (-0.03, 0, 0.09),
+    "obj": (0, 0, 0.0249),
+}
 OFFSET, PLANE_OFFSET = 0.02, 0.005
 
 
 def ours(num_envs: int):
     import warp as wp
+
     from mimic_ext.solver.collision import CollisionModel, MaterialSpec, ShapeSpec
 
     def spec(name, kind, size):
-        return ShapeSpec(path=f"/{name}", kind=kind, body=name, static=False, pose=np.eye(4), size=np.array(size, float),
-                         contact_offset=OFFSET, rest_offset=0.0, material=MaterialSpec())
-    shapes = [spec(n, "box", h) for n, h in HALF.items()] + [spec(n, "capsule", (r, h, 0)) for n, (r, h) in CAPS.items()]
+        return ShapeSpec(
+            path=f"/{name}",
+            kind=kind,
+            body=name,
+            static=False,
+            pose=np.eye(4),
+            size=np.array(size, float),
+            contact_offset=OFFSET,
+            rest_offset=0.0,
+            material=MaterialSpec(),
+        )
+
+    shapes = [spec(n, "box", h) for n, h in HALF.items()] + [
+        spec(n, "capsule", (r, h, 0)) for n, (r, h) in CAPS.items()
+    ]
     ground = np.eye(4)
-    shapes.append(ShapeSpec(path="/ground", kind="plane", body=None, static=True, pose=ground, size=np.zeros(3),
-                            contact_offset=PLANE_OFFSET, rest_offset=0.0, material=MaterialSpec()))
+    shapes.append(
+        ShapeSpec(
+            path="/ground",
+            kind="plane",
+            body=None,
+            static=True,
+            pose=ground,
+            size=np.zeros(3),
+            contact_offset=PLANE_OFFSET,
+            rest_offset=0.0,
+            material=MaterialSpec(),
+        )
+    )
     cm = CollisionModel.of_shapes(shapes, num_envs=num_envs)
     poses = {}
     for n, p in POS.items():
@@ -64,15 +94,23 @@ def ours(num_envs: int):
             cm.collide(R, p)
         wp.synchronize()
         return (time.perf_counter() - t) / reps
+
     return run, int(cm.contacts().count[0])
 
 
 def mujoco_peer():
     import mujoco
-    geoms = "".join(f'<body pos="{" ".join(map(str, POS[n]))}"><freejoint/><geom type="box" size="{" ".join(map(str, h))}"'
-                    f' margin="{OFFSET}"/></body>' for n, h in HALF.items())
-    geoms += "".join(f'<body pos="{" ".join(map(str, POS[n]))}"><freejoint/><geom type="capsule" size="{r} {h}"'
-                     f' margin="{OFFSET}"/></body>' for n, (r, h) in CAPS.items())
+
+    geoms = "".join(
+        f'<body pos="{" ".join(map(str, POS[n]))}"><freejoint/><geom type="box" size="{" ".join(map(str, h))}"'
+        f' margin="{OFFSET}"/></body>'
+        for n, h in HALF.items()
+    )
+    geoms += "".join(
+        f'<body pos="{" ".join(map(str, POS[n]))}"><freejoint/><geom type="capsule" size="{r} {h}"'
+        f' margin="{OFFSET}"/></body>'
+        for n, (r, h) in CAPS.items()
+    )
     xml = f'<mujoco><worldbody><geom type="plane" size="1 1 0.1" margin="{PLANE_OFFSET}"/>{geoms}</worldbody></mujoco>'
     m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
@@ -85,6 +123,7 @@ def mujoco_peer():
             mujoco.mj_kinematics(m, d)
             mujoco.mj_collision(m, d)
         return (time.perf_counter() - t) / reps
+
     return run, int(d.ncon)
 
 
@@ -115,8 +154,9 @@ def compile_times(runs: int = 2) -> dict[str, float]:
     got: dict[str, list[float]] = {}
     for r in range(runs):
         order = mods if r % 2 == 0 else mods[::-1]
-        res = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET, *order], capture_output=True, text=True, check=True,
-                             cwd=ROOT)
+        res = subprocess.run(
+            [sys.executable, "-c", COMPILE_SNIPPET, *order], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         for k, v in eval(res.stdout.strip().splitlines()[-1]).items():
             got.setdefault(k, []).append(v)
     return {k: statistics.median(v) for k, v in got.items()}
@@ -129,8 +169,10 @@ def main() -> None:
     ap.add_argument("--no-compile", action="store_true")
     args = ap.parse_args()
     mj, mj_contacts = mujoco_peer()
-    print(f"scene: 6 free shapes + plane, 13 touching pairs; contacts per environment: "
-          f"ours {ours(1)[1]}, MuJoCo {mj_contacts}")
+    print(
+        f"scene: 6 free shapes + plane, 13 touching pairs; contacts per environment: "
+        f"ours {ours(1)[1]}, MuJoCo {mj_contacts}"
+    )
     print(f"{'N':>6} {'ours env-det/s':>16} {'MuJoCo env-det/s':>18} {'ours/MuJoCo':>12}")
     for n in args.sizes:
         run, _ = ours(n)
@@ -143,10 +185,12 @@ def main() -> None:
         print(f"{n:>6} {1 / ta:>16,.0f} {1 / tb:>18,.0f} {tb / ta:>12.2f}")
     if not args.no_compile:
         t = compile_times()
-        print(f"cold compile, CPU s (medians of 2 fresh processes): Warp start-up {t['startup']:.2f}, "
-              f"solver module {t['mimic_ext.solver.kernels']:.2f}, collision module "
-              f"{t['mimic_ext.solver.collision.kernels']:.2f} "
-              f"(= {t['mimic_ext.solver.collision.kernels'] / t['mimic_ext.solver.kernels']:.2f} x the solver's)")
+        print(
+            f"cold compile, CPU s (medians of 2 fresh processes): Warp start-up {t['startup']:.2f}, "
+            f"solver module {t['mimic_ext.solver.kernels']:.2f}, collision module "
+            f"{t['mimic_ext.solver.collision.kernels']:.2f} "
+            f"(= {t['mimic_ext.solver.collision.kernels'] / t['mimic_ext.solver.kernels']:.2f} x the solver's)"
+        )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ helpers (tests/), which build the same stages the tests check.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import warnings
 from pathlib import Path
@@ -64,9 +63,11 @@ def loops() -> None:
             moved = kinetic_energy(model, qn + dt * up, up)
             split += [b - a, moved - b, kinetic_energy(model, q1, up) - moved]
         name = "four-bar" if closed else "open chain (closure disabled)"
-        print(f"  {name}, 60 Hz, float64, summed over the steps as % of the start energy: velocity solve "
-              f"{100 * split[0] / ke0:+.1f}, moving the positions {100 * split[1] / ke0:+.1f}, loop projection "
-              f"{100 * split[2] / ke0:+.2f}; net {100 * split.sum() / ke0:+.1f}")
+        print(
+            f"  {name}, 60 Hz, float64, summed over the steps as % of the start energy: velocity solve "
+            f"{100 * split[0] / ke0:+.1f}, moving the positions {100 * split[1] / ke0:+.1f}, loop projection "
+            f"{100 * split[2] / ke0:+.2f}; net {100 * split.sum() / ke0:+.1f}"
+        )
 
 
 def drives(physx: bool) -> None:
@@ -81,16 +82,17 @@ def drives(physx: bool) -> None:
     print("PD drive w 10 rad/s, zeta 0.1, 1 rad step at 60 Hz, largest distance from the continuous response (3 s):")
     for scheme in ("implicit", "exact"):
         print(f"  {scheme}: {np.abs(D.rotor_run(scheme, 10.0, 0.1, fps, seconds) - cont).max():.2e} rad")
-    print("Compliant relation w 50, zeta 0.1 (240 Hz, 1 kg m^2 leader) with a driven leader: relation mode's "
-          "damping ratio against the continuous system's:")
+    print(
+        "Compliant relation w 50, zeta 0.1 (240 Hz, 1 kg m^2 leader) with a driven leader: relation mode's "
+        "damping ratio against the continuous system's:"
+    )
     for kp in (50.0, 500.0, 2000.0):
         b, lead, fol = C.pair(50.0, 0.1, I_l=1.0, drive=(kp, 0.0))
         wc, zc = C.frequency_and_damping(C.continuous_mode(50.0, 0.1, 1.0, kp, 0.0))
         row = []
         for scheme in ("implicit", "exact"):
             model = build_model(b.stage, num_envs=4)
-            z = C.relation_mode(C.one_step_map(b.stage, lead, fol, 1.0 / 240, model=model,
-                                               drive_discretisation=scheme))
+            z = C.relation_mode(C.one_step_map(b.stage, lead, fol, 1.0 / 240, model=model, drive_discretisation=scheme))
             zm = C.frequency_and_damping(np.log(z.astype(complex)) * 240)[1]
             row.append(f"{scheme} {100 * (zm / zc - 1):+.2f} %")
         print(f"  kp {kp:6.0f}: " + ", ".join(row))
@@ -101,7 +103,9 @@ def drives(physx: bool) -> None:
 
     stage = prepared_stage(D.COMPLIANT)
     ref = D._leader_step(stage, "implicit", 32)
-    print(f"Compliant Isaac 2F-85, leader stepped 0.1 rad at 240 Hz (0.5 s), against 32 sub-steps (peak {ref.max():.4f}):")
+    print(
+        f"Compliant Isaac 2F-85, leader stepped 0.1 rad at 240 Hz (0.5 s), against 32 sub-steps (peak {ref.max():.4f}):"
+    )
     for scheme in ("implicit", "exact"):
         q = D._leader_step(stage, scheme, 1)
         print(f"  {scheme}: largest distance {np.abs(q - ref).max():.4f} rad, peak {q.max():.4f} rad")
@@ -113,17 +117,26 @@ def drives(physx: bool) -> None:
         from mimic_ext.fet022.engines.warp import WarpEngine
 
         steps = len(ref)
-        qp = np.asarray(run_physx(stage, steps, 1.0 / 240, {D.LEADER: np.full(steps, 0.1)},
-                                  record=[D.LEADER]).positions[D.LEADER][0], float)
-        print(f"  PhysX (ovphysx, its defaults): largest distance {np.abs(qp - ref).max():.4f} rad, peak {qp.max():.4f} rad")
+        qp = np.asarray(
+            run_physx(stage, steps, 1.0 / 240, {D.LEADER: np.full(steps, 0.1)}, record=[D.LEADER]).positions[D.LEADER][
+                0
+            ],
+            float,
+        )
+        print(
+            f"  PhysX (ovphysx, its defaults): largest distance {np.abs(qp - ref).max():.4f} rad, peak {qp.max():.4f} rad"
+        )
         rec = Recording(get_engine("physx"))
         run(D.COMPLIANT, engine=rec)
         theirs = rec.trace.positions
         for scheme in ("implicit", "exact"):
             ours = Recording(WarpEngine(drive_discretisation=scheme))
             run(D.COMPLIANT, engine=ours)
-            worst = max(float(np.abs(np.asarray(ours.trace.positions[p], float) - np.asarray(theirs[p], float)).max())
-                        for p in theirs if p in ours.trace.positions)
+            worst = max(
+                float(np.abs(np.asarray(ours.trace.positions[p], float) - np.asarray(theirs[p], float)).max())
+                for p in theirs
+                if p in ours.trace.positions
+            )
             print(f"  FET022 sweep, {scheme} against PhysX: every joint within {worst:.4f} rad over the whole sweep")
 
 
@@ -133,8 +146,10 @@ def drift() -> None:
     print("Force-free geared pair (multiplier 2, offset 0.1 rad), float32, 100,000 steps at 240 Hz, |speed change|:")
     for off_axis in (0.0, 0.2):
         residual, dl, df = P.spin("float32", 2.0, off_axis=off_axis)
-        print(f"  second rotor {off_axis} m off its axis: leader {dl:.2e}, follower {df:.2e}, relation residual "
-              f"{residual:.1e} rad")
+        print(
+            f"  second rotor {off_axis} m off its axis: leader {dl:.2e}, follower {df:.2e}, relation residual "
+            f"{residual:.1e} rad"
+        )
 
 
 def main(argv=None) -> int:

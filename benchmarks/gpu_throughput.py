@@ -82,7 +82,7 @@ class Graph:
                 with wp.ScopedCapture(device=device) as cap:
                     fn()
                 self.graph = cap.graph
-            except Exception as exc:  # noqa: BLE001 - reported in the engine's name
+            except Exception as exc:
                 self.error = f"{type(exc).__name__}: {exc}"
         self.captured = self.graph is not None
 
@@ -95,6 +95,7 @@ class Graph:
 
 # ---------------------------------------------------------------------------------- grasp
 
+
 class OursGrasp(GT.Ours):
     """Ours on the grasp: a round's targets uploaded untimed, then one ``step_many`` call."""
 
@@ -105,6 +106,7 @@ class OursGrasp(GT.Ours):
 
     def prepare(self, steps: int) -> None:
         import warp as wp
+
         g = self.g
         sched = np.repeat(g.targets[None], steps, axis=0)
         sched[:, :, g.lift] = np.array([G.lift_target(self.k + i) for i in range(steps)])[:, None]
@@ -112,6 +114,7 @@ class OursGrasp(GT.Ours):
 
     def advance(self, steps: int) -> None:
         import warp as wp
+
         if self._sched is None or self._sched.shape[0] != steps:
             self.prepare(steps)
         self.g.solver.step_many(self.g.a, self._sched, G.DT, control=self.g.control)
@@ -162,7 +165,7 @@ class MjwGrasp:
 
     def observe(self) -> None:
         s, qpos = self.s, self.d.qpos.numpy().astype(np.float64)
-        p = qpos[:, s.box_q:s.box_q + 3].copy()
+        p = qpos[:, s.box_q : s.box_q + 3].copy()
         p[:, 2] -= qpos[:, s.lift]
         self.track.append(p)
         self.worst = max(self.worst, float(np.abs(qpos[:, s.follower] - qpos[:, s.leader]).max()))
@@ -174,8 +177,11 @@ class MjwGrasp:
 
 def mjw_state(d) -> list:
     """The arrays of a MuJoCo Warp ``Data`` a step starts from (the rest it recomputes)."""
-    return [getattr(d, k) for k in ("time", "qpos", "qvel", "act", "qacc_warmstart", "ctrl")
-            if getattr(d, k, None) is not None]
+    return [
+        getattr(d, k)
+        for k in ("time", "qpos", "qvel", "act", "qacc_warmstart", "ctrl")
+        if getattr(d, k, None) is not None
+    ]
 
 
 def grasp_engines(device: str):
@@ -195,6 +201,7 @@ def grasp_line(eng) -> str:
 
 # -------------------------------------------------------------------------------- robotiq
 
+
 class OursRobotiq(P.OursStepMany):
     """``peers.OursStepMany`` on the default device (``set_default_device``), its schedule
     uploaded before the round."""
@@ -205,14 +212,20 @@ class OursRobotiq(P.OursStepMany):
 
     def prepare(self, n):
         import warp as wp
+
         super().prepare(n)
         self._schedule = wp.array(self._schedule, device=self.model.device)
 
     def residual(self) -> float:
         q = self.positions()
         cols = {j: c for c, j in enumerate(self.mech.joints)}
-        return max((float(np.abs(q[:, cols[m.follower]] - m.multiplier * q[:, cols[m.leader]] - m.offset).max())
-                    for m in self.mech.mimics), default=0.0)
+        return max(
+            (
+                float(np.abs(q[:, cols[m.follower]] - m.multiplier * q[:, cols[m.leader]] - m.offset).max())
+                for m in self.mech.mimics
+            ),
+            default=0.0,
+        )
 
 
 class MjwRobotiq(P.Runner):
@@ -262,8 +275,10 @@ class NewtonRobotiq(P.Newton):
         wp, dev = self.wp, self.model.device
         s0, s1, ctl, step = self.s0, self.s1, self.ctl, self.solver.step
         start = [s0.joint_q, s0.joint_qd, s0.body_q, s0.body_qd]
-        self.graphs = [Graph(wp, dev, lambda: step(s0, s1, ctl, None, M.DT), start),
-                       Graph(wp, dev, lambda: step(s1, s0, ctl, None, M.DT), start)]
+        self.graphs = [
+            Graph(wp, dev, lambda: step(s0, s1, ctl, None, M.DT), start),
+            Graph(wp, dev, lambda: step(s1, s0, ctl, None, M.DT), start),
+        ]
         self.name = "Newton featherstone" + ("" if all(g.captured for g in self.graphs) else " (no graph)")
 
     def advance(self, n):
@@ -276,17 +291,20 @@ class NewtonRobotiq(P.Newton):
         self.k = k
 
     def positions(self):
-        state = self.s0 if self.k % 2 == 0 else self.s1     # the graphs swap no Python names
+        state = self.s0 if self.k % 2 == 0 else self.s1  # the graphs swap no Python names
         return state.joint_q.numpy()[self.qcols].astype(float)
 
 
 def robotiq_engines(device: str):
-    return [("ours", OursRobotiq, None),
-            ("MuJoCo Warp", lambda mech, n: MjwRobotiq(mech, n, device), mujoco_warp_missing()),
-            ("Newton", lambda mech, n: NewtonRobotiq(mech, n, device), P.missing("newton"))]
+    return [
+        ("ours", OursRobotiq, None),
+        ("MuJoCo Warp", lambda mech, n: MjwRobotiq(mech, n, device), mujoco_warp_missing()),
+        ("Newton", lambda mech, n: NewtonRobotiq(mech, n, device), P.missing("newton")),
+    ]
 
 
 # ----------------------------------------------------------------------------------- runs
+
 
 class Clock:
     def __init__(self, deadline: float):
@@ -296,8 +314,9 @@ class Clock:
         return self.deadline - (time.perf_counter() - self.t0)
 
 
-def run_scene(scene: str, build, engines, sizes, steps: int, rounds: int, budget: float, clock: Clock,
-              describe) -> None:
+def run_scene(
+    scene: str, build, engines, sizes, steps: int, rounds: int, budget: float, clock: Clock, describe
+) -> None:
     """``engines``: (label, factory(n) -> engine, reason it cannot run or None)."""
     over = {}
     for label, _, why in engines:
@@ -317,9 +336,9 @@ def run_scene(scene: str, build, engines, sizes, steps: int, rounds: int, budget
             try:
                 eng = build(factory, n)
                 first = time.perf_counter() - t0
-                eng.advance(steps)                      # the first block: compiles, captures, warms
+                eng.advance(steps)  # the first block: compiles, captures, warms
                 first = time.perf_counter() - t0
-            except Exception as exc:  # noqa: BLE001 - one line per engine, the others go on
+            except Exception as exc:
                 print(f"  N={n:6d}  {label}: failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
                 over[label] = "it failed at a smaller N"
                 continue
@@ -342,13 +361,17 @@ def run_scene(scene: str, build, engines, sizes, steps: int, rounds: int, budget
         rates = {}
         for label, eng, t0, first in built:
             rates[label] = n * steps / float(np.median(times[label]))
-            print(f"  N={n:6d}  {eng.name:34s} {rates[label]:12.0f} env-steps/s  (first block {first:5.1f} s)  "
-                  f"{describe(eng, built)}")
+            print(
+                f"  N={n:6d}  {eng.name:34s} {rates[label]:12.0f} env-steps/s  (first block {first:5.1f} s)  "
+                f"{describe(eng, built)}"
+            )
             spent = time.perf_counter() - t0
             if spent > budget:
                 over[label] = f"N={n} took {spent:.0f} s, over the --budget of {budget:.0f} s"
         if "ours" in rates:
-            ratios = "  ".join(f"ours / {label} {rates['ours'] / r:.2f}x" for label, r in rates.items() if label != "ours")
+            ratios = "  ".join(
+                f"ours / {label} {rates['ours'] / r:.2f}x" for label, r in rates.items() if label != "ours"
+            )
             if ratios:
                 print(f"  N={n:6d}  {ratios}  ({rounds} rounds of {steps} steps, medians)")
         for _, eng, _, _ in built:
@@ -370,37 +393,54 @@ def main(argv=None) -> int:
     from mimic_ext.errors import MimicInputError
     from mimic_ext.solver import set_default_device
     from mimic_ext.warp_runtime import check_device, init_warp
+
     wp = init_warp()
     try:
         check_device(a.device)
     except MimicInputError as exc:
         print(exc)
         return 2
-    set_default_device(a.device)                # peers.OursStepMany builds its model on the default
+    set_default_device(a.device)  # peers.OursStepMany builds its model on the default
     clock = Clock(a.deadline)
     dev = wp.get_device(a.device)
-    print(f"device {dev} ({dev.name}); Warp {wp.config.version}; {a.rounds} interleaved rounds of {a.steps} steps, "
-          f"medians; budget {a.budget:.0f} s per engine and N, deadline {a.deadline:.0f} s")
+    print(
+        f"device {dev} ({dev.name}); Warp {wp.config.version}; {a.rounds} interleaved rounds of {a.steps} steps, "
+        f"medians; budget {a.budget:.0f} s per engine and N, deadline {a.deadline:.0f} s"
+    )
 
     if "grasp" in a.scenes:
-        print(f"grasp: Menagerie 2F-85 on a slide lifting a {G.BOX * 100:.0f} cm box, dt = {G.DT} s, "
-              f"from the lift's start (t = {G.T_CLOSE} s)")
+        print(
+            f"grasp: Menagerie 2F-85 on a slide lifting a {G.BOX * 100:.0f} cm box, dt = {G.DT} s, "
+            f"from the lift's start (t = {G.T_CLOSE} s)"
+        )
         if not (G.MENAGERIE / "2f85.xml").exists():
             print(f"  skipped: {G.MENAGERIE} not found (the shared assets)")
         else:
             with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 xml = G.scene_xml(Path(tmp))
-                run_scene("grasp", lambda f, n: f(xml, n), grasp_engines(a.device), a.sizes, a.steps, a.rounds,
-                          a.budget, clock, lambda eng, built: grasp_line(eng))
+                run_scene(
+                    "grasp",
+                    lambda f, n: f(xml, n),
+                    grasp_engines(a.device),
+                    a.sizes,
+                    a.steps,
+                    a.rounds,
+                    a.budget,
+                    clock,
+                    lambda eng, built: grasp_line(eng),
+                )
     if "robotiq" in a.scenes:
-        print(f"robotiq: {M.ROBOTIQ_URDF.name} (6 joints, 5 mimic followers), PD drives on a 1 Hz sinusoid, "
-              f"dt = {M.DT:.5f} s")
+        print(
+            f"robotiq: {M.ROBOTIQ_URDF.name} (6 joints, 5 mimic followers), PD drives on a 1 Hz sinusoid, "
+            f"dt = {M.DT:.5f} s"
+        )
         try:
             mech = M.robotiq()
         except FileNotFoundError as exc:
             print(f"  skipped: {exc}")
         else:
+
             def gap(eng, built):
                 ours = next((e for label, e, *_ in built if label == "ours"), None)
                 if eng is ours:
@@ -411,8 +451,17 @@ def main(argv=None) -> int:
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                run_scene("robotiq", lambda f, n: f(mech, n), robotiq_engines(a.device), a.sizes, a.steps,
-                          a.rounds, a.budget, clock, gap)
+                run_scene(
+                    "robotiq",
+                    lambda f, n: f(mech, n),
+                    robotiq_engines(a.device),
+                    a.sizes,
+                    a.steps,
+                    a.rounds,
+                    a.budget,
+                    clock,
+                    gap,
+                )
     print(f"done in {time.perf_counter() - clock.t0:.0f} s")
     return 0
 

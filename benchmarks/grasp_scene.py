@@ -27,14 +27,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 MENAGERIE = ROOT.parent / "shared" / "assets" / "menagerie_robotiq_2f85"
 
-DT = 0.002                  # s, MuJoCo's default time step (the Menagerie model keeps it)
+DT = 0.002  # s, MuJoCo's default time step (the Menagerie model keeps it)
 T_CLOSE, T_LIFT, HOLD = 0.8, 1.0, 5.0
-LIFT = 0.10                 # m
-BOX, BOX_MASS, BOX_MU = 0.05, 0.1, 0.5     # edge (m), kg, friction (MuJoCo's own scene's object)
-HEIGHT = 0.2                # m: the slide's origin; the pads then reach 1.7 .. 5.4 cm above the floor
-LIFT_KP, LIFT_KD = 5000.0, 200.0           # N/m, N s/m
-GRIP_KP, GRIP_KD, GRIP_FMAX, GRIP_TARGET = 100.0, 10.0, 5.0, 0.8   # Menagerie's fingers_actuator
-LEADER, FOLLOWER = "left_driver_joint", "right_driver_joint"        # our importer's relation
+LIFT = 0.10  # m
+BOX, BOX_MASS, BOX_MU = 0.05, 0.1, 0.5  # edge (m), kg, friction (MuJoCo's own scene's object)
+HEIGHT = 0.2  # m: the slide's origin; the pads then reach 1.7 .. 5.4 cm above the floor
+LIFT_KP, LIFT_KD = 5000.0, 200.0  # N/m, N s/m
+GRIP_KP, GRIP_KD, GRIP_FMAX, GRIP_TARGET = 100.0, 10.0, 5.0, 0.8  # Menagerie's fingers_actuator
+LEADER, FOLLOWER = "left_driver_joint", "right_driver_joint"  # our importer's relation
 
 
 def position_targets(control):
@@ -65,18 +65,26 @@ def scene_xml(directory: Path) -> Path:
     src = src.replace('meshdir="assets"', f'meshdir="{MENAGERIE / "assets"}"')
     mount = '<body name="base_mount" pos="0 0 0.007" childclass="2f85">'
     assert mount in src, "the Menagerie 2F-85 changed: base_mount not found"
-    src = src.replace(mount, f'<body name="lift" pos="0 0 {HEIGHT}" quat="0 1 0 0">'
-                             '<joint name="lift" type="slide" axis="0 0 -1"/>'
-                             '<inertial mass="1" pos="0 0 0" diaginertia="0.01 0.01 0.01"/>\n' + mount)
+    src = src.replace(
+        mount,
+        f'<body name="lift" pos="0 0 {HEIGHT}" quat="0 1 0 0">'
+        '<joint name="lift" type="slide" axis="0 0 -1"/>'
+        '<inertial mass="1" pos="0 0 0" diaginertia="0.01 0.01 0.01"/>\n' + mount,
+    )
     h = 0.5 * BOX
-    src = src.replace("  </worldbody>",
-                      "  </body>\n"
-                      '    <geom name="floor" size="0 0 0.05" type="plane"/>\n'
-                      f'    <body name="box" pos="0 0 {h}"><freejoint name="box"/>'
-                      f'<geom name="box" type="box" size="{h} {h} {h}" mass="{BOX_MASS}" friction="{BOX_MU}"/></body>\n'
-                      "  </worldbody>")
-    src = src.replace("  <actuator>", '  <actuator>\n    <general name="lift" joint="lift" biastype="affine" '
-                                      f'gainprm="{LIFT_KP}" biasprm="0 -{LIFT_KP} -{LIFT_KD}"/>')
+    src = src.replace(
+        "  </worldbody>",
+        "  </body>\n"
+        '    <geom name="floor" size="0 0 0.05" type="plane"/>\n'
+        f'    <body name="box" pos="0 0 {h}"><freejoint name="box"/>'
+        f'<geom name="box" type="box" size="{h} {h} {h}" mass="{BOX_MASS}" friction="{BOX_MU}"/></body>\n'
+        "  </worldbody>",
+    )
+    src = src.replace(
+        "  <actuator>",
+        '  <actuator>\n    <general name="lift" joint="lift" biastype="affine" '
+        f'gainprm="{LIFT_KP}" biasprm="0 -{LIFT_KP} -{LIFT_KD}"/>',
+    )
     out = Path(directory) / "grasp_scene.xml"
     out.write_text(src)
     return out
@@ -85,8 +93,9 @@ def scene_xml(directory: Path) -> Path:
 class OursGrasp:
     """The scene in our solver: ``num_envs`` copies, every one on the same schedule."""
 
-    def __init__(self, xml: Path, num_envs: int = 1, device: str = "cpu", package: str = "mimic_ext",
-                 threads: int | None = None):
+    def __init__(
+        self, xml: Path, num_envs: int = 1, device: str = "cpu", package: str = "mimic_ext", threads: int | None = None
+    ):
         """``package``: the package to import the importer and solver from (``ab_kernels.py``
         runs a copy of another version as ``mimic_base``); ``threads``: the solver's."""
         import_robot = importlib.import_module(package + ".importers").import_robot
@@ -94,7 +103,7 @@ class OursGrasp:
         Solver, build_model = solver.Solver, solver.build_model
 
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")          # hull vertex caps, defaulted masses: noted in the model
+            warnings.simplefilter("ignore")  # hull vertex caps, defaulted masses: noted in the model
             self.result = import_robot(xml)
             self.model = build_model(self.result.stage, num_envs=num_envs, device=device)
         m, jp = self.model, self.result.joint_paths
@@ -102,12 +111,13 @@ class OursGrasp:
         m.set_drive(jp["lift"], LIFT_KP, LIFT_KD, target_pos=0.0)
         # Menagerie's actuator: kp, kd and the 5 N m bound on the drivers together (the leader
         # carries the drive; the relation shares it), plus the leader's own joint damping 0.1
-        m.set_drive(jp[LEADER], GRIP_KP, GRIP_KD + m.drive(jp[LEADER])["damping"], max_force=GRIP_FMAX,
-                    target_pos=GRIP_TARGET)
+        m.set_drive(
+            jp[LEADER], GRIP_KP, GRIP_KD + m.drive(jp[LEADER])["damping"], max_force=GRIP_FMAX, target_pos=GRIP_TARGET
+        )
         self.solver = Solver(m, threads=threads)
         self.box_q = len(m.joints) + 7 * m.base_bodies.index(self.result.body_paths["box"])
         self.a, self.b, self.control = m.state(), m.state(), m.control()
-        self.targets = position_targets(self.control).numpy()     # (N, dofs): the last step's position targets
+        self.targets = position_targets(self.control).numpy()  # (N, dofs): the last step's position targets
 
     def step(self, i: int) -> None:
         self.targets[:, self.lift] = lift_target(i)
@@ -120,7 +130,7 @@ class OursGrasp:
 
     def box_in_gripper(self, q: np.ndarray) -> np.ndarray:
         """(N, 3): the box's position relative to the slide (the gripper does not turn)."""
-        p = q[:, self.box_q:self.box_q + 3].copy()
+        p = q[:, self.box_q : self.box_q + 3].copy()
         p[:, 2] -= q[:, self.lift]
         return p
 
@@ -149,7 +159,7 @@ class MujocoGrasp:
         self.mj.mj_step(self.m, self.d)
 
     def box_in_gripper(self) -> np.ndarray:
-        p = self.d.qpos[self.box_q:self.box_q + 3].copy()
+        p = self.d.qpos[self.box_q : self.box_q + 3].copy()
         p[2] -= self.d.qpos[self.lift]
         return p
 

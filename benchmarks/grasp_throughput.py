@@ -50,6 +50,7 @@ def _tile_envs(src, dst, n: int) -> None:
     nested contact and collision structs too) into ``dst`` (``n``): whatever a step carries to
     the next (contact warm starts, the friction rows' last impulses, the broad phase's cache)."""
     import warp as wp
+
     for name in src._cls.vars:
         a, b = getattr(src, name), getattr(dst, name)
         if isinstance(a, wp.array):
@@ -140,22 +141,30 @@ class Mujoco:
         ctrl[:, :, self.s.a_grip] = 255.0
         ctrl[:, :, self.s.a_lift] = [G.lift_target(self.k + i) for i in range(steps)]
         out = np.empty((self.n, steps, self.state.shape[1]))
-        self.pool.rollout(self.models, self.datas, self.state, ctrl, control_spec=self.mj.mjtState.mjSTATE_CTRL.value,
-                          nstep=steps, state=out, skip_checks=True)
+        self.pool.rollout(
+            self.models,
+            self.datas,
+            self.state,
+            ctrl,
+            control_spec=self.mj.mjtState.mjSTATE_CTRL.value,
+            nstep=steps,
+            state=out,
+            skip_checks=True,
+        )
         self.state = np.ascontiguousarray(out[:, -1, :])
         self.k += steps
 
     def observe(self) -> None:
         s = self.s
-        qpos = s.d.qpos[None, :] if self.single else self.state[:, 1:1 + s.m.nq]
-        p = qpos[:, s.box_q:s.box_q + 3].copy()
+        qpos = s.d.qpos[None, :] if self.single else self.state[:, 1 : 1 + s.m.nq]
+        p = qpos[:, s.box_q : s.box_q + 3].copy()
         p[:, 2] -= qpos[:, s.lift]
         self.track.append(p)
         self.worst = max(self.worst, float(np.abs(qpos[:, s.follower] - qpos[:, s.leader]).max()))
 
 
 def slip(track) -> float:
-    t = np.array(track)                         # (rounds + 1, N, 3)
+    t = np.array(track)  # (rounds + 1, N, 3)
     return float(np.linalg.norm(t - t[0], axis=-1).max())
 
 
@@ -176,15 +185,20 @@ def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
     for eng in (ours, peer):
         wall, cpu = np.median(np.array(times[id(eng)]), axis=0)
         rows.append((eng, n * steps / wall, cpu / (n * steps)))
-        print(f"  N={n:5d}  {eng.name:30s} {n * steps / wall:10.0f} env-steps/s (wall)  "
-              f"{cpu / (n * steps) * 1e6:8.1f} us CPU/env-step  slip {slip(eng.track) * 1e3:.3f} mm  "
-              f"relation residual {eng.worst:.1e}")
-    print(f"  N={n:5d}  ours / MuJoCo wall-time throughput: {rows[0][1] / rows[1][1]:.2f}x  "
-          f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)")
+        print(
+            f"  N={n:5d}  {eng.name:30s} {n * steps / wall:10.0f} env-steps/s (wall)  "
+            f"{cpu / (n * steps) * 1e6:8.1f} us CPU/env-step  slip {slip(eng.track) * 1e3:.3f} mm  "
+            f"relation residual {eng.worst:.1e}"
+        )
+    print(
+        f"  N={n:5d}  ours / MuJoCo wall-time throughput: {rows[0][1] / rows[1][1]:.2f}x  "
+        f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)"
+    )
 
 
 def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
     import warp as wp
+
     from mimic_ext.solver import Solver, build_model
     from mimic_ext.solver.kernels.contact_rows import SPECULATIVE_SPEED
 
@@ -192,7 +206,9 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
     ours.to_lift(xml)
     g, m = ours.g, ours.g.model
     state = {k: getattr(g.a, k).numpy().copy() for k in ("joint_q", "joint_qd", "joint_turns")}
-    warm = {k: getattr(g.solver._scratch.cx, k).numpy().copy() for k in ("prev_shapes", "prev_point", "prev_imp", "prev_n")}
+    warm = {
+        k: getattr(g.solver._scratch.cx, k).numpy().copy() for k in ("prev_shapes", "prev_point", "prev_imp", "prev_n")
+    }
     passes = g.solver.contact_iterations
     plain = build_model(g.result.stage, num_envs=n, contacts=False)
     ps, pa, pb, pc = Solver(plain), plain.state(), plain.state(), plain.control()
@@ -200,7 +216,7 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
 
     def contact_step(iters: int):
         def run() -> None:
-            g.solver.set_options(contact_iterations=iters)      # a fresh scratch, restored below
+            g.solver.set_options(contact_iterations=iters)  # a fresh scratch, restored below
             for k, v in state.items():
                 getattr(g.a, k).assign(v)
             for k, v in warm.items():
@@ -209,6 +225,7 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
             c = time.process_time()
             ours.advance(steps)
             return time.process_time() - c
+
         return run
 
     def plain_step() -> float:
@@ -219,7 +236,7 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
         return time.process_time() - c
 
     def detection() -> float:
-        if not frames:      # the frames (and their motion bounds) the full step detected on last
+        if not frames:  # the frames (and their motion bounds) the full step detected on last
             frames.update({k: wp.clone(getattr(g.solver._scratch.cx, k)) for k in ("frame_R", "frame_p", "frame_move")})
         c = time.process_time()
         for _ in range(steps):
@@ -227,14 +244,16 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
         wp.synchronize()
         return time.process_time() - c
 
-    variants = {"the step without contacts (contacts=False)": plain_step,
-                "contact step, 0 passes (detection, rows, warm starts)": contact_step(0),
-                "contact step, 1 pass (the active block's)": contact_step(1),
-                f"contact step, up to {passes} passes (the default)": contact_step(passes),
-                # after the full steps: on the frames of the grasp they hold (0 passes let it sink)
-                "detection alone (16 colliders, as the step detects)": detection}
+    variants = {
+        "the step without contacts (contacts=False)": plain_step,
+        "contact step, 0 passes (detection, rows, warm starts)": contact_step(0),
+        "contact step, 1 pass (the active block's)": contact_step(1),
+        f"contact step, up to {passes} passes (the default)": contact_step(passes),
+        # after the full steps: on the frames of the grasp they hold (0 passes let it sink)
+        "detection alone (16 colliders, as the step detects)": detection,
+    }
     for run in variants.values():
-        run()                                   # compiled, caches warm
+        run()  # compiled, caches warm
     times = {k: [] for k in variants}
     for _ in range(rounds):
         for k, run in variants.items():
@@ -248,9 +267,11 @@ def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
     # the passes stop at the first that changes nothing: here the second (two passes left the
     # trajectory of sixteen bit for bit, 20 steps from the lift's start at N = 256; one pass
     # 9e-8 off it), so the first pass is nearly all of their time
-    print(f"  => rows, warm starts and the box's 6 DOFs ~{zero_us - plain_us - det_us:.1f}; the passes (with the "
-          f"responses through C they ask for) {full_us - zero_us:.1f}, of which the first (the active block's) "
-          f"{one_us - zero_us:.1f} and the rest (a solve stops at a pass that changes nothing) {full_us - one_us:.1f}")
+    print(
+        f"  => rows, warm starts and the box's 6 DOFs ~{zero_us - plain_us - det_us:.1f}; the passes (with the "
+        f"responses through C they ask for) {full_us - zero_us:.1f}, of which the first (the active block's) "
+        f"{one_us - zero_us:.1f} and the rest (a solve stops at a pass that changes nothing) {full_us - one_us:.1f}"
+    )
 
 
 _COLD = """
@@ -287,8 +308,10 @@ def cold_compile() -> None:
         env = dict(os.environ, WARP_CACHE_PATH=cache)
         out = subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True, check=True)
     w0, c0, w1, c1 = (float(x) for x in out.stdout.split()[-4:])
-    print(f"cold compile (empty WARP_CACHE_PATH): Warp start-up {w0:.1f} s wall ({c0:.1f} s CPU), then the "
-          f"contact kernels {w1:.1f} s wall ({c1:.1f} s CPU); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"cold compile (empty WARP_CACHE_PATH): Warp start-up {w0:.1f} s wall ({c0:.1f} s CPU), then the "
+        f"contact kernels {w1:.1f} s wall ({c1:.1f} s CPU); load {os.getloadavg()[0]:.1f}"
+    )
 
 
 def main(argv=None) -> None:
@@ -304,8 +327,10 @@ def main(argv=None) -> None:
         cold_compile()
     if not (G.MENAGERIE / "2f85.xml").exists():
         sys.exit(f"{G.MENAGERIE} not found (the shared assets)")
-    print(f"grasp scene: Menagerie 2F-85 on a slide, a {G.BOX * 100:.0f} cm box, dt = {G.DT} s; "
-          f"{a.rounds} interleaved rounds of {a.steps} steps, medians")
+    print(
+        f"grasp scene: Menagerie 2F-85 on a slide, a {G.BOX * 100:.0f} cm box, dt = {G.DT} s; "
+        f"{a.rounds} interleaved rounds of {a.steps} steps, medians"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         xml = G.scene_xml(Path(tmp))
         for n in a.sizes:

@@ -29,9 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-BARS = {"a": 0.1, "b": 0.25, "c": 0.2, "d": 0.22}     # tests/test_solver_loops.py's BARS, THETA0, rod mass
+BARS = {"a": 0.1, "b": 0.25, "c": 0.2, "d": 0.22}  # tests/test_solver_loops.py's BARS, THETA0, rod mass
 THETA0, MASS, CRANK, SECONDS = 1.0, 0.2, 4.0, 3.5
-H = 1e-6                                      # finite-difference step (rad)
+H = 1e-6  # finite-difference step (rad)
 
 
 class FourBar:
@@ -52,17 +52,20 @@ class FourBar:
         p1, p2, _ = self.angles(q)
         w1, w2, w3 = u[0], u[0] + u[1], u[2]
         vc = a * w1 * _perp(p1) + 0.5 * b * w2 * _perp(p2)
-        return 0.5 * MASS * (a * a / 3 * w1 ** 2 + vc @ vc + b * b / 12 * w2 ** 2 + c * c / 3 * w3 ** 2)
+        return 0.5 * MASS * (a * a / 3 * w1**2 + vc @ vc + b * b / 12 * w2**2 + c * c / 3 * w3**2)
 
     def mass(self, q):
         eye = np.eye(3)
-        return np.array([[self.energy(q, eye[i] + eye[j]) - self.energy(q, eye[i]) - self.energy(q, eye[j])
-                          for j in range(3)] for i in range(3)])
+        return np.array(
+            [
+                [self.energy(q, eye[i] + eye[j]) - self.energy(q, eye[i]) - self.energy(q, eye[j]) for j in range(3)]
+                for i in range(3)
+            ]
+        )
 
     def error(self, q):
         p1, p2, p3 = self.angles(q)
-        return (BARS["a"] * _dir(p1) + BARS["b"] * _dir(p2)
-                - np.array([BARS["d"], 0.0]) - BARS["c"] * _dir(p3))
+        return BARS["a"] * _dir(p1) + BARS["b"] * _dir(p2) - np.array([BARS["d"], 0.0]) - BARS["c"] * _dir(p3)
 
     def jacobian(self, q):
         p1, p2, p3 = self.angles(q)
@@ -134,9 +137,13 @@ def step(fb: FourBar, q, u, dt, scheme, split=None):
         Mi, J2 = np.linalg.inv(W), fb.jacobian(q2)
         u1 = up - Mi @ J2.T @ np.linalg.solve(J2 @ Mi @ J2.T, J2 @ up)
     if split is not None:
-        impulse = M @ (up - u) + dt * c          # J^T lambda
-        split += [impulse @ (up + u) / 2, -dt * c @ (up + u) / 2,
-                  fb.energy(q1, up) - fb.energy(q, up), fb.energy(q2, up) - fb.energy(q1, up)]
+        impulse = M @ (up - u) + dt * c  # J^T lambda
+        split += [
+            impulse @ (up + u) / 2,
+            -dt * c @ (up + u) / 2,
+            fb.energy(q1, up) - fb.energy(q, up),
+            fb.energy(q2, up) - fb.energy(q1, up),
+        ]
     return q2, u1
 
 
@@ -164,7 +171,7 @@ def mujoco_coast(fps: int):
 
     def rod(p0, p1):
         length = float(np.linalg.norm(p1 - p0))
-        mid, inertia = (p0 + p1) / 2, MASS * length ** 2 / 12
+        mid, inertia = (p0 + p1) / 2, MASS * length**2 / 12
         return f'<inertial pos="{mid[0]} {mid[1]} 0" mass="{MASS}" diaginertia="{inertia} {inertia} {inertia}"/>'
 
     xml = f"""<mujoco><option timestep="{1.0 / fps}" gravity="0 0 0" integrator="Euler"/><worldbody>
@@ -211,20 +218,28 @@ def main(argv=None) -> int:
     for fps in args.fps:
         split = np.zeros(4)
         kept, _, _, e0 = coast(fb, fps, "kernel", split)
-        print(f"  kernel scheme at {fps} Hz, summed over the steps as % of the start energy: loop impulse "
-              f"{100 * split[0] / e0:+.2f}, tree velocity update {100 * split[1] / e0:+.1f}, moving the positions "
-              f"{100 * split[2] / e0:+.1f}, projection {100 * split[3] / e0:+.3f}")
+        print(
+            f"  kernel scheme at {fps} Hz, summed over the steps as % of the start energy: loop impulse "
+            f"{100 * split[0] / e0:+.2f}, tree velocity update {100 * split[1] / e0:+.1f}, moving the positions "
+            f"{100 * split[2] / e0:+.1f}, projection {100 * split[3] / e0:+.3f}"
+        )
     if args.kernel:
         import test_solver_loops as L
         import warp as wp
 
         wp.config.quiet = True
-        print("  the kernel itself (float64): " + "  ".join(
-            f"{fps} Hz {100 * L.coast_four_bar(fps, 'float64')[0]:.1f} %" for fps in args.fps))
+        print(
+            "  the kernel itself (float64): "
+            + "  ".join(f"{fps} Hz {100 * L.coast_four_bar(fps, 'float64')[0]:.1f} %" for fps in args.fps)
+        )
     if args.mujoco:
-        print("MuJoCo (Euler, connect at its default solref/solimp): " + "  ".join(
-            "{} Hz {:.1f} % (loop gap {:.1e} m)".format(fps, *np.multiply(mujoco_coast(fps), (100, 1)))
-            for fps in args.fps))
+        print(
+            "MuJoCo (Euler, connect at its default solref/solimp): "
+            + "  ".join(
+                "{} Hz {:.1f} % (loop gap {:.1e} m)".format(fps, *np.multiply(mujoco_coast(fps), (100, 1)))
+                for fps in args.fps
+            )
+        )
     return 0
 
 

@@ -36,7 +36,7 @@ import re
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -85,20 +85,20 @@ class Mechanism:
     name: str
     source: str
     urdf: str
-    joints: tuple[str, ...]                      # 1-DOF joints, URDF order
+    joints: tuple[str, ...]  # 1-DOF joints, URDF order
     mimics: tuple[Mimic, ...]
     lower: dict[str, float]
     upper: dict[str, float]
-    masses: dict[str, float]                     # link -> kg (every link of the URDF)
-    kp: dict[str, float] = field(default_factory=dict)   # driven joint -> N m/rad (N/m)
+    masses: dict[str, float]  # link -> kg (every link of the URDF)
+    kp: dict[str, float] = field(default_factory=dict)  # driven joint -> N m/rad (N/m)
     kd: dict[str, float] = field(default_factory=dict)
     centre: dict[str, float] = field(default_factory=dict)
     amplitude: dict[str, float] = field(default_factory=dict)
     prismatic: frozenset = frozenset()
     gravity: tuple[float, float, float] = GRAVITY
-    armature: dict[str, float] = field(default_factory=dict)    # joint -> kg m^2 (kg): rotor inertia
-    stiffness_scale: float = GAIN                # kp_i dt^2 / m_i of every drive (see _finish)
-    limit_ke: dict[str, float] = field(default_factory=dict)   # Newton's limit springs, N m/rad
+    armature: dict[str, float] = field(default_factory=dict)  # joint -> kg m^2 (kg): rotor inertia
+    stiffness_scale: float = GAIN  # kp_i dt^2 / m_i of every drive (see _finish)
+    limit_ke: dict[str, float] = field(default_factory=dict)  # Newton's limit springs, N m/rad
 
     @property
     def driven(self) -> tuple[str, ...]:
@@ -113,7 +113,7 @@ class Mechanism:
     def q0(self) -> dict[str, float]:
         """Initial positions (SI): driven joints at their centre, followers on their relation."""
         q = {j: self.centre[j] for j in self.driven}
-        for m in self.mimics:           # leaders are independent joints (no chains here)
+        for m in self.mimics:  # leaders are independent joints (no chains here)
             q[m.follower] = m.multiplier * q[m.leader] + m.offset
         return {j: q[j] for j in self.joints}
 
@@ -128,8 +128,8 @@ class Mechanism:
         t = (k + 1.0) * DT
         fade = np.clip(t / RAMP_S, 0.0, 1.0)
         fade = fade * fade * (3.0 - 2.0 * fade)
-        phase = 2.0 * math.pi * np.mod(np.arange(num_envs) * GOLDEN, 1.0)     # env e's phase whatever N
-        s = fade[:, None] * np.sin(2.0 * math.pi * FREQUENCY_HZ * t[:, None] + phase[None, :])   # (T, N)
+        phase = 2.0 * math.pi * np.mod(np.arange(num_envs) * GOLDEN, 1.0)  # env e's phase whatever N
+        s = fade[:, None] * np.sin(2.0 * math.pi * FREQUENCY_HZ * t[:, None] + phase[None, :])  # (T, N)
         c = np.array([self.centre[j] for j in self.driven])
         a = np.array([self.amplitude[j] for j in self.driven])
         return c[None, None, :] + s[:, :, None] * a[None, None, :]
@@ -138,16 +138,19 @@ class Mechanism:
         kps = [self.kp[j] for j in self.driven]
         kds = [self.kd[j] for j in self.driven]
         limited = sum(1 for j in self.joints if math.isfinite(self.lower[j]))
-        return (f"{self.name}: {self.dofs} DOFs ({len(self.driven)} independent, driven), {len(self.mimics)} active "
-                f"mimics, limits on {limited} joints (every motion stays inside them), gravity "
-                f"{tuple(round(g, 3) for g in self.gravity)} m/s^2, {sum(self.masses.values()):.4g} kg in "
-                f"{len(self.masses)} links, PD drives kp {min(kps):.3g}..{max(kps):.3g}, kd {min(kds):.3g}.."
-                f"{max(kds):.3g} (SI, kp dt^2/m = {self.stiffness_scale:.3g}, critically damped), targets: "
-                f"{FREQUENCY_HZ:g} Hz "
-                f"sinusoid, per-env phase; source: {self.source}")
+        return (
+            f"{self.name}: {self.dofs} DOFs ({len(self.driven)} independent, driven), {len(self.mimics)} active "
+            f"mimics, limits on {limited} joints (every motion stays inside them), gravity "
+            f"{tuple(round(g, 3) for g in self.gravity)} m/s^2, {sum(self.masses.values()):.4g} kg in "
+            f"{len(self.masses)} links, PD drives kp {min(kps):.3g}..{max(kps):.3g}, kd {min(kds):.3g}.."
+            f"{max(kds):.3g} (SI, kp dt^2/m = {self.stiffness_scale:.3g}, critically damped), targets: "
+            f"{FREQUENCY_HZ:g} Hz "
+            f"sinusoid, per-env phase; source: {self.source}"
+        )
 
 
 # ---------------------------------------------------------------------------------- URDF text
+
 
 def _fmt(v) -> str:
     return " ".join(f"{float(x):.10g}" for x in v)
@@ -186,12 +189,16 @@ def _fill_massless(urdf: str) -> str:
     from mimic_ext.fet022.engines.prepared import WELDED_MASS, WELDED_RADIUS
 
     root = ET.fromstring(urdf)
-    i = 0.4 * WELDED_MASS * WELDED_RADIUS ** 2
+    i = 0.4 * WELDED_MASS * WELDED_RADIUS**2
     for link in root.findall("link"):
         if link.find("inertial") is None:
-            link.append(ET.fromstring(f'<inertial><origin xyz="0 0 0"/><mass value="{WELDED_MASS}"/>'
-                                      f'<inertia ixx="{i:.6g}" iyy="{i:.6g}" izz="{i:.6g}" ixy="0" ixz="0" iyz="0"/>'
-                                      f'</inertial>'))
+            link.append(
+                ET.fromstring(
+                    f'<inertial><origin xyz="0 0 0"/><mass value="{WELDED_MASS}"/>'
+                    f'<inertia ixx="{i:.6g}" iyy="{i:.6g}" izz="{i:.6g}" ixy="0" ixz="0" iyz="0"/>'
+                    f"</inertial>"
+                )
+            )
     return ET.tostring(root, encoding="unicode")
 
 
@@ -221,12 +228,21 @@ def _describe_urdf(name: str, source: str, urdf: str, armature: dict | None = No
     for link in root.findall("link"):
         m = link.find("inertial/mass")
         masses[link.get("name")] = float(m.get("value")) if m is not None else 0.0
-    return Mechanism(name=name, source=source, urdf=urdf, joints=tuple(joints), mimics=tuple(mimics),
-                     lower=lower, upper=upper, masses=masses, prismatic=frozenset(prismatic),
-                     armature=dict(armature or {}))
+    return Mechanism(
+        name=name,
+        source=source,
+        urdf=urdf,
+        joints=tuple(joints),
+        mimics=tuple(mimics),
+        lower=lower,
+        upper=upper,
+        masses=masses,
+        prismatic=frozenset(prismatic),
+        armature=dict(armature or {}),
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="mimic_bench_"))
 
@@ -277,8 +293,10 @@ def _finish(mech: Mechanism) -> Mechanism:
             if m.leader != j:
                 continue
             S[index[m.follower], c] = m.multiplier
-            a, b = ((mech.lower[m.follower] - m.offset) / m.multiplier,
-                    (mech.upper[m.follower] - m.offset) / m.multiplier)
+            a, b = (
+                (mech.lower[m.follower] - m.offset) / m.multiplier,
+                (mech.upper[m.follower] - m.offset) / m.multiplier,
+            )
             lo, hi = max(lo, min(a, b)), min(hi, max(a, b))
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo, hi = -1.0, 1.0
@@ -292,26 +310,30 @@ def _finish(mech: Mechanism) -> Mechanism:
     worst = float(np.max(np.linalg.eigvals(Hinv @ np.diag(m_eff)).real))
     mech.stiffness_scale = min(GAIN, STIFFEST_MODE / worst)
     for c, j in enumerate(driven):
-        mech.kp[j] = mech.stiffness_scale * m_eff[c] / DT ** 2
+        mech.kp[j] = mech.stiffness_scale * m_eff[c] / DT**2
         mech.kd[j] = 2.0 * math.sqrt(mech.kp[j] * m_eff[c])
-    full = 1.0 / np.diag(np.linalg.inv(M))     # every joint, for Newton's limit springs
-    mech.limit_ke = {j: mech.stiffness_scale * full[index[j]] / DT ** 2 for j in mech.joints}
+    full = 1.0 / np.diag(np.linalg.inv(M))  # every joint, for Newton's limit springs
+    mech.limit_ke = {j: mech.stiffness_scale * full[index[j]] / DT**2 for j in mech.joints}
     return mech
 
 
 # ------------------------------------------------------------------------------- mechanisms
 
-@lru_cache(maxsize=None)
+
+@cache
 def robotiq() -> Mechanism:
     """The Robotiq 2F-85 (6 revolute joints, 5 followers of finger_joint), inertials restored."""
     if not ROBOTIQ_URDF.is_file():
         raise FileNotFoundError(f"shared asset not present: {ROBOTIQ_URDF}")
     urdf = _clean_urdf(restore_inertials(ROBOTIQ_URDF.read_text()))
-    return _finish(_describe_urdf("robotiq_2f85", f"{ROBOTIQ_URDF.relative_to(ASSETS)} (commented-out <inertial> "
-                                                  f"blocks restored)", urdf))
+    return _finish(
+        _describe_urdf(
+            "robotiq_2f85", f"{ROBOTIQ_URDF.relative_to(ASSETS)} (commented-out <inertial> blocks restored)", urdf
+        )
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def inspire() -> Mechanism:
     """The Inspire hand (12 revolute joints, 6 followers, non-unit multipliers and an offset)."""
     if not INSPIRE_URDF.is_file():
@@ -335,28 +357,33 @@ class _Part:
     com: tuple = (0.0, 0.0, 0.0)
     diag: tuple = (1e-5, 1e-5, 1e-5)
     rpy: tuple = (0.0, 0.0, 0.0)
-    mimic: tuple | None = None          # (leader, multiplier, offset)
+    mimic: tuple | None = None  # (leader, multiplier, offset)
     armature: float = 0.0
 
 
 def _rod(mass: float, length: float, radius: float, along: int = 2) -> tuple:
     """Principal inertia of a solid cylinder of ``length`` along axis ``along``."""
-    axial = 0.5 * mass * radius ** 2
-    cross = mass * (3 * radius ** 2 + length ** 2) / 12.0
+    axial = 0.5 * mass * radius**2
+    cross = mass * (3 * radius**2 + length**2) / 12.0
     return tuple(axial if k == along else cross for k in range(3))
 
 
 def _urdf(name: str, base_mass: float, base_diag: tuple, parts: list[_Part], extra: str = "") -> str:
-    out = [f'<robot name="{name}">',
-           f'  <link name="base"><inertial><origin xyz="0 0 0"/><mass value="{base_mass:.10g}"/>'
-           f'<inertia ixx="{base_diag[0]:.10g}" iyy="{base_diag[1]:.10g}" izz="{base_diag[2]:.10g}" '
-           f'ixy="0" ixz="0" iyz="0"/></inertial></link>']
+    out = [
+        f'<robot name="{name}">',
+        f'  <link name="base"><inertial><origin xyz="0 0 0"/><mass value="{base_mass:.10g}"/>'
+        f'<inertia ixx="{base_diag[0]:.10g}" iyy="{base_diag[1]:.10g}" izz="{base_diag[2]:.10g}" '
+        f'ixy="0" ixz="0" iyz="0"/></inertial></link>',
+    ]
     for p in parts:
-        out.append(f'  <link name="{p.name}"><inertial><origin xyz="{_fmt(p.com)}"/><mass value="{p.mass:.10g}"/>'
-                   f'<inertia ixx="{p.diag[0]:.10g}" iyy="{p.diag[1]:.10g}" izz="{p.diag[2]:.10g}" ixy="0" ixz="0" '
-                   f'iyz="0"/></inertial></link>')
-        body = (f'    <origin xyz="{_fmt(p.xyz)}" rpy="{_fmt(p.rpy)}"/><parent link="{p.parent}"/>'
-                f'<child link="{p.name}"/>')
+        out.append(
+            f'  <link name="{p.name}"><inertial><origin xyz="{_fmt(p.com)}"/><mass value="{p.mass:.10g}"/>'
+            f'<inertia ixx="{p.diag[0]:.10g}" iyy="{p.diag[1]:.10g}" izz="{p.diag[2]:.10g}" ixy="0" ixz="0" '
+            f'iyz="0"/></inertial></link>'
+        )
+        body = (
+            f'    <origin xyz="{_fmt(p.xyz)}" rpy="{_fmt(p.rpy)}"/><parent link="{p.parent}"/><child link="{p.name}"/>'
+        )
         if p.kind == "continuous":
             body += f'<axis xyz="{_fmt(p.axis)}"/>'
         elif p.kind != "fixed":
@@ -369,9 +396,10 @@ def _urdf(name: str, base_mass: float, base_diag: tuple, parts: list[_Part], ext
     return "\n".join(out)
 
 
-@lru_cache(maxsize=None)
-def chain(joints: int, armature: float = CHAIN_ARMATURE, independent: int | None = None,
-          limits: bool = True) -> Mechanism:
+@cache
+def chain(
+    joints: int, armature: float = CHAIN_ARMATURE, independent: int | None = None, limits: bool = True
+) -> Mechanism:
     """A hanging chain of ``joints`` revolute joints; every other joint follows the one above it.
 
     Links: 5 cm, 50 g rods, each joint with ``armature`` (a small geared servo's rotor). Pairs
@@ -394,27 +422,64 @@ def chain(joints: int, armature: float = CHAIN_ARMATURE, independent: int | None
         axis = (0.0, 1.0, 0.0) if (i // 2) % 2 == 0 else (1.0, 0.0, 0.0)
         name = f"l{i}"
         mimic = (f"j_l{i - i % group}", 0.5, 0.0) if i % group else None
-        parts.append(_Part(name, parent, (0.0, 0.0, -length if i else 0.0), axis=axis, mass=mass,
-                           com=(0.0, 0.0, -length / 2), diag=_rod(mass, length, 0.01), mimic=mimic,
-                           armature=armature, kind="revolute" if limits else "continuous"))
+        parts.append(
+            _Part(
+                name,
+                parent,
+                (0.0, 0.0, -length if i else 0.0),
+                axis=axis,
+                mass=mass,
+                com=(0.0, 0.0, -length / 2),
+                diag=_rod(mass, length, 0.01),
+                mimic=mimic,
+                armature=armature,
+                kind="revolute" if limits else "continuous",
+            )
+        )
         parent = name
     label = f"chain{joints}" + ("" if independent is None else f"_k{k}") + ("" if limits else "_free")
     urdf = _urdf(label, 0.5, (1e-3, 1e-3, 1e-3), parts)
     what = "every other joint a follower" if independent is None else f"{k} independent joints"
-    return _finish(_describe_urdf(label, f"synthetic hanging chain, {joints} joints, {what}, armature "
-                                         f"{armature:g} kg m^2" + ("" if limits else ", no limits"), urdf,
-                                  {f"j_{p.name}": p.armature for p in parts}))
+    return _finish(
+        _describe_urdf(
+            label,
+            f"synthetic hanging chain, {joints} joints, {what}, armature "
+            f"{armature:g} kg m^2" + ("" if limits else ", no limits"),
+            urdf,
+            {f"j_{p.name}": p.armature for p in parts},
+        )
+    )
 
 
-def _limb(prefix: str, parent: str, at: tuple, axes: str, lengths: list[float], masses: list[float],
-          down: float = -1.0, armature: float = 0.0) -> list[_Part]:
+def _limb(
+    prefix: str,
+    parent: str,
+    at: tuple,
+    axes: str,
+    lengths: list[float],
+    masses: list[float],
+    down: float = -1.0,
+    armature: float = 0.0,
+) -> list[_Part]:
     """A serial limb hanging along z (``down``): one joint per letter of ``axes`` (x, y, z)."""
     vec = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
     parts, p, pos = [], parent, at
     for i, (ax, ln, m) in enumerate(zip(axes, lengths, masses)):
         name = f"{prefix}{i}"
-        parts.append(_Part(name, p, pos, axis=vec[ax], mass=m, com=(0.0, 0.0, down * ln / 2),
-                           diag=_rod(m, max(ln, 0.02), 0.03), lower=-1.2, upper=1.2, armature=armature))
+        parts.append(
+            _Part(
+                name,
+                p,
+                pos,
+                axis=vec[ax],
+                mass=m,
+                com=(0.0, 0.0, down * ln / 2),
+                diag=_rod(m, max(ln, 0.02), 0.03),
+                lower=-1.2,
+                upper=1.2,
+                armature=armature,
+            )
+        )
         p, pos = name, (0.0, 0.0, down * ln)
     return parts
 
@@ -436,8 +501,10 @@ def _graft(urdf: str, prefix: str, parent: str, xyz: tuple, rpy: tuple) -> tuple
         if mm is not None:
             mm.set("joint", prefix + mm.get("joint"))
     body = "".join(ET.tostring(el, encoding="unicode") for el in list(root))
-    weld = (f'<joint name="{prefix}mount" type="fixed"><origin xyz="{_fmt(xyz)}" rpy="{_fmt(rpy)}"/>'
-            f'<parent link="{parent}"/><child link="{prefix}{base}"/></joint>')
+    weld = (
+        f'<joint name="{prefix}mount" type="fixed"><origin xyz="{_fmt(xyz)}" rpy="{_fmt(rpy)}"/>'
+        f'<parent link="{parent}"/><child link="{prefix}{base}"/></joint>'
+    )
     return body + weld, prefix + base
 
 
@@ -449,7 +516,7 @@ def _g1_with_inspire() -> Path | None:
     return found[0] if found else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def humanoid() -> Mechanism:
     """53 DOFs, 12 mimics: the G1 with Inspire hands when its URDF is present, else a
     humanoid-like tree with the G1's joint layout and two shared Inspire hands.
@@ -467,32 +534,61 @@ def humanoid() -> Mechanism:
         raise FileNotFoundError(f"shared asset not present: {INSPIRE_URDF}")
     parts = []
     for side, y in (("L", 0.09), ("R", -0.09)):
-        parts += _limb(f"{side}leg", "base", (0.0, y, -0.05), "yxzyyx", [0.06, 0.06, 0.3, 0.3, 0.04, 0.05],
-                       [1.4, 1.4, 2.5, 1.8, 0.6, 0.5], armature=LEG_ARMATURE)
-    parts += _limb("waist", "base", (0.0, 0.0, 0.05), "zxy", [0.03, 0.03, 0.35], [0.3, 0.3, 7.5], down=1.0,
-                   armature=LEG_ARMATURE)
+        parts += _limb(
+            f"{side}leg",
+            "base",
+            (0.0, y, -0.05),
+            "yxzyyx",
+            [0.06, 0.06, 0.3, 0.3, 0.04, 0.05],
+            [1.4, 1.4, 2.5, 1.8, 0.6, 0.5],
+            armature=LEG_ARMATURE,
+        )
+    parts += _limb(
+        "waist", "base", (0.0, 0.0, 0.05), "zxy", [0.03, 0.03, 0.35], [0.3, 0.3, 7.5], down=1.0, armature=LEG_ARMATURE
+    )
     torso = "waist2"
     for side, y in (("L", 0.17), ("R", -0.17)):
-        parts += _limb(f"{side}arm", torso, (0.0, y, 0.3), "yxzyxyz", [0.04, 0.04, 0.2, 0.2, 0.03, 0.03, 0.04],
-                       [0.7, 0.6, 0.7, 0.6, 0.3, 0.3, 0.3], armature=ARM_ARMATURE)
+        parts += _limb(
+            f"{side}arm",
+            torso,
+            (0.0, y, 0.3),
+            "yxzyxyz",
+            [0.04, 0.04, 0.2, 0.2, 0.03, 0.03, 0.04],
+            [0.7, 0.6, 0.7, 0.6, 0.3, 0.3, 0.3],
+            armature=ARM_ARMATURE,
+        )
     extra = []
     hand = _clean_urdf(INSPIRE_URDF.read_text())
     for side in ("L", "R"):
         text, _ = _graft(hand, f"{side}hand_", f"{side}arm6", (0.0, 0.0, -0.04), (0.0, 0.0, 0.0))
         extra.append(text)
     urdf = _urdf("humanoid53", 3.8, (0.05, 0.05, 0.05), parts, "\n".join(extra))
-    return _finish(_describe_urdf("humanoid53", f"synthetic G1-like tree (29 DOFs, armature {LEG_ARMATURE:g} / "
-                                                f"{ARM_ARMATURE:g} kg m^2 legs+waist / arms) with two "
-                                                f"{INSPIRE_URDF.relative_to(ASSETS)} hands (no armature)", urdf,
-                                  {f"j_{p.name}": p.armature for p in parts}))
+    return _finish(
+        _describe_urdf(
+            "humanoid53",
+            f"synthetic G1-like tree (29 DOFs, armature {LEG_ARMATURE:g} / "
+            f"{ARM_ARMATURE:g} kg m^2 legs+waist / arms) with two "
+            f"{INSPIRE_URDF.relative_to(ASSETS)} hands (no armature)",
+            urdf,
+            {f"j_{p.name}": p.armature for p in parts},
+        )
+    )
 
 
 #: Row name -> mechanism factory.
-MECHANISMS = {"robotiq": robotiq, "inspire": inspire, "chain8": lambda: chain(8), "chain16": lambda: chain(16),
-              "chain32": lambda: chain(32), "chain64": lambda: chain(64), "humanoid": humanoid}
+MECHANISMS = {
+    "robotiq": robotiq,
+    "inspire": inspire,
+    "chain8": lambda: chain(8),
+    "chain16": lambda: chain(16),
+    "chain32": lambda: chain(32),
+    "chain64": lambda: chain(64),
+    "humanoid": humanoid,
+}
 
 
 # ------------------------------------------------------------------------ per-engine models
+
 
 def usd_stage(mech: Mechanism):
     """(stage, joint name -> prim path): the stage ours and PhysX simulate.
@@ -515,7 +611,7 @@ def usd_stage(mech: Mechanism):
         prim = stage.GetPrimAtPath(writer.joint_paths[name])
         dof = "linear" if name in mech.prismatic else "angular"
         scale = 1.0 if name in mech.prismatic else 180.0 / math.pi
-        prim.AddAppliedSchema(f"PhysicsJointStateAPI:{dof}")     # physx-usd-schemas' (codeless) API
+        prim.AddAppliedSchema(f"PhysicsJointStateAPI:{dof}")  # physx-usd-schemas' (codeless) API
         prim.CreateAttribute(f"state:{dof}:physics:position", Sdf.ValueTypeNames.Float).Set(float(q0[name] * scale))
         prim.CreateAttribute(f"state:{dof}:physics:velocity", Sdf.ValueTypeNames.Float).Set(0.0)
     return stage, dict(writer.joint_paths)
@@ -567,7 +663,7 @@ def newton_builder(mech: Mechanism):
         b.joint_target_ke[d], b.joint_target_kd[d] = float(kp), float(kd)
         ke = mech.limit_ke[j]
         b.joint_limit_ke[d] = ke
-        b.joint_limit_kd[d] = 2.0 * math.sqrt(ke * ke * DT ** 2 / mech.stiffness_scale)   # critical: 2 sqrt(ke m)
+        b.joint_limit_kd[d] = 2.0 * math.sqrt(ke * ke * DT**2 / mech.stiffness_scale)  # critical: 2 sqrt(ke m)
         b.joint_effort_limit[d] = 1e9
     q0 = mech.q0()
     for j, ji in zip(mech.joints, index):
@@ -578,6 +674,7 @@ def newton_builder(mech: Mechanism):
 
 # ------------------------------------------------------------------- FET022 scale stages
 
+
 def _scale_body(stage, path: str, pos, mass: float) -> None:
     from pxr import Gf, UsdGeom, UsdPhysics
 
@@ -587,7 +684,7 @@ def _scale_body(stage, path: str, pos, mass: float) -> None:
     UsdPhysics.RigidBodyAPI.Apply(prim)
     mapi = UsdPhysics.MassAPI.Apply(prim)
     mapi.CreateMassAttr(mass)
-    mapi.CreateDiagonalInertiaAttr(Gf.Vec3f(*[0.4 * mass * 0.02 ** 2] * 3))   # a 2 cm solid sphere
+    mapi.CreateDiagonalInertiaAttr(Gf.Vec3f(*[0.4 * mass * 0.02**2] * 3))  # a 2 cm solid sphere
     mapi.CreateCenterOfMassAttr(Gf.Vec3f(0, 0, 0))
 
 
@@ -647,12 +744,22 @@ def scale_stage(pairs: int, per_articulation: int = 1, out: Path | None = None):
             follow = _scale_revolute(stage, f"{root}/follow{p}", k1, k2, (0, 0, -0.04), -60.0, 60.0)
             drive = UsdPhysics.DriveAPI.Apply(lead.GetPrim(), "angular")
             drive.CreateTypeAttr("force")
-            drive.CreateStiffnessAttr(0.05)          # N m/deg
+            drive.CreateStiffnessAttr(0.05)  # N m/deg
             drive.CreateDampingAttr(0.001)
-            set_relation(stage, MimicRelation(follower=str(follow.GetPath()), leader=str(lead.GetPath()),
-                                              multiplier=0.5, offset=0.0, instance="rotX", schema="physx"))
+            set_relation(
+                stage,
+                MimicRelation(
+                    follower=str(follow.GetPath()),
+                    leader=str(lead.GetPath()),
+                    multiplier=0.5,
+                    offset=0.0,
+                    instance="rotX",
+                    schema="physx",
+                ),
+            )
             made += 1
     if out is not None:
         from mimic_ext.schema.stage_io import save_layer_atomically
+
         save_layer_atomically(stage.GetRootLayer(), out)
     return stage

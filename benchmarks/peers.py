@@ -29,7 +29,7 @@ from . import mechanisms as M
 
 #: After the fade-in the schedule repeats every 1 / f seconds: targets are tabled for the
 #: fade-in plus one period and indexed modulo the period.
-FADE_STEPS = int(round(M.RAMP_S / M.DT)) - 1            # first step whose end time is past the fade
+FADE_STEPS = int(round(M.RAMP_S / M.DT)) - 1  # first step whose end time is past the fade
 PERIOD_STEPS = int(round(1.0 / (M.FREQUENCY_HZ * M.DT)))
 TABLE_STEPS = FADE_STEPS + PERIOD_STEPS
 
@@ -49,11 +49,13 @@ def cpu_count() -> int:
 
 def solver_has_threads() -> bool:
     from mimic_ext.solver import Solver
+
     return "threads" in inspect.signature(Solver.__init__).parameters
 
 
 def solver_has_step_many() -> bool:
     from mimic_ext.solver import Solver
+
     return hasattr(Solver, "step_many")
 
 
@@ -88,6 +90,7 @@ class Runner:
 
 # --------------------------------------------------------------------------------- ours
 
+
 class Ours(Runner):
     """``Solver.step`` per step; ``threads`` only where the solver takes it (issue 13 phase 2)."""
 
@@ -96,6 +99,7 @@ class Ours(Runner):
         import warp as wp
 
         from mimic_ext.solver import Solver, build_model
+
         stage, paths = M.usd_stage(mech)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -114,7 +118,7 @@ class Ours(Runner):
         full = np.repeat(base[None], TABLE_STEPS, axis=0)
         full[:, :, driven] = self.table
         self.full = full.astype(np.float32)
-        self.view = self.ctl.joint_target_q.numpy()     # CPU: a view of the Warp array
+        self.view = self.ctl.joint_target_q.numpy()  # CPU: a view of the Warp array
         self._wp = wp
 
     def advance(self, n):
@@ -178,6 +182,7 @@ class _Mujoco(Runner):
     def __init__(self, mech, num_envs):
         super().__init__(mech, num_envs)
         import mujoco
+
         self.mj = mujoco
         mujoco.set_mju_user_warning(lambda msg: MUJOCO_WARNINGS.append(" ".join(str(msg).split())))
         self.m, self.adr, self.act = M.mujoco_model(mech)
@@ -225,11 +230,12 @@ class MjRollout(_Mujoco):
     def __init__(self, mech, num_envs, nthread: int = 0):
         super().__init__(mech, num_envs)
         from mujoco import rollout
+
         self.nthread = int(nthread)
         self.threads = max(1, self.nthread)
         self.name = f"mujoco rollout {self.threads}T"
-        self.pool = rollout.Rollout(nthread=self.nthread)       # 0: no pool, the calling thread
-        self.models = [self.m] * num_envs                         # skip_checks takes one model per rollout
+        self.pool = rollout.Rollout(nthread=self.nthread)  # 0: no pool, the calling thread
+        self.models = [self.m] * num_envs  # skip_checks takes one model per rollout
         self.ctrl_spec = self.mj.mjtState.mjSTATE_CTRL.value
         self.datas = [self.mj.MjData(self.m) for _ in range(max(1, self.nthread))]
         self.spec = self.mj.mjtState.mjSTATE_FULLPHYSICS
@@ -237,12 +243,12 @@ class MjRollout(_Mujoco):
         s = np.zeros(size)
         self.mj.mj_getState(self.m, self.start, s, self.spec)
         self.state = np.tile(s, (num_envs, 1))
-        self.qpos0 = 1                               # FULLPHYSICS: time, then qpos
+        self.qpos0 = 1  # FULLPHYSICS: time, then qpos
         self._block = None
 
     def prepare(self, n):
         idx = [schedule_index(self.k + i) for i in range(n)]
-        control = np.ascontiguousarray(self.ctrl[idx].transpose(1, 0, 2))      # (N, n, nu)
+        control = np.ascontiguousarray(self.ctrl[idx].transpose(1, 0, 2))  # (N, n, nu)
         out = np.empty((self.num_envs, n, self.state.shape[1]))
         self._block = (n, control, out)
 
@@ -250,9 +256,17 @@ class MjRollout(_Mujoco):
         if self._block is None or self._block[0] != n:
             self.prepare(n)
         _, control, out = self._block
-        self.pool.rollout(self.models, self.datas, self.state, control, control_spec=self.ctrl_spec, nstep=n,
-                          state=out, skip_checks=True)
-        self.state = np.ascontiguousarray(out[:, -1, :])   # skip_checks: rollout reads it as C-contiguous
+        self.pool.rollout(
+            self.models,
+            self.datas,
+            self.state,
+            control,
+            control_spec=self.ctrl_spec,
+            nstep=n,
+            state=out,
+            skip_checks=True,
+        )
+        self.state = np.ascontiguousarray(out[:, -1, :])  # skip_checks: rollout reads it as C-contiguous
         self.k += n
         self._block = None
 
@@ -273,6 +287,7 @@ class MjRollout(_Mujoco):
 #: the same motion, and it is timed with them.
 XPBD_ITERATIONS = 16
 
+
 class Newton(Runner):
     """Newton 1.8 on the CPU: ``featherstone`` (reduced coordinates, mimics eliminated) or
     ``xpbd`` (maximal coordinates; joint positions recovered with ``eval_ik`` when read).
@@ -283,7 +298,9 @@ class Newton(Runner):
         super().__init__(mech, num_envs)
         import newton
         import warp as wp
+
         from mimic_ext.warp_runtime import init_warp
+
         init_warp()
         self.newton, self.wp = newton, wp
         self.name = f"newton {solver}" + (f" {XPBD_ITERATIONS} it" if solver == "xpbd" else "")
@@ -294,8 +311,11 @@ class Newton(Runner):
             warnings.simplefilter("ignore")
             self.model = mb.finalize(device=device)
         cls = newton.solvers.SolverFeatherstone if solver == "featherstone" else newton.solvers.SolverXPBD
-        self.solver = cls(self.model, angular_damping=0.0) if solver == "featherstone" \
+        self.solver = (
+            cls(self.model, angular_damping=0.0)
+            if solver == "featherstone"
             else cls(self.model, iterations=XPBD_ITERATIONS)
+        )
         self.maximal = solver == "xpbd"
         self.s0, self.s1, self.ctl = self.model.state(), self.model.state(), self.model.control()
         newton.eval_fk(self.model, self.s0.joint_q, self.s0.joint_qd, self.s0)
@@ -337,6 +357,7 @@ class Newton(Runner):
 
 # -------------------------------------------------------------------------------- PhysX
 
+
 class Physx(Runner):
     """Real PhysX on the CPU (ovphysx), the robot cloned N times in one scene.
 
@@ -347,6 +368,7 @@ class Physx(Runner):
         from mimic_ext.fet022.engines import prepared
         from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names, layout
         from mimic_ext.native_stderr import quiet_native_stderr
+
         stage, paths = M.usd_stage(mech)
         self.threads = max(1, threads)
         self.name = f"physx {threads}T" if threads else "physx caller"
@@ -355,8 +377,15 @@ class Physx(Runner):
             usda = stage.Flatten().ExportToString()
         roots = [str(p.GetPath()) for p in prepared.articulation_roots(stage)]
         by_name, _, prismatic = joint_names(stage, source)
-        self.session = PhysxSession(usda, roots, by_name, layout(stage, source, num_envs, 1.0), device="cpu",
-                                    prismatic=prismatic, threads=threads)
+        self.session = PhysxSession(
+            usda,
+            roots,
+            by_name,
+            layout(stage, source, num_envs, 1.0),
+            device="cpu",
+            prismatic=prismatic,
+            threads=threads,
+        )
         self.paths = [paths[j] for j in mech.joints]
         self.driven = [paths[j] for j in mech.driven]
         self.rows = [{p: self.table[i, :, c] for c, p in enumerate(self.driven)} for i in range(TABLE_STEPS)]
@@ -379,16 +408,18 @@ class Physx(Runner):
 
 # ------------------------------------------------------------------- in another process
 
+
 def _serve(conn, kind: str, mech_name: str, num_envs: int) -> None:
     """The child of ``Remote``: build the runner, then answer (method, n) requests."""
     from mimic_ext.warp_runtime import init_warp
+
     init_warp()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = make(kind, M.MECHANISMS[mech_name](), num_envs)
         conn.send(("ready", (r.name, r.threads)))
-    except Exception as exc:    # noqa: BLE001 - reported to the parent as one line
+    except Exception as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
     while True:
@@ -460,9 +491,12 @@ def _registered_name(mech: M.Mechanism) -> str:
 
 # ----------------------------------------------------------------------------- registry
 
+
 def missing(kind: str) -> str | None:
     """Why the peer ``kind`` cannot run here, or None."""
-    mod = {"mujoco": "mujoco", "newton": "newton", "physx": "ovphysx"}.get(kind.split()[0].split(":")[0])
+    mod = {"mujoco": "mujoco", "newton": "newton", "physx": "ovphysx"}.get(
+        kind.split(maxsplit=1)[0].split(":", maxsplit=1)[0]
+    )
     if mod is None:
         return None
     try:
@@ -498,17 +532,24 @@ def make(kind: str, mech: M.Mechanism, num_envs: int) -> Runner:
         return Newton(mech, num_envs, name)
     if name == "physx":
         return Physx(mech, num_envs, int(arg or 0))
-    if name == "remote":                 # "remote:<kind>": that runner in a process of its own
+    if name == "remote":  # "remote:<kind>": that runner in a process of its own
         return Remote(arg, mech, num_envs)
     raise ValueError(f"unknown engine kind {kind!r}")
 
 
-ENGINE_OF = {"ours": "ours", "step_many": "ours", "mj_step": "mujoco", "rollout": "mujoco", "featherstone": "newton",
-             "xpbd": "newton", "physx": "physx"}
+ENGINE_OF = {
+    "ours": "ours",
+    "step_many": "ours",
+    "mj_step": "mujoco",
+    "rollout": "mujoco",
+    "featherstone": "newton",
+    "xpbd": "newton",
+    "physx": "physx",
+}
 
 
 def peer_missing(kind: str) -> str | None:
     if kind.startswith("remote:"):
-        kind = kind[len("remote:"):]
+        kind = kind[len("remote:") :]
     eng = ENGINE_OF.get(kind.partition(":")[0])
     return None if eng in (None, "ours") else missing(eng)

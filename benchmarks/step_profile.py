@@ -44,8 +44,8 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
-from benchmarks import peers as P  # noqa: E402
+from benchmarks import mechanisms as M
+from benchmarks import peers as P
 
 
 def main(argv=None) -> int:
@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--coupling", action="store_true", help="only the cost of coupling impulses in every step")
     args = ap.parse_args(argv)
     from mimic_ext.warp_runtime import init_warp
+
     init_warp()
     if args.chains:
         chains(args.envs, max(args.rounds, 9), args.block_s / 3)
@@ -87,17 +88,19 @@ def main(argv=None) -> int:
             _, c = r.timed(steps)
             cpu[label].append(c / steps / args.envs)
     med = {label: statistics.median(v) for label, v in cpu.items()}
-    print(f"ours, chain of {n} joints, N = {args.envs}, CPU time per env-step (median of {args.rounds} interleaved "
-          f"rounds)")
-    base = med[f"k=1, no limits"]
+    print(
+        f"ours, chain of {n} joints, N = {args.envs}, CPU time per env-step (median of {args.rounds} interleaved "
+        f"rounds)"
+    )
+    base = med["k=1, no limits"]
     for label, t in med.items():
         print(f"  {label:<40} {t * 1e6:9.2f} us   ({t / base:5.2f}x k=1)")
     free = [(k, med[f"k={k}, no limits"]) for k in ks]
     kk = np.array([k for k, _ in free], float)
     tt = np.array([t for _, t in free])
     best = None
-    for p in np.linspace(1.0, 3.5, 51):          # least squares in (a, b) for each p, best p
-        A = np.column_stack([np.ones_like(kk), kk ** p])
+    for p in np.linspace(1.0, 3.5, 51):  # least squares in (a, b) for each p, best p
+        A = np.column_stack([np.ones_like(kk), kk**p])
         coef, res, *_ = np.linalg.lstsq(A, tt, rcond=None)
         err = float(np.sum((A @ coef - tt) ** 2))
         if best is None or err < best[0]:
@@ -106,9 +109,11 @@ def main(argv=None) -> int:
     print(f"  fit over the limit-free variants: t(k) = {a * 1e6:.2f} us + {b * 1e6:.3g} us * k^{p:.2f}")
     half = med[f"k={n // 2}, no limits"]
     lim = med[f"k={n // 2}, limits (the benchmark's chain{n})"]
-    print(f"  at k = {n // 2}: the k-dependent part (reduced system, factorisation, solves) is {(half - a) / half:.0%} "
-          f"of the step, the per-joint part ({a * 1e6:.2f} us) {a / half:.0%}; with the limits on (rows that never "
-          f"bind here) the step takes {lim / half:.2f}x")
+    print(
+        f"  at k = {n // 2}: the k-dependent part (reduced system, factorisation, solves) is {(half - a) / half:.0%} "
+        f"of the step, the per-joint part ({a * 1e6:.2f} us) {a / half:.0%}; with the limits on (rows that never "
+        f"bind here) the step takes {lim / half:.2f}x"
+    )
     for r, _ in runners.values():
         r.close()
     n1(args.rounds)
@@ -135,30 +140,37 @@ def chains(envs: int, rounds: int, block_s: float) -> None:
     fit = lambda t: float(np.polyfit(np.log(joints), np.log(t), 1)[0])  # noqa: E731
     med = [statistics.median(cpu[n]) for n in joints]
     low = [min(cpu[n]) for n in joints]
-    print(f"ours, chains (every other joint a follower), N = {envs}, CPU time per env-step over {rounds} "
-          f"interleaved rounds:")
+    print(
+        f"ours, chains (every other joint a follower), N = {envs}, CPU time per env-step over {rounds} "
+        f"interleaved rounds:"
+    )
     for n, a, b in zip(joints, med, low):
         print(f"  chain{n:<3} median {a * 1e6:8.2f} us   least {b * 1e6:8.2f} us")
-    print(f"  growth exponent over {', '.join(map(str, joints))} joints: {fit(med):.2f} (medians), "
-          f"{fit(low):.2f} (least); target <= 1.4")
+    print(
+        f"  growth exponent over {', '.join(map(str, joints))} joints: {fit(med):.2f} (medians), "
+        f"{fit(low):.2f} (least); target <= 1.4"
+    )
     for r, _ in runners.values():
         r.close()
 
 
 #: (label, the line of ``step_env`` the cut goes before, its indent): the phases in step order
-_CUTS = [("set-up, corrections, forward kinematics and bias forces", "od = wp.vec3d(o)", 8),
-         ("composite pass (CRBA into H's slots), M u0", "if md.n_soft > 0:           # the mass-only", 8),
-         ("joint terms, drives, relation errors", "if md.n_soft > 0:\n            f.soft_rows(", 8),
-         ("drives folded, sparse LDL^T", "for c in range(k):\n                ws[e, md.o_v + c] = ws[e, md.o_bh + c]", 12),
-         ("solve, joint rows, drive bounds", "for i in range(n):\n            u_out[e, i] = md.dof_gain[i]", 8),
-         ("coupling impulses (residual)", "for i in range(n):          # q+ = q (+) dt u+", 8),
-         ("integration, finiteness, read-out", None, 0)]
+_CUTS = [
+    ("set-up, corrections, forward kinematics and bias forces", "od = wp.vec3d(o)", 8),
+    ("composite pass (CRBA into H's slots), M u0", "if md.n_soft > 0:           # the mass-only", 8),
+    ("joint terms, drives, relation errors", "if md.n_soft > 0:\n            f.soft_rows(", 8),
+    ("drives folded, sparse LDL^T", "for c in range(k):\n                ws[e, md.o_v + c] = ws[e, md.o_bh + c]", 12),
+    ("solve, joint rows, drive bounds", "for i in range(n):\n            u_out[e, i] = md.dof_gain[i]", 8),
+    ("coupling impulses (residual)", "for i in range(n):          # q+ = q (+) dt u+", 8),
+    ("integration, finiteness, read-out", None, 0),
+]
 
 
 def _cut_packages(root: Path) -> list[str]:
     """Copies of ``mimic_ext`` under ``root``, the i-th with ``step_env`` returning before cut i."""
     import re
     import shutil
+
     src = Path(__file__).resolve().parents[1] / "mimic_ext"
     names = []
     for i, (_, anchor, indent) in enumerate(_CUTS[:-1]):
@@ -174,8 +186,10 @@ def _cut_packages(root: Path) -> list[str]:
                 if new.count(" " * indent + anchor) != 1:
                     raise RuntimeError(f"step_profile --phases: step_env changed, no unique cut before {anchor!r}")
                 pad = " " * indent
-                new = new.replace(pad + anchor, f"{pad}if wp.static(True):\n{pad}    sc.nonfinite[e] = 0\n{pad}    return\n"
-                                  + pad + anchor)
+                new = new.replace(
+                    pad + anchor,
+                    f"{pad}if wp.static(True):\n{pad}    sc.nonfinite[e] = 0\n{pad}    return\n" + pad + anchor,
+                )
             if new != text:
                 f.write_text(new)
         names.append(name)
@@ -204,6 +218,7 @@ def phases(rounds: int, block_s: float) -> None:
     import time
 
     import warp as wp
+
     with tempfile.TemporaryDirectory() as tmp:
         pkgs = _cut_packages(Path(tmp))
         sys.path.insert(0, tmp)
@@ -222,6 +237,7 @@ def phases(rounds: int, block_s: float) -> None:
                     for _ in range(k):
                         solver.step(a, b, c, M.DT)
                     wp.synchronize()
+
                 adv(2)
                 t = time.process_time()
                 adv(3)
@@ -235,10 +251,12 @@ def phases(rounds: int, block_s: float) -> None:
                 cpu[key].append((time.process_time() - t) / steps / n)
         sys.path.remove(tmp)
     done = [label for label, _, _ in _ROWS if (label, "mimic_ext") in runs]
-    print(f"where one step's time goes (least CPU time per env-step of {rounds} interleaved rounds, "
-          f"each phase the difference of consecutive cuts; us):")
+    print(
+        f"where one step's time goes (least CPU time per env-step of {rounds} interleaved rounds, "
+        f"each phase the difference of consecutive cuts; us):"
+    )
     print(f"  {'phase':<58}" + "".join(f"{lb:>12}" for lb in done))
-    prev = {lb: 0.0 for lb in done}
+    prev = dict.fromkeys(done, 0.0)
     for (what, _, _), pkg in zip(_CUTS, pkgs):
         line = f"  {what:<58}"
         for lb in done:
@@ -266,14 +284,18 @@ def coupling(rounds: int, block_s: float) -> None:
     for _ in range(rounds):
         for key, (r, n, steps) in runs.items():
             cpu[key].append(r.timed(steps)[1] / steps / n)
-    print(f"coupling impulses in every step vs on demand (step_many, one thread; CPU time per env-step, "
-          f"median of {rounds} interleaved rounds):")
+    print(
+        f"coupling impulses in every step vs on demand (step_many, one thread; CPU time per env-step, "
+        f"median of {rounds} interleaved rounds):"
+    )
     for label, _, n in _ROWS:
         if (label, True) not in cpu:
             continue
         a, b = statistics.median(cpu[(label, True)]), statistics.median(cpu[(label, False)])
-        print(f"  {label:<9} N = {n:<5} every step {a * 1e6:8.3f} us   on demand {b * 1e6:8.3f} us   "
-              f"the step {1 - b / a:6.1%} cheaper")
+        print(
+            f"  {label:<9} N = {n:<5} every step {a * 1e6:8.3f} us   on demand {b * 1e6:8.3f} us   "
+            f"the step {1 - b / a:6.1%} cheaper"
+        )
     for r, _, _ in runs.values():
         r.close()
 
@@ -283,6 +305,7 @@ def n1(rounds: int) -> None:
     import time
 
     import warp as wp
+
     try:
         mech = M.robotiq()
     except FileNotFoundError as exc:
@@ -294,10 +317,14 @@ def n1(rounds: int) -> None:
     one.timed(50)
     many.timed(4)
     s0, s1, ctl, step = one.s0, one.s1, one.ctl, one.solver.step
-    cmd = one.solver._launch(s0, s1, ctl, M.DT)         # the recorded launch Solver.step replays
+    cmd = one.solver._launch(s0, s1, ctl, M.DT)  # the recorded launch Solver.step replays
     reps = 2000
-    rows = {"Solver.step + target write (the benchmark's ours)": [], "Solver.step": [],
-            "recorded launch alone (cmd.launch())": [], "one env's arithmetic (N=1024 per env)": []}
+    rows = {
+        "Solver.step + target write (the benchmark's ours)": [],
+        "Solver.step": [],
+        "recorded launch alone (cmd.launch())": [],
+        "one env's arithmetic (N=1024 per env)": [],
+    }
     for _ in range(rounds):
         rows["Solver.step + target write (the benchmark's ours)"].append(one.timed(reps)[1] / reps)
         c = time.process_time()

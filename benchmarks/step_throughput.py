@@ -58,11 +58,11 @@ from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):          # run as a script: make ``benchmarks`` importable
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
-from benchmarks import peers as P  # noqa: E402
+from benchmarks import mechanisms as M
+from benchmarks import peers as P
 
 #: Largest trajectory deviation from ours, as a share of the mechanism's largest joint
 #: excursion, for a peer to count as simulating the same motion. Measured here (dt 1/240):
@@ -75,8 +75,19 @@ SAMPLE_EVERY = 6
 MIN_CHECK_STEPS = 24
 
 #: (mechanism, N) rows; ``--rows`` takes ``name`` (all its rows) or ``name:N`` (any N).
-ROWS = [("robotiq", 1), ("robotiq", 64), ("robotiq", 1024), ("robotiq", 4096), ("inspire", 1), ("inspire", 1024),
-        ("chain8", 256), ("chain16", 256), ("chain32", 256), ("chain64", 256), ("humanoid", 256)]
+ROWS = [
+    ("robotiq", 1),
+    ("robotiq", 64),
+    ("robotiq", 1024),
+    ("robotiq", 4096),
+    ("inspire", 1),
+    ("inspire", 1024),
+    ("chain8", 256),
+    ("chain16", 256),
+    ("chain32", 256),
+    ("chain64", 256),
+    ("humanoid", 256),
+]
 QUICK_ROWS = [("robotiq", 1), ("robotiq", 1024), ("chain8", 64), ("chain64", 64), ("humanoid", 64)]
 CHAINS = ("chain8", "chain16", "chain32", "chain64")
 
@@ -87,7 +98,7 @@ class Measured:
     name: str
     threads: int
     num_envs: int
-    wall: list[float] = field(default_factory=list)      # seconds per step, per round
+    wall: list[float] = field(default_factory=list)  # seconds per step, per round
     cpu: list[float] = field(default_factory=list)
     dev: float = math.nan
     rel: float = math.nan
@@ -117,8 +128,10 @@ def relation_residual(mech: M.Mechanism, q: np.ndarray) -> float:
     idx = {j: i for i, j in enumerate(mech.joints)}
     if not mech.mimics:
         return 0.0
-    return max(float(np.max(np.abs(q[..., idx[m.follower]] - m.multiplier * q[..., idx[m.leader]] - m.offset)))
-               for m in mech.mimics)
+    return max(
+        float(np.max(np.abs(q[..., idx[m.follower]] - m.multiplier * q[..., idx[m.leader]] - m.offset)))
+        for m in mech.mimics
+    )
 
 
 def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[str]:
@@ -132,12 +145,17 @@ def engine_kinds(num_envs: int, threads: int, only: list[str] | None) -> list[st
     kinds.append("rollout:0")
     if threads > 1:
         kinds.append(f"rollout:{threads}")
-    kinds += ["featherstone", "xpbd", "remote:physx:0"]     # PhysX in processes of its own (peers.Remote)
+    kinds += ["featherstone", "xpbd", "remote:physx:0"]  # PhysX in processes of its own (peers.Remote)
     if threads > 1:
         kinds.append(f"remote:physx:{threads}")
     if only:
-        kinds = [k for k in kinds if k.partition(":")[0] in ("ours", "step_many")
-                 or k.removeprefix("remote:").partition(":")[0] in only or k in only]
+        kinds = [
+            k
+            for k in kinds
+            if k.partition(":")[0] in ("ours", "step_many")
+            or k.removeprefix("remote:").partition(":")[0] in only
+            or k in only
+        ]
     return kinds
 
 
@@ -162,7 +180,7 @@ def check(runners: dict, mech: M.Mechanism, steps: int, budget_s: float, out: di
             t0 = time.perf_counter()
             r.prepare(SAMPLE_EVERY)
             r.advance(SAMPLE_EVERY)
-            if done:                 # the first block compiles or warms up: estimate from the second
+            if done:  # the first block compiles or warms up: estimate from the second
                 est = (time.perf_counter() - t0) / SAMPLE_EVERY
                 if kind != "ours":
                     limit = int(min(steps, max(MIN_CHECK_STEPS, budget_s / est)))
@@ -175,7 +193,7 @@ def check(runners: dict, mech: M.Mechanism, steps: int, budget_s: float, out: di
     tol = TOLERANCE_SHARE * excursion(mech)
     for kind, q in traj.items():
         m = out[kind]
-        common, envs = min(len(q), len(ref)), min(q.shape[1], ref.shape[1])    # environment e: the same phase
+        common, envs = min(len(q), len(ref)), min(q.shape[1], ref.shape[1])  # environment e: the same phase
         d = np.abs(q[:common, :envs] - ref[:common, :envs])
         m.dev = float(np.max(d)) if np.all(np.isfinite(q)) else math.inf
         m.ok = bool(m.dev <= tol)
@@ -227,7 +245,7 @@ def time_rounds(runners: dict, out: dict[str, Measured], rounds: int, block_s: f
             wall, cpu = r.timed(n)
             out[kind].wall.append(wall / n)
             out[kind].cpu.append(cpu / n)
-            if isinstance(r, P.Remote):      # its process's CPU is ours too, not another job's
+            if isinstance(r, P.Remote):  # its process's CPU is ours too, not another job's
                 remote += cpu
     m1, c1, t1 = machine_busy(), time.process_time(), time.perf_counter()
     if m0 and m1 and t1 > t0:
@@ -243,14 +261,16 @@ def _build(kind: str, mech: M.Mechanism, num_envs: int, max_step_s: float):
     """(runner, N): a peer whose step at ``num_envs`` takes over ``max_step_s`` (Newton's dense
     Featherstone on 64 joints: seconds) is measured on fewer environments, as many as fit;
     its figures are then per env-step like every other's."""
+
     def make(n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return P.make(kind, mech, n)
+
     r = make(num_envs)
-    if kind.partition(":")[0] in ("ours", "step_many") or num_envs == 1:   # ours: not stepped before the check
+    if kind.partition(":")[0] in ("ours", "step_many") or num_envs == 1:  # ours: not stepped before the check
         return r, num_envs
-    r.timed(1)                           # first step: compile / warm-up
+    r.timed(1)  # first step: compile / warm-up
     est = r.timed(1)[0]
     if est <= max_step_s:
         return r, num_envs
@@ -295,18 +315,22 @@ def fmt_row(key: str, m: Measured, ours: Measured) -> str:
         return f"{key:<13} {m.name:<30} {'-':>3} {'':>10} {'':>9} {'':>9} {'':>11} {'':>7} {'':>7}  {m.note}"
     n = m.num_envs
     ratio_w = ratio_c = ""
-    if m is not ours and m.ok and ours.ok:        # per env-step (a slow peer may run fewer environments)
+    if m is not ours and m.ok and ours.ok:  # per env-step (a slow peer may run fewer environments)
         ratio_w = f"{(m.wall_step / n) / (ours.wall_step / ours.num_envs):7.2f}"
         ratio_c = f"{(m.cpu_step / n) / (ours.cpu_step / ours.num_envs):7.2f}"
     elif m is not ours:
         ratio_w = ratio_c = f"{'n/a':>7}"
-    return (f"{key:<13} {m.name:<30} {m.threads:>3} {m.wall_step * 1e6:>10.1f} {m.wall_step / n * 1e6:>9.3f} "
-            f"{m.cpu_step / n * 1e6:>9.3f} {n / m.wall_step:>11,.0f} {ratio_w:>7} {ratio_c:>7}  dev {m.dev:.1e} "
-            f"rel {m.rel:.1e} ({m.checked_steps} st){'  ' + m.note if m.note else ''}")
+    return (
+        f"{key:<13} {m.name:<30} {m.threads:>3} {m.wall_step * 1e6:>10.1f} {m.wall_step / n * 1e6:>9.3f} "
+        f"{m.cpu_step / n * 1e6:>9.3f} {n / m.wall_step:>11,.0f} {ratio_w:>7} {ratio_c:>7}  dev {m.dev:.1e} "
+        f"rel {m.rel:.1e} ({m.checked_steps} st){'  ' + m.note if m.note else ''}"
+    )
 
 
-HEADER = (f"{'row':<13} {'engine':<30} {'thr':>3} {'us/step':>10} {'us/env-st':>9} {'cpu/env':>9} "
-          f"{'env-steps/s':>11} {'x wall':>7} {'x cpu':>7}  trajectory check")
+HEADER = (
+    f"{'row':<13} {'engine':<30} {'thr':>3} {'us/step':>10} {'us/env-st':>9} {'cpu/env':>9} "
+    f"{'env-steps/s':>11} {'x wall':>7} {'x cpu':>7}  trajectory check"
+)
 
 
 _COMPILE = """
@@ -334,8 +358,11 @@ else:                               # one after the other, float32 first
 
 def _compile_run(env: dict, mode: str) -> dict[str, list[float]]:
     out = subprocess.run([sys.executable, "-c", _COMPILE, mode], env=env, capture_output=True, text=True, check=True)
-    return {ln.split()[0]: [float(x) for x in ln.split()[1:]] for ln in out.stdout.splitlines()
-            if ln.split() and ln.split()[0] in ("float32", "float64", "at-once")}
+    return {
+        ln.split()[0]: [float(x) for x in ln.split()[1:]]
+        for ln in out.stdout.splitlines()
+        if ln.split() and ln.split()[0] in ("float32", "float64", "at-once")
+    }
 
 
 def compile_times() -> tuple[dict[str, tuple[float, float, float]], tuple[float, float]]:
@@ -375,9 +402,11 @@ def _compare(ours: Measured, peer: Measured, attr: str, target: float) -> str:
     """'R x (target >= T): met', or why there is no ratio (with both times, which are measured)."""
     if not (peer.ok and ours.ok):
         bad = peer if not peer.ok else ours
-        return (f"no ratio: {bad.name}'s trajectory is off by {bad.dev:.3g} rad (its own mimic residual "
-                f"{bad.rel:.3g} rad); times alone {_per_env(ours, attr) * 1e6:.2f} us (ours) and "
-                f"{_per_env(peer, attr) * 1e6:.2f} us ({peer.name}) per env-step")
+        return (
+            f"no ratio: {bad.name}'s trajectory is off by {bad.dev:.3g} rad (its own mimic residual "
+            f"{bad.rel:.3g} rad); times alone {_per_env(ours, attr) * 1e6:.2f} us (ours) and "
+            f"{_per_env(peer, attr) * 1e6:.2f} us ({peer.name}) per env-step"
+        )
     r = _per_env(peer, attr) / _per_env(ours, attr)
     return f"{r:.2f}x (target >= {target:g}x): {_verdict(r, target)}"
 
@@ -391,55 +420,85 @@ def summary(results: dict, args) -> list[str]:
     ro = _get(results, key, f"rollout:{T}") or _get(results, key, "rollout:0")
     if ours and ro:
         many = _get(results, key, f"step_many:{T}") if T > 1 else None
-        main = many or _get(results, key, f"ours:{T}") or ours      # ours on all threads, its steps in one call
-        others = [m for m in (_get(results, key, k) for k in ("ours", f"ours:{T}", f"step_many:{T}"))
-                  if m is not None and m is not main and m.ok and ro.ok]
-        lines.append(f"Robotiq N = 1024, wall time, {main.name} vs {ro.name}: {_compare(main, ro, 'wall_step', 4.0)}"
-                     + (f" (the other variants of ours vs {ro.name}: " + ", ".join(
-                         f"{m.name} {_per_env(ro, 'wall_step') / _per_env(m, 'wall_step'):.2f}x" for m in others) + ")"
-                        if others else ""))
+        main = many or _get(results, key, f"ours:{T}") or ours  # ours on all threads, its steps in one call
+        others = [
+            m
+            for m in (_get(results, key, k) for k in ("ours", f"ours:{T}", f"step_many:{T}"))
+            if m is not None and m is not main and m.ok and ro.ok
+        ]
+        lines.append(
+            f"Robotiq N = 1024, wall time, {main.name} vs {ro.name}: {_compare(main, ro, 'wall_step', 4.0)}"
+            + (
+                f" (the other variants of ours vs {ro.name}: "
+                + ", ".join(f"{m.name} {_per_env(ro, 'wall_step') / _per_env(m, 'wall_step'):.2f}x" for m in others)
+                + ")"
+                if others
+                else ""
+            )
+        )
         scaling = []
-        for one, many in ((ours, _get(results, key, f"step_many:{T}")), (ours, _get(results, key, f"ours:{T}")),
-                          (_get(results, key, "rollout:0"), _get(results, key, f"rollout:{T}"))):
+        for one, many in (
+            (ours, _get(results, key, f"step_many:{T}")),
+            (ours, _get(results, key, f"ours:{T}")),
+            (_get(results, key, "rollout:0"), _get(results, key, f"rollout:{T}")),
+        ):
             if one and many and T > 1:
-                scaling.append(f"{many.name} {one.wall_step / many.wall_step:.2f}x {one.name}'s wall "
-                               f"(CPU/wall {many.cpu_step / many.wall_step:.2f})")
+                scaling.append(
+                    f"{many.name} {one.wall_step / many.wall_step:.2f}x {one.name}'s wall "
+                    f"(CPU/wall {many.cpu_step / many.wall_step:.2f})"
+                )
         if scaling:
             busy = OTHERS.get("robotiq:1024")
-            lines.append(f"Robotiq N = 1024, thread scaling ({T} threads; CPU/wall: the cores kept busy, "
-                         f"{T} at most): {'; '.join(scaling)}; other processes kept "
-                         f"{'?' if busy is None else f'{busy:.2f}'} of the {P.cpu_count()} cores busy meanwhile")
+            lines.append(
+                f"Robotiq N = 1024, thread scaling ({T} threads; CPU/wall: the cores kept busy, "
+                f"{T} at most): {'; '.join(scaling)}; other processes kept "
+                f"{'?' if busy is None else f'{busy:.2f}'} of the {P.cpu_count()} cores busy meanwhile"
+            )
     else:
         lines.append("Robotiq N = 1024 vs MuJoCo rollout: row not run")
     ro1 = _get(results, key, "rollout:0")
     if ours and ro1:
-        lines.append(f"Robotiq N = 1024, one thread each, ours vs {ro1.name}: wall "
-                     f"{_compare(ours, ro1, 'wall_step', 4.0)}; CPU {_compare(ours, ro1, 'cpu_step', 4.0)}")
-    chains = [(int(k[5:]), _get(results, k, "ours"), _get(results, k, "rollout:0"))
-              for k in CHAINS if _get(results, k, "ours")]
+        lines.append(
+            f"Robotiq N = 1024, one thread each, ours vs {ro1.name}: wall "
+            f"{_compare(ours, ro1, 'wall_step', 4.0)}; CPU {_compare(ours, ro1, 'cpu_step', 4.0)}"
+        )
+    chains = [
+        (int(k[5:]), _get(results, k, "ours"), _get(results, k, "rollout:0"))
+        for k in CHAINS
+        if _get(results, k, "ours")
+    ]
     if len(chains) >= 2:
         fit = lambda pts: float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])  # noqa: E731
         ex_o = fit([(n, _per_env(o, "cpu_step")) for n, o, _ in chains])
         mj = [(n, _per_env(m, "cpu_step")) for n, _, m in chains if m is not None]
         ex_m = fit(mj) if len(mj) >= 2 else math.nan
         off = [f"chain{n}" for n, _, m in chains if m is not None and not m.ok]
-        lines.append(f"growth of CPU time per env-step with joints ({', '.join(str(c[0]) for c in chains)}): exponent "
-                     f"ours {ex_o:.2f}, MuJoCo rollout {ex_m:.2f} (target ours <= 1.4): "
-                     f"{'met' if ex_o <= 1.4 else 'NOT met'}"
-                     + (f" (MuJoCo's trajectory failed the check on {', '.join(off)})" if off else ""))
+        lines.append(
+            f"growth of CPU time per env-step with joints ({', '.join(str(c[0]) for c in chains)}): exponent "
+            f"ours {ex_o:.2f}, MuJoCo rollout {ex_m:.2f} (target ours <= 1.4): "
+            f"{'met' if ex_o <= 1.4 else 'NOT met'}"
+            + (f" (MuJoCo's trajectory failed the check on {', '.join(off)})" if off else "")
+        )
     else:
         lines.append("growth exponent: fewer than two chain rows run")
     for key, what in (("chain64", "64-joint chain"), ("humanoid", "53-DOF humanoid tree (12 mimics)")):
         o, mj = _get(results, key, "ours"), _get(results, key, "rollout:0")
-        lines.append(f"{what}, CPU per env-step, one thread each, ours vs MuJoCo rollout: "
-                     f"{_compare(o, mj, 'cpu_step', 1.5)}" if o and mj else f"{what}: row not run")
+        lines.append(
+            f"{what}, CPU per env-step, one thread each, ours vs MuJoCo rollout: {_compare(o, mj, 'cpu_step', 1.5)}"
+            if o and mj
+            else f"{what}: row not run"
+        )
     sm, mjs, o1 = (_get(results, ("robotiq", 1), k) for k in ("step_many", "mj_step", "ours"))
     if sm and mjs:
-        lines.append(f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)} "
-                     f"(step_many {sm.wall_step * 1e6:.2f} us/step in blocks of about {args.block_s:g} s; {sm.note})")
+        lines.append(
+            f"Robotiq N = 1 with step_many vs mj_step, wall: {_compare(sm, mjs, 'wall_step', 2.0)} "
+            f"(step_many {sm.wall_step * 1e6:.2f} us/step in blocks of about {args.block_s:g} s; {sm.note})"
+        )
     elif o1 and mjs:
-        lines.append(f"Robotiq N = 1 with step_many: {unavailable('step_many') or 'not run'}; Solver.step vs "
-                     f"mj_step, wall: {_compare(o1, mjs, 'wall_step', 2.0)}")
+        lines.append(
+            f"Robotiq N = 1 with step_many: {unavailable('step_many') or 'not run'}; Solver.step vs "
+            f"mj_step, wall: {_compare(o1, mjs, 'wall_step', 2.0)}"
+        )
     else:
         lines.append("Robotiq N = 1: row not run")
     return lines
@@ -447,26 +506,44 @@ def summary(results: dict, args) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="fewer rows (Robotiq N = 1, 1024; chain8, chain64, humanoid at N = 64), shorter check and "
-                         "blocks; still interleaved and checked")
-    ap.add_argument("--rows", nargs="*", help="rows: a mechanism (its default rows), mechanism:N, or chains; "
-                                              f"mechanisms: {', '.join(M.MECHANISMS)}")
-    ap.add_argument("--threads", type=int, default=P.cpu_count(), help="threads for the multi-threaded variants "
-                                                                       "(default: all cores)")
-    ap.add_argument("--engines", nargs="*", help="peer kinds to include (ours and its step_many always): mj_step "
-                                                 "rollout featherstone xpbd physx")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer rows (Robotiq N = 1, 1024; chain8, chain64, humanoid at N = 64), shorter check and "
+        "blocks; still interleaved and checked",
+    )
+    ap.add_argument(
+        "--rows",
+        nargs="*",
+        help=f"rows: a mechanism (its default rows), mechanism:N, or chains; mechanisms: {', '.join(M.MECHANISMS)}",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=P.cpu_count(),
+        help="threads for the multi-threaded variants (default: all cores)",
+    )
+    ap.add_argument(
+        "--engines",
+        nargs="*",
+        help="peer kinds to include (ours and its step_many always): mj_step rollout featherstone xpbd physx",
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--block-s", type=float, default=0.25, help="seconds per timed block (per engine, per round)")
     ap.add_argument("--check-steps", type=int, default=120)
     ap.add_argument("--check-budget", type=float, default=5.0, help="seconds an engine may take for its check")
-    ap.add_argument("--max-step-s", type=float, default=0.25,
-                    help="a peer slower than this per step is measured on fewer environments")
+    ap.add_argument(
+        "--max-step-s",
+        type=float,
+        default=0.25,
+        help="a peer slower than this per step is measured on fewer environments",
+    )
     ap.add_argument("--no-compile", action="store_true", help="skip the cold-compile subprocesses")
     args = ap.parse_args(argv)
     if args.rounds < 5:
         ap.error("--rounds must be at least 5 (medians of interleaved rounds)")
     from mimic_ext.warp_runtime import init_warp
+
     init_warp()
     rows = QUICK_ROWS if args.quick else ROWS
     if args.quick:
@@ -482,8 +559,10 @@ def main(argv=None) -> int:
             else:
                 picked += [(name, int(n))] if n else [r for r in rows if r[0] == name]
         rows = list(dict.fromkeys(picked))
-    print(f"dt {M.DT:.6g} s, {args.rounds} interleaved rounds, medians; {args.threads} threads for the T variants "
-          f"({P.cpu_count()} cores here); trajectory tolerance {TOLERANCE_SHARE:g} x largest joint excursion")
+    print(
+        f"dt {M.DT:.6g} s, {args.rounds} interleaved rounds, medians; {args.threads} threads for the T variants "
+        f"({P.cpu_count()} cores here); trajectory tolerance {TOLERANCE_SHARE:g} x largest joint excursion"
+    )
     print("x wall / x cpu: the peer's time over ours (above 1: ours is faster), given only when both pass the check")
     described, results = set(), {}
     print(HEADER, flush=True)
@@ -508,15 +587,21 @@ def main(argv=None) -> int:
     if not args.no_compile:
         times, (wall1, cpu1) = compile_times()
         for p, (wall, cpu, cached) in times.items():
-            print(f"cold compile of the solver's Warp module, {p}: {wall:.2f} s ({cpu:.2f} s CPU), cached load "
-                  f"{cached * 1e3:.1f} ms")
-        print(f"cold compile of the float32 module (what one model without colliders compiles; target < 10 s): "
-              f"{'met' if times['float32'][0] < 10 else 'NOT met'}")
+            print(
+                f"cold compile of the solver's Warp module, {p}: {wall:.2f} s ({cpu:.2f} s CPU), cached load "
+                f"{cached * 1e3:.1f} ms"
+            )
+        print(
+            f"cold compile of the float32 module (what one model without colliders compiles; target < 10 s): "
+            f"{'met' if times['float32'][0] < 10 else 'NOT met'}"
+        )
         total = sum(t[0] for t in times.values())
-        print(f"cold compile of both modules, one after the other: {total:.2f} s "
-              f"({sum(t[1] for t in times.values()):.2f} s CPU); at once on two threads: {wall1:.2f} s "
-              f"({cpu1:.2f} s CPU; target < 10 s): {'met' if min(total, wall1) < 10 else 'NOT met'}; "
-              f"machine load {os.getloadavg()[0]:.1f}")
+        print(
+            f"cold compile of both modules, one after the other: {total:.2f} s "
+            f"({sum(t[1] for t in times.values()):.2f} s CPU); at once on two threads: {wall1:.2f} s "
+            f"({cpu1:.2f} s CPU; target < 10 s): {'met' if min(total, wall1) < 10 else 'NOT met'}; "
+            f"machine load {os.getloadavg()[0]:.1f}"
+        )
     return 0
 
 

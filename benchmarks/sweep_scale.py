@@ -47,11 +47,15 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import mechanisms as M  # noqa: E402
+from benchmarks import mechanisms as M
 
 #: row -> (mimic pairs, pairs per articulation, wall target s, memory target GB)
-ROWS = {"200": (100, 1, 5.0, None), "200tree": (100, 100, 5.0, None), "2000": (1000, 1, None, None),
-        "10000": (5000, 1, 60.0, 2.0)}
+ROWS = {
+    "200": (100, 1, 5.0, None),
+    "200tree": (100, 100, 5.0, None),
+    "2000": (1000, 1, None, None),
+    "10000": (5000, 1, 60.0, 2.0),
+}
 POLL_S = 0.05
 
 
@@ -61,7 +65,9 @@ def distinct_pairs(stage):
     times the original, so no part is a translated copy of another (all keep one shape)."""
     from pxr import UsdPhysics
 
-    leaders = [p for p in stage.Traverse() if p.GetName().startswith("lead") and p.HasAPI(UsdPhysics.DriveAPI, "angular")]
+    leaders = [
+        p for p in stage.Traverse() if p.GetName().startswith("lead") and p.HasAPI(UsdPhysics.DriveAPI, "angular")
+    ]
     n = max(len(leaders), 1)
     for i, lead in enumerate(leaders):
         f = 1.0 + i / n
@@ -81,12 +87,14 @@ def child(stage_path: str, engine: str, timeout_s: float) -> None:
     (``faulthandler``), so a sweep that is stopped says where it was."""
     import faulthandler
     import warnings
+
     warnings.simplefilter("ignore")
     faulthandler.dump_traceback_later(max(1.0, timeout_s - 3.0), exit=False)
     from mimic_ext.fet022 import run
+
     counts: dict = {}
     sweeper = engine
-    if engine == "warp":                 # the engine's own counts (parts, parts simulated, models)
+    if engine == "warp":  # the engine's own counts (parts, parts simulated, models)
         from mimic_ext.fet022.engines.warp import WarpEngine
 
         class Counted(WarpEngine):
@@ -94,16 +102,28 @@ def child(stage_path: str, engine: str, timeout_s: float) -> None:
                 trace = super().simulate(*args, **kwargs)
                 counts.update({k: int(v) for k, v in trace.timings.items() if not k.endswith("_s")})
                 return trace
+
         sweeper = Counted()
     t0, c0 = time.perf_counter(), time.process_time()
     result = run(stage_path, None, sweeper, label=engine)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     followers = result.followers
-    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "maxrss_gb": rss_kb / 2 ** 20, "status": result.status,
-                      "followers": len(followers), "passed": sum(1 for f in followers if f.status == "pass"),
-                      "num_envs": result.num_envs, "counts": counts,
-                      "timings": {k: round(v, 3) for k, v in result.timings.items() if k.endswith("_s")}}))
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "maxrss_gb": rss_kb / 2**20,
+                "status": result.status,
+                "followers": len(followers),
+                "passed": sum(1 for f in followers if f.status == "pass"),
+                "num_envs": result.num_envs,
+                "counts": counts,
+                "timings": {k: round(v, 3) for k, v in result.timings.items() if k.endswith("_s")},
+            }
+        )
+    )
 
 
 def _rss_gb(pid: int) -> float:
@@ -111,7 +131,7 @@ def _rss_gb(pid: int) -> float:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
                 if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 2 ** 20
+                    return int(line.split()[1]) / 2**20
     except OSError:
         pass
     return 0.0
@@ -124,26 +144,34 @@ def _where(stderr: str) -> str:
     if start is None:
         return ""
     frames = []
-    for ln in lines[start + 1:]:
+    for ln in lines[start + 1 :]:
         ln = ln.strip()
         if not ln.startswith("File "):
             break
-        path, _, rest = ln[len("File "):].partition(", line ")
+        path, _, rest = ln[len("File ") :].partition(", line ")
         frames.append(f"{Path(path.strip(chr(34))).name}:{rest}")
     return " <- ".join(frames[:4])
 
 
 def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float) -> dict:
     """Run ``child`` in a subprocess under the caps; its JSON, or why it was stopped."""
-    cap = int((mem_cap_gb + 8.0) * 2 ** 30)
+    cap = int((mem_cap_gb + 8.0) * 2**30)
 
-    def limit():                      # in the child, before exec: no single giant allocation
+    def limit():  # in the child, before exec: no single giant allocation
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(stage_path), "--engine", engine,
-           "--timeout", str(timeout_s)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        str(stage_path),
+        "--engine",
+        engine,
+        "--timeout",
+        str(timeout_s),
+    ]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)  # noqa: PLW1509 (no threads yet: only setrlimit runs there)
     peak, why = 0.0, None
     while proc.poll() is None:
         peak = max(peak, _rss_gb(proc.pid))
@@ -161,7 +189,7 @@ def watched(stage_path: Path, engine: str, mem_cap_gb: float, timeout_s: float) 
     if proc.returncode != 0:
         tail = " ".join(err.strip().splitlines()[-1:]) if err.strip() else f"exit {proc.returncode}"
         if "MemoryError" in err or "std::bad_alloc" in err or "Cannot allocate" in err:
-            return {"stopped": f"exceeded the address-space cap ({(cap / 2 ** 30):.0f} GB): {tail}", "peak_gb": peak}
+            return {"stopped": f"exceeded the address-space cap ({(cap / 2**30):.0f} GB): {tail}", "peak_gb": peak}
         return {"stopped": f"failed: {tail}", "peak_gb": peak}
     data = json.loads(out.strip().splitlines()[-1])
     data["peak_gb"] = max(peak, data["maxrss_gb"])
@@ -177,6 +205,7 @@ def _stage(row: str, distinct: bool, path: Path) -> float:
     if distinct:
         distinct_pairs(stage)
     from mimic_ext.schema.stage_io import save_layer_atomically
+
     save_layer_atomically(stage.GetRootLayer(), path)
     return time.perf_counter() - t0
 
@@ -191,8 +220,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     ap.add_argument("--engine", default="warp")
     ap.add_argument("--mem-cap-gb", type=float, default=4.0, help="kill a sweep whose resident memory passes this")
-    ap.add_argument("--timeout", type=float, help="kill a sweep running longer (s; default: 6 x the row's target, "
-                                                  "30 s at least, 120 s at most)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        help="kill a sweep running longer (s; default: 6 x the row's target, 30 s at least, 120 s at most)",
+    )
     ap.add_argument("--distinct", action="store_true", help="also run every row on a stage whose pairs all differ")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -202,45 +234,64 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="fet022_scale_") as tmp:
         warm = Path(tmp) / "warm.usda"
         M.scale_stage(2, out=warm)
-        warmed = watched(warm, args.engine, args.mem_cap_gb, 300.0)       # Warp kernel cache warm
+        warmed = watched(warm, args.engine, args.mem_cap_gb, 300.0)  # Warp kernel cache warm
         if "stopped" in warmed:
             print(f"the warm-up sweep on 2 pairs failed: {warmed['stopped']}")
             return 1
-        print(f"FET022 sweep ({args.engine} engine, default configuration), one fresh process per row, killed past "
-              f"{args.mem_cap_gb:g} GB resident or its time cap; phases in s (open, validate = the validator, "
-              f"checks = stage checks and discovery, read = the solver's stage read and parts, build = models, "
-              f"simulate = stepping, judge = the verdicts)")
+        print(
+            f"FET022 sweep ({args.engine} engine, default configuration), one fresh process per row, killed past "
+            f"{args.mem_cap_gb:g} GB resident or its time cap; phases in s (open, validate = the validator, "
+            f"checks = stage checks and discovery, read = the solver's stage read and parts, build = models, "
+            f"simulate = stepping, judge = the verdicts)"
+        )
         cpu: dict[bool, dict[int, float]] = {False: {}, True: {}}
         for row in args.rows:
             pairs, per, wall_target, mem_target = ROWS[row]
             layout = "one articulation" if per >= pairs else f"{-(-pairs // per)} articulations"
             timeout = args.timeout or min(120.0, max(30.0, 6.0 * (wall_target or 20.0)))
-            for distinct in ([False, True] if args.distinct else [False]):
+            for distinct in [False, True] if args.distinct else [False]:
                 path = Path(tmp) / f"scale_{row}{'_distinct' if distinct else ''}.usda"
                 made = _stage(row, distinct, path)
-                label = (f"{2 * pairs:>6} joints ({pairs} {'distinct ' if distinct else ''}pairs, {layout}; "
-                         f"stage written in {made:.1f} s):")
+                label = (
+                    f"{2 * pairs:>6} joints ({pairs} {'distinct ' if distinct else ''}pairs, {layout}; "
+                    f"stage written in {made:.1f} s):"
+                )
                 res = watched(path, args.engine, args.mem_cap_gb, timeout)
-                targets = ", ".join(([f"target < {wall_target:g} s"] if wall_target else [])
-                                    + ([f"< {mem_target:g} GB"] if mem_target else [])) or "no target"
+                targets = (
+                    ", ".join(
+                        ([f"target < {wall_target:g} s"] if wall_target else [])
+                        + ([f"< {mem_target:g} GB"] if mem_target else [])
+                    )
+                    or "no target"
+                )
                 if "stopped" in res:
-                    print(f"{label} {res['stopped']} (peak resident {res['peak_gb']:.2f} GB; {targets}): NOT met",
-                          flush=True)
+                    print(
+                        f"{label} {res['stopped']} (peak resident {res['peak_gb']:.2f} GB; {targets}): NOT met",
+                        flush=True,
+                    )
                     if res.get("where"):
                         print(f"    stopped in {res['where']}", flush=True)
                     continue
-                met = (wall_target is None or res["wall_s"] < wall_target) and \
-                    (mem_target is None or res["peak_gb"] < mem_target)
+                met = (wall_target is None or res["wall_s"] < wall_target) and (
+                    mem_target is None or res["peak_gb"] < mem_target
+                )
                 verdict = "" if wall_target is None and mem_target is None else (": met" if met else ": NOT met")
                 c = res["counts"]
-                shared = (f"; {c['parts']} parts, {c['parts_simulated']} simulated, {c['models']} models"
-                          if "models" in c else "")
-                print(f"{label} {res['status']}, {res['passed']}/{res['followers']} followers pass, "
-                      f"{res['num_envs']} environments{shared}; run() {res['wall_s']:.2f} s, {res['cpu_s']:.2f} s CPU (process "
-                      f"{res['process_s']:.1f} s), peak resident {res['peak_gb']:.2f} GB ({targets}){verdict}", flush=True)
+                shared = (
+                    f"; {c['parts']} parts, {c['parts_simulated']} simulated, {c['models']} models"
+                    if "models" in c
+                    else ""
+                )
+                print(
+                    f"{label} {res['status']}, {res['passed']}/{res['followers']} followers pass, "
+                    f"{res['num_envs']} environments{shared}; run() {res['wall_s']:.2f} s, {res['cpu_s']:.2f} s CPU (process "
+                    f"{res['process_s']:.1f} s), peak resident {res['peak_gb']:.2f} GB ({targets}){verdict}",
+                    flush=True,
+                )
                 t = res["timings"]
-                print("    phases: " + ", ".join(f"{k[:-2]} {v:.2f}" for k, v in t.items() if k != "total_s"),
-                      flush=True)
+                print(
+                    "    phases: " + ", ".join(f"{k[:-2]} {v:.2f}" for k, v in t.items() if k != "total_s"), flush=True
+                )
                 if per == 1:
                     cpu[distinct][2 * pairs] = res["cpu_s"]
         for distinct, rows in cpu.items():
@@ -249,8 +300,10 @@ def main(argv=None) -> int:
             joints = sorted(rows)
             base = rows[joints[0]] / joints[0]
             per_joint = ", ".join(f"{j}: {1e3 * rows[j] / j:.2f} ms ({rows[j] / j / base:.2f}x)" for j in joints)
-            print(f"{'distinct' if distinct else 'copied'} pairs, CPU time of run() per joint: {per_joint}; growth exponent "
-                  f"{growth_exponent(joints, [rows[j] for j in joints]):.2f} (1 = linear)")
+            print(
+                f"{'distinct' if distinct else 'copied'} pairs, CPU time of run() per joint: {per_joint}; growth exponent "
+                f"{growth_exponent(joints, [rows[j] for j in joints]):.2f} (1 = linear)"
+            )
     return 0
 
 

@@ -29,8 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
-ROBOTIQ = SHARED / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration" / \
-    "Robotiq_2F_85_config_physics_parallel_grip.usda"
+ROBOTIQ = (
+    SHARED
+    / "robotiq_isaacsim_usd_2f85"
+    / "Gripper_2F85"
+    / "configuration"
+    / "Robotiq_2F_85_config_physics_parallel_grip.usda"
+)
 DATA = ROOT / "data"
 
 
@@ -49,8 +54,9 @@ def _interleaved(rounds: int, **sides) -> dict[str, list[float]]:
 
 
 def _fresh() -> None:
-    proc = subprocess.run([sys.executable, "-m", "mimic_ext.cli", "sweep", str(ROBOTIQ), "-q"], cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mimic_ext.cli", "sweep", str(ROBOTIQ), "-q"], cwd=ROOT, capture_output=True, text=True
+    )
     if proc.returncode not in (0, 1):
         sys.exit(f"sweep failed ({proc.returncode}): {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
@@ -76,26 +82,38 @@ def main() -> None:
             print(f"engine {name}: not run here ({exc})")
     if ROBOTIQ.is_file():
         for e in engines:
-            first = run(ROBOTIQ, config, e)              # warms caches and this process
-            times = _interleaved(args.rounds, robotiq=lambda e=e: run(ROBOTIQ, config, e),
-                                 folder=lambda e=e: sweep_paths([SHARED], config, engine=e, jobs=1, recursive=True))
+            first = run(ROBOTIQ, config, e)  # warms caches and this process
+            times = _interleaved(
+                args.rounds,
+                robotiq=lambda e=e: run(ROBOTIQ, config, e),
+                folder=lambda e=e: sweep_paths([SHARED], config, engine=e, jobs=1, recursive=True),
+            )
             folder = sweep_paths([SHARED], config, engine=e, jobs=1, recursive=True)
             sim = first.timings.get("simulate_s", float("nan"))
-            print(f"[{e}] Robotiq 2F-85 ({len(first.followers)} followers, {config.settle_steps + config.sweep_steps} "
-                  f"steps, {first.status}): in-process {_med(times['robotiq'])}, of which stepping {sim:.3f} s")
-            print(f"[{e}] shared assets ({len(folder.stages)} stages, {folder.summary()['followers']} followers): "
-                  f"in-process {_med(times['folder'])}")
+            print(
+                f"[{e}] Robotiq 2F-85 ({len(first.followers)} followers, {config.settle_steps + config.sweep_steps} "
+                f"steps, {first.status}): in-process {_med(times['robotiq'])}, of which stepping {sim:.3f} s"
+            )
+            print(
+                f"[{e}] shared assets ({len(folder.stages)} stages, {folder.summary()['followers']} followers): "
+                f"in-process {_med(times['folder'])}"
+            )
         fresh = _interleaved(max(2, args.rounds // 2), fresh=_fresh)["fresh"]
         print(f"Robotiq 2F-85: fresh process (mimic-ext sweep) {_med(fresh)}")
     else:
         print(f"(shared Robotiq asset not found at {ROBOTIQ}: skipped)")
 
-    here = _interleaved(args.rounds, here=lambda: sweep_paths([DATA], config, jobs=1),
-                        pool=lambda: sweep_paths([DATA], config, jobs=args.jobs))
+    here = _interleaved(
+        args.rounds,
+        here=lambda: sweep_paths([DATA], config, jobs=1),
+        pool=lambda: sweep_paths([DATA], config, jobs=args.jobs),
+    )
     n_data = len(sweep_paths([DATA], config, jobs=1).stages)
-    print(f"data/ ({n_data} stages): here {_med(here['here'])}; pool of {args.jobs} {_med(here['pool'])}; "
-          f"pool start-up about {statistics.median(here['pool']) - statistics.median(here['here']) / args.jobs:.2f} s "
-          f"(batch.POOL_STARTUP_S = 1.0)")
+    print(
+        f"data/ ({n_data} stages): here {_med(here['here'])}; pool of {args.jobs} {_med(here['pool'])}; "
+        f"pool start-up about {statistics.median(here['pool']) - statistics.median(here['here']) / args.jobs:.2f} s "
+        f"(batch.POOL_STARTUP_S = 1.0)"
+    )
 
     try:
         import distributed
@@ -107,15 +125,24 @@ def main() -> None:
         for i in range(args.stages):
             src = samples[i % len(samples)]
             shutil.copy(src, Path(tmp) / f"{i:04d}_{src.name}")
-        with distributed.LocalCluster(n_workers=args.jobs, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as lc, distributed.Client(lc) as client:
-            sweep_paths([tmp], config, executor="dask", scheduler=client)        # warm the workers
+        with (
+            distributed.LocalCluster(
+                n_workers=args.jobs, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as lc,
+            distributed.Client(lc) as client,
+        ):
+            sweep_paths([tmp], config, executor="dask", scheduler=client)  # warm the workers
             rounds = max(2, args.rounds // 2)
-            times = _interleaved(rounds, dask=lambda: sweep_paths([tmp], config, executor="dask", scheduler=client),
-                                 pool=lambda: sweep_paths([tmp], config, jobs=args.jobs))
+            times = _interleaved(
+                rounds,
+                dask=lambda: sweep_paths([tmp], config, executor="dask", scheduler=client),
+                pool=lambda: sweep_paths([tmp], config, jobs=args.jobs),
+            )
         d, p = statistics.median(times["dask"]), statistics.median(times["pool"])
-        print(f"{args.stages} stages: Dask LocalCluster ({args.jobs} workers) {_med(times['dask'])}; local pool of "
-              f"{args.jobs} {_med(times['pool'])}; Dask / pool = {d / p:.2f} (cpus here: {os.cpu_count()})")
+        print(
+            f"{args.stages} stages: Dask LocalCluster ({args.jobs} workers) {_med(times['dask'])}; local pool of "
+            f"{args.jobs} {_med(times['pool'])}; Dask / pool = {d / p:.2f} (cpus here: {os.cpu_count()})"
+        )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
@@ -120,8 +120,19 @@ class Robot:
         joint.CreateLocalPos1Attr(anchor - self.positions[child])
         joint.CreateLocalRot1Attr(frame)
 
-    def _one_dof(self, schema, drive_kind: str, name: str, parent: str, child: str, limits, axis: str,
-                 anchor, frame: Gf.Quatf, drive) -> str:
+    def _one_dof(
+        self,
+        schema,
+        drive_kind: str,
+        name: str,
+        parent: str,
+        child: str,
+        limits,
+        axis: str,
+        anchor,
+        frame: Gf.Quatf,
+        drive,
+    ) -> str:
         joint = schema.Define(self.stage, self.joint_path(name))
         self.place_joint(joint, parent, child, anchor if anchor is not None else self.positions[child], frame)
         joint.CreateAxisAttr(axis)
@@ -132,20 +143,40 @@ class Robot:
             add_drive(joint.GetPrim(), drive_kind, *drive)
         return str(joint.GetPath())
 
-    def revolute(self, name: str, parent: str, child: str, limits_deg, axis: str = "Z",
-                 anchor=None, frame: Gf.Quatf = IDENTITY, drive=None) -> str:
+    def revolute(
+        self,
+        name: str,
+        parent: str,
+        child: str,
+        limits_deg,
+        axis: str = "Z",
+        anchor=None,
+        frame: Gf.Quatf = IDENTITY,
+        drive=None,
+    ) -> str:
         """Revolute joint at ``anchor`` (default: the child's origin).
 
         ``drive`` = SI gains (k N.m/rad, d N.m.s/rad, max N.m).
         """
-        return self._one_dof(UsdPhysics.RevoluteJoint, "angular", name, parent, child, limits_deg, axis,
-                             anchor, frame, drive)
+        return self._one_dof(
+            UsdPhysics.RevoluteJoint, "angular", name, parent, child, limits_deg, axis, anchor, frame, drive
+        )
 
-    def prismatic(self, name: str, parent: str, child: str, limits_m, axis: str = "X",
-                  anchor=None, frame: Gf.Quatf = IDENTITY, drive=None) -> str:
+    def prismatic(
+        self,
+        name: str,
+        parent: str,
+        child: str,
+        limits_m,
+        axis: str = "X",
+        anchor=None,
+        frame: Gf.Quatf = IDENTITY,
+        drive=None,
+    ) -> str:
         """Prismatic joint; ``drive`` = SI (k N/m, d N.s/m, max N)."""
-        return self._one_dof(UsdPhysics.PrismaticJoint, "linear", name, parent, child, limits_m, axis,
-                             anchor, frame, drive)
+        return self._one_dof(
+            UsdPhysics.PrismaticJoint, "linear", name, parent, child, limits_m, axis, anchor, frame, drive
+        )
 
 
 def add_drive(prim: Usd.Prim, kind: str, stiffness: float, damping: float, max_force: float) -> None:
@@ -166,8 +197,8 @@ def relate(stage: Usd.Stage, follower: str, leader: str, multiplier: float, offs
 
 # ------------------------------------------------------------------ valid samples
 
-FINGER_DRIVE = (500.0, 20.0, 50.0)      # N/m, N.s/m, N
-GEAR_DRIVE = (5.0, 0.5, 10.0)           # N.m/rad, N.m.s/rad, N.m
+FINGER_DRIVE = (500.0, 20.0, 50.0)  # N/m, N.s/m, N
+GEAR_DRIVE = (5.0, 0.5, 10.0)  # N.m/rad, N.m.s/rad, N.m
 ARM_DRIVE = (20.0, 2.0, 50.0)
 LINKAGE_DRIVE = (5.0, 0.1, 10.0)
 
@@ -176,7 +207,8 @@ def gripper_prismatic(schema: str = "physx") -> Usd.Stage:
     api = "PhysxMimicJointAPI:rotX (gearing 1)" if schema == "physx" else "NewtonMimicAPI (coef1 -1)"
     stage = new_stage(
         "Parallel gripper: two prismatic fingers on a fixed base; finger2_joint mirrors finger1_joint "
-        f"(q2 = -1 * q1) through {api}. Only finger1_joint is driven.")
+        f"(q2 = -1 * q1) through {api}. Only finger1_joint is driven."
+    )
     r = Robot(stage, "/Gripper")
     base = r.body("base", (0, 0, 0.05), (0.1, 0.2, 0.04), 0.5)
     f1 = r.body("finger1", (0, 0.03, 0.1), (0.02, 0.01, 0.06), 0.05, center=(0, 0, 0.035))
@@ -192,7 +224,8 @@ def geared_pair() -> Usd.Stage:
     stage = new_stage(
         "Geared pair: two revolute Z joints; gear_follower = 2 * gear_leader + 0.1 rad "
         "(gearing -2, offset -5.729578 deg). Leader limits [-60, 60] deg map to [-114.27, 125.73] deg, "
-        "inside the follower's [-120, 130] deg.")
+        "inside the follower's [-120, 130] deg."
+    )
     r = Robot(stage, "/Gears")
     base = r.body("base", (0, 0, 0.02), (0.3, 0.12, 0.04), 1.0)
     g1 = r.body("gear1", (-0.075, 0, 0.06), (0.1, 0.1, 0.02), 0.2)
@@ -208,7 +241,8 @@ def chain3() -> Usd.Stage:
     stage = new_stage(
         "Chain: a serial arm of three revolute Z joints; joint_b = 0.5 * joint_a, joint_c = -1.5 * joint_b + 0.05 rad "
         "(so joint_c = -0.75 * joint_a + 0.05 rad). Only joint_a is driven. The validator reports MIMIC_CHAIN "
-        "(info) on joint_c.")
+        "(info) on joint_c."
+    )
     r = Robot(stage, "/Chain")
     base = r.body("base", (0, 0, 0.05), (0.1, 0.1, 0.1), 1.0)
     a = r.body("link_a", (0, 0, 0.12), (0.1, 0.03, 0.03), 0.2, center=(0.05, 0, 0))
@@ -227,7 +261,8 @@ def robotiq_style_linkage() -> Usd.Stage:
     stage = new_stage(
         "Robotiq 2F-85 style linkage as a tree (no loop closure): finger_joint is driven, five followers with "
         "gearings -1, -1, +1, +1, +1 like the real asset, instance rotX on joints whose axis is Z (the joint "
-        "frames turn Z onto world +-X; as in the real asset the frames carry the signs).")
+        "frames turn Z onto world +-X; as in the real asset the frames carry the signs)."
+    )
     r = Robot(stage, "/Robotiq")
     base = r.body("base_link", (0, 0, 0), (0.04, 0.1, 0.05), 0.3, center=(0, 0, 0.025))
     link = dict(size=(0.02, 0.01, 0.045), mass=0.035)
@@ -256,7 +291,8 @@ def rack_and_pinion() -> Usd.Stage:
     stage = new_stage(
         "Mixed units: a revolute pinion (leader) drives a prismatic rack, rack = 0.02 m/rad * pinion "
         "(a 2 cm pinion radius); PhysX authors gearing -0.02*pi/180 m/deg. Pinion limits [-90, 90] deg map to "
-        "[-0.0314, 0.0314] m, inside the rack's [-0.04, 0.04] m.")
+        "[-0.0314, 0.0314] m, inside the rack's [-0.04, 0.04] m."
+    )
     r = Robot(stage, "/RackPinion")
     base = r.body("base", (0, 0, 0.02), (0.2, 0.1, 0.04), 1.0)
     pinion = r.body("pinion", (0, 0.03, 0.07), (0.04, 0.04, 0.02), 0.05)
@@ -281,8 +317,17 @@ VALID: dict[str, Callable[[], Usd.Stage]] = {
 # ------------------------------------------------------------------ invalid samples
 
 
-def pair(doc: str, *, articulation: bool = True, follower_limits=(-30, 30), leader_limits=(-30, 30),
-         leader_drive: bool = True, relation: bool = True, multiplier: float = 1.0, **relation_kw):
+def pair(
+    doc: str,
+    *,
+    articulation: bool = True,
+    follower_limits=(-30, 30),
+    leader_limits=(-30, 30),
+    leader_drive: bool = True,
+    relation: bool = True,
+    multiplier: float = 1.0,
+    **relation_kw,
+):
     """A valid driven pair (leader, follower: revolute Z) to break one thing in."""
     stage = new_stage(doc)
     r = Robot(stage, "/Robot", articulation=articulation)
@@ -306,21 +351,27 @@ def hand_physx(prim: Usd.Prim, instance: str, targets: list[str], gearing: float
     """Author a PhysxMimicJointAPI instance by hand (no checks), as a careless tool would."""
     prim.AddAppliedSchema(f"PhysxMimicJointAPI:{instance}")
     prim.CreateRelationship(f"physxMimicJoint:{instance}:referenceJoint", False).SetTargets(
-        [Sdf.Path(t) for t in targets])
+        [Sdf.Path(t) for t in targets]
+    )
     _set(prim, f"physxMimicJoint:{instance}:gearing", Sdf.ValueTypeNames.Float, gearing)
     _set(prim, f"physxMimicJoint:{instance}:offset", Sdf.ValueTypeNames.Float, offset)
 
 
 def inv_follower_not_joint():
-    stage, r, foll, lead = pair("MIMIC_FOLLOWER_NOT_JOINT: PhysxMimicJointAPI:rotX on the body Xform "
-                                "/Robot/link_follower instead of on a joint.", relation=False)
+    stage, r, foll, lead = pair(
+        "MIMIC_FOLLOWER_NOT_JOINT: PhysxMimicJointAPI:rotX on the body Xform "
+        "/Robot/link_follower instead of on a joint.",
+        relation=False,
+    )
     hand_physx(stage.GetPrimAtPath("/Robot/link_follower"), "rotX", [lead], -1.0)
     return stage
 
 
 def inv_follower_type():
-    stage = new_stage("MIMIC_FOLLOWER_TYPE: the follower is a spherical joint (3 rotational DOFs), which cannot "
-                      "follow a scalar relation.")
+    stage = new_stage(
+        "MIMIC_FOLLOWER_TYPE: the follower is a spherical joint (3 rotational DOFs), which cannot "
+        "follow a scalar relation."
+    )
     r = Robot(stage, "/Robot")
     base = r.body("base", (0, 0, 0.05), (0.3, 0.1, 0.1), 1.0)
     ll = r.body("link_leader", (-0.1, 0, 0.12), (0.08, 0.02, 0.02), 0.1, center=(0.04, 0, 0))
@@ -336,13 +387,16 @@ def inv_follower_type():
 def _retarget(targets: list[str]) -> Callable[[Usd.Stage, str, str], None]:
     def edit(stage, foll, lead):
         stage.GetPrimAtPath(foll).GetRelationship("physxMimicJoint:rotX:referenceJoint").SetTargets(
-            [Sdf.Path(t.replace("$FOLLOWER", foll)) for t in targets])
+            [Sdf.Path(t.replace("$FOLLOWER", foll)) for t in targets]
+        )
+
     return edit
 
 
 def _set_follower_attr(name: str, type_name, value) -> Callable[[Usd.Stage, str, str], None]:
     def edit(stage, foll, lead):
         _set(stage.GetPrimAtPath(foll), name, type_name, value)
+
     return edit
 
 
@@ -357,19 +411,22 @@ def _broken_pair(doc: str, edit: Callable[[Usd.Stage, str, str], None], **pair_k
         stage, _, foll, lead = pair(doc, **pair_kw)
         edit(stage, foll, lead)
         return stage
+
     return build
 
 
 def inv_multiple_instances():
-    stage, r, foll, lead = pair("MIMIC_MULTIPLE_INSTANCES: a revolute (1-DOF) follower with two PhysxMimicJointAPI "
-                                "instances, rotX and rotY.")
+    stage, r, foll, lead = pair(
+        "MIMIC_MULTIPLE_INSTANCES: a revolute (1-DOF) follower with two PhysxMimicJointAPI instances, rotX and rotY."
+    )
     relate(stage, foll, lead, 1.0, instance="rotY")
     return stage
 
 
 def inv_different_articulations():
-    stage = new_stage("MIMIC_DIFFERENT_ARTICULATIONS: /RobotB's follower references a joint of /RobotA, "
-                      "another articulation.")
+    stage = new_stage(
+        "MIMIC_DIFFERENT_ARTICULATIONS: /RobotB's follower references a joint of /RobotA, another articulation."
+    )
     a = Robot(stage, "/RobotA")
     base_a = a.body("base", (0, 0.3, 0.05), (0.1, 0.1, 0.1), 1.0)
     link_a = a.body("link", (0, 0.3, 0.12), (0.08, 0.02, 0.02), 0.1, center=(0.04, 0, 0))
@@ -385,19 +442,24 @@ def inv_different_articulations():
 
 
 def inv_follower_drive():
-    stage, r, foll, lead = pair("MIMIC_FOLLOWER_DRIVE: the follower keeps a position drive (stiffness 5 N.m/rad) "
-                                "that fights the coupling.")
+    stage, r, foll, lead = pair(
+        "MIMIC_FOLLOWER_DRIVE: the follower keeps a position drive (stiffness 5 N.m/rad) that fights the coupling."
+    )
     add_drive(stage.GetPrimAtPath(foll), "angular", *GEAR_DRIVE)
     return stage
 
 
 def inv_chain():
-    stage = new_stage("MIMIC_CHAIN (info): /Robot/Joints/follower follows middle, which follows leader; valid "
-                      "(the relations compose).")
+    stage = new_stage(
+        "MIMIC_CHAIN (info): /Robot/Joints/follower follows middle, which follows leader; valid "
+        "(the relations compose)."
+    )
     r = Robot(stage, "/Robot")
     base = r.body("base", (0, 0, 0.05), (0.5, 0.1, 0.1), 1.0)
-    links = [r.body(f"link_{n}", (x, 0, 0.12), (0.08, 0.02, 0.02), 0.1, center=(0.04, 0, 0))
-             for n, x in (("leader", -0.2), ("middle", 0.0), ("follower", 0.2))]
+    links = [
+        r.body(f"link_{n}", (x, 0, 0.12), (0.08, 0.02, 0.02), 0.1, center=(0.04, 0, 0))
+        for n, x in (("leader", -0.2), ("middle", 0.0), ("follower", 0.2))
+    ]
     r.fixed_base(base)
     lead = r.revolute("leader", base, links[0], (-30, 30), drive=GEAR_DRIVE)
     mid = r.revolute("middle", base, links[1], (-30, 30))
@@ -407,30 +469,37 @@ def inv_chain():
     return stage
 
 
-def inv_reciprocal(doc: str, back_multiplier: float, back_offset: float, forward_multiplier: float = 1.0,
-                   follower_limits=(-30, 30)) -> Callable[[], Usd.Stage]:
+def inv_reciprocal(
+    doc: str, back_multiplier: float, back_offset: float, forward_multiplier: float = 1.0, follower_limits=(-30, 30)
+) -> Callable[[], Usd.Stage]:
     """follower = m * leader, then leader = m' * follower + c' (sorted after, so it is the one judged)."""
+
     def build():
-        stage, r, foll, lead = pair(doc, leader_drive=False, multiplier=forward_multiplier,
-                                    follower_limits=follower_limits)
+        stage, r, foll, lead = pair(
+            doc, leader_drive=False, multiplier=forward_multiplier, follower_limits=follower_limits
+        )
         relate(stage, lead, foll, back_multiplier, back_offset)
         return stage
+
     return build
 
 
 def inv_disabled():
-    stage, r, foll, lead = pair("MIMIC_DISABLED (info): a NewtonMimicAPI relation with newton:mimicEnabled = false.",
-                                relation=False)
+    stage, r, foll, lead = pair(
+        "MIMIC_DISABLED (info): a NewtonMimicAPI relation with newton:mimicEnabled = false.", relation=False
+    )
     relate(stage, foll, lead, 1.0, schema="newton", instance=None, enabled=False)
     return stage
 
 
 def inv_both_schemas(doc: str, newton_multiplier: float) -> Callable[[], Usd.Stage]:
     """The pair's PhysxMimicJointAPI (follower = leader) plus a NewtonMimicAPI on the same follower."""
+
     def build():
         stage, r, foll, lead = pair(doc)
         relate(stage, foll, lead, newton_multiplier, schema="newton", instance=None)
         return stage
+
     return build
 
 
@@ -439,70 +508,104 @@ INVALID: dict[str, Callable[[], Usd.Stage]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": inv_follower_not_joint,
     "MIMIC_FOLLOWER_TYPE": inv_follower_type,
     "MIMIC_REFERENCE_MISSING": _broken_pair(
-        "MIMIC_REFERENCE_MISSING: physxMimicJoint:rotX:referenceJoint has no target.", _retarget([])),
+        "MIMIC_REFERENCE_MISSING: physxMimicJoint:rotX:referenceJoint has no target.", _retarget([])
+    ),
     "MIMIC_REFERENCE_NOT_FOUND": _broken_pair(
         "MIMIC_REFERENCE_NOT_FOUND: the reference joint path /Robot/Joints/missing_joint does not exist.",
-        _retarget(["/Robot/Joints/missing_joint"])),
+        _retarget(["/Robot/Joints/missing_joint"]),
+    ),
     "MIMIC_REFERENCE_NOT_JOINT": _broken_pair(
         "MIMIC_REFERENCE_NOT_JOINT: the reference is the body Xform /Robot/link_leader, not a joint.",
-        _retarget(["/Robot/link_leader"])),
+        _retarget(["/Robot/link_leader"]),
+    ),
     "MIMIC_REFERENCE_TYPE": _broken_pair(
         "MIMIC_REFERENCE_TYPE: the reference is the fixed joint /Robot/Joints/base_joint.",
-        _retarget(["/Robot/Joints/base_joint"])),
+        _retarget(["/Robot/Joints/base_joint"]),
+    ),
     "MIMIC_SELF_REFERENCE": _broken_pair(
-        "MIMIC_SELF_REFERENCE: the follower references itself.", _retarget(["$FOLLOWER"])),
+        "MIMIC_SELF_REFERENCE: the follower references itself.", _retarget(["$FOLLOWER"])
+    ),
     "MIMIC_NONFINITE": _broken_pair(
         "MIMIC_NONFINITE: physxMimicJoint:rotX:gearing = nan.",
-        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, float("nan"))),
+        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, float("nan")),
+    ),
     "MIMIC_ZERO_GEARING": _broken_pair(
         "MIMIC_ZERO_GEARING: physxMimicJoint:rotX:gearing = 0.",
-        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, 0.0)),
+        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, 0.0),
+    ),
     "MIMIC_EXTREME_GEARING": _broken_pair(
         "MIMIC_EXTREME_GEARING: physxMimicJoint:rotX:gearing = -1e30 (finite in float32, but no float32 solver "
         "can hold a ratio of 1e30).",
-        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, -1e30)),
+        _set_follower_attr("physxMimicJoint:rotX:gearing", F.Float, -1e30),
+    ),
     "MIMIC_BODY_MASS_NONFINITE": _broken_pair(
         "MIMIC_BODY_MASS_NONFINITE: the follower's link /Robot/link_follower has physics:mass = inf and "
-        "physics:diagonalInertia = (inf, inf, inf).", _infinite_follower_link),
+        "physics:diagonalInertia = (inf, inf, inf).",
+        _infinite_follower_link,
+    ),
     "MIMIC_BAD_REFERENCE_AXIS": _broken_pair(
         "MIMIC_BAD_REFERENCE_AXIS: physxMimicJoint:rotX:referenceJointAxis = transX.",
-        _set_follower_attr("physxMimicJoint:rotX:referenceJointAxis", F.Token, "transX")),
+        _set_follower_attr("physxMimicJoint:rotX:referenceJointAxis", F.Token, "transX"),
+    ),
     "MIMIC_INSTANCE_NAME": _broken_pair(
         "MIMIC_INSTANCE_NAME (warning): the instance is PhysxMimicJointAPI:transX, which PhysX ignores.",
-        lambda *a: None, instance="transX"),
+        lambda *a: None,
+        instance="transX",
+    ),
     "MIMIC_MULTIPLE_INSTANCES": inv_multiple_instances,
     "MIMIC_EXCLUDED_FROM_ARTICULATION": _broken_pair(
         "MIMIC_EXCLUDED_FROM_ARTICULATION: the follower has physics:excludeFromArticulation = true.",
-        _set_follower_attr("physics:excludeFromArticulation", F.Bool, True)),
+        _set_follower_attr("physics:excludeFromArticulation", F.Bool, True),
+    ),
     "MIMIC_NO_ARTICULATION": _broken_pair(
         "MIMIC_NO_ARTICULATION: no prim has PhysicsArticulationRootAPI, so neither joint is articulated.",
-        lambda *a: None, articulation=False),
+        lambda *a: None,
+        articulation=False,
+    ),
     "MIMIC_DIFFERENT_ARTICULATIONS": inv_different_articulations,
     "MIMIC_NO_LIMITS": _broken_pair(
-        "MIMIC_NO_LIMITS (warning): the revolute follower has no limits.", lambda *a: None, follower_limits=None),
+        "MIMIC_NO_LIMITS (warning): the revolute follower has no limits.", lambda *a: None, follower_limits=None
+    ),
     "MIMIC_FOLLOWER_DRIVE": inv_follower_drive,
     "MIMIC_RANGE_OUTSIDE_LIMITS": _broken_pair(
         "MIMIC_RANGE_OUTSIDE_LIMITS (warning): follower = leader, but the leader's [-30, 30] deg does not fit "
-        "the follower's [-20, 20] deg.", lambda *a: None, follower_limits=(-20, 20)),
+        "the follower's [-20, 20] deg.",
+        lambda *a: None,
+        follower_limits=(-20, 20),
+    ),
     "MIMIC_PARTIAL_COMPLIANCE": _broken_pair(
         "MIMIC_PARTIAL_COMPLIANCE (info): naturalFrequency 10 but dampingRatio 0, so the relation stays hard.",
-        lambda *a: None, natural_frequency=10.0),
+        lambda *a: None,
+        natural_frequency=10.0,
+    ),
     "MIMIC_CHAIN": inv_chain,
     "MIMIC_REDUNDANT": inv_reciprocal(
         "MIMIC_REDUNDANT (warning): follower = 2 * leader and leader = 0.5 * follower say the same thing twice.",
-        0.5, 0.0, forward_multiplier=2.0, follower_limits=(-60, 60)),
+        0.5,
+        0.0,
+        forward_multiplier=2.0,
+        follower_limits=(-60, 60),
+    ),
     "MIMIC_CONTRADICTION": inv_reciprocal(
-        "MIMIC_CONTRADICTION: follower = leader and leader = follower + 0.1 rad cannot both hold.", 1.0, 0.1),
+        "MIMIC_CONTRADICTION: follower = leader and leader = follower + 0.1 rad cannot both hold.", 1.0, 0.1
+    ),
     "MIMIC_CYCLE_GAIN": inv_reciprocal(
         "MIMIC_CYCLE_GAIN: follower = leader and leader = 2 * follower: the cycle's gain is 2, not 1, "
-        "which would lock both joints.", 2.0, 0.0),
+        "which would lock both joints.",
+        2.0,
+        0.0,
+    ),
     "MIMIC_DISABLED": inv_disabled,
     "MIMIC_BOTH_SCHEMAS": inv_both_schemas(
         "MIMIC_BOTH_SCHEMAS (warning): follower = leader authored twice, as PhysxMimicJointAPI and as "
-        "NewtonMimicAPI; PhysX applies both.", 1.0),
+        "NewtonMimicAPI; PhysX applies both.",
+        1.0,
+    ),
     "MIMIC_SCHEMAS_DISAGREE": inv_both_schemas(
         "MIMIC_SCHEMAS_DISAGREE: PhysxMimicJointAPI says follower = leader, NewtonMimicAPI follower = -leader; "
-        "PhysX applies both, which locks the pair.", -1.0),
+        "PhysX applies both, which locks the pair.",
+        -1.0,
+    ),
 }
 
 

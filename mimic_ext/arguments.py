@@ -36,10 +36,13 @@ def float32_number(text: str) -> float:
     """``finite_number`` that a 32-bit float (USD's ``float``) holds without becoming inf or 0."""
     value = finite_number(text)
     if abs(value) > FLOAT32_MAX:
-        raise argparse.ArgumentTypeError(f"{text} does not fit the 32-bit float USD stores it in "
-                                         f"(largest {FLOAT32_MAX:.4g}); give a smaller value")
+        raise argparse.ArgumentTypeError(
+            f"{text} does not fit the 32-bit float USD stores it in (largest {FLOAT32_MAX:.4g}); give a smaller value"
+        )
     if value != 0 and abs(value) < FLOAT32_TINY:
-        raise argparse.ArgumentTypeError(f"{text} is below the smallest 32-bit float USD can store exactly "
-                                         f"({FLOAT32_TINY:.4g}; it would be stored as 0 or lose digits): "
-                                         "give 0 or a larger value")
+        raise argparse.ArgumentTypeError(
+            f"{text} is below the smallest 32-bit float USD can store exactly "
+            f"({FLOAT32_TINY:.4g}; it would be stored as 0 or lose digits): "
+            "give 0 or a larger value"
+        )
     return value

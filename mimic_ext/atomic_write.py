@@ -29,8 +29,8 @@ import socket
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 from .errors import MimicInputError
 from .input_files import check_regular_file
@@ -56,7 +56,7 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:     # someone else's live process
+    except PermissionError:  # someone else's live process
         return True
     return True
 
@@ -108,9 +108,11 @@ def refuse_symlink(out: Path) -> None:
     if not os.path.islink(out):
         return
     target = _shown(_real_target(out))
-    raise MimicInputError(f"{out}: is a symbolic link to {target}; refusing to write through it (that would "
-                          f"change {target}, which was not named as the output) or to replace the link: give "
-                          f"{target} itself to change that file, or remove the link {out} to write a new file there")
+    raise MimicInputError(
+        f"{out}: is a symbolic link to {target}; refusing to write through it (that would "
+        f"change {target}, which was not named as the output) or to replace the link: give "
+        f"{target} itself to change that file, or remove the link {out} to write a new file there"
+    )
 
 
 def _refuse_non_regular(out: Path, shown: Path) -> None:
@@ -123,8 +125,9 @@ def _refuse_non_regular(out: Path, shown: Path) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise MimicInputError(f"{shown}: is a folder; give a file name to write")
     if not stat.S_ISREG(st.st_mode):
-        raise MimicInputError(f"{shown}: exists and is not a regular file (a device, FIFO or socket); "
-                              "give a file name to write")
+        raise MimicInputError(
+            f"{shown}: exists and is not a regular file (a device, FIFO or socket); give a file name to write"
+        )
 
 
 def _fsync_path(path: Path, directory: bool = False) -> None:
@@ -139,8 +142,9 @@ def _fsync_path(path: Path, directory: bool = False) -> None:
         os.close(fd)
 
 
-def write_atomically(out_path: str | os.PathLike, write: Callable[[Path], None],
-                     make_parent: bool = False, through_link: bool = False) -> Path:
+def write_atomically(
+    out_path: str | os.PathLike, write: Callable[[Path], None], make_parent: bool = False, through_link: bool = False
+) -> Path:
     """Call ``write(tmp)`` to fill a temporary in the target folder, then rename it to ``out_path``.
 
     A symlink ``out_path`` is refused (``refuse_symlink``) unless ``through_link``: then
@@ -165,8 +169,9 @@ def write_atomically(out_path: str | os.PathLike, write: Callable[[Path], None],
         raise MimicInputError(f"{shown}: folder {folder} does not exist")
     remove_stale_temporaries(out)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}{TEMP_MARK}{_host()}.{os.getpid()}.",
-                                        suffix=out.suffix or ".tmp", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{out.name}{TEMP_MARK}{_host()}.{os.getpid()}.", suffix=out.suffix or ".tmp", dir=folder
+        )
     except OSError as exc:
         raise MimicInputError(f"{shown}: cannot write in {folder}: {exc.strerror or exc}") from None
     os.close(fd)
@@ -201,8 +206,13 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return False
 
 
-def check_output(out_path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
-                 suffixes: Sequence[str] | None = None, what: str = "output", links: bool = True) -> Path:
+def check_output(
+    out_path: str | os.PathLike,
+    inputs: Iterable[str | os.PathLike] = (),
+    suffixes: Sequence[str] | None = None,
+    what: str = "output",
+    links: bool = True,
+) -> Path:
     """Refuse, before any work, an output that would overwrite an input or is of the wrong type.
 
     ``inputs``: every file the command reads (a stage's layers, the robot file); an output
@@ -216,13 +226,16 @@ def check_output(out_path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     if str(out_path) in ("", "-") and suffixes is not None:
         raise MimicInputError(f"'{out_path}': give a file name for the {what}")
     if suffixes is not None and out.suffix.lower() not in suffixes:
-        raise MimicInputError(f"{out}: the {what} must be a {' or '.join(suffixes)} file "
-                              f"(got '{out.suffix or 'no extension'}')")
+        raise MimicInputError(
+            f"{out}: the {what} must be a {' or '.join(suffixes)} file (got '{out.suffix or 'no extension'}')"
+        )
     _refuse_non_regular(_real_target(out), out)
     for inp in inputs:
         if same_file(out, inp):
-            raise MimicInputError(f"{out}: is an input of this command ({inp}, same file); refusing to "
-                                  "overwrite it: choose another output file")
+            raise MimicInputError(
+                f"{out}: is an input of this command ({inp}, same file); refusing to "
+                "overwrite it: choose another output file"
+            )
     if links:
         refuse_symlink(out)
     return out
@@ -240,7 +253,7 @@ def locked_for_update(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) 
     """
     try:
         import fcntl
-    except ImportError:     # pragma: no cover  (no advisory locks on this platform)
+    except ImportError:  # pragma: no cover  (no advisory locks on this platform)
         yield Path(path)
         return
     real = Path(os.path.realpath(path))
@@ -256,11 +269,13 @@ def locked_for_update(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) 
         except BlockingIOError:
             os.close(fd)
             if time.monotonic() > deadline:
-                raise MimicInputError(f"{path}: another process has been editing this file for over "
-                                      f"{timeout:g} s (it holds the lock); try again when it is done") from None
+                raise MimicInputError(
+                    f"{path}: another process has been editing this file for over "
+                    f"{timeout:g} s (it holds the lock); try again when it is done"
+                ) from None
             time.sleep(0.02)
             continue
-        except OSError:         # a filesystem without flock: edit unlocked rather than refuse
+        except OSError:  # a filesystem without flock: edit unlocked rather than refuse
             os.close(fd)
             yield real
             return
@@ -269,7 +284,7 @@ def locked_for_update(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) 
         except OSError:
             os.close(fd)
             continue
-        if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):   # replaced while we waited
+        if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):  # replaced while we waited
             os.close(fd)
             continue
         break

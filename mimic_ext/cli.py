@@ -15,7 +15,7 @@ import importlib
 import json
 import math
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .arguments import float32_number
 from .errors import MimicInputError
@@ -65,8 +65,10 @@ def _values_text(rel) -> str:
     a = rel.authored or {}
     if rel.schema == "physx":
         return f"gearing={_num(a.get('gearing', float('nan')))} offset={_num(a.get('offset', float('nan')))}"
-    return (f"coef0={_num(a.get('newton:mimicCoef0', float('nan')))} "
-            f"coef1={_num(a.get('newton:mimicCoef1', float('nan')))}" + ("" if rel.enabled else " (disabled)"))
+    return (
+        f"coef0={_num(a.get('newton:mimicCoef0', float('nan')))} "
+        f"coef1={_num(a.get('newton:mimicCoef1', float('nan')))}" + ("" if rel.enabled else " (disabled)")
+    )
 
 
 def _authored_text(rel) -> str:
@@ -84,10 +86,17 @@ def _json_value(value):
 def relation_record(rel) -> dict:
     """One relation as plain JSON data: canonical fields plus the authored values."""
     return {
-        "follower": rel.follower, "leader": rel.leader, "schema": rel.schema, "instance": rel.instance,
-        "reference_axis": rel.reference_axis, "multiplier": _json_value(rel.multiplier),
-        "offset": _json_value(rel.offset), "natural_frequency": _json_value(rel.natural_frequency),
-        "damping_ratio": _json_value(rel.damping_ratio), "compliant": rel.compliant, "enabled": rel.enabled,
+        "follower": rel.follower,
+        "leader": rel.leader,
+        "schema": rel.schema,
+        "instance": rel.instance,
+        "reference_axis": rel.reference_axis,
+        "multiplier": _json_value(rel.multiplier),
+        "offset": _json_value(rel.offset),
+        "natural_frequency": _json_value(rel.natural_frequency),
+        "damping_ratio": _json_value(rel.damping_ratio),
+        "compliant": rel.compliant,
+        "enabled": rel.enabled,
         "authored": {k: _json_value(v) for k, v in (rel.authored or {}).items()},
     }
 
@@ -109,8 +118,10 @@ def cmd_list(args) -> int:
     if not rels:
         print(f"{opened.path}: no mimic relations")
         return EXIT_OK
-    rows = [[r.follower, r.leader or "(none)", _authored_text(r), r.describe() + (" (compliant)" if r.compliant else "")]
-            for r in rels]
+    rows = [
+        [r.follower, r.leader or "(none)", _authored_text(r), r.describe() + (" (compliant)" if r.compliant else "")]
+        for r in rels
+    ]
     print(_table(rows, ["follower", "leader", "as authored", "canonical (rad/m)"]))
     return EXIT_OK
 
@@ -123,17 +134,25 @@ def cmd_validate(args) -> int:
     errors = [f for f in findings if f.severity == "error"]
     warnings = [f for f in findings if f.severity == "warning"]
     if args.json:
-        print(json.dumps({
-            "stage": str(opened.path),
-            "composition_errors": len(opened.composition_errors),
-            "findings": [{"severity": f.severity, "code": f.code, "path": f.path, "message": f.message}
-                         for f in findings],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "stage": str(opened.path),
+                    "composition_errors": len(opened.composition_errors),
+                    "findings": [
+                        {"severity": f.severity, "code": f.code, "path": f.path, "message": f.message} for f in findings
+                    ],
+                },
+                indent=2,
+            )
+        )
     else:
         for f in findings:
             print(f"{f.severity.upper():7s} {f.code:32s} {f.path}: {f.message}")
-        print(f"{opened.path}: {len(errors)} error(s), {len(warnings)} warning(s), "
-              f"{len(findings) - len(errors) - len(warnings)} info")
+        print(
+            f"{opened.path}: {len(errors)} error(s), {len(warnings)} warning(s), "
+            f"{len(findings) - len(errors) - len(warnings)} info"
+        )
     if errors or (args.strict and warnings):
         return EXIT_FAIL
     return EXIT_OK
@@ -151,7 +170,7 @@ def _editing(stage_path: str, output: str | None):
     from .schema.stage_io import WRITABLE_USD_EXTENSIONS
 
     in_place = output is None or same_file(output, stage_path)
-    with (locked_for_update(stage_path) if in_place else contextlib.nullcontext()):
+    with locked_for_update(stage_path) if in_place else contextlib.nullcontext():
         opened = _open(stage_path)
         if in_place:
             yield opened, None
@@ -189,8 +208,12 @@ def _check_edit(opened, before: set[tuple[str, str, str]]) -> None:
 
 
 def _unchanged(before, after) -> bool:
-    return (before is not None and before.leader == after.leader and before.reference_axis == after.reference_axis
-            and before.authored == after.authored)
+    return (
+        before is not None
+        and before.leader == after.leader
+        and before.reference_axis == after.reference_axis
+        and before.authored == after.authored
+    )
 
 
 def _change_line(before, after) -> str:
@@ -209,10 +232,11 @@ def _prim_at(opened, path: str, role: str):
     from pxr import Sdf
 
     valid = Sdf.Path.IsValidPathString(path)
-    valid = valid[0] if isinstance(valid, tuple) else valid      # (False, why) when ill-formed
+    valid = valid[0] if isinstance(valid, tuple) else valid  # (False, why) when ill-formed
     if not valid or not (Sdf.Path(path).IsAbsolutePath() and Sdf.Path(path).IsPrimPath()):
-        raise MimicInputError(f"{opened.path}: '{path}' is not an absolute prim path for the {role} "
-                              "(e.g. /Robot/Joints/finger2)")
+        raise MimicInputError(
+            f"{opened.path}: '{path}' is not an absolute prim path for the {role} (e.g. /Robot/Joints/finger2)"
+        )
     prim = opened.stage.GetPrimAtPath(path)
     if not prim:
         raise MimicInputError(f"{opened.path}: no prim at {path} (the {role})")
@@ -228,7 +252,7 @@ def cmd_set(args) -> int:
         stage = opened.stage
         prim = _prim_at(opened, args.follower, "follower")
         _prim_at(opened, args.leader, "reference joint")
-        try:   # one schema per follower: the one it carries, never the other beside it
+        try:  # one schema per follower: the one it carries, never the other beside it
             args.schema = schema_for_edit(prim, args.schema)
         except MimicInputError as exc:
             raise MimicInputError(f"{opened.path}: {exc}; nothing written") from None
@@ -243,12 +267,24 @@ def cmd_set(args) -> int:
             multiplier = args.multiplier
         instance = args.instance if args.schema == "physx" else None
         rel = MimicRelation(
-            follower=args.follower, leader=args.leader, multiplier=multiplier, offset=offset,
-            instance=instance, reference_axis=args.reference_axis,
-            natural_frequency=args.natural_frequency or 0.0, damping_ratio=args.damping_ratio or 0.0,
-            schema=args.schema)
-        before = next((r for r in read_joint_relations(prim) if r.schema == args.schema
-                       and (args.schema != "physx" or r.instance == instance)), None)
+            follower=args.follower,
+            leader=args.leader,
+            multiplier=multiplier,
+            offset=offset,
+            instance=instance,
+            reference_axis=args.reference_axis,
+            natural_frequency=args.natural_frequency or 0.0,
+            damping_ratio=args.damping_ratio or 0.0,
+            schema=args.schema,
+        )
+        before = next(
+            (
+                r
+                for r in read_joint_relations(prim)
+                if r.schema == args.schema and (args.schema != "physx" or r.instance == instance)
+            ),
+            None,
+        )
         findings_before = _finding_keys(stage)
         written = set_relation(stage, rel)
         _check_edit(opened, findings_before)
@@ -282,18 +318,28 @@ def cmd_convert(args) -> int:
         _check_edit(opened, findings_before)
         for c in done:
             if c.converted:
-                print(f"converted {c.follower}: {_authored_text(c.removed[0])} -> {_authored_text(c.kept)} "
-                      f"({c.kept.describe()})")
+                print(
+                    f"converted {c.follower}: {_authored_text(c.removed[0])} -> {_authored_text(c.kept)} "
+                    f"({c.kept.describe()})"
+                )
             elif c.removed:
                 for rel in c.removed:
-                    same = "same relation" if rel.multiplier == c.kept.multiplier and rel.offset == c.kept.offset \
+                    same = (
+                        "same relation"
+                        if rel.multiplier == c.kept.multiplier and rel.offset == c.kept.offset
                         else f"it said {rel.describe()}"
-                    print(f"removed the duplicate {c.follower} {_authored_text(rel)} ({same}); kept "
-                          f"{_authored_text(c.kept)} ({c.kept.describe()})")
+                    )
+                    print(
+                        f"removed the duplicate {c.follower} {_authored_text(rel)} ({same}); kept "
+                        f"{_authored_text(c.kept)} ({c.kept.describe()})"
+                    )
         changed = [c for c in done if c.changed]
         if not changed:
-            print(f"{opened.path}: every relation is already {args.to}"
-                  + (" with no duplicate" if args.duplicates_only else "") + ", not rewritten")
+            print(
+                f"{opened.path}: every relation is already {args.to}"
+                + (" with no duplicate" if args.duplicates_only else "")
+                + ", not rewritten"
+            )
             return EXIT_OK
         _save(opened, out)
     return EXIT_OK
@@ -311,57 +357,91 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = _Parser(
-        prog="mimic-ext", description="Mimic joints in USD stages. " + CONVENTIONS)
+    parser = _Parser(prog="mimic-ext", description="Mimic joints in USD stages. " + CONVENTIONS)
     parser.add_argument("--version", action="version", version=f"mimic-ext {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("list", help="list the mimic relations of a stage",
-                       description="List every mimic relation, as authored and canonical. " + CONVENTIONS)
+    p = sub.add_parser(
+        "list",
+        help="list the mimic relations of a stage",
+        description="List every mimic relation, as authored and canonical. " + CONVENTIONS,
+    )
     p.add_argument("stage", help="USD file (.usd/.usda/.usdc/.usdz), or a URDF/MJCF robot (imported in memory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (also --json -)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("validate", help="check mimic relations (exit 0 clean, 1 errors)",
-                       description="Validate every mimic relation of a stage. Exit 0 when clean, 1 on errors "
-                                   "(or warnings with --strict), 2 when the stage cannot be read. " + CONVENTIONS)
+    p = sub.add_parser(
+        "validate",
+        help="check mimic relations (exit 0 clean, 1 errors)",
+        description="Validate every mimic relation of a stage. Exit 0 when clean, 1 on errors "
+        "(or warnings with --strict), 2 when the stage cannot be read. " + CONVENTIONS,
+    )
     p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("set", help="add or replace a mimic relation (saved atomically)",
-                       description="Add or replace the mimic relation of FOLLOWER and print it before and after. "
-                                   "The edit is validated first (nothing is written when it would be an error); "
-                                   "the file is rewritten through a temporary file, so on failure the original is "
-                                   "untouched. " + CONVENTIONS)
+    p = sub.add_parser(
+        "set",
+        help="add or replace a mimic relation (saved atomically)",
+        description="Add or replace the mimic relation of FOLLOWER and print it before and after. "
+        "The edit is validated first (nothing is written when it would be an error); "
+        "the file is rewritten through a temporary file, so on failure the original is "
+        "untouched. " + CONVENTIONS,
+    )
     p.add_argument("stage", help="USD file to edit (its root layer is saved)")
     p.add_argument("follower", help="follower joint prim path, e.g. /Robot/Joints/finger2")
     p.add_argument("--leader", required=True, help="reference (leader) joint prim path")
     ratio = p.add_mutually_exclusive_group(required=True)
-    ratio.add_argument("--multiplier", type=float32_number,
-                       help="canonical: q_f = multiplier*q_ref + offset; --offset then in radians or metres")
-    ratio.add_argument("--gearing", type=float32_number,
-                       help="PhysX: q_f + gearing*q_ref + offset = 0; --offset then in degrees (revolute "
-                            "follower) or stage units (prismatic)")
-    p.add_argument("--offset", type=float32_number, default=0.0,
-                   help="offset in the convention of --multiplier (rad/m) or --gearing (deg/stage units); default 0")
-    p.add_argument("--instance", default="rotX", choices=("rotX", "rotY", "rotZ"),
-                   help="PhysxMimicJointAPI instance: rotX, rotY or rotZ (default rotX; PhysX ignores any other)")
-    p.add_argument("--reference-axis", default="rotX", choices=("rotX", "rotY", "rotZ"),
-                   help="DOF of a multi-DOF reference joint (ignored for revolute/prismatic references)")
-    p.add_argument("--natural-frequency", type=float32_number, help="compliance natural frequency (1/s); hard when unset or <= 0")
+    ratio.add_argument(
+        "--multiplier",
+        type=float32_number,
+        help="canonical: q_f = multiplier*q_ref + offset; --offset then in radians or metres",
+    )
+    ratio.add_argument(
+        "--gearing",
+        type=float32_number,
+        help="PhysX: q_f + gearing*q_ref + offset = 0; --offset then in degrees (revolute "
+        "follower) or stage units (prismatic)",
+    )
+    p.add_argument(
+        "--offset",
+        type=float32_number,
+        default=0.0,
+        help="offset in the convention of --multiplier (rad/m) or --gearing (deg/stage units); default 0",
+    )
+    p.add_argument(
+        "--instance",
+        default="rotX",
+        choices=("rotX", "rotY", "rotZ"),
+        help="PhysxMimicJointAPI instance: rotX, rotY or rotZ (default rotX; PhysX ignores any other)",
+    )
+    p.add_argument(
+        "--reference-axis",
+        default="rotX",
+        choices=("rotX", "rotY", "rotZ"),
+        help="DOF of a multi-DOF reference joint (ignored for revolute/prismatic references)",
+    )
+    p.add_argument(
+        "--natural-frequency", type=float32_number, help="compliance natural frequency (1/s); hard when unset or <= 0"
+    )
     p.add_argument("--damping-ratio", type=float32_number, help="compliance damping ratio; hard when unset or <= 0")
-    p.add_argument("--schema", choices=("physx", "newton"),
-                   help="author PhysxMimicJointAPI or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units); default: "
-                        "the one FOLLOWER carries, physx when it has none. The other one beside it is refused "
-                        "(PhysX reads both and would apply two constraints): convert it first")
+    p.add_argument(
+        "--schema",
+        choices=("physx", "newton"),
+        help="author PhysxMimicJointAPI or NewtonMimicAPI (q_f = coef0 + coef1*q_ref, USD units); default: "
+        "the one FOLLOWER carries, physx when it has none. The other one beside it is refused "
+        "(PhysX reads both and would apply two constraints): convert it first",
+    )
     p.add_argument("-o", "--output", help="write here (.usda/.usdc/.usd) instead of editing STAGE in place")
     p.set_defaults(func=cmd_set)
 
-    p = sub.add_parser("remove", help="remove a mimic relation (saved atomically)",
-                       description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + CONVENTIONS)
+    p = sub.add_parser(
+        "remove",
+        help="remove a mimic relation (saved atomically)",
+        description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + CONVENTIONS,
+    )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("follower", help="follower joint prim path")
     p.add_argument("--instance", help="only this PhysxMimicJointAPI instance (default: all)")
@@ -369,19 +449,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
     p.set_defaults(func=cmd_remove)
 
-    p = sub.add_parser("convert", help="rewrite relations in one schema; remove a duplicate (saved atomically)",
-                       description="Leave each follower with its relation in one schema: a relation in the other "
-                                   "schema is rewritten (same canonical relation) and removed; where a follower "
-                                   "carries both, the --to one is kept and the other removed (PhysX reads both "
-                                   "and would apply two constraints). Refused, with nothing written, when the "
-                                   "target cannot say the relation (compliance or a D6 or revolute-prismatic pair "
-                                   "in Newton, a disabled one in PhysX). " + CONVENTIONS)
+    p = sub.add_parser(
+        "convert",
+        help="rewrite relations in one schema; remove a duplicate (saved atomically)",
+        description="Leave each follower with its relation in one schema: a relation in the other "
+        "schema is rewritten (same canonical relation) and removed; where a follower "
+        "carries both, the --to one is kept and the other removed (PhysX reads both "
+        "and would apply two constraints). Refused, with nothing written, when the "
+        "target cannot say the relation (compliance or a D6 or revolute-prismatic pair "
+        "in Newton, a disabled one in PhysX). " + CONVENTIONS,
+    )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("--to", required=True, choices=("newton", "physx"), help="the schema to keep")
-    p.add_argument("--follower", action="append", metavar="PATH",
-                   help="only this follower (repeat for several; default: every follower)")
-    p.add_argument("--duplicates-only", action="store_true",
-                   help="only followers that carry both schemas: remove the one that is not --to")
+    p.add_argument(
+        "--follower",
+        action="append",
+        metavar="PATH",
+        help="only this follower (repeat for several; default: every follower)",
+    )
+    p.add_argument(
+        "--duplicates-only",
+        action="store_true",
+        help="only followers that carry both schemas: remove the one that is not --to",
+    )
     p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
     p.set_defaults(func=cmd_convert)
 
@@ -409,7 +499,7 @@ def _json_dash(argv: list[str]) -> list[str]:
     while i < len(argv):
         if argv[i] == "--json=-":
             out.append("--json")
-        elif argv[i] == "--json" and argv[i + 1:i + 2] == ["-"]:
+        elif argv[i] == "--json" and argv[i + 1 : i + 2] == ["-"]:
             out.append("--json")
             i += 1
         else:
@@ -429,7 +519,7 @@ def _check_device(args) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)   # --help, --version and usage errors exit here (SystemExit)
+    args = parser.parse_args(argv)  # --help, --version and usage errors exit here (SystemExit)
     try:
         _check_device(args)
         return int(args.func(args) or 0)

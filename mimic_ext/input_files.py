@@ -17,8 +17,13 @@ from .errors import MimicInputError
 #: the largest robot description, config or stage layer read as a whole
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
 
 
 def check_regular_file(path: str | os.PathLike, what: str = "input") -> Path:
@@ -74,5 +79,6 @@ def read_input_text(path: str | os.PathLike, what: str = "input", max_bytes: int
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise MimicInputError(f"{Path(path)}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-                              f"save the {what} as UTF-8") from None
+        raise MimicInputError(
+            f"{Path(path)}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the {what} as UTF-8"
+        ) from None

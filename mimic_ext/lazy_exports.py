@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``exports`` maps each name to the submodule
     holding it; the value is imported on first access and kept in the package namespace."""
+
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:

@@ -52,9 +52,11 @@ def warp_version_problem() -> str | None:
     found = str(getattr(warp, "__version__", "unknown"))
     if _version_tuple(found) >= WARP_MIN_VERSION:
         return None
-    return (f"mimic_ext's solver needs Warp >= {need} (its kernels use @wp.func(inline=False)); this Python has "
-            f"Warp {found} from {getattr(warp, '__file__', '?')}, so sweeps on the warp engine fail. Use Warp "
-            f"{need} or newer (warp-lang, or an app whose omni.warp.core ships it)")
+    return (
+        f"mimic_ext's solver needs Warp >= {need} (its kernels use @wp.func(inline=False)); this Python has "
+        f"Warp {found} from {getattr(warp, '__file__', '?')}, so sweeps on the warp engine fail. Use Warp "
+        f"{need} or newer (warp-lang, or an app whose omni.warp.core ships it)"
+    )
 
 
 def wants_cuda(device: str | None) -> bool:
@@ -65,7 +67,7 @@ def quiet_warp(wp) -> None:
     """Keep Warp's start-up banner off stdout (reports live there); errors still show."""
     if hasattr(wp.config, "log_level") and hasattr(wp, "LOG_WARNING"):
         wp.config.log_level = max(wp.config.log_level, wp.LOG_WARNING)
-    else:   # older Warp
+    else:  # older Warp
         wp.config.quiet = True
 
 
@@ -87,8 +89,11 @@ def check_device(device: str) -> str:
         wp.get_device(device)
     except (ValueError, RuntimeError):
         names = ", ".join(str(d) for d in wp.get_devices()) or "none"
-        why = ("" if wp.is_cuda_available() or not wants_cuda(device)
-               else "; no CUDA driver or GPU is available on this machine")
+        why = (
+            ""
+            if wp.is_cuda_available() or not wants_cuda(device)
+            else "; no CUDA driver or GPU is available on this machine"
+        )
         raise MimicInputError(f"--device {device}: no such Warp device (this machine has: {names}){why}") from None
     return device
 
@@ -119,9 +124,10 @@ def _launch_block_dim(wp, module, device: str) -> int:
     try:
         from warp._src.context import _resolve_launch_block_dim
 
-        return _resolve_launch_block_dim(wp.get_device(device), None if not wants_cuda(device)
-                                         else module.options["block_dim"])
-    except (ImportError, AttributeError):    # another Warp layout: its documented defaults
+        return _resolve_launch_block_dim(
+            wp.get_device(device), None if not wants_cuda(device) else module.options["block_dim"]
+        )
+    except (ImportError, AttributeError):  # another Warp layout: its documented defaults
         return 1 if not wants_cuda(device) else module.options["block_dim"]
 
 
@@ -134,7 +140,7 @@ def announce_cold_compile(device: str = "cpu", precision: str = "float32", conta
     _announced.add(key)
     try:
         cold = not solver_kernels_cached(device, precision, contacts)
-    except Exception:  # noqa: BLE001  (a Warp without these internals: just say nothing)
+    except Exception:
         return False
     if cold:
         print(COLD_COMPILE_NOTE_CONTACTS if contacts else COLD_COMPILE_NOTE, file=sys.stderr, flush=True)

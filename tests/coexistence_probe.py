@@ -38,8 +38,11 @@ def _declared(schema: str) -> dict:
     for name in definition.GetPropertyNames():
         key = name.replace(PHYSX_TEMPLATE, "")
         attr = definition.GetAttributeDefinition(name)
-        out[key] = ([str(attr.GetTypeName()), str(attr.GetVariability()), attr.GetFallbackValue()]
-                    if attr else ["rel", None, None])
+        out[key] = (
+            [str(attr.GetTypeName()), str(attr.GetVariability()), attr.GetFallbackValue()]
+            if attr
+            else ["rel", None, None]
+        )
     return out
 
 
@@ -50,11 +53,15 @@ def _ours() -> dict:
     from mimic_ext.schema.authoring import NEWTON_ATTRS, NEWTON_REL, PHYSX_ATTRS
 
     def form(table):
-        return {n: [str(t), str(Sdf.VariabilityUniform if t == Sdf.ValueTypeNames.Token else Sdf.VariabilityVarying),
-                    fb] for n, (t, fb) in table.items()}
+        return {
+            n: [str(t), str(Sdf.VariabilityUniform if t == Sdf.ValueTypeNames.Token else Sdf.VariabilityVarying), fb]
+            for n, (t, fb) in table.items()
+        }
 
-    return {"PhysxMimicJointAPI": {**form(PHYSX_ATTRS), "referenceJoint": ["rel", None, None]},
-            "NewtonMimicAPI": {**form(NEWTON_ATTRS), NEWTON_REL: ["rel", None, None]}}
+    return {
+        "PhysxMimicJointAPI": {**form(PHYSX_ATTRS), "referenceJoint": ["rel", None, None]},
+        "NewtonMimicAPI": {**form(NEWTON_ATTRS), NEWTON_REL: ["rel", None, None]},
+    }
 
 
 def exercise(physx_api_class=None) -> dict:
@@ -97,19 +104,20 @@ def scenario_schemas(order: str) -> dict:
 
     if order == "packages-first":
         packages()
-        import mimic_ext.schema  # noqa: F401
+        import mimic_ext.schema
     elif order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
+        import mimic_ext.schema
+
         packages()
     elif order == "interleaved":
+        import newton_usd_schemas  # noqa: F401
         import physx_usd_schemas  # noqa: F401
 
         import mimic_ext.schema  # noqa: F401
-        import newton_usd_schemas  # noqa: F401
     elif order == "mimic-never":
         packages()
-        from pxr import Usd, UsdPhysics
         from physx_usd_schemas import PhysxSchema
+        from pxr import Usd, UsdPhysics
 
         stage = Usd.Stage.Open(str(DATA / "geared_pair.usda"))
         leader = stage.GetPrimAtPath("/Gears/Joints/gear_leader")
@@ -118,9 +126,12 @@ def scenario_schemas(order: str) -> dict:
         api.CreateGearingAttr(-3.0)
         api.CreateReferenceJointRel().SetTargets([leader.GetPath()])
         j.ApplyAPI("NewtonMimicAPI")
-        return {"mimic_ext_imported": any(m == "mimic_ext" or m.startswith("mimic_ext.") for m in sys.modules),
-                "has_api": [bool(j.HasAPI("PhysxMimicJointAPI", "rotZ")), bool(j.HasAPI("NewtonMimicAPI"))],
-                "gearing": api.GetGearingAttr().Get(), "declared": {s: _declared(s) for s in SCHEMAS}}
+        return {
+            "mimic_ext_imported": any(m == "mimic_ext" or m.startswith("mimic_ext.") for m in sys.modules),
+            "has_api": [bool(j.HasAPI("PhysxMimicJointAPI", "rotZ")), bool(j.HasAPI("NewtonMimicAPI"))],
+            "gearing": api.GetGearingAttr().Get(),
+            "declared": {s: _declared(s) for s in SCHEMAS},
+        }
     else:
         raise SystemExit(f"unknown order {order}")
     from physx_usd_schemas import PhysxSchema
@@ -134,11 +145,11 @@ def scenario_kit(plugin_dir: str, stubs: str, order: str) -> dict:
     Plug.Registry().RegisterPlugins(plugin_dir)  # Kit registers its compiled PhysxSchema at startup
     if order == "kit-newton-first":
         import newton_usd_schemas  # noqa: F401
-    elif order == "kit-no-newton":   # Isaac Sim 4.x/5.x, USD Composer: no Newton schema in the app
+    elif order == "kit-no-newton":  # Isaac Sim 4.x/5.x, USD Composer: no Newton schema in the app
         import logging
 
-        sys.modules["newton_usd_schemas"] = None   # makes its import raise ImportError
-        logging.basicConfig(level=logging.INFO)    # show every line mimic_ext logs
+        sys.modules["newton_usd_schemas"] = None  # makes its import raise ImportError
+        logging.basicConfig(level=logging.INFO)  # show every line mimic_ext logs
     sys.path.insert(0, stubs)
     import omni.kit.app
 
@@ -150,7 +161,7 @@ def scenario_kit(plugin_dir: str, stubs: str, order: str) -> dict:
         out = exercise()
     finally:
         ext.on_shutdown()
-        omni.kit.app.get_app()._stub_close()  # noqa: SLF001
+        omni.kit.app.get_app()._stub_close()
     return out
 
 
@@ -166,8 +177,9 @@ def _physx_usd_schemas_state(out: dict) -> dict:
 
 def scenario_newton(order: str, out_dir: str) -> dict:
     if order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
         import newton
+
+        import mimic_ext.schema
     else:
         import newton
 
@@ -182,8 +194,12 @@ def scenario_newton(order: str, out_dir: str) -> dict:
     result = builder.add_usd(str(path))
     joints = result["path_joint_map"]
     fi, li = joints[ours.follower], joints[ours.leader]
-    return {"ours": [ours.multiplier, ours.offset], "follower_mimics": int(builder.joint_mimic_joint[fi]),
-            "leader_index": int(li), "newton_coeffs": [float(c) for c in builder.joint_mimic_coeffs[fi]]}
+    return {
+        "ours": [ours.multiplier, ours.offset],
+        "follower_mimics": int(builder.joint_mimic_joint[fi]),
+        "leader_index": int(li),
+        "newton_coeffs": [float(c) for c in builder.joint_mimic_coeffs[fi]],
+    }
 
 
 URDF = """<?xml version="1.0"?>
@@ -201,8 +217,9 @@ URDF = """<?xml version="1.0"?>
 
 def scenario_converter(order: str, out_dir: str) -> dict:
     if order == "mimic-first":
-        import mimic_ext.schema  # noqa: F401
         import urdf_usd_converter
+
+        import mimic_ext.schema
     else:
         import urdf_usd_converter
 
@@ -216,9 +233,12 @@ def scenario_converter(order: str, out_dir: str) -> dict:
     asset = urdf_usd_converter.Converter().convert(str(src), str(Path(out_dir) / "converted"))
     stage = Usd.Stage.Open(asset.path)  # an Sdf.AssetPath
     rels = read_relations(stage)
-    return {"relations": [[r.schema, r.follower.rsplit("/", 1)[-1], r.leader.rsplit("/", 1)[-1], r.multiplier,
-                           r.offset] for r in rels],
-            "errors": [str(f) for f in validate(stage) if f.severity == "error"]}
+    return {
+        "relations": [
+            [r.schema, r.follower.rsplit("/", 1)[-1], r.leader.rsplit("/", 1)[-1], r.multiplier, r.offset] for r in rels
+        ],
+        "errors": [str(f) for f in validate(stage) if f.severity == "error"],
+    }
 
 
 def main(argv: list[str]) -> None:

@@ -25,16 +25,41 @@ def random_rotations(n: int, rng) -> np.ndarray:
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1)[:, None]
     w, x, y, z = q.T
-    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], 1)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        1,
+    )
 
 
-def shape(kind: str, body: str | None = "a", size=(0, 0, 0), local=None, offset=0.02, rest=0.0,
-          material=MaterialSpec(), groups=frozenset(), hull=None, path=None) -> ShapeSpec:
-    return ShapeSpec(path=path or f"/{body}/{kind}", kind=kind, body=body, static=body is None,
-                     pose=pose() if local is None else local, size=np.array(size, float),
-                     contact_offset=offset, rest_offset=rest, material=material, groups=frozenset(groups), hull=hull)
+def shape(
+    kind: str,
+    body: str | None = "a",
+    size=(0, 0, 0),
+    local=None,
+    offset=0.02,
+    rest=0.0,
+    material=MaterialSpec(),  # noqa: B008 (a frozen dataclass: one shared default is safe)
+    groups=frozenset(),
+    hull=None,
+    path=None,
+) -> ShapeSpec:
+    return ShapeSpec(
+        path=path or f"/{body}/{kind}",
+        kind=kind,
+        body=body,
+        static=body is None,
+        pose=pose() if local is None else local,
+        size=np.array(size, float),
+        contact_offset=offset,
+        rest_offset=rest,
+        material=material,
+        groups=frozenset(groups),
+        hull=hull,
+    )
 
 
 def sphere(r, body="a", **kw):

@@ -44,27 +44,37 @@ def built(tmp_path_factory) -> dict[str, Path]:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--device", default=None, metavar="NAME",
-                     help="Warp device the solver's models default to (cpu, cuda:0); cpu_only tests skip elsewhere")
+    parser.addoption(
+        "--device",
+        default=None,
+        metavar="NAME",
+        help="Warp device the solver's models default to (cpu, cuda:0); cpu_only tests skip elsewhere",
+    )
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "cpu_only(reason): holds only on the CPU by nature; skipped under "
-                                       "--device naming another device, with the reason")
+    config.addinivalue_line(
+        "markers",
+        "cpu_only(reason): holds only on the CPU by nature; skipped under "
+        "--device naming another device, with the reason",
+    )
     device = config.getoption("--device")
     if device is None:
         return
     from mimic_ext.errors import MimicInputError
     from mimic_ext.warp_runtime import check_device, init_warp
+
     init_warp()
     try:
         check_device(device)
     except MimicInputError as exc:
         raise pytest.UsageError(str(exc)) from None
     from mimic_ext.solver import set_default_device
+
     set_default_device(device)
     import warp as wp
-    wp.set_device(device)           # a test's own wp.array(...) without a device lands there too
+
+    wp.set_device(device)  # a test's own wp.array(...) without a device lands there too
 
 
 def pytest_collection_modifyitems(config, items) -> None:

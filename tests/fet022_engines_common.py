@@ -14,8 +14,13 @@ from pxr import Sdf, Usd
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
 DATA = ROOT / "data"
-ROBOTIQ = SHARED / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration" / \
-    "Robotiq_2F_85_config_physics_parallel_grip.usda"
+ROBOTIQ = (
+    SHARED
+    / "robotiq_isaacsim_usd_2f85"
+    / "Gripper_2F85"
+    / "configuration"
+    / "Robotiq_2F_85_config_physics_parallel_grip.usda"
+)
 INSPIRE = SHARED / "dexurdf_inspire_hand_right" / "inspire_hand_right.urdf"
 FRANKA = SHARED / "menagerie_franka_hand" / "hand.xml"
 DATA_STAGES = sorted(p.name for p in DATA.glob("*.usda"))

@@ -178,32 +178,47 @@ TEXTURED_URDF = """<?xml version="1.0"?>
 </robot>
 """
 
+
 def softfoot_like() -> str:
     """An MJCF shaped like Menagerie's iit_softfoot (its meshes left out): five toes of nine
     phalanges, each phalanx a body with two hinges (a virtual rolling joint at -13 mm and
     the phalanx joint) and a joint equality between its two joints: 45 same-body relations;
     five connects closing the toes onto the frontal arch; collision boxes that collide with
     nothing but the floor (contype 1, conaffinity 2)."""
-    chain_bodies = ["phalanx_1", "phalanx_2", "phalanx_3", "phalanx_4", "phalanx_5", "reverse_phalanx",
-                    "rollover_phalanx", "phalanx_6", "distal_phalanx"]
-    out = ['<mujoco model="softfoot">', '<compiler autolimits="true" angle="radian"/>', '<default>',
-           '<default class="standard_chain"><joint limited="true" stiffness="0.8" range="-0.157 0.785" '
-           'armature="0.001" damping="0.04"/><geom contype="0" conaffinity="0" group="1" density="0"/></default>',
-           '<default class="collision"><geom contype="1" conaffinity="2" group="3"/></default>',
-           '<default class="virtual_pulley"><geom type="cylinder" contype="0" conaffinity="0" group="4" '
-           'size="0.0035 0.006" density="0"/></default>',
-           '</default>', '<worldbody>',
-           '<body name="attachment_cube" quat="-0.7071068 0.7071068 0 0">'
-           '<inertial pos="0 0 0.0014" mass="0.454" diaginertia="1.8e-4 1.78e-4 1.69e-4"/>',
-           '<geom class="collision" group="0" type="box" size="0.03 0.03 0.03"/>',
-           '<body name="posterior_arch"><inertial pos="-0.03 0.042 0" mass="0.0676" '
-           'fullinertia="9.8e-05 8.6e-05 4.8e-05 2.03e-05 -2.77e-07 3.47e-07"/>',
-           '<body name="heel" pos="-0.053 0.0727 0" quat="0.8219 0 0 0.5696">'
-           '<inertial pos="0.006 0.015 0" mass="0.0796" diaginertia="8.5e-05 7.8e-05 1.4e-05"/>',
-           '<joint name="posterior_arch_to_heel" axis="0 0 1" stiffness="0.001" range="-1.5708 1.5708" '
-           'armature="0.001" damping="0.001"/>',
-           '<geom name="heel_collision" class="collision" type="box" size="0.026 0.0126 0.058" '
-           'pos="0.005 0.015 0" euler="0 0 -1.213"/>']
+    chain_bodies = [
+        "phalanx_1",
+        "phalanx_2",
+        "phalanx_3",
+        "phalanx_4",
+        "phalanx_5",
+        "reverse_phalanx",
+        "rollover_phalanx",
+        "phalanx_6",
+        "distal_phalanx",
+    ]
+    out = [
+        '<mujoco model="softfoot">',
+        '<compiler autolimits="true" angle="radian"/>',
+        "<default>",
+        '<default class="standard_chain"><joint limited="true" stiffness="0.8" range="-0.157 0.785" '
+        'armature="0.001" damping="0.04"/><geom contype="0" conaffinity="0" group="1" density="0"/></default>',
+        '<default class="collision"><geom contype="1" conaffinity="2" group="3"/></default>',
+        '<default class="virtual_pulley"><geom type="cylinder" contype="0" conaffinity="0" group="4" '
+        'size="0.0035 0.006" density="0"/></default>',
+        "</default>",
+        "<worldbody>",
+        '<body name="attachment_cube" quat="-0.7071068 0.7071068 0 0">'
+        '<inertial pos="0 0 0.0014" mass="0.454" diaginertia="1.8e-4 1.78e-4 1.69e-4"/>',
+        '<geom class="collision" group="0" type="box" size="0.03 0.03 0.03"/>',
+        '<body name="posterior_arch"><inertial pos="-0.03 0.042 0" mass="0.0676" '
+        'fullinertia="9.8e-05 8.6e-05 4.8e-05 2.03e-05 -2.77e-07 3.47e-07"/>',
+        '<body name="heel" pos="-0.053 0.0727 0" quat="0.8219 0 0 0.5696">'
+        '<inertial pos="0.006 0.015 0" mass="0.0796" diaginertia="8.5e-05 7.8e-05 1.4e-05"/>',
+        '<joint name="posterior_arch_to_heel" axis="0 0 1" stiffness="0.001" range="-1.5708 1.5708" '
+        'armature="0.001" damping="0.001"/>',
+        '<geom name="heel_collision" class="collision" type="box" size="0.026 0.0126 0.058" '
+        'pos="0.005 0.015 0" euler="0 0 -1.213"/>',
+    ]
     equalities = []
     for toe in range(1, 6):
         z = [0.037, 0.0185, 0.0, -0.018, -0.037][toe - 1]
@@ -217,28 +232,39 @@ def softfoot_like() -> str:
                 quat = "1 0 0 0"
             first, second = f"{parent}_to_virtual_{k + 1}_{toe}", f"virtual_{k + 1}_{toe}_to_{name}"
             limits = ' range="-0.785 0.157"' if b == "rollover_phalanx" else ""
-            out += [f'<body name="{name}" pos="{pos}" quat="{quat}">',
-                    f'<joint name="{first}" class="standard_chain" pos="-0.013 0 0" axis="0 0 1"{limits}/>',
-                    '<inertial pos="0.0042 0.00046 0" quat="0.5 0.5 -0.5 0.5" mass="0.00524" '
-                    'diaginertia="2.79e-07 2.2e-07 1.9e-07"/>',
-                    f'<joint name="{second}" class="standard_chain" axis="0 0 1"{limits}/>',
-                    f'<geom name="{name}_collision" class="collision" type="box" size="0.01 0.0105 0.0055" '
-                    'pos="0.005 0 0"/>',
-                    f'<geom name="roll_{name}" class="virtual_pulley"/>', f'<site name="site_{name}" size="0.001"/>']
-            equalities.append(f'<joint name="{name}_eq" solimp="0.85 0.95 0.01 0.5 2" joint1="{first}" '
-                              f'joint2="{second}"/>')
+            out += [
+                f'<body name="{name}" pos="{pos}" quat="{quat}">',
+                f'<joint name="{first}" class="standard_chain" pos="-0.013 0 0" axis="0 0 1"{limits}/>',
+                '<inertial pos="0.0042 0.00046 0" quat="0.5 0.5 -0.5 0.5" mass="0.00524" '
+                'diaginertia="2.79e-07 2.2e-07 1.9e-07"/>',
+                f'<joint name="{second}" class="standard_chain" axis="0 0 1"{limits}/>',
+                f'<geom name="{name}_collision" class="collision" type="box" size="0.01 0.0105 0.0055" '
+                'pos="0.005 0 0"/>',
+                f'<geom name="roll_{name}" class="virtual_pulley"/>',
+                f'<site name="site_{name}" size="0.001"/>',
+            ]
+            equalities.append(
+                f'<joint name="{name}_eq" solimp="0.85 0.95 0.01 0.5 2" joint1="{first}" joint2="{second}"/>'
+            )
             parent, depth = name, depth + 1
         out += ["</body>"] * depth
-    out += ["</body>", "</body>",  # heel, posterior arch
-            '<body name="frontal_arch" quat="0.9560 0 0 0.2935"><inertial pos="0.0718 -0.0035 0" '
-            'quat="0.5187 0.5187 0.4805 0.4805" mass="0.072" diaginertia="2.05e-4 1.06e-4 1.05e-4"/>',
-            '<joint name="cube_to_frontal_arch" axis="0 0 1" stiffness="0" armature="0.001" damping="0.001"/>',
-            '<geom name="frontal_arch_collision" class="collision" group="0" type="box" size="0.07 0.01 0.04" '
-            'pos="0.07 0 0"/></body>',
-            "</body></worldbody>", "<equality>", *equalities]
-    out += [f'<connect name="frontal_arch_connect_rollover_phalanx_{toe}" body1="frontal_arch" '
-            f'body2="rollover_phalanx_{toe}" anchor="0.129632 0 {z}"/>'
-            for toe, z in zip(range(1, 6), (0.037, 0.0185, 0.0, -0.0185, -0.037))]
+    out += [
+        "</body>",
+        "</body>",  # heel, posterior arch
+        '<body name="frontal_arch" quat="0.9560 0 0 0.2935"><inertial pos="0.0718 -0.0035 0" '
+        'quat="0.5187 0.5187 0.4805 0.4805" mass="0.072" diaginertia="2.05e-4 1.06e-4 1.05e-4"/>',
+        '<joint name="cube_to_frontal_arch" axis="0 0 1" stiffness="0" armature="0.001" damping="0.001"/>',
+        '<geom name="frontal_arch_collision" class="collision" group="0" type="box" size="0.07 0.01 0.04" '
+        'pos="0.07 0 0"/></body>',
+        "</body></worldbody>",
+        "<equality>",
+        *equalities,
+    ]
+    out += [
+        f'<connect name="frontal_arch_connect_rollover_phalanx_{toe}" body1="frontal_arch" '
+        f'body2="rollover_phalanx_{toe}" anchor="0.129632 0 {z}"/>'
+        for toe, z in zip(range(1, 6), (0.037, 0.0185, 0.0, -0.0185, -0.037))
+    ]
     out += ["</equality>", "</mujoco>"]
     return "\n".join(out) + "\n"
 
@@ -276,8 +302,12 @@ def write_cases(folder: Path) -> dict[str, Path] | None:
     lever.visual = trimesh.visual.TextureVisuals(uv=uv, image=image)
     lever.export(meshes / "textured.obj")
     out = {}
-    for name, text in (("rolling_finger.xml", ROLLING_FINGER), ("telescope.xml", TELESCOPE),
-                       ("textured.urdf", TEXTURED_URDF), ("softfoot_like.xml", softfoot_like())):
+    for name, text in (
+        ("rolling_finger.xml", ROLLING_FINGER),
+        ("telescope.xml", TELESCOPE),
+        ("textured.urdf", TEXTURED_URDF),
+        ("softfoot_like.xml", softfoot_like()),
+    ):
         (folder / name).write_text(text)
         out[name] = folder / name
     return out

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 import mimic_ext.schema  # noqa: F401  (registers the mimic schemas)
@@ -37,8 +36,15 @@ class StageBuilder:
             self.base = self.body("base", 1.0, (0.01, 0.01, 0.01), root=True)
             self.fixed("anchor", None, self.base)
 
-    def body(self, name: str, mass: float | None = 1.0, inertia=(1.0, 1.0, 1.0), com=(0, 0, 0),
-             pos=(0, 0, 0), root: bool = False) -> str:
+    def body(
+        self,
+        name: str,
+        mass: float | None = 1.0,
+        inertia=(1.0, 1.0, 1.0),
+        com=(0, 0, 0),
+        pos=(0, 0, 0),
+        root: bool = False,
+    ) -> str:
         path = f"/World/{name}"
         xf = UsdGeom.Xform.Define(self.stage, path)
         xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
@@ -73,12 +79,14 @@ class StageBuilder:
             j.CreateUpperLimitAttr(limits[1])
         return str(j.GetPath())
 
-    def revolute(self, name: str, body0: str | None, body1: str, axis: str = "Z", limits_deg=None,
-                 pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+    def revolute(
+        self, name: str, body0: str | None, body1: str, axis: str = "Z", limits_deg=None, pos0=(0, 0, 0), pos1=(0, 0, 0)
+    ) -> str:
         return self._one_dof(UsdPhysics.RevoluteJoint, name, body0, body1, axis, limits_deg, pos0, pos1)
 
-    def prismatic(self, name: str, body0: str | None, body1: str, axis: str = "X", limits=None,
-                  pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
+    def prismatic(
+        self, name: str, body0: str | None, body1: str, axis: str = "X", limits=None, pos0=(0, 0, 0), pos1=(0, 0, 0)
+    ) -> str:
         return self._one_dof(UsdPhysics.PrismaticJoint, name, body0, body1, axis, limits, pos0, pos1)
 
     def fixed(self, name: str, body0: str | None, body1: str, pos0=(0, 0, 0), pos1=(0, 0, 0)) -> str:
@@ -87,8 +95,15 @@ class StageBuilder:
     def spherical(self, name: str, body0: str | None, body1: str) -> str:
         return str(self._joint(UsdPhysics.SphericalJoint, name, body0, body1).GetPath())
 
-    def drive(self, joint: str, stiffness: float, damping: float, target: float = 0.0,
-              max_force: float | None = None, angular: bool = True) -> None:
+    def drive(
+        self,
+        joint: str,
+        stiffness: float,
+        damping: float,
+        target: float = 0.0,
+        max_force: float | None = None,
+        angular: bool = True,
+    ) -> None:
         """USD units: per degree and degrees for angular drives."""
         prim = self.stage.GetPrimAtPath(joint)
         d = UsdPhysics.DriveAPI.Apply(prim, "angular" if angular else "linear")
@@ -98,17 +113,42 @@ class StageBuilder:
         if max_force is not None:
             d.CreateMaxForceAttr(max_force)
 
-    def mimic(self, follower: str, leader: str, multiplier: float, offset: float = 0.0,
-              natural_frequency: float = 0.0, damping_ratio: float = 0.0, instance: str = "rotX") -> None:
+    def mimic(
+        self,
+        follower: str,
+        leader: str,
+        multiplier: float,
+        offset: float = 0.0,
+        natural_frequency: float = 0.0,
+        damping_ratio: float = 0.0,
+        instance: str = "rotX",
+    ) -> None:
         """Canonical SI relation ``q_f = multiplier q_l + offset``, authored as PhysxMimicJointAPI."""
-        set_relation(self.stage, MimicRelation(follower=follower, leader=leader, multiplier=multiplier,
-                                               offset=offset, instance=instance,
-                                               natural_frequency=natural_frequency, damping_ratio=damping_ratio))
+        set_relation(
+            self.stage,
+            MimicRelation(
+                follower=follower,
+                leader=leader,
+                multiplier=multiplier,
+                offset=offset,
+                instance=instance,
+                natural_frequency=natural_frequency,
+                damping_ratio=damping_ratio,
+            ),
+        )
 
 
-def independent_pair(kind_l: str = "revolute", kind_f: str = "revolute", I_l: float = 2.0, I_f: float = 0.5,
-                     multiplier: float | None = 1.0, offset: float = 0.0, limits_f=None, limits_l=None,
-                     com_f=(0.0, 0.0, 0.0)):
+def independent_pair(
+    kind_l: str = "revolute",
+    kind_f: str = "revolute",
+    I_l: float = 2.0,
+    I_f: float = 0.5,
+    multiplier: float | None = 1.0,
+    offset: float = 0.0,
+    limits_f=None,
+    limits_l=None,
+    com_f=(0.0, 0.0, 0.0),
+):
     """Two 1-DOF joints from the world, each to its own body with inertia I about (mass I along) its axis.
 
     Revolute joints turn about Z through the body's centre of mass (the follower's off it by
@@ -117,7 +157,10 @@ def independent_pair(kind_l: str = "revolute", kind_f: str = "revolute", I_l: fl
     """
     b = StageBuilder()
     paths = []
-    for name, kind, inertia, y, lim in (("leader", kind_l, I_l, 0.0, limits_l), ("follower", kind_f, I_f, 1.0, limits_f)):
+    for name, kind, inertia, y, lim in (
+        ("leader", kind_l, I_l, 0.0, limits_l),
+        ("follower", kind_f, I_f, 1.0, limits_f),
+    ):
         com = com_f if name == "follower" else (0.0, 0.0, 0.0)
         if kind == "revolute":
             body = b.body(name, mass=1.0, inertia=(1.0, 1.0, inertia), pos=(0, y, 0), com=com)
@@ -182,7 +225,7 @@ def franka_hand_equivalent():
     j2.CreateLowerLimitAttr(0.0)
     j2.CreateUpperLimitAttr(0.04)
     for j in (j1, j2):
-        j.GetPrim().AddAppliedSchema("PhysxJointAPI")     # PhysX reads physxJoint:* only with it
+        j.GetPrim().AddAppliedSchema("PhysxJointAPI")  # PhysX reads physxJoint:* only with it
         j.GetPrim().CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(0.1)
     p1, p2 = str(j1.GetPath()), str(j2.GetPath())
     b.mimic(p1, p2, 1.0, 0.0)
@@ -202,8 +245,16 @@ def states_at(model, positions: dict[str, float]):
     return s0, s1
 
 
-def four_bar(a: float = 0.1, b: float = 0.25, c: float = 0.2, d: float = 0.22, theta0: float = 1.0,
-             excluded: bool = True, gravity: float = 0.0, mass: float = 0.2):
+def four_bar(
+    a: float = 0.1,
+    b: float = 0.25,
+    c: float = 0.2,
+    d: float = 0.22,
+    theta0: float = 1.0,
+    excluded: bool = True,
+    gravity: float = 0.0,
+    mass: float = 0.2,
+):
     """A planar four-bar in the XY plane, every joint about Z: ground pivots A = (0, 0) and
     D = (d, 0), crank AB (length a, at theta0 from +X), coupler BC (b), rocker DC (c).
 
@@ -220,13 +271,15 @@ def four_bar(a: float = 0.1, b: float = 0.25, c: float = 0.2, d: float = 0.22, t
     for name, p0, p1 in (("crank", np.zeros(2), B), ("coupler", B, C), ("rocker", Dp, C)):
         length = float(np.linalg.norm(p1 - p0))
         mid = (p0 + p1) / 2
-        I = mass * length ** 2 / 12
+        I = mass * length**2 / 12
         bodies[name] = bld.body(name, mass=mass, inertia=(I, I, I), com=(mid[0], mid[1], 0.0))
     pts = {"A": (0.0, 0.0, 0.0), "B": (B[0], B[1], 0.0), "D": (d, 0.0, 0.0), "C": (C[0], C[1], 0.0)}
-    joints = {"A": bld.revolute("A", None, bodies["crank"], "Z", pos0=pts["A"], pos1=pts["A"]),
-              "B": bld.revolute("B", bodies["crank"], bodies["coupler"], "Z", pos0=pts["B"], pos1=pts["B"]),
-              "D": bld.revolute("D", None, bodies["rocker"], "Z", pos0=pts["D"], pos1=pts["D"]),
-              "C": bld.revolute("C", bodies["coupler"], bodies["rocker"], "Z", pos0=pts["C"], pos1=pts["C"])}
+    joints = {
+        "A": bld.revolute("A", None, bodies["crank"], "Z", pos0=pts["A"], pos1=pts["A"]),
+        "B": bld.revolute("B", bodies["crank"], bodies["coupler"], "Z", pos0=pts["B"], pos1=pts["B"]),
+        "D": bld.revolute("D", None, bodies["rocker"], "Z", pos0=pts["D"], pos1=pts["D"]),
+        "C": bld.revolute("C", bodies["coupler"], bodies["rocker"], "Z", pos0=pts["C"], pos1=pts["C"]),
+    }
     if excluded:
         UsdPhysics.Joint(bld.stage.GetPrimAtPath(joints["C"])).CreateExcludeFromArticulationAttr(True)
     return bld, joints, (B, C)

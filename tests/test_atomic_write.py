@@ -16,7 +16,7 @@ def test_failure_midway_keeps_the_old_file_and_no_temporary(tmp_path):
         tmp.write_text("half")
         raise OSError(28, "No space left on device")
 
-    with pytest.raises(MimicInputError, match="report.json: cannot write: No space left"):
+    with pytest.raises(MimicInputError, match=r"report\.json: cannot write: No space left"):
         write_atomically(out, broken)
     assert out.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
@@ -56,8 +56,8 @@ def test_data_then_folder_are_fsynced_around_the_rename(tmp_path, monkeypatch):
     out = tmp_path / "a.usda"
     write_text_atomically(out, "new")
     assert [e[0] for e in events] == ["fsync", "replace", "fsync"]
-    assert ".a.usda.mimic-ext-tmp." in events[0][1]          # the data, under its temporary name
-    assert events[2][1] == str(tmp_path)                      # then the folder that holds the new name
+    assert ".a.usda.mimic-ext-tmp." in events[0][1]  # the data, under its temporary name
+    assert events[2][1] == str(tmp_path)  # then the folder that holds the new name
 
 
 def test_a_symlink_output_is_refused_naming_both_paths_unless_written_through(tmp_path, monkeypatch):
@@ -120,7 +120,7 @@ def test_lock_waits_then_gives_one_line(tmp_path):
         with pytest.raises(MimicInputError, match="another process has been editing this file"):
             with locked_for_update(f, timeout=0.2):
                 pass
-    with locked_for_update(f, timeout=0.2) as real:      # released: free again
+    with locked_for_update(f, timeout=0.2) as real:  # released: free again
         assert real == f.resolve()
 
 
@@ -134,12 +134,14 @@ def test_lock_follows_the_file_an_atomic_write_put_in_place(tmp_path):
     f.write_text("v1")
     seen = []
     with locked_for_update(f):
+
         def waiter():
             with locked_for_update(f, timeout=10):
                 seen.append(f.read_text())
+
         t = threading.Thread(target=waiter)
         t.start()
-        write_text_atomically(f, "v2")      # the writer replaces the file, then releases the lock
+        write_text_atomically(f, "v2")  # the writer replaces the file, then releases the lock
     t.join(timeout=10)
     assert seen == ["v2"]
 

@@ -49,7 +49,7 @@ def moving_masses(mech: M.Mechanism) -> dict[str, float]:
         while el is not None and el.get("type") == "fixed":
             link = el.find("parent").get("link")
             el = joint_of.get(link)
-        if el is not None:                       # welded to the base (world) otherwise
+        if el is not None:  # welded to the base (world) otherwise
             out[link] = out.get(link, 0.0) + mass
     return out
 
@@ -70,14 +70,17 @@ def test_ours_has_the_mechanism(mech):
     expected = moving_masses(mech)
     assert masses.keys() == expected.keys()
     for name, m in expected.items():
-        assert masses[name] == pytest.approx(m, rel=F32)   # USD holds masses as float32
+        assert masses[name] == pytest.approx(m, rel=F32)  # USD holds masses as float32
     name_of = {p: n for n, p in paths.items()}
-    got = {(name_of[r["follower"]], name_of[r["leader"]], round(r["multiplier"], 5), round(r["offset"], 5))
-           for r in model.relations() if r["status"] == "active"}
+    got = {
+        (name_of[r["follower"]], name_of[r["leader"]], round(r["multiplier"], 5), round(r["offset"], 5))
+        for r in model.relations()
+        if r["status"] == "active"
+    }
     assert got == relations_of(mech)
     q0 = model.state().joint_q.numpy()[0]
-    for j, q in mech.q0().items():                # the initial pose travels through PhysicsJointStateAPI
-        assert q0[model.dof_index(paths[j])] == pytest.approx(q, abs=1e-6)   # float32 degrees -> rad
+    for j, q in mech.q0().items():  # the initial pose travels through PhysicsJointStateAPI
+        assert q0[model.dof_index(paths[j])] == pytest.approx(q, abs=1e-6)  # float32 degrees -> rad
 
 
 def test_mujoco_has_the_mechanism(mech):
@@ -96,7 +99,7 @@ def test_mujoco_has_the_mechanism(mech):
         assert m.qpos0[m.jnt_qposadr[m.joint(f).id]] == 0 and m.qpos0[m.jnt_qposadr[m.joint(l).id]] == 0
         got.add((f, l, round(float(m.eq_data[e][1]), 5), round(float(m.eq_data[e][0]), 5)))
     assert got == relations_of(mech)
-    for j in mech.joints:     # limits in radians (an MJCF without angle="radian" would read degrees)
+    for j in mech.joints:  # limits in radians (an MJCF without angle="radian" would read degrees)
         lo, hi = m.jnt_range[m.joint(j).id]
         assert (lo, hi) == pytest.approx((mech.lower[j], mech.upper[j]), abs=1e-12)
     for j, a in zip(mech.driven, act):
@@ -114,9 +117,12 @@ def test_newton_has_the_mechanism(mech):
     masses = {lab.rsplit("/", 1)[-1]: float(m) for lab, m in zip(b.body_label, b.body_mass)}
     expected = moving_masses(mech)
     assert {k: masses[k] for k in expected} == pytest.approx(expected, rel=1e-9)
-    coeffs = b.joint_mimic_coeffs        # (offset, multiplier) per follower
-    got = {(labels[f], labels[r], round(float(coeffs[f][1]), 5), round(float(coeffs[f][0]), 5))
-           for f, r in enumerate(b.joint_mimic_joint) if r >= 0}
+    coeffs = b.joint_mimic_coeffs  # (offset, multiplier) per follower
+    got = {
+        (labels[f], labels[r], round(float(coeffs[f][1]), 5), round(float(coeffs[f][0]), 5))
+        for f, r in enumerate(b.joint_mimic_joint)
+        if r >= 0
+    }
     assert got == relations_of(mech)
     for j, ji in zip(mech.joints, index):
         assert b.joint_target_ke[b.joint_qd_start[ji]] == pytest.approx(mech.kp.get(j, 0.0))
@@ -146,8 +152,8 @@ def test_leader_is_driven(mech, ours_window):
     q = ours_window
     idx = [mech.joints.index(j) for j in mech.driven]
     centre = np.array([mech.centre[j] for j in mech.driven])
-    steps = np.arange(0, 6 * len(q), 6)[1:] - 1               # the targets of the sampled steps
-    target = mech.targets(steps, q.shape[1])                   # (samples, envs, driven)
+    steps = np.arange(0, 6 * len(q), 6)[1:] - 1  # the targets of the sampled steps
+    target = mech.targets(steps, q.shape[1])  # (samples, envs, driven)
     moved = np.max(np.abs(q[1:][:, :, idx] - centre), axis=(0, 1))
     asked = np.max(np.abs(target - centre), axis=(0, 1))
     assert np.all(asked > 0)
@@ -155,7 +161,7 @@ def test_leader_is_driven(mech, ours_window):
     # target's excursion); measured here over the 0.25 s fade-in: 0.81-1.64 of it (a heavy
     # humanoid limb lags, a light one overshoots), so half is the floor
     assert np.all(moved > 0.5 * asked), (moved / asked).round(2)
-    assert relation_residual(mech, q) < 1e-5                  # ours holds every relation (float32)
+    assert relation_residual(mech, q) < 1e-5  # ours holds every relation (float32)
 
 
 @pytest.mark.parametrize("kind", ["mj_step", "physx:0"])
@@ -166,7 +172,7 @@ def test_trajectory_agrees_with_ours(mech, ours_window, kind):
     q = _window(kind, mech)
     dev = float(np.max(np.abs(q - ours_window)))
     assert np.isfinite(dev)
-    assert dev <= TOLERANCE_SHARE * excursion(mech)    # see step_throughput.TOLERANCE_SHARE
+    assert dev <= TOLERANCE_SHARE * excursion(mech)  # see step_throughput.TOLERANCE_SHARE
 
 
 def test_scale_stage_has_the_pairs(tmp_path):
@@ -177,5 +183,6 @@ def test_scale_stage_has_the_pairs(tmp_path):
     assert len(rels) == 12 and all(r.multiplier == pytest.approx(0.5) for r in rels)
     assert (tmp_path / "scale.usda").is_file()
     from mimic_ext.solver import build_model
+
     model = build_model(stage)
     assert model.dof_count == 24 and model.projection.columns()[4] == 12

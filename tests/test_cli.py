@@ -15,12 +15,15 @@ import mimic_ext
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
-ROBOTIQ = SHARED / "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda"
+ROBOTIQ = (
+    SHARED / "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda"
+)
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "mimic_ext.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "mimic_ext.cli", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def _pair_stage(path: Path) -> Path:
@@ -43,8 +46,7 @@ def pair(tmp_path):
 def test_list_json_on_the_real_robotiq_usd():
     if not ROBOTIQ.exists():
         pytest.skip("shared assets not present")
-    expected = json.loads((SHARED / "mimic_relations.json").read_text())[
-        str(ROBOTIQ.relative_to(SHARED))]["relations"]
+    expected = json.loads((SHARED / "mimic_relations.json").read_text())[str(ROBOTIQ.relative_to(SHARED))]["relations"]
     out = cli("list", "--json", ROBOTIQ)
     assert out.returncode == 0, out.stderr
     assert out.stderr.count("composition error") == 1  # one summary line, not twelve USD warnings
@@ -72,8 +74,9 @@ def test_set_then_list_round_trip(pair, tmp_path):
     assert listed[0]["authored"]["offset"] == pytest.approx(-5.729578, rel=1e-6)
     assert json.loads(cli("list", "--json", pair).stdout)["relations"] == []  # -o left the input alone
 
-    r = cli("set", pair, "/R/follower", "--leader", "/R/leader", "--gearing", "1", "--offset", "10",
-            "--schema", "newton")
+    r = cli(
+        "set", pair, "/R/follower", "--leader", "/R/leader", "--gearing", "1", "--offset", "10", "--schema", "newton"
+    )
     assert r.returncode == 0, r.stderr
     (rel,) = json.loads(cli("list", "--json", pair).stdout)["relations"]
     assert rel["schema"] == "newton"
@@ -205,10 +208,12 @@ HEAVY = ("pxr", "numpy", "warp", "yaml")
 
 
 def test_help_loads_neither_usd_nor_numpy_nor_warp():
-    code = ("import json, sys\nfrom mimic_ext import cli\nfor argv in (['--help'], *([c, '--help'] for c in "
-            "('list', 'validate', 'set', 'remove', 'import', 'export', 'sweep'))):\n"
-            "    try:\n        cli.main(argv)\n    except SystemExit as exc:\n        assert exc.code == 0, argv\n"
-            f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))")
+    code = (
+        "import json, sys\nfrom mimic_ext import cli\nfor argv in (['--help'], *([c, '--help'] for c in "
+        "('list', 'validate', 'set', 'remove', 'import', 'export', 'sweep'))):\n"
+        "    try:\n        cli.main(argv)\n    except SystemExit as exc:\n        assert exc.code == 0, argv\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1]) == []
@@ -217,16 +222,21 @@ def test_help_loads_neither_usd_nor_numpy_nor_warp():
 def test_python_dash_m_mimic_ext_is_the_command():
     r = subprocess.run([sys.executable, "-m", "mimic_ext", "--version"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == f"mimic-ext {mimic_ext.__version__}"
-    r = subprocess.run([sys.executable, "-m", "mimic_ext", "list", ROOT / "data" / "geared_pair.usda"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "mimic_ext", "list", ROOT / "data" / "geared_pair.usda"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0 and "gear_follower" in r.stdout
 
 
 def test_usage_errors_are_one_line_with_a_pointer_to_help():
     r = cli("set", "x.usda", "/A", "--multiplier", "2")
     assert r.returncode == 2
-    assert r.stderr.splitlines() == ["mimic-ext: error: set: the following arguments are required: --leader "
-                                     "(see: mimic-ext set --help)"]
+    assert r.stderr.splitlines() == [
+        "mimic-ext: error: set: the following arguments are required: --leader (see: mimic-ext set --help)"
+    ]
     r = cli()
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "mimic-ext --help" in r.stderr
 
@@ -249,7 +259,7 @@ def test_a_cpu_sweep_prints_no_cuda_driver_warning(tmp_path):
     a, b = tmp_path / "a.usda", tmp_path / "b.usda"
     for p in (a, b):
         p.write_bytes((ROOT / "data" / "geared_pair.usda").read_bytes())
-    for args in (["sweep", a], ["sweep", a, b, "-j", "2"]):      # in process, then in the preloaded pool
+    for args in (["sweep", a], ["sweep", a, b, "-j", "2"]):  # in process, then in the preloaded pool
         r = cli(*args)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "CUDA" not in r.stderr, r.stderr
@@ -258,10 +268,12 @@ def test_a_cpu_sweep_prints_no_cuda_driver_warning(tmp_path):
 def test_the_sweep_pools_preload_loads_the_solver_module_and_no_other():
     """The forkserver's preload loads what its workers run (the float32 solver module) and not
     every registered Warp module: the collision module alone cost some 5 s of a cold main job."""
-    probe = ("import mimic_ext.fet022.preload, warp as wp\n"
-             "from mimic_ext.solver.kernels import kernels\n"
-             "print(bool(wp.get_module(kernels('float32').module).execs),"
-             " bool(wp.get_module('mimic_ext.solver.collision.kernels').execs))")
+    probe = (
+        "import mimic_ext.fet022.preload, warp as wp\n"
+        "from mimic_ext.solver.kernels import kernels\n"
+        "print(bool(wp.get_module(kernels('float32').module).execs),"
+        " bool(wp.get_module('mimic_ext.solver.collision.kernels').execs))"
+    )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False"], r.stdout + r.stderr
@@ -282,14 +294,14 @@ def test_a_cold_kernel_cache_is_detected_and_announced_once(tmp_path, monkeypatc
     from mimic_ext import cli as cli_module
     from mimic_ext import warp_runtime
 
-    assert cli_module.main(["sweep", str(ROOT / "data" / "geared_pair.usda")]) == 0   # compiles if it must
+    assert cli_module.main(["sweep", str(ROOT / "data" / "geared_pair.usda")]) == 0  # compiles if it must
     assert warp_runtime.solver_kernels_cached("cpu")
-    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))               # an empty cache
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))  # an empty cache
     assert not warp_runtime.solver_kernels_cached("cpu")
     monkeypatch.setattr(warp_runtime, "_announced", set())
     capsys.readouterr()
     assert warp_runtime.announce_cold_compile("cpu") is True
-    assert warp_runtime.announce_cold_compile("cpu") is False          # once per process
+    assert warp_runtime.announce_cold_compile("cpu") is False  # once per process
     assert capsys.readouterr().err.splitlines() == [warp_runtime.COLD_COMPILE_NOTE]
 
 
@@ -302,11 +314,11 @@ def test_the_cold_check_looks_at_the_solver_modules_themselves(tmp_path, monkeyp
     from mimic_ext import warp_runtime
     from mimic_ext.solver.kernels import kernels
 
-    assert cli_module.main(["sweep", str(ROOT / "data" / "geared_pair.usda")]) == 0   # compiles if it must
+    assert cli_module.main(["sweep", str(ROOT / "data" / "geared_pair.usda")]) == 0  # compiles if it must
     real = Path(wp.config.kernel_cache_dir)
     own = wp.get_module(kernels("float32").module).get_module_identifier(1)
     assert (real / own).is_dir()
-    for d in real.iterdir():                    # the same cache without the step module
+    for d in real.iterdir():  # the same cache without the step module
         if d.name != own:
             (tmp_path / d.name).symlink_to(d)
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
@@ -320,10 +332,12 @@ def test_the_cold_check_looks_at_the_solver_modules_themselves(tmp_path, monkeyp
     assert warp_runtime.solver_kernels_cached("cpu", contacts=True) == (tmp_path / contact).is_dir()
     if (tmp_path / contact).is_dir():
         (tmp_path / contact).unlink()
-    assert warp_runtime.announce_cold_compile("cpu", contacts=True) is True     # its own note, once
+    assert warp_runtime.announce_cold_compile("cpu", contacts=True) is True  # its own note, once
     assert warp_runtime.announce_cold_compile("cpu", contacts=True) is False
-    assert capsys.readouterr().err.splitlines() == [warp_runtime.COLD_COMPILE_NOTE,
-                                                    warp_runtime.COLD_COMPILE_NOTE_CONTACTS]
+    assert capsys.readouterr().err.splitlines() == [
+        warp_runtime.COLD_COMPILE_NOTE,
+        warp_runtime.COLD_COMPILE_NOTE_CONTACTS,
+    ]
 
 
 def test_set_shows_before_and_after_and_leaves_an_unchanged_file_alone(tmp_path, capsys):
@@ -339,8 +353,10 @@ def test_set_shows_before_and_after_and_leaves_an_unchanged_file_alone(tmp_path,
     assert stage_file.read_bytes() == before
     assert cli_module.main([*args, "--multiplier", "1.5", "--offset", "0.1"]) == 0
     captured = capsys.readouterr()
-    assert ("gear_follower PhysxMimicJointAPI:rotX: before gearing=-2 offset=-5.72958 (q = 2 x q_ref + 0.1); "
-            "after gearing=-1.5 offset=-5.72958 (q = 1.5 x q_ref + 0.1)") in captured.out
+    assert (
+        "gear_follower PhysxMimicJointAPI:rotX: before gearing=-2 offset=-5.72958 (q = 2 x q_ref + 0.1); "
+        "after gearing=-1.5 offset=-5.72958 (q = 1.5 x q_ref + 0.1)"
+    ) in captured.out
     assert captured.err == ""
     # x3 maps the leader's [-60, 60] deg to [-174, 186] deg, past the follower's [-120, 130]: written, with a warning
     assert cli_module.main([*args, "--multiplier", "3", "--offset", "0.1"]) == 0
@@ -373,8 +389,8 @@ def test_readme_set_examples_each_change_the_relation(tmp_path, capsys, monkeypa
 def _python_block_after(doc: Path, heading: str) -> str:
     text = doc.read_text()
     start = text.index(heading)
-    block = text[text.index("```python\n", start) + len("```python\n"):]
-    return block[:block.index("```")]
+    block = text[text.index("```python\n", start) + len("```python\n") :]
+    return block[: block.index("```")]
 
 
 @pytest.mark.slow
@@ -384,10 +400,10 @@ def test_python_api_authoring_example_runs_as_written(tmp_path, monkeypatch, cap
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/python_api.md", "exec"), {"__name__": "__doc_example__"})
     out = capsys.readouterr().out
-    assert "/Gripper/finger2 q = -1 x q_ref + 0" in out      # what the example says it prints
+    assert "/Gripper/finger2 q = -1 x q_ref + 0" in out  # what the example says it prints
     f1, f2 = map(float, re.search(r"finger1 ([-+.\d]+) m, finger2 ([-+.\d]+) m", out).groups())
-    assert f1 == pytest.approx(-0.03, abs=1e-3)   # the PD drive (2000 N/m, 100 N s/m) has settled after 2 s
-    assert f2 == pytest.approx(-f1, abs=1e-4)     # mirrored exactly; 1e-4 is the printed 4-decimal rounding
+    assert f1 == pytest.approx(-0.03, abs=1e-3)  # the PD drive (2000 N/m, 100 N s/m) has settled after 2 s
+    assert f2 == pytest.approx(-f1, abs=1e-4)  # mirrored exactly; 1e-4 is the printed 4-decimal rounding
     assert float(re.search(r"largest coupling force on finger2: ([\d.e+-]+) N", out).group(1)) > 0
     from mimic_ext.schema import open_stage, read_relations, validate
 

@@ -41,8 +41,11 @@ COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels"
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-            "PYTHONIOENCODING": "utf-8"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONIOENCODING": "utf-8",
+    }
 
 
 def _cap_memory() -> None:
@@ -70,9 +73,17 @@ def snapshot(folder: Path) -> dict[str, tuple]:
 
 def _run_subprocess(case, folder: Path) -> tuple[int | None, str, str]:
     try:
-        r = subprocess.run([sys.executable, "-m", "mimic_ext", *case.argv], cwd=folder, capture_output=True,
-                           text=True, encoding="utf-8", errors="replace", timeout=SUBPROCESS_TIMEOUT_S,
-                           env=_env(), preexec_fn=_cap_memory)
+        r = subprocess.run(
+            [sys.executable, "-m", "mimic_ext", *case.argv],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=SUBPROCESS_TIMEOUT_S,
+            env=_env(),
+            preexec_fn=_cap_memory,
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -97,11 +108,15 @@ def subprocess_results(tmp_path_factory):
 
 
 def _error_lines(stderr: str) -> list[str]:
-    return [ln for ln in stderr.splitlines()
-            if ln.strip() and not ln.startswith(COLD_COMPILE_NOTE) and not ln.startswith("mimic-ext: warning:")]
+    return [
+        ln
+        for ln in stderr.splitlines()
+        if ln.strip() and not ln.startswith(COLD_COMPILE_NOTE) and not ln.startswith("mimic-ext: warning:")
+    ]
 
 
 # ---------------------------------------------------------------- extra checks by name
+
 
 def symlink_kept_target_edited(folder: Path, out: str, before: dict) -> None:
     link = folder / "link.usda"
@@ -113,6 +128,7 @@ def symlink_kept_target_edited(folder: Path, out: str, before: dict) -> None:
 def json_written(folder: Path, out: str, before: dict) -> None:
     def no_nan(token):
         raise AssertionError(f"the JSON report holds {token}, which is not JSON")
+
     json.loads((folder / "out.json").read_text(), parse_constant=no_nan)
 
 
@@ -139,8 +155,17 @@ def newton_alone_says_2(folder: Path, out: str, before: dict) -> None:
     assert rels[0].multiplier == pytest.approx(2, rel=1e-6), rels
 
 
-CHECKS = {f.__name__: f for f in (symlink_kept_target_edited, json_written, stdout_is_json, stdout_has_json,
-                                  set_printed_before_after, newton_alone_says_2)}
+CHECKS = {
+    f.__name__: f
+    for f in (
+        symlink_kept_target_edited,
+        json_written,
+        stdout_is_json,
+        stdout_has_json,
+        set_printed_before_after,
+        newton_alone_says_2,
+    )
+}
 
 
 def judge(case, rc, out: str, err: str, before: dict, after: dict, folder: Path) -> None:
@@ -162,8 +187,9 @@ def judge(case, rc, out: str, err: str, before: dict, after: dict, folder: Path)
 
 
 #: the subprocess cases share one fixture that runs them all (about 12 s on two cores): slow
-_CASE_PARAMS = [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.run == corpus.SUBPROCESS else [])
-                for c in corpus.CASES]
+_CASE_PARAMS = [
+    pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.run == corpus.SUBPROCESS else []) for c in corpus.CASES
+]
 
 
 @pytest.mark.parametrize("case", _CASE_PARAMS)
@@ -179,7 +205,7 @@ def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
         capfd.readouterr()
         try:
             rc = cli.main(list(case.argv))
-        except SystemExit as exc:       # argparse's usage errors
+        except SystemExit as exc:  # argparse's usage errors
             rc = exc.code
         out, err = capfd.readouterr()
         after = snapshot(folder)
@@ -199,9 +225,16 @@ def test_every_case_names_its_section_and_a_known_owner():
 
 # ---------------------------------------------------------------- scenarios with real processes
 
+
 def _mimic(*args, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mimic_ext", *map(str, args)], cwd=cwd, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "mimic_ext", *map(str, args)],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 #: ``mimic-ext`` whose save waits half a second first, as a large stage or a slow disk would:
@@ -230,13 +263,21 @@ def test_concurrent_in_place_sets_on_one_file_both_land(tmp_path):
     stage_file.write_text((corpus.DATA / "chain3.usda").read_text())
 
     def slow_set(*args):
-        return subprocess.Popen([sys.executable, "-c", _SLOW_SAVE, "set", *map(str, args)], cwd=tmp_path,
-                                env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-c", _SLOW_SAVE, "set", *map(str, args)],
+            cwd=tmp_path,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     for round_ in range(2):
         b, c = 3 + round_, 5 + round_
-        procs = [slow_set(stage_file, "/Chain/Joints/joint_b", "--leader", "/Chain/Joints/joint_a", "--multiplier", b),
-                 slow_set(stage_file, "/Chain/Joints/joint_c", "--leader", "/Chain/Joints/joint_b", "--multiplier", c)]
+        procs = [
+            slow_set(stage_file, "/Chain/Joints/joint_b", "--leader", "/Chain/Joints/joint_a", "--multiplier", b),
+            slow_set(stage_file, "/Chain/Joints/joint_c", "--leader", "/Chain/Joints/joint_b", "--multiplier", c),
+        ]
         for p in procs:
             _, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
@@ -267,8 +308,9 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     stage_file = tmp_path / "g.usda"
     stage_file.write_text((corpus.DATA / "geared_pair.usda").read_text())
     original = stage_file.read_bytes()
-    writer = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(stage_file)], env=_env(),
-                              stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(stage_file)], env=_env(), stdout=subprocess.PIPE, text=True
+    )
     assert writer.stdout.readline().strip() == "writing"
     writer.send_signal(signal.SIGKILL)
     writer.wait(timeout=30)
@@ -277,13 +319,25 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     assert stage_file.read_bytes() == original
     from mimic_ext.atomic_write import TEMP_MARK, _host
 
-    live = tmp_path / f".g.usda{TEMP_MARK}{_host()}.{os.getpid()}.abcdefgh.usda"     # this process: alive
+    live = tmp_path / f".g.usda{TEMP_MARK}{_host()}.{os.getpid()}.abcdefgh.usda"  # this process: alive
     other_host = tmp_path / f".g.usda{TEMP_MARK}elsewhere.{writer.pid}.abcdefgh.usda"
     not_ours = tmp_path / ".g.usda.backup"
     for p in (live, other_host, not_ours):
         p.write_text("keep")
-    assert cli.main(["set", str(stage_file), "/Gears/Joints/gear_follower", "--leader", "/Gears/Joints/gear_leader",
-                     "--multiplier", "3"]) == 0
+    assert (
+        cli.main(
+            [
+                "set",
+                str(stage_file),
+                "/Gears/Joints/gear_follower",
+                "--leader",
+                "/Gears/Joints/gear_leader",
+                "--multiplier",
+                "3",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["g.usda", live.name, other_host.name, not_ours.name])
     assert b"gearing = -3" in stage_file.read_bytes()
 
@@ -297,14 +351,30 @@ def test_set_killed_at_any_moment_leaves_the_old_or_the_new_file(tmp_path):
     stage_file = tmp_path / "g.usda"
     stage_file.write_text((corpus.DATA / "geared_pair.usda").read_text())
     for delay in (0.3, 0.8, 1.3, 1.8):
-        p = _mimic("set", stage_file, "/Gears/Joints/gear_follower", "--leader", "/Gears/Joints/gear_leader",
-                   "--multiplier", 3, cwd=tmp_path)
+        p = _mimic(
+            "set",
+            stage_file,
+            "/Gears/Joints/gear_follower",
+            "--leader",
+            "/Gears/Joints/gear_leader",
+            "--multiplier",
+            3,
+            cwd=tmp_path,
+        )
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         p.communicate(timeout=30)
         (rel,) = read_relations(open_stage(stage_file).stage)
         assert rel.multiplier == pytest.approx(2, rel=1e-6) or rel.multiplier == pytest.approx(3, rel=1e-6)
-    p = _mimic("set", stage_file, "/Gears/Joints/gear_follower", "--leader", "/Gears/Joints/gear_leader",
-               "--multiplier", 4, cwd=tmp_path)
+    p = _mimic(
+        "set",
+        stage_file,
+        "/Gears/Joints/gear_follower",
+        "--leader",
+        "/Gears/Joints/gear_leader",
+        "--multiplier",
+        4,
+        cwd=tmp_path,
+    )
     assert p.wait(timeout=120) == 0
     assert sorted(x.name for x in tmp_path.iterdir()) == ["g.usda"]

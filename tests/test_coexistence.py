@@ -66,6 +66,7 @@ def assert_stage_work(result: dict) -> None:
 
 # ------------------------------------------------------------------ (a) the pip schema packages
 
+
 @pytest.mark.parametrize("order", ["packages-first", "mimic-first", "interleaved"])
 def test_pip_schema_packages_and_mimic_ext_in_any_order(order):
     result = run_probe("schemas", order)
@@ -96,6 +97,7 @@ def test_nothing_of_ours_declares_a_schema():
 
 # ------------------------------------------------------------------ (b) a Kit-like compiled PhysxSchema
 
+
 def write_kit_like_physx_schema(folder: Path, plugin_name: str) -> Path:
     """A resource plugin declaring what Kit's compiled PhysxSchema declares for the mimic API.
 
@@ -106,16 +108,30 @@ def write_kit_like_physx_schema(folder: Path, plugin_name: str) -> Path:
     """
     spec = importlib.util.find_spec("physx_usd_schemas")
     resources = Path(spec.origin).parent / "PhysxSchema" / "resources"
-    text = "\n".join(line for line in (resources / "plugInfo.json").read_text().splitlines()
-                     if not line.lstrip().startswith("#"))  # Plug allows comments, json does not
+    text = "\n".join(
+        line for line in (resources / "plugInfo.json").read_text().splitlines() if not line.lstrip().startswith("#")
+    )  # Plug allows comments, json does not
     real = json.loads(text)["Plugins"][0]
     mimic = dict(real["Info"]["Types"]["PhysxSchemaPhysxMimicJointAPI"])
     mimic.pop("schemaIdentifier", None)
     assert mimic["alias"] == {"UsdSchemaBase": "PhysxMimicJointAPI"}
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "plugInfo.json").write_text(json.dumps({"Plugins": [{
-        "Name": plugin_name, "Type": "resource", "Root": ".", "ResourcePath": ".",
-        "Info": {"Types": {"PhysxSchemaPhysxMimicJointAPI": mimic}}}]}, indent=2))
+    (folder / "plugInfo.json").write_text(
+        json.dumps(
+            {
+                "Plugins": [
+                    {
+                        "Name": plugin_name,
+                        "Type": "resource",
+                        "Root": ".",
+                        "ResourcePath": ".",
+                        "Info": {"Types": {"PhysxSchemaPhysxMimicJointAPI": mimic}},
+                    }
+                ]
+            },
+            indent=2,
+        )
+    )
     source = Sdf.Layer.OpenAsAnonymous(str(resources / "generatedSchema.usda"))
     layer = Sdf.Layer.CreateNew(str(folder / "generatedSchema.usda"))
     assert Sdf.CopySpec(source, "/PhysxMimicJointAPI", layer, "/PhysxMimicJointAPI")
@@ -123,10 +139,13 @@ def write_kit_like_physx_schema(folder: Path, plugin_name: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("plugin_name", [
-    "physxSchema",          # Kit's name: a second plugin of that name would be skipped by Plug
-    "kitPhysxSchema",       # another name: loading physx-usd-schemas too would raise at once
-])
+@pytest.mark.parametrize(
+    "plugin_name",
+    [
+        "physxSchema",  # Kit's name: a second plugin of that name would be skipped by Plug
+        "kitPhysxSchema",  # another name: loading physx-usd-schemas too would raise at once
+    ],
+)
 @pytest.mark.parametrize("order", ["kit-first", "kit-newton-first"])
 def test_kit_compiled_physx_schema_is_used_and_the_pip_one_never_loaded(order, plugin_name, tmp_path):
     plugin = write_kit_like_physx_schema(tmp_path / "physx_schema", plugin_name)
@@ -146,15 +165,17 @@ def test_kit_without_newtons_schema_says_only_what_is_true_there(tmp_path):
     result = run_probe("kit", str(plugin), str(STUBS), "kit-no-newton")
     err = result["_stderr"]
     assert "will not resolve" not in err and "pip install" not in err, err[-2000:]
-    assert "NewtonMimicAPI is not declared by any USD plugin in this Kit app (omni.usd.schema.newton is not " \
-           "loaded)" in err, err[-2000:]
-    assert result["has_api"][0] is True                      # PhysxMimicJointAPI resolves: Kit's plugin
+    assert (
+        "NewtonMimicAPI is not declared by any USD plugin in this Kit app (omni.usd.schema.newton is not loaded)" in err
+    ), err[-2000:]
+    assert result["has_api"][0] is True  # PhysxMimicJointAPI resolves: Kit's plugin
     assert result["sources"]["PhysxMimicJointAPI"][0] == "physxSchema" and "NewtonMimicAPI" not in result["sources"]
-    assert sorted(w[0] for w in result["written"]) == ["newton", "physx"]   # Newton's written by attribute name
+    assert sorted(w[0] for w in result["written"]) == ["newton", "physx"]  # Newton's written by attribute name
     assert result["physx_usd_schemas_imported"] is False
 
 
 # ------------------------------------------------------------------ (c) Newton and NVIDIA's converter
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("order", ["mimic-first", "mimic-last"])
@@ -182,8 +203,10 @@ def _converter_python() -> str:
     probe = subprocess.run([python, "-c", "import urdf_usd_converter"], capture_output=True, text=True, timeout=120)
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        pytest.skip(f"urdf-usd-converter cannot load under {python} ({last}); usd-core and usd-exchange both "
-                    "install pxr: set MIMIC_EXT_USD_EXCHANGE_PYTHON to an interpreter with usd-exchange's pxr")
+        pytest.skip(
+            f"urdf-usd-converter cannot load under {python} ({last}); usd-core and usd-exchange both "
+            "install pxr: set MIMIC_EXT_USD_EXCHANGE_PYTHON to an interpreter with usd-exchange's pxr"
+        )
     return python
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
+from solver_stages import StageBuilder
 
 from mimic_ext.solver import build_model
 from mimic_ext.solver.collision import build_collision
-from solver_stages import StageBuilder
 
 
 def cube(stage, path, size=0.25, t=(0, 0, 0)):
@@ -32,8 +32,13 @@ def tower():
     j1 = b.revolute("j1", b.base, l1, "X", pos0=(0, 0, 0.1))
     j2 = b.revolute("j2", l1, l2, "X", pos0=(0, 0, 0.1))
     ball = b.body("ball", pos=(0.1, 0, 0))
-    shapes = {"base": cube(b.stage, f"{b.base}/a"), "base2": cube(b.stage, f"{b.base}/b", t=(0.01, 0, 0)),
-              "l1": cube(b.stage, f"{l1}/c"), "l2": cube(b.stage, f"{l2}/c"), "l2b": cube(b.stage, f"{l2}/d", t=(0, 0.01, 0))}
+    shapes = {
+        "base": cube(b.stage, f"{b.base}/a"),
+        "base2": cube(b.stage, f"{b.base}/b", t=(0.01, 0, 0)),
+        "l1": cube(b.stage, f"{l1}/c"),
+        "l2": cube(b.stage, f"{l2}/c"),
+        "l2b": cube(b.stage, f"{l2}/d", t=(0, 0.01, 0)),
+    }
     s = UsdGeom.Sphere.Define(b.stage, f"{ball}/s")
     s.CreateRadiusAttr(0.05)
     UsdPhysics.CollisionAPI.Apply(s.GetPrim())
@@ -55,8 +60,18 @@ def names(pairs, shapes):
     return {frozenset(inv[p] for p in pair) for pair in pairs}
 
 
-ALL_BUT_NEIGHBOURS = {frozenset(p) for p in [("base", "l2"), ("base", "l2b"), ("base2", "l2"), ("base2", "l2b"),
-                                             ("base", "ball"), ("base2", "ball"), ("l1", "ball")]}
+ALL_BUT_NEIGHBOURS = {
+    frozenset(p)
+    for p in [
+        ("base", "l2"),
+        ("base", "l2b"),
+        ("base2", "l2"),
+        ("base2", "l2b"),
+        ("base", "ball"),
+        ("base2", "ball"),
+        ("l1", "ball"),
+    ]
+}
 
 
 @pytest.fixture(autouse=True)
@@ -85,6 +100,7 @@ def test_articulation_without_self_collision():
     root = b.stage.GetPrimAtPath(b.base)
     assert root.HasAPI(UsdPhysics.ArticulationRootAPI)
     from pxr import Sdf
+
     root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool).Set(False)
     # without PhysxArticulationAPI PhysX ignores the switch (tests/test_contact_fet022.py), and so do we
     with pytest.warns(UserWarning, match="PhysxArticulationAPI is not applied"):
@@ -99,8 +115,9 @@ def test_filtered_pairs_on_a_body_and_on_one_collider():
     b, shapes, p = tower()
     UsdPhysics.FilteredPairsAPI.Apply(b.stage.GetPrimAtPath(p["l2"])).CreateFilteredPairsRel().AddTarget(b.base)
     pairs, _ = touching(b.stage)
-    assert names(pairs, shapes) == ALL_BUT_NEIGHBOURS - {frozenset(p) for p in [("base", "l2"), ("base", "l2b"),
-                                                                                 ("base2", "l2"), ("base2", "l2b")]}
+    assert names(pairs, shapes) == ALL_BUT_NEIGHBOURS - {
+        frozenset(p) for p in [("base", "l2"), ("base", "l2b"), ("base2", "l2"), ("base2", "l2b")]
+    }
     b, shapes, p = tower()
     api = UsdPhysics.FilteredPairsAPI.Apply(b.stage.GetPrimAtPath(shapes["l2"]))
     api.CreateFilteredPairsRel().AddTarget(shapes["base"])
@@ -125,7 +142,7 @@ def _group(stage, name, members, filtered=(), invert=False, merge=None):
 
 def test_collision_groups_filter_invert_and_merge():
     b, shapes, p = tower()
-    _group(b.stage, "low", [b.base], filtered=["high"])            # a body path: all its colliders
+    _group(b.stage, "low", [b.base], filtered=["high"])  # a body path: all its colliders
     _group(b.stage, "high", [p["l2"]])
     pairs, _ = touching(b.stage)
     assert names(pairs, shapes) == {frozenset(x) for x in [("base", "ball"), ("base2", "ball"), ("l1", "ball")]}
@@ -148,6 +165,6 @@ def test_filtered_pairs_are_counted_not_collided():
     b, shapes, p = tower()
     _, cm = touching(b.stage)
     stats = cm.stats()[0]
-    assert stats[0] >= stats[1] + stats[2]          # candidates >= collided + filtered
+    assert stats[0] >= stats[1] + stats[2]  # candidates >= collided + filtered
     c = cm.contacts()
-    assert c.count[0] > 0 and np.all(c.frames[0, :c.count[0], 0] != c.frames[0, :c.count[0], 1])
+    assert c.count[0] > 0 and np.all(c.frames[0, : c.count[0], 0] != c.frames[0, : c.count[0], 1])

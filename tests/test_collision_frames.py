@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import warp as wp
 from pxr import Gf, UsdGeom, UsdPhysics, UsdShade
+from solver_stages import gripper
 
 from mimic_ext.solver import Solver, build_model
 from mimic_ext.solver.collision import build_collision, motion_frames
 from mimic_ext.solver.collision.pairs import pair_frames, pair_material, pair_rest
 from mimic_ext.solver.collision.wp_types import CollisionData, ContactBuffer
-from solver_stages import gripper
 
 FK = 2e-6
 
@@ -26,8 +26,11 @@ FK = 2e-6
 def gripper_with_colliders(num_envs):
     b, jl, jr = gripper(floating=True)
     st = b.stage
-    for body, size, t in (("/World/palm", (0.2, 0.05, 0.05), (0, 0, 0.0)), ("/World/left", (0.02, 0.02, 0.12), (0, 0, 0.06)),
-                          ("/World/right", (0.02, 0.02, 0.12), (0, 0, 0.06))):
+    for body, size, t in (
+        ("/World/palm", (0.2, 0.05, 0.05), (0, 0, 0.0)),
+        ("/World/left", (0.02, 0.02, 0.12), (0, 0, 0.06)),
+        ("/World/right", (0.02, 0.02, 0.12), (0, 0, 0.06)),
+    ):
         g = UsdGeom.Cube.Define(st, f"{body}/collider")
         g.CreateSizeAttr(1.0)
         g.AddTranslateOp().Set(Gf.Vec3d(*t))
@@ -52,9 +55,9 @@ def random_states(model, rng):
     n1 = len(model.joints)
     q[:, :n1] = rng.uniform(-0.8, 0.8, (model.num_envs, n1))
     base = n1
-    q[:, base:base + 3] += rng.uniform(-0.2, 0.2, (model.num_envs, 3))
+    q[:, base : base + 3] += rng.uniform(-0.2, 0.2, (model.num_envs, 3))
     quat = rng.normal(size=(model.num_envs, 4))
-    q[:, base + 3:base + 7] = quat / np.linalg.norm(quat, axis=1)[:, None]
+    q[:, base + 3 : base + 7] = quat / np.linalg.norm(quat, axis=1)[:, None]
     return q
 
 
@@ -71,7 +74,7 @@ def test_the_solver_kernels_frames_are_the_ones_colliders_are_stored_in():
     s_in, s_out, control = model.state(), model.state(), model.control()
     s_in.joint_q.assign(q.astype(np.float32))
     solver.step(s_in, s_out, control, 1.0 / 240.0)
-    R_k = solver._scratch.R.numpy()                 # the step's forward kinematics of s_in
+    R_k = solver._scratch.R.numpy()  # the step's forward kinematics of s_in
     p_k = solver._scratch.pos.numpy()
     for e in range(model.num_envs):
         R, p = motion_frames(model, s_in.joint_q.numpy()[e])
@@ -99,7 +102,7 @@ def test_environments_are_independent_and_deterministic():
     rng = np.random.default_rng(22)
     st, model = gripper_with_colliders(8)
     q = random_states(model, rng)
-    q[4:] = q[0]                                    # the last four repeat the first one's pose
+    q[4:] = q[0]  # the last four repeat the first one's pose
     cm = build_collision(st, model)
     cm.collide(*cm.frames(model, q))
     batch = cm.contacts()
@@ -123,7 +126,7 @@ def test_contacts_read_back_per_shape_pair():
     cm = build_collision(st, model, ground_plane=-0.2)
     q = model.state().joint_q.numpy()[0].copy()
     n1 = len(model.joints)
-    q[n1 + 2] = -0.19                               # palm lowered onto the ground (its half height 2.5 cm)
+    q[n1 + 2] = -0.19  # palm lowered onto the ground (its half height 2.5 cm)
     cm.collide(*cm.frames(model, q))
     c = cm.contacts()
     pairs = c.pairs(0)
@@ -137,8 +140,13 @@ def test_contacts_read_back_per_shape_pair():
 
 
 @wp.kernel
-def _pair_lookup(cd: CollisionData, out: ContactBuffer, frames: wp.array2d(dtype=wp.vec2i),
-                 mats: wp.array2d(dtype=wp.vec3), rests: wp.array2d(dtype=float)):
+def _pair_lookup(
+    cd: CollisionData,
+    out: ContactBuffer,
+    frames: wp.array2d(dtype=wp.vec2i),
+    mats: wp.array2d(dtype=wp.vec3),
+    rests: wp.array2d(dtype=float),
+):
     e, c = wp.tid()
     if c < out.count[e]:
         ab = out.shapes[e, c]
@@ -157,7 +165,8 @@ def test_kernel_side_pair_lookups_match_the_readout():
     api.CreateDynamicFrictionAttr(0.9)
     api.CreateRestitutionAttr(0.3)
     UsdShade.MaterialBindingAPI.Apply(st.GetPrimAtPath("/World/palm/collider")).Bind(
-        rubber, UsdShade.Tokens.weakerThanDescendants, "physics")
+        rubber, UsdShade.Tokens.weakerThanDescendants, "physics"
+    )
     cm = build_collision(st, model, ground_plane=-0.2)
     q = np.tile(model.state().joint_q.numpy()[0], (2, 1))
     q[:, len(model.joints) + 2] = -0.19
@@ -168,7 +177,7 @@ def test_kernel_side_pair_lookups_match_the_readout():
     mats = wp.zeros((N, C), dtype=wp.vec3)
     rests = wp.zeros((N, C), dtype=float)
     wp.launch(_pair_lookup, dim=(N, C), inputs=[cm.data, cm.buffer, frames, mats, rests])
-    assert any(np.allclose(m, [0.8, 0.7, 0.15]) for m in c.material[0, :c.count[0]])   # rubber with the default
+    assert any(np.allclose(m, [0.8, 0.7, 0.15]) for m in c.material[0, : c.count[0]])  # rubber with the default
     for e in range(N):
         k = c.count[e]
         assert k > 0

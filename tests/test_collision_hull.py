@@ -13,11 +13,11 @@ from mimic_ext.solver.collision.hull import FlatHullError, convex_hull
 
 
 def check_closed_convex(hull, points):
-    assert all(hull.contains(p, tol=1e-9) for p in points)          # every input point inside
+    assert all(hull.contains(p, tol=1e-9) for p in points)  # every input point inside
     for n, d, face in zip(hull.normals, hull.offsets, hull.faces):
-        np.testing.assert_allclose(hull.vertices[face] @ n, d, atol=1e-9)   # the face is planar
+        np.testing.assert_allclose(hull.vertices[face] @ n, d, atol=1e-9)  # the face is planar
     edges = {tuple(sorted((f[i], f[(i + 1) % len(f)]))) for f in hull.faces for i in range(len(f))}
-    assert len(hull.vertices) - len(edges) + len(hull.faces) == 2    # a closed polyhedron
+    assert len(hull.vertices) - len(edges) + len(hull.faces) == 2  # a closed polyhedron
 
 
 def test_box_with_interior_points_is_its_eight_corners_and_six_quads():
@@ -45,8 +45,14 @@ def test_round_point_cloud_and_the_vertex_limit():
     assert np.min(np.max(dirs @ cut.vertices.T, axis=1)) > 0.8
 
 
-@pytest.mark.parametrize("pts", [np.zeros((5, 3)), np.outer(np.arange(6), [1, 2, 3]),
-                                 np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 3, 0]], float)])
+@pytest.mark.parametrize(
+    "pts",
+    [
+        np.zeros((5, 3)),
+        np.outer(np.arange(6), [1, 2, 3]),
+        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 3, 0]], float),
+    ],
+)
 def test_flat_point_sets_are_refused(pts):
     with pytest.raises(FlatHullError):
         convex_hull(pts)

@@ -7,16 +7,14 @@ Tolerances: sizes and poses go through float32 USD attributes and Gf matrices; 1
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
+from solver_stages import StageBuilder
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.solver import build_model
 from mimic_ext.solver.collision import build_collision, read_colliders
-from solver_stages import StageBuilder
 
 TOL = 1e-6
 
@@ -31,7 +29,7 @@ def new_stage(mpu: float = 1.0, up: str = "Z", steps_per_second: float | None = 
     scene = UsdPhysics.Scene.Define(st, "/World/scene")
     scene.CreateGravityMagnitudeAttr(9.81 / mpu)
     if steps_per_second is not None:
-        scene.GetPrim().AddAppliedSchema("PhysxSceneAPI")      # PhysX reads its scene attributes only with it
+        scene.GetPrim().AddAppliedSchema("PhysxSceneAPI")  # PhysX reads its scene attributes only with it
         scene.GetPrim().CreateAttribute("physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt).Set(steps_per_second)
     return st
 
@@ -82,7 +80,7 @@ def by_path(spec):
 
 
 def test_every_geometry_kind_in_si_with_scale_baked_and_pose_in_its_body_frame():
-    st = new_stage(mpu=0.01)                               # centimetres
+    st = new_stage(mpu=0.01)  # centimetres
     xform(st, "/World/body", t=(100, 0, 50), rot_xyz=(0, 0, 90), scale=(2, 2, 2), body=True)
     geom(st, "/World/body/cube", "Cube", t=(5, 0, 0), scale=(1, 2, 3), size=10.0)
     geom(st, "/World/body/ball", "Sphere", radius=3.0)
@@ -93,16 +91,21 @@ def test_every_geometry_kind_in_si_with_scale_baked_and_pose_in_its_body_frame()
     with pytest.warns(UserWarning, match="/World/body: free body without mass properties; using 0.1 kg"):
         spec = read_colliders(st)
     s = by_path(spec)
-    assert {k: v.kind for k, v in s.items()} == {"/World/body/cube": "box", "/World/body/ball": "sphere",
-                                                  "/World/body/pill": "capsule", "/World/body/can": "cylinder",
-                                                  "/World/body/hull": "hull", "/World/floor": "plane"}
+    assert {k: v.kind for k, v in s.items()} == {
+        "/World/body/cube": "box",
+        "/World/body/ball": "sphere",
+        "/World/body/pill": "capsule",
+        "/World/body/can": "cylinder",
+        "/World/body/hull": "hull",
+        "/World/floor": "plane",
+    }
     # body scale 2 and the cube's own (1, 2, 3) on a 10 cm cube: half extents 10, 20, 30 cm
     np.testing.assert_allclose(s["/World/body/cube"].size, [0.1, 0.2, 0.3], rtol=TOL)
-    np.testing.assert_allclose(s["/World/body/cube"].pose[:3, 3], [0.1, 0, 0], atol=TOL)   # 5 cm x 2
+    np.testing.assert_allclose(s["/World/body/cube"].pose[:3, 3], [0.1, 0, 0], atol=TOL)  # 5 cm x 2
     assert s["/World/body/ball"].size[0] == pytest.approx(0.06, rel=TOL)
     pill = s["/World/body/pill"]
-    np.testing.assert_allclose(pill.size[:2], [0.04, 0.1], rtol=TOL)                 # r 2 cm, half 5 cm, x2
-    np.testing.assert_allclose(pill.pose[:3, 2], [1, 0, 0], atol=TOL)                # its axis: body x
+    np.testing.assert_allclose(pill.size[:2], [0.04, 0.1], rtol=TOL)  # r 2 cm, half 5 cm, x2
+    np.testing.assert_allclose(pill.pose[:3, 2], [1, 0, 0], atol=TOL)  # its axis: body x
     np.testing.assert_allclose(pill.pose[:3, 3], [0, 0.08, 0], atol=TOL)
     can = s["/World/body/can"]
     np.testing.assert_allclose(can.size[:2], [0.02, 0.04], rtol=TOL)
@@ -148,7 +151,7 @@ def test_shapes_agree_with_openusds_physics_parser():
             assert str(d.rigidBody) == s.body
             np.testing.assert_allclose(s.pose[:3, 3], np.array(d.localPos) * mpu, atol=TOL)
             q = d.localRot
-            R = np.array(Gf.Matrix3d(Gf.Rotation(q)).GetTranspose())     # Gf is row-vector
+            R = np.array(Gf.Matrix3d(Gf.Rotation(q)).GetTranspose())  # Gf is row-vector
             if s.kind == "box":
                 np.testing.assert_allclose(s.pose[:3, :3], R, atol=TOL)
                 np.testing.assert_allclose(s.size, np.array(d.halfExtents) * mpu, rtol=TOL)
@@ -203,26 +206,29 @@ def test_physx_scene_and_hull_attributes_count_only_where_their_api_is_applied()
     """As for the offsets, materials and bounce threshold (measured on ovphysx): an attribute of
     a PhysX API that is not applied is ignored, with a note naming the prim and the fix."""
     st = new_stage(mpu=0.01)
-    st.GetPrimAtPath("/World/scene").CreateAttribute("physxScene:timeStepsPerSecond",
-                                                     Sdf.ValueTypeNames.UInt).Set(120)
+    st.GetPrimAtPath("/World/scene").CreateAttribute("physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt).Set(120)
     xform(st, "/World/b", body=True)
     rng = np.random.default_rng(0)
     sphere_pts = rng.normal(size=(300, 3))
     sphere_pts /= np.linalg.norm(sphere_pts, axis=1)[:, None]
     m = cube_mesh(st, "/World/b/round", half=(0.5, 0.5, 0.5), extra_points=[tuple(p) for p in sphere_pts])
     m.CreateAttribute("physxConvexHullCollision:hullVertexLimit", Sdf.ValueTypeNames.Int).Set(16)
-    geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)     # 40 x 40 x 4 cm
+    geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)  # 40 x 40 x 4 cm
     with pytest.warns(UserWarning):
         spec = read_colliders(st)
     s = by_path(spec)
-    assert len(s["/World/b/round"].hull.vertices) == 64          # the default limit, not 16
+    assert len(s["/World/b/round"].hull.vertices) == 64  # the default limit, not 16
     # the offset's dt term at the default 60 steps per second: 2 (1/60)^2 9.81 = 5.45 mm
-    assert s["/World/b/auto"].contact_offset == pytest.approx(2 * 9.81 / 60 ** 2, rel=1e-5)
+    assert s["/World/b/auto"].contact_offset == pytest.approx(2 * 9.81 / 60**2, rel=1e-5)
     notes = "\n".join(spec.warnings)
-    assert ("/World/scene: physxScene:timeStepsPerSecond = 120 is authored but PhysxSceneAPI is not applied, "
-            "so PhysX ignores it (60 steps per second)") in notes
-    assert ("/World/b/round: physxConvexHullCollision:hullVertexLimit = 16 is authored but "
-            "PhysxConvexHullCollisionAPI is not applied") in notes
+    assert (
+        "/World/scene: physxScene:timeStepsPerSecond = 120 is authored but PhysxSceneAPI is not applied, "
+        "so PhysX ignores it (60 steps per second)"
+    ) in notes
+    assert (
+        "/World/b/round: physxConvexHullCollision:hullVertexLimit = 16 is authored but "
+        "PhysxConvexHullCollisionAPI is not applied"
+    ) in notes
 
 
 def test_disabled_colliders_and_unsupported_geometry_are_left_out():
@@ -242,8 +248,8 @@ def test_non_uniform_scale_on_a_sphere_or_across_a_capsule_warns_and_takes_the_l
     st = new_stage()
     xform(st, "/World/b", body=True)
     geom(st, "/World/b/egg", "Sphere", scale=(1, 1, 3), radius=0.1)
-    geom(st, "/World/b/flat_pill", "Capsule", scale=(1, 2, 5), radius=0.1, height=0.2)   # axis Z
-    geom(st, "/World/b/long_pill", "Capsule", scale=(1, 1, 5), radius=0.1, height=0.2)   # along its axis: fine
+    geom(st, "/World/b/flat_pill", "Capsule", scale=(1, 2, 5), radius=0.1, height=0.2)  # axis Z
+    geom(st, "/World/b/long_pill", "Capsule", scale=(1, 1, 5), radius=0.1, height=0.2)  # along its axis: fine
     with pytest.warns(UserWarning):
         spec = read_colliders(st)
     s = by_path(spec)
@@ -259,13 +265,13 @@ def test_contact_and_rest_offsets_authored_defaulted_and_from_newton():
     st = new_stage(mpu=0.01, steps_per_second=120)
     xform(st, "/World/b", body=True)
     a = geom(st, "/World/b/authored", "Cube", size=10.0)
-    a.GetPrim().AddAppliedSchema("PhysxCollisionAPI")       # PhysX reads the offsets only with their API
+    a.GetPrim().AddAppliedSchema("PhysxCollisionAPI")  # PhysX reads the offsets only with their API
     a.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(2.0)
     a.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(0.5)
-    loose = geom(st, "/World/b/unapplied", "Cube", size=10.0)   # the same values without the API
+    loose = geom(st, "/World/b/unapplied", "Cube", size=10.0)  # the same values without the API
     loose.CreateAttribute("physxCollision:contactOffset", Sdf.ValueTypeNames.Float).Set(2.0)
     loose.CreateAttribute("physxCollision:restOffset", Sdf.ValueTypeNames.Float).Set(0.5)
-    geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)     # 40 x 40 x 4 cm
+    geom(st, "/World/b/auto", "Cube", scale=(1, 1, 0.1), size=40.0)  # 40 x 40 x 4 cm
     n = geom(st, "/World/b/newton", "Sphere", radius=1.0)
     n.CreateAttribute("newton:contactMargin", Sdf.ValueTypeNames.Float).Set(0.2)
     n.CreateAttribute("newton:contactGap", Sdf.ValueTypeNames.Float).Set(1.0)
@@ -276,20 +282,22 @@ def test_contact_and_rest_offsets_authored_defaulted_and_from_newton():
     with pytest.warns(UserWarning) as seen:
         s = by_path(read_colliders(st))
     notes = " ".join(str(w.message) for w in seen)
-    assert "/World/b/unapplied: physxCollision:contactOffset = 2.0 is authored but PhysxCollisionAPI is not " \
-           "applied" in notes
+    assert (
+        "/World/b/unapplied: physxCollision:contactOffset = 2.0 is authored but PhysxCollisionAPI is not "
+        "applied" in notes
+    )
     assert "/World/b/bad: contact offset 0.001 m is not above the rest offset 0.003 m" in notes
     assert (s["/World/b/authored"].contact_offset, s["/World/b/authored"].rest_offset) == pytest.approx((0.02, 0.005))
     # omni.physx for -inf: max(2 dt^2 max(g, 1), 0.02 * smallest extent): 2 (1/120)^2 9.81 = 1.36 mm
     # against 0.02 * 4 cm = 0.8 mm
     auto = s["/World/b/auto"]
     assert auto.rest_offset == 0.0
-    assert auto.contact_offset == pytest.approx(2 * 9.81 / 120 ** 2, rel=1e-5)
+    assert auto.contact_offset == pytest.approx(2 * 9.81 / 120**2, rel=1e-5)
     assert (s["/World/b/newton"].rest_offset, s["/World/b/newton"].contact_offset) == pytest.approx((0.002, 0.012))
     # without PhysxCollisionAPI the authored offsets do not count: the defaults (as above; for this
     # 10 cm cube 0.02 * 10 cm = 2 mm wins over 1.36 mm)
     assert s["/World/b/unapplied"].rest_offset == 0.0
-    assert s["/World/b/unapplied"].contact_offset == pytest.approx(max(2 * 9.81 / 120 ** 2, 0.02 * 0.1), rel=1e-5)
+    assert s["/World/b/unapplied"].contact_offset == pytest.approx(max(2 * 9.81 / 120**2, 0.02 * 0.1), rel=1e-5)
     # a rest offset not below the contact offset: PhysX keeps none (the shape rests at 0, measured on
     # ovphysx: tests/test_contact_restitution.py), and the contact offset stays as authored
     assert (s["/World/b/bad"].contact_offset, s["/World/b/bad"].rest_offset) == pytest.approx((0.001, 0.0))
@@ -302,7 +310,7 @@ def _material(st, path, static, dynamic, restitution, mode=None):
     api.CreateDynamicFrictionAttr(dynamic)
     api.CreateRestitutionAttr(restitution)
     if mode:
-        m.GetPrim().AddAppliedSchema("PhysxMaterialAPI")       # PhysX reads the mode only with its API
+        m.GetPrim().AddAppliedSchema("PhysxMaterialAPI")  # PhysX reads the mode only with its API
         m.GetPrim().CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set(mode)
     return m
 
@@ -334,7 +342,7 @@ def test_materials_bound_on_the_collider_then_the_body_then_the_scene():
     xform(st2, "/World/b", body=True)
     geom(st2, "/World/b/plain", "Sphere")
     m = read_colliders(st2).shapes[0].material
-    assert (m.static_friction, m.dynamic_friction, m.restitution, m.path) == (0.5, 0.5, 0.0, None)   # PhysX default
+    assert (m.static_friction, m.dynamic_friction, m.restitution, m.path) == (0.5, 0.5, 0.0, None)  # PhysX default
 
 
 def test_pair_materials_combine_as_physx_does():
@@ -354,11 +362,13 @@ def test_pair_materials_combine_as_physx_does():
     cm.collide(*cm.frames(model))
     c = cm.contacts()
     assert c.count[0] == 4
-    np.testing.assert_allclose(c.material[0, 0], [0.5, 0.3, 0.2], atol=1e-7)   # averages
+    np.testing.assert_allclose(c.material[0, 0], [0.5, 0.3, 0.2], atol=1e-7)  # averages
     # a mode authored without PhysxMaterialAPI: PhysX ignores it (averages), so does the reader, and says so
     b.GetPrim().CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set("min")
-    with pytest.warns(UserWarning, match="/World/b: physxMaterial:frictionCombineMode = 'min' is authored but "
-                                         "PhysxMaterialAPI is not applied"):
+    with pytest.warns(
+        UserWarning,
+        match="/World/b: physxMaterial:frictionCombineMode = 'min' is authored but PhysxMaterialAPI is not applied",
+    ):
         cm = build_collision(st, model)
     cm.collide(*cm.frames(model))
     np.testing.assert_allclose(cm.contacts().material[0, 0], [0.5, 0.3, 0.2], atol=1e-7)
@@ -409,9 +419,9 @@ def test_free_kinematic_and_articulated_bodies():
     np.testing.assert_allclose(fb.pose[:3, 3], [0.3, 0, 0.05], atol=TOL)
     s = by_path(spec)
     assert not s[f"{arm}/shape"].static and not s[f"{box}/shape"].static
-    assert s[f"{b.base}/shape"].static                 # welded to the world
-    assert s["/World/conveyor/shape"].static           # kinematic: static at its pose for contacts
-    assert cm.layout.names == [arm, box]               # the model's link, then the free body
+    assert s[f"{b.base}/shape"].static  # welded to the world
+    assert s["/World/conveyor/shape"].static  # kinematic: static at its pose for contacts
+    assert cm.layout.names == [arm, box]  # the model's link, then the free body
 
 
 @pytest.mark.parametrize("up, axis", [("Z", 2), ("Y", 1)])

@@ -16,9 +16,9 @@ from pxr import UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.schema.stage_io import open_stage  # noqa: E402
-from mimic_ext.solver import build_model  # noqa: E402
+from mimic_ext.fet022 import run
+from mimic_ext.schema.stage_io import open_stage
+from mimic_ext.solver import build_model
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "robotiq_style_linkage.usda"
 
@@ -42,7 +42,7 @@ def test_a_gripper_with_colliders_sweeps_as_without_them_when_its_fingers_are_fi
     for prim in bare.Traverse():
         if prim.HasAPI(UsdPhysics.CollisionAPI):
             UsdPhysics.CollisionAPI(prim).CreateCollisionEnabledAttr(False)
-    assert build_model(bare, fix_base=True).collision is None          # the plain solver
+    assert build_model(bare, fix_base=True).collision is None  # the plain solver
     without = run(bare, engine="warp")
     assert with_colliders.status == without.status == "pass"
     assert _statuses(with_colliders) == _statuses(without)
@@ -52,7 +52,7 @@ def test_self_collision_on_makes_the_fingers_meet_and_the_sweep_fail():
     st = _stage()
     root = next(p for p in st.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
     root.GetAttribute("physxArticulation:enabledSelfCollisions").Set(True)
-    assert build_model(st, fix_base=True).kernels.contacts      # now the links can touch
+    assert build_model(st, fix_base=True).kernels.contacts  # now the links can touch
     result = run(st, engine="warp")
     assert result.status == "fail"
     assert all(status == "fail" for _, status in _statuses(result))
@@ -72,8 +72,9 @@ def test_self_collision_off_without_its_api_does_not_count():
     """As on PhysX (next test): the switch off without PhysxArticulationAPI leaves self-collision
     on, so the fingers meet and the sweep fails, and the reader says why."""
     st = _without_articulation_api()
-    with pytest.warns(UserWarning, match="enabledSelfCollisions = False is authored but PhysxArticulationAPI "
-                                         "is not applied"):
+    with pytest.warns(
+        UserWarning, match="enabledSelfCollisions = False is authored but PhysxArticulationAPI is not applied"
+    ):
         assert build_model(st, fix_base=True).kernels.contacts
     result = run(st, engine="warp")
     assert result.status == "fail"
@@ -83,8 +84,8 @@ def test_self_collision_off_without_its_api_does_not_count():
 def test_self_collision_off_without_its_api_fails_on_physx_too():
     pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
     result = run(_without_articulation_api(), engine="physx")
-    assert result.status == "fail"            # measured: every follower fails, as ours
-    assert run(_stage(), engine="physx").status == "pass"       # with the API the fingers are filtered
+    assert result.status == "fail"  # measured: every follower fails, as ours
+    assert run(_stage(), engine="physx").status == "pass"  # with the API the fingers are filtered
 
 
 def test_the_hosts_pair_count_is_the_kernels_filter():
@@ -97,8 +98,11 @@ def test_the_hosts_pair_count_is_the_kernels_filter():
     on = _stage()
     root = next(p for p in on.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI))
     root.GetAttribute("physxArticulation:enabledSelfCollisions").Set(True)
-    cases = [build_model(on, fix_base=True), build_model(_stage(), fix_base=True, ground_plane=0.0),
-             build_model(on, fix_base=True, ground_plane=-1.0)]
+    cases = [
+        build_model(on, fix_base=True),
+        build_model(_stage(), fix_base=True, ground_plane=0.0),
+        build_model(on, fix_base=True, ground_plane=-1.0),
+    ]
     for model in cases:
         cm = model.collision
         n = len(cm.shape_paths)

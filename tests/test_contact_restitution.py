@@ -18,6 +18,7 @@ early (``test_a_fast_impact_...``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -32,15 +33,23 @@ from mimic_ext.solver.collision.pipeline import combine_materials
 from mimic_ext.solver.collision.shapes import COMBINE_MODES, MaterialSpec
 
 G = 9.81
-R = 0.05                # m: the sphere's radius
+R = 0.05  # m: the sphere's radius
 FPS = 600
 #: m: the drop heights (of the sphere's bottom above the plane), spread over one step's travel
 #: at impact (5.3 mm at 600 Hz), so the surfaces meet at different fractions of a step
 HEIGHTS = (0.5, 0.504, 0.508, 0.512)
 
 
-def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: str | None = None,
-               threshold: float | None = None, fps: int = FPS, mpu: float = 1.0, box: bool = False) -> Usd.Stage:
+def drop_stage(
+    h: float,
+    e_ball: float = 0.5,
+    e_ground: float = 0.5,
+    mode_ball: str | None = None,
+    threshold: float | None = None,
+    fps: int = FPS,
+    mpu: float = 1.0,
+    box: bool = False,
+) -> Usd.Stage:
     """A sphere of radius R (or a cube of edge 2 R, a face down) whose bottom is h above a static
     plane; restitution e_ball on its material (``physxMaterial:restitutionCombineMode`` mode_ball),
     e_ground on the plane's; ``physxScene:bounceThreshold`` when given (stage units per second)."""
@@ -48,7 +57,7 @@ def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: 
     UsdGeom.SetStageUpAxis(st, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(st, mpu)
     UsdPhysics.SetStageKilogramsPerUnit(st, 1.0)
-    u = 1.0 / mpu                                   # stage units per metre
+    u = 1.0 / mpu  # stage units per metre
     UsdGeom.Xform.Define(st, "/World")
     scene = UsdPhysics.Scene.Define(st, "/World/physicsScene")
     scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
@@ -74,7 +83,8 @@ def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: 
     ground.CreateAxisAttr("Z")
     UsdPhysics.CollisionAPI.Apply(ground.GetPrim())
     UsdShade.MaterialBindingAPI.Apply(ground.GetPrim()).Bind(
-        material("/World/groundMaterial", e_ground, None), UsdShade.Tokens.weakerThanDescendants, "physics")
+        material("/World/groundMaterial", e_ground, None), UsdShade.Tokens.weakerThanDescendants, "physics"
+    )
     if box:
         ball = UsdGeom.Cube.Define(st, "/World/ball")
         ball.CreateSizeAttr(2 * R * u)
@@ -90,8 +100,9 @@ def drop_stage(h: float, e_ball: float = 0.5, e_ground: float = 0.5, mode_ball: 
     mass = UsdPhysics.MassAPI.Apply(p)
     mass.CreateMassAttr(1.0)
     mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*((2 / 3 if box else 0.4) * R * R * u * u,) * 3))
-    UsdShade.MaterialBindingAPI.Apply(p).Bind(material("/World/ballMaterial", e_ball, mode_ball),
-                                             UsdShade.Tokens.weakerThanDescendants, "physics")
+    UsdShade.MaterialBindingAPI.Apply(p).Bind(
+        material("/World/ballMaterial", e_ball, mode_ball), UsdShade.Tokens.weakerThanDescendants, "physics"
+    )
     return st
 
 
@@ -106,7 +117,7 @@ def ours(st: Usd.Stage, seconds: float, fps: int = FPS) -> tuple[np.ndarray, np.
     for _ in range(int(round(seconds * fps))):
         solver.step(a, b, c, 1.0 / fps)
         a, b = b, a
-        q, u = a.joint_q.numpy()[0], a.joint_qd.numpy()[0]   # floating link: position, quaternion; w, v
+        q, u = a.joint_q.numpy()[0], a.joint_qd.numpy()[0]  # floating link: position, quaternion; w, v
         z.append(float(q[2]) - R)
         vz.append(float(u[5]))
     return np.array(z), np.array(vz)
@@ -122,11 +133,13 @@ def physx(st: Usd.Stage, seconds: float, fps: int = FPS) -> tuple[np.ndarray, np
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            pose = session.physx.create_tensor_binding(prim_paths=["/World/ball"],
-                                                       tensor_type=TensorType.RIGID_BODY_POSE)
-            vel = session.physx.create_tensor_binding(prim_paths=["/World/ball"],
-                                                      tensor_type=TensorType.RIGID_BODY_VELOCITY)
-            session._bindings += [pose, vel]            # destroyed by close()
+            pose = session.physx.create_tensor_binding(
+                prim_paths=["/World/ball"], tensor_type=TensorType.RIGID_BODY_POSE
+            )
+            vel = session.physx.create_tensor_binding(
+                prim_paths=["/World/ball"], tensor_type=TensorType.RIGID_BODY_VELOCITY
+            )
+            session._bindings += [pose, vel]  # destroyed by close()
             P, V = np.zeros(pose.shape, np.float32), np.zeros(vel.shape, np.float32)
             z, vz = [], []
             for _ in range(int(round(seconds * fps))):
@@ -149,14 +162,20 @@ def bounce(z: np.ndarray, vz: np.ndarray) -> tuple[float, float, float]:
     return float(-vz[:k].min()), float(vz[k]), float(z[k:].max())
 
 
+def _rebound(b: tuple[float, float, float]) -> float:
+    """Rebound over impact speed, from ``bounce``'s triple."""
+    return b[1] / b[0]
+
+
 # ---- ours ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("h", HEIGHTS)
 def test_drop_rebounds_at_e_times_its_impact_speed_to_e_squared_h(h):
     e = 0.5
     z, vz = ours(drop_stage(h, e, e), 0.65)
     v_in, v_out, apex = bounce(z, vz)
-    assert z.min() > -1e-5          # m: never sinks (the landing's overlap is the rows' 1e-3 compliance; measured 5e-6)
+    assert z.min() > -1e-5  # m: never sinks (the landing's overlap is the rows' 1e-3 compliance; measured 5e-6)
     # the rebound speed is e times the speed it came in with; 1%: the rows' compliance takes 1e-3 of
     # the impulse (1 + e) m v (measured ratios 0.4985-0.4994)
     assert v_out == pytest.approx(e * v_in, rel=0.01)
@@ -181,20 +200,20 @@ def test_a_fast_impact_is_found_before_it_overlaps_with_default_offsets(h):
     popping (out to the offsets only, it sank up to 2.1 mm and the erp push-out popped it 5.7 mm
     up), and e = 0.5 still rebounds at e times its impact speed."""
     z, vz = ours(default_offsets(drop_stage(h, 0.0, 0.0)), 0.4)
-    assert z.min() > -1e-5                      # m: never sinks, as with a 1 cm offset (measured 5e-6)
-    assert vz.max() < 2e-3                      # m/s: no pop, the bound of test_no_restitution_no_bounce
+    assert z.min() > -1e-5  # m: never sinks, as with a 1 cm offset (measured 5e-6)
+    assert vz.max() < 2e-3  # m/s: no pop, the bound of test_no_restitution_no_bounce
     z, vz = ours(default_offsets(drop_stage(h, 0.5, 0.5)), 0.65)
     v_in, v_out, apex = bounce(z, vz)
-    assert z.min() > -1e-5                      # m (measured 1e-6 to 5e-6)
-    assert v_out == pytest.approx(0.5 * v_in, rel=0.01)      # 1%, as in the drop test above
+    assert z.min() > -1e-5  # m (measured 1e-6 to 5e-6)
+    assert v_out == pytest.approx(0.5 * v_in, rel=0.01)  # 1%, as in the drop test above
 
 
 def test_no_restitution_no_bounce():
     """e = 0 (PhysX's default material): the sphere lands and stays, at every phase of the step."""
     for h in HEIGHTS:
         z, vz = ours(drop_stage(h, 0.0, 0.0), 0.4)
-        assert z.min() > -1e-5                   # m: never sinks (measured 5e-6)
-        assert z[-int(0.05 * FPS):].max() < 1e-5  # m: no rebound: at rest on the plane (measured 1e-7 below it)
+        assert z.min() > -1e-5  # m: never sinks (measured 5e-6)
+        assert z[-int(0.05 * FPS) :].max() < 1e-5  # m: no rebound: at rest on the plane (measured 1e-7 below it)
         # m/s: it never moves up faster than erp pushing out the landing's overlap (< 1e-5 m), erp 1e-5 / dt
         # = 1.8e-3 (measured 6.7e-4 to 8.8e-4)
         assert vz.max() < 2e-3
@@ -206,15 +225,15 @@ def test_impacts_slower_than_the_bounce_threshold_do_not_bounce():
     (metersPerUnit 0.01), read once at the boundary as m/s."""
     h, e = 0.02, 0.5
     z, vz = ours(drop_stage(h, e, e, threshold=1.0), 0.2)
-    assert vz.max() < 2e-3 and z[-10:].max() < 1e-5     # no bounce, bounds as above (measured 1.6e-4 m/s, -1e-7 m)
+    assert vz.max() < 2e-3 and z[-10:].max() < 1e-5  # no bounce, bounds as above (measured 1.6e-4 m/s, -1e-7 m)
     z, vz = ours(drop_stage(h, e, e, threshold=0.5), 0.2)
     v_in, v_out, apex = bounce(z, vz)
-    assert v_in < 1.0 and v_out == pytest.approx(e * v_in, rel=0.01)    # as in the drop test above
+    assert v_in < 1.0 and v_out == pytest.approx(e * v_in, rel=0.01)  # as in the drop test above
     cm = drop_stage(h, e, e, threshold=100.0, mpu=0.01)
-    assert read_colliders(cm).bounce_threshold == pytest.approx(1.0, rel=1e-7)    # 100 cm/s = 1 m/s
+    assert read_colliders(cm).bounce_threshold == pytest.approx(1.0, rel=1e-7)  # 100 cm/s = 1 m/s
     z, vz = ours(cm, 0.2)
-    assert vz.max() < 2e-3                               # 1 m/s on the centimetre stage: no bounce (as above)
-    assert read_colliders(drop_stage(h)).bounce_threshold == 0.0   # unauthored: PhysxSchema's fallback, 0
+    assert vz.max() < 2e-3  # 1 m/s on the centimetre stage: no bounce (as above)
+    assert read_colliders(drop_stage(h)).bounce_threshold == 0.0  # unauthored: PhysxSchema's fallback, 0
 
 
 def test_a_contact_that_does_not_bounce_steps_as_without_restitution():
@@ -234,20 +253,20 @@ def test_a_bad_bounce_threshold_names_the_scene_and_attribute(bad):
 def test_restitution_combines_as_physx_does():
     """PxCombineMode on restitution: average unless a material asks for min, multiply or max;
     of two different modes the later in average < min < multiply < max wins."""
-    a = MaterialSpec(restitution=0.8, restitution_mode="average")
     b = MaterialSpec(restitution=0.2, restitution_mode="average")
     expect = {"average": 0.5, "min": 0.2, "multiply": 0.16, "max": 0.8}
     for mode in COMBINE_MODES:
         a2 = MaterialSpec(restitution=0.8, restitution_mode=mode)
         assert combine_materials(a2, b)[2] == pytest.approx(expect[mode], abs=1e-12)
-        assert combine_materials(b, a2)[2] == pytest.approx(expect[mode], abs=1e-12)   # symmetric
-    for lo, hi in zip(COMBINE_MODES, COMBINE_MODES[1:]):
+        assert combine_materials(b, a2)[2] == pytest.approx(expect[mode], abs=1e-12)  # symmetric
+    for lo, hi in itertools.pairwise(COMBINE_MODES):
         x = MaterialSpec(restitution=0.8, restitution_mode=lo)
         y = MaterialSpec(restitution=0.2, restitution_mode=hi)
         assert combine_materials(x, y)[2] == pytest.approx(expect[hi], abs=1e-12)
 
 
 # ---- against real PhysX ----------------------------------------------------------------------------
+
 
 def _require_physx():
     pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
@@ -280,10 +299,10 @@ def test_box_dropped_flat_bounces_on_its_four_corners_as_on_physx():
     z, vz = ours(st, 0.65)
     v_in, v_out, apex = bounce(z, vz)
     p_in, p_out, p_apex = bounce(*physx(st, 0.65))
-    assert z.min() > -1e-5                                  # m: never sinks (as the sphere; measured 5e-6)
-    assert v_out == pytest.approx(e * v_in, rel=0.01)       # as the sphere (measured 0.4994)
-    assert abs(apex - e * e * h) < e * v_in / FPS           # as the sphere (measured +0.3 mm)
-    assert abs(apex - p_apex) < v_in / FPS                  # as the sphere (measured 2.2 mm; PhysX 0.1230 m)
+    assert z.min() > -1e-5  # m: never sinks (as the sphere; measured 5e-6)
+    assert v_out == pytest.approx(e * v_in, rel=0.01)  # as the sphere (measured 0.4994)
+    assert abs(apex - e * e * h) < e * v_in / FPS  # as the sphere (measured +0.3 mm)
+    assert abs(apex - p_apex) < v_in / FPS  # as the sphere (measured 2.2 mm; PhysX 0.1230 m)
 
 
 @pytest.mark.parametrize("mode,e_pair", [("average", 0.5), ("min", 0.2), ("multiply", 0.16), ("max", 0.8)])
@@ -294,8 +313,8 @@ def test_combine_modes_bounce_as_on_physx(mode, e_pair):
     st = drop_stage(0.2, 0.8, 0.2, mode_ball=mode)
     v_in, v_out, _ = bounce(*ours(st, 0.5))
     p_in, p_out, _ = bounce(*physx(st, 0.5))
-    assert v_out / v_in == pytest.approx(e_pair, rel=0.01)      # ours: as in the drop test above
-    assert p_out / p_in == pytest.approx(e_pair, rel=0.02)      # PhysX, 2% as above (measured to 1e-6)
+    assert v_out / v_in == pytest.approx(e_pair, rel=0.01)  # ours: as in the drop test above
+    assert p_out / p_in == pytest.approx(e_pair, rel=0.02)  # PhysX, 2% as above (measured to 1e-6)
 
 
 def test_a_combine_mode_without_its_api_is_ignored_as_on_physx():
@@ -310,8 +329,8 @@ def test_a_combine_mode_without_its_api_is_ignored_as_on_physx():
         build_model(st)
     v_in, v_out, _ = bounce(*ours(st, 0.5))
     p_in, p_out, _ = bounce(*physx(st, 0.5))
-    assert v_out / v_in == pytest.approx(0.5, rel=0.01)     # ours: as in the drop test above
-    assert p_out / p_in == pytest.approx(0.5, rel=0.02)     # PhysX, 2% as above
+    assert v_out / v_in == pytest.approx(0.5, rel=0.01)  # ours: as in the drop test above
+    assert p_out / p_in == pytest.approx(0.5, rel=0.02)  # PhysX, 2% as above
 
 
 def test_a_fast_impact_with_default_offsets_lands_as_on_physx():
@@ -319,8 +338,8 @@ def test_a_fast_impact_with_default_offsets_lands_as_on_physx():
     _require_physx()
     for engine in (ours, physx):
         z, vz = engine(default_offsets(drop_stage(HEIGHTS[2], 0.0, 0.0)), 0.4)
-        assert z.min() > -1e-5, engine.__name__     # m (measured 5e-6 ours, 0 PhysX)
-        assert vz.max() < 2e-3, engine.__name__     # m/s (measured 1e-3 ours, 0 PhysX)
+        assert z.min() > -1e-5, engine.__name__  # m (measured 5e-6 ours, 0 PhysX)
+        assert vz.max() < 2e-3, engine.__name__  # m/s (measured 1e-3 ours, 0 PhysX)
 
 
 def rest_stage(rest: float, contact: float, applied: bool) -> Usd.Stage:
@@ -335,8 +354,12 @@ def rest_stage(rest: float, contact: float, applied: bool) -> Usd.Stage:
 
 
 #: (rest offset, contact offset, PhysxCollisionAPI applied, the height the sphere rests at on PhysX)
-REST_CASES = [(0.004, 0.006, True, 0.004), (0.004, 0.006, False, 0.0), (0.006, 0.004, True, 0.0),
-              (0.01, 0.01, True, 0.0)]
+REST_CASES = [
+    (0.004, 0.006, True, 0.004),
+    (0.004, 0.006, False, 0.0),
+    (0.006, 0.004, True, 0.0),
+    (0.01, 0.01, True, 0.0),
+]
 
 
 @pytest.mark.parametrize("rest, contact, applied, height", REST_CASES)
@@ -355,7 +378,7 @@ def test_rest_offsets_rest_on_physx_as_ours():
     _require_physx()
     for rest, contact, applied, height in REST_CASES:
         z, _ = physx(rest_stage(rest, contact, applied), 0.6)
-        assert z[-1] == pytest.approx(height, abs=1e-4), (rest, contact, applied)   # measured to 1e-6
+        assert z[-1] == pytest.approx(height, abs=1e-4), (rest, contact, applied)  # measured to 1e-6
 
 
 def test_bounce_threshold_as_on_physx():
@@ -370,22 +393,25 @@ def test_bounce_threshold_as_on_physx():
             st.GetPrimAtPath("/World/physicsScene").RemoveAppliedSchema("PhysxSceneAPI")
         for engine in (ours, physx):
             v_in, v_out, _ = bounce(*engine(st, 0.2))
-            if bounces:     # 2% as above (measured 0.4984 ours, 0.5000 PhysX)
+            if bounces:  # 2% as above (measured 0.4984 ours, 0.5000 PhysX)
                 assert v_out == pytest.approx(e * v_in, rel=0.02), engine.__name__
-            else:           # m/s: no rebound, as in the no-bounce tests (measured 4e-5 ours, 6e-9 PhysX)
+            else:  # m/s: no rebound, as in the no-bounce tests (measured 4e-5 ours, 6e-9 PhysX)
                 assert v_out < 2e-3, engine.__name__
 
 
-if __name__ == "__main__":     # the figures benchmarks/RESULTS.md records (Fidelity): python tests/test_contact_restitution.py
+if (
+    __name__ == "__main__"
+):  # the figures benchmarks/RESULTS.md records (Fidelity): python tests/test_contact_restitution.py
     try:
         import ovphysx  # noqa: F401
+
         engines = (("ours", ours), ("PhysX", physx))
     except ImportError:
         engines = (("ours", ours),)
     print(f"drop of a {R} m sphere on a plane at {FPS} Hz, e = 0.5 on both materials (average)")
     print("h (m)    e^2 h (m) " + " ".join(f"{n + ' apex':>11} {n + ' out/in':>12}" for n, _ in engines))
     rows = [(f"{h:<8}", h, drop_stage(h, 0.5, 0.5)) for h in HEIGHTS]
-    rows.append(("cube 0.5", 0.5, drop_stage(0.5, 0.5, 0.5, box=True)))     # a 10 cm cube on a face
+    rows.append(("cube 0.5", 0.5, drop_stage(0.5, 0.5, 0.5, box=True)))  # a 10 cm cube on a face
     for label, h, st in rows:
         cols = []
         for _, run in engines:
@@ -395,5 +421,4 @@ if __name__ == "__main__":     # the figures benchmarks/RESULTS.md records (Fide
     print("restitution 0.8 on the sphere (its combine mode), 0.2 on the plane; rebound / impact speed")
     for mode in COMBINE_MODES:
         st = drop_stage(0.2, 0.8, 0.2, mode_ball=mode)
-        print(f"{mode:<9} " + " ".join(f"{n}: {(lambda b: b[1] / b[0])(bounce(*run(st, 0.5))):.5f}"
-                                      for n, run in engines))
+        print(f"{mode:<9} " + " ".join(f"{n}: {_rebound(bounce(*run(st, 0.5))):.5f}" for n, run in engines))

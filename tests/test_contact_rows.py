@@ -8,19 +8,18 @@ contacts on its own forward kinematics and solves their rows with the joint rows
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
+from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdShade
 
 from mimic_ext.solver import Solver, build_model
 
 G = 9.81
 
 
-def _stage(shape: str, size: float, z: float, mass: float, inertia, mu: float | None = None,
-           velocity=(0.0, 0.0, 0.0)) -> Usd.Stage:
+def _stage(
+    shape: str, size: float, z: float, mass: float, inertia, mu: float | None = None, velocity=(0.0, 0.0, 0.0)
+) -> Usd.Stage:
     """One free body (a cube of edge ``size`` or a sphere of radius ``size``) at height z, its
     friction (static = dynamic = mu) bound to the physics scene so the ground has it too."""
     st = Usd.Stage.CreateInMemory()
@@ -99,8 +98,8 @@ def test_a_contacts_three_responses_are_three_single_solves_bit_for_bit():
     ws = wp.array(np.concatenate([row, rhs[None], rhs[None]], axis=1), dtype=K.T, device=model.device)
     wp.launch(probe, dim=1, inputs=[md, ws, width, width + 3 * k], device=model.device)
     out = ws.numpy()[0, width:]
-    assert np.abs(out[:3 * k] - rhs).max() > 0              # it solved something
-    assert np.array_equal(out[:3 * k], out[3 * k:])
+    assert np.abs(out[: 3 * k] - rhs).max() > 0  # it solved something
+    assert np.array_equal(out[: 3 * k], out[3 * k :])
 
 
 def test_box_resting_on_the_plane_does_not_sink_or_drift_over_10_s():
@@ -110,7 +109,7 @@ def test_box_resting_on_the_plane_does_not_sink_or_drift_over_10_s():
 
     def each(i, q, u, solver):
         c = solver.contacts()
-        worst_pen[0] = max(worst_pen[0], -float(c.separation[0, :c.count[0]].min()))
+        worst_pen[0] = max(worst_pen[0], -float(c.separation[0, : c.count[0]].min()))
         worst_z[0] = max(worst_z[0], abs(q[2] - 0.5 * edge))
 
     model, solver, state = _run(st, 10.0, dt, each)
@@ -118,11 +117,11 @@ def test_box_resting_on_the_plane_does_not_sink_or_drift_over_10_s():
     # m, the issue's bound at every step (measured 9e-6: the normal rows' 1e-3 compliance at
     # erp; speculative rows never let it sink further)
     assert worst_pen[0] < 1e-3
-    assert worst_z[0] < 1e-4            # m: the centre stays at half the edge (measured 9e-6)
+    assert worst_z[0] < 1e-4  # m: the centre stays at half the edge (measured 9e-6)
     assert np.linalg.norm(q[:2]) < 1e-5  # m: no horizontal drift after 600 steps (measured 2e-10)
-    assert np.linalg.norm(u) < 1e-4     # m/s, rad/s: at rest at the end (measured 1e-7)
+    assert np.linalg.norm(u) < 1e-4  # m/s, rad/s: at rest at the end (measured 1e-7)
     c = solver.contacts()
-    assert c.count[0] == 4              # a face on the plane: its four corners
+    assert c.count[0] == 4  # a face on the plane: its four corners
     pc = next(iter(c.pairs(0).values()))
     # the normal impulses carry the weight exactly over one step (float32 round-off; measured 2e-9)
     assert abs(pc.impulses[:, 2].sum() - mass * G * dt) < 1e-5 * mass * G
@@ -136,10 +135,10 @@ def test_box_sliding_with_mu_half_decelerates_at_mu_g():
     _run(st, 0.5, dt, lambda i, q, u, s: vx.append(u[3]))
     vx = np.array(vx)
     t = dt * np.arange(1, len(vx) + 1)
-    sliding = (t > 0.05) & (t < 0.35)       # stops at v0 / (mu g) = 0.41 s
+    sliding = (t > 0.05) & (t < 0.35)  # stops at v0 / (mu g) = 0.41 s
     decel = -np.polyfit(t[sliding], vx[sliding], 1)[0]
-    assert abs(decel - mu * G) < 0.02 * mu * G      # the issue's 2% (measured within 2e-6)
-    assert abs(vx[-1]) < 1e-4                       # m/s: stopped, and static friction holds it
+    assert abs(decel - mu * G) < 0.02 * mu * G  # the issue's 2% (measured within 2e-6)
+    assert abs(vx[-1]) < 1e-4  # m/s: stopped, and static friction holds it
 
 
 def test_box_held_by_friction_on_a_slope_does_not_creep():
@@ -153,7 +152,7 @@ def test_box_held_by_friction_on_a_slope_does_not_creep():
     scene.CreateGravityMagnitudeAttr(G)
     xs = []
     _run(st, 10.0, dt, lambda i, q, u, s: xs.append(q[0]))
-    creep = abs(xs[-1] - xs[59])        # from 1 s (settled) to 10 s
+    creep = abs(xs[-1] - xs[59])  # from 1 s (settled) to 10 s
     print(f"\nslope creep over 9 s: {creep:.2e} m")
     # 1e-6 m: float32 positions of a 5 cm box (measured 1.1e-9 m)
     assert creep < 1e-6
@@ -169,15 +168,15 @@ def test_sphere_rolls_at_five_sevenths_of_its_sliding_speed():
     _run(st, 0.6, dt, lambda i, q, u, s: rows.append((q[2], u[1], u[3])))
     z, wy, vx = (np.array(x) for x in zip(*rows))
     t = dt * np.arange(1, len(vx) + 1)
-    t_roll = 2 * v0 / (7 * mu * G)          # 0.073 s
+    t_roll = 2 * v0 / (7 * mu * G)  # 0.073 s
     rolling = t > t_roll + 0.02
-    assert np.abs(z - r).max() < 1e-3                        # m: on the plane throughout (measured 6e-7)
-    assert np.abs(vx[rolling] - 5 / 7 * v0).max() < 0.01 * v0   # 1%: one step of mu g dt is 1.6%; measured 4e-6
+    assert np.abs(z - r).max() < 1e-3  # m: on the plane throughout (measured 6e-7)
+    assert np.abs(vx[rolling] - 5 / 7 * v0).max() < 0.01 * v0  # 1%: one step of mu g dt is 1.6%; measured 4e-6
     # rolls without slipping (static friction holds; measured 4e-6 of v0)
     assert np.abs(wy[rolling] * r - vx[rolling]).max() < 1e-3 * v0
     # before rolling sets in, it slides: decelerating at mu g
     early = (t > 0.01) & (t < t_roll - 0.01)
-    assert abs(-np.polyfit(t[early], vx[early], 1)[0] - mu * G) < 0.02 * mu * G   # 2% as above; measured 3e-5
+    assert abs(-np.polyfit(t[early], vx[early], 1)[0] - mu * G) < 0.02 * mu * G  # 2% as above; measured 3e-5
 
 
 def test_a_contact_model_steps_bitwise_alike_on_threads_and_in_step_many():
@@ -198,4 +197,4 @@ def test_a_contact_model_steps_bitwise_alike_on_threads_and_in_step_many():
     a = model.state()
     Solver(model, threads=2).step_many(a, np.zeros((steps, 3, model.dof_count), np.float32), dt)
     assert np.array_equal(ends[0], ends[1]) and np.array_equal(ends[0], a.joint_q.numpy())
-    assert ends[0][0, 2] < 0.06 and abs(ends[0][0, 0]) > 0.01    # it fell, landed and slid
+    assert ends[0][0, 2] < 0.06 and abs(ends[0][0, 0]) > 0.01  # it fell, landed and slid

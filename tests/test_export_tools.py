@@ -26,18 +26,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pxr import Usd, UsdGeom, UsdPhysics
-
 from importer_cases import write_cases
+from pxr import Usd, UsdGeom, UsdPhysics
 from relation_sets import as_constraints
+
 from mimic_ext.importers import export_urdf, import_robot
-from mimic_ext.math3d import quat_to_mat
 from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
+from mimic_ext.math3d import quat_to_mat
 from mimic_ext.schema import joints as J
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
-SHARED = sorted(str(p.relative_to(ASSETS)) for p in [*ASSETS.rglob("*.urdf"), *ASSETS.rglob("*.xml")]) \
-    if ASSETS.is_dir() else []
+SHARED = (
+    sorted(str(p.relative_to(ASSETS)) for p in [*ASSETS.rglob("*.urdf"), *ASSETS.rglob("*.xml")])
+    if ASSETS.is_dir()
+    else []
+)
 BUILT = ["built/rolling_finger.xml", "built/telescope.xml", "built/textured.urdf", "built/softfoot_like.xml"]
 COEF = 1e-6  # float32 in the USD, then the shortest decimal that is the same float32
 MASS_RTOL = 1e-2  # the issue's 1%
@@ -61,6 +64,7 @@ def exported(tmp_path_factory):
             out = folder / (case.replace("/", "_").rsplit(".", 1)[0] + ".urdf")
             cache[case] = (result, out, export_urdf(result.stage, out))
         return cache[case]
+
     return get
 
 
@@ -73,13 +77,17 @@ class Expected:
         name_of = {p: n for n, p in result.joint_paths.items()}
         self.body_of = {p: n for n, p in result.body_paths.items()}
         robot = stage.GetPrimAtPath(result.robot_path)
-        joints = [p for p in Usd.PrimRange(robot) if p.IsA(UsdPhysics.Joint)
-                  and not UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()]
+        joints = [
+            p
+            for p in Usd.PrimRange(robot)
+            if p.IsA(UsdPhysics.Joint) and not UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()
+        ]
         self.floating = not any(not UsdPhysics.Joint(p).GetBody0Rel().GetTargets() for p in joints)
         one_dof = [p for p in joints if J.joint_kind(p) in (J.REVOLUTE, J.PRISMATIC)]
         self.dofs = len(one_dof) + (6 if self.floating else 0)
-        self.relations = {name_of[r.follower]: (name_of[r.leader], r.multiplier, r.offset)
-                          for r in result.relations}      # one schema per follower
+        self.relations = {
+            name_of[r.follower]: (name_of[r.leader], r.multiplier, r.offset) for r in result.relations
+        }  # one schema per follower
         cache = UsdGeom.XformCache()
         self.poses = {}
         self.masses = {}
@@ -90,16 +98,18 @@ class Expected:
         moving = set()
         stack = [(b, m) for b, m in children.get(None, [])]
         if self.floating:
-            root = next(p for p, n in self.body_of.items() if not any(p == b1 for kids in children.values()
-                                                                     for b1, _ in kids))
+            root = next(
+                p for p, n in self.body_of.items() if not any(p == b1 for kids in children.values() for b1, _ in kids)
+            )
             stack.append((root, True))
         while stack:
             body, below = stack.pop()
             if below:
                 moving.add(body)
             stack.extend((b, below or m) for b, m in children.get(body, []))
-        offset_joints = [p for p in joints if any(r.follower == str(p.GetPath()) and r.offset != 0.0
-                                                  for r in result.relations)]
+        offset_joints = [
+            p for p in joints if any(r.follower == str(p.GetPath()) and r.offset != 0.0 for r in result.relations)
+        ]
         self.offset_below = set()  # links a follower with an offset moves (Pinocchio's neutral q has it there)
         stack = [J.joint_bodies(p)[1] for p in offset_joints]
         while stack:
@@ -135,10 +145,11 @@ class Expected:
                 stack.extend(fixed_children.get(b, []))
             self.welded[name] = group
 
-
     def link(self, label: str) -> str:
         """The link or joint name a Newton label ends with (names may hold '/')."""
-        known = sorted([*self.masses, *self.relations, *(l for l, *_ in self.relations.values())], key=len, reverse=True)
+        known = sorted(
+            [*self.masses, *self.relations, *(l for l, *_ in self.relations.values())], key=len, reverse=True
+        )
         return next((n for n in known if label == n or label.endswith("/" + n)), label.rsplit("/", 1)[-1])
 
     @property
@@ -175,7 +186,10 @@ def test_mujoco_loads_the_export(case, exported):
     for e in range(m.neq):
         if m.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
             got[name(mujoco.mjtObj.mjOBJ_JOINT, m.eq_obj1id[e])] = (
-                name(mujoco.mjtObj.mjOBJ_JOINT, m.eq_obj2id[e]), m.eq_data[e][1], m.eq_data[e][0])
+                name(mujoco.mjtObj.mjOBJ_JOINT, m.eq_obj2id[e]),
+                m.eq_data[e][1],
+                m.eq_data[e][0],
+            )
     _assert_relations(got, want.relations, "mujoco")
     masses = {name(mujoco.mjtObj.mjOBJ_BODY, b): m.body_mass[b] for b in range(1, m.nbody) if m.body_weldid[b] != 0}
     for body, group in want.welded.items():
@@ -228,8 +242,11 @@ def test_newton_loads_the_export(case, exported):
         builder.add_urdf(str(urdf))
     assert builder.joint_dof_count == want.dofs
     last = [want.link(label) for label in builder.joint_label]
-    got = {last[f]: (last[l], float(c[1]), float(c[0]))
-           for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)) if l != -1}
+    got = {
+        last[f]: (last[l], float(c[1]), float(c[0]))
+        for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs))
+        if l != -1
+    }
     _assert_relations(got, want.relations, "newton")
     model = builder.finalize(device="cpu")
     masses = {want.link(label): float(mass) for label, mass in zip(builder.body_label, builder.body_mass)}

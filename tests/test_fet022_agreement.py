@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fet022_engines_common import SHARED
 
 for _peer in ("ovphysx", "ovstage", "newton", "mujoco"):
@@ -63,14 +62,20 @@ KNOWN = {
     # Newton reads PhysxMimicJointAPI's numbers unconverted (newton import_usd.py: coeffs = (-offset,
     # -gearing)): the Inspire's -0.04545 rad, authored for PhysX as 2.60409 deg, is used as 2.60409 rad;
     # the ratio passes (1.064) and the offset check fails it, 2.56 rad off
-    ("dexurdf_inspire_hand_right/inspire_hand_right.urdf", "physx", "newton"):
-        (("fail", "pass"), "offset check", "units read"),
+    ("dexurdf_inspire_hand_right/inspire_hand_right.urdf", "physx", "newton"): (
+        ("fail", "pass"),
+        "offset check",
+        "units read",
+    ),
     # the shared Robotiq Newton asset authors physxJoint:maxJointVelocity = 0.3 on finger_joint, which
     # PhysX reads in deg/s (0.0052 rad/s): our solver applies it and the gripper moves 0.0115 of 0.64 rad;
     # ovphysx 0.7 does not apply physxJoint:maxJointVelocity (it moves the gripper fully) and Newton
     # reads only newton:* : an authoring error of the asset that only our engine shows
-    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"):
-        (("fail", "fail"), "physxJoint:maxJointVelocity", "velocity cap"),
+    ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"): (
+        ("fail", "fail"),
+        "physxJoint:maxJointVelocity",
+        "velocity cap",
+    ),
 }
 
 
@@ -80,7 +85,7 @@ def engines():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("asset,schema", _cases(), ids=lambda v: str(v))
+@pytest.mark.parametrize("asset,schema", _cases(), ids=str)
 def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_path):
     from mimic_ext.importers import import_robot
 
@@ -117,9 +122,9 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
     found = disagreements(per_engine)
     for d in found:
         odd = [e for e in d.engines if e in known]
-        if odd:     # the known engine's cause, or a not-applicable engine's beside it (named first)
+        if odd:  # the known engine's cause, or a not-applicable engine's beside it (named first)
             assert d.cause in (known[odd[0]][2], None, "missing schema or feature"), d.text()
-        else:   # only a not-applicable verdict may differ, and it says so
+        else:  # only a not-applicable verdict may differ, and it says so
             assert d.measure == "verdict" and d.cause == "missing schema or feature", d.text()
     measured = [d for d in found if d.measure != "verdict"]
     assert not [d for d in measured if not any(e in known for e in d.engines)], [d.text() for d in measured]

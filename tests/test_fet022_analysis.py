@@ -80,18 +80,29 @@ def test_plan_ranges_margins_and_batched_targets():
 def _case(gearing=-1.0, offset=0.0, schema="physx", kind="revolute", scale=math.pi / 180):
     m = -gearing if schema == "physx" else gearing
     c = -offset * scale if schema == "physx" else offset * scale
-    rel = MimicRelation("/f", "/l", multiplier=m, offset=c, schema=schema,
-                        instance="rotX" if schema == "physx" else None)
-    return FollowerCase(relation=rel, name="f", reference="/l", swept="/l", follower_kind=kind, reference_kind=kind,
-                        follower_scale=scale, reference_scale=scale, gearing=gearing, offset=offset)
+    rel = MimicRelation(
+        "/f", "/l", multiplier=m, offset=c, schema=schema, instance="rotX" if schema == "physx" else None
+    )
+    return FollowerCase(
+        relation=rel,
+        name="f",
+        reference="/l",
+        swept="/l",
+        follower_kind=kind,
+        reference_kind=kind,
+        follower_scale=scale,
+        reference_scale=scale,
+        gearing=gearing,
+        offset=offset,
+    )
 
 
 def test_fit_ratio_is_the_slope_and_skips_tiny_displacements():
     x = np.array([0.0, 1e-4, 0.5, 1.0, 0.5, 1e-4])
     y = 2.0 * x
-    y[1] = y[5] = 5.0            # garbage where the reference barely moved: left out of the fit
+    y[1] = y[5] = 5.0  # garbage where the reference barely moved: left out of the fit
     slope, used = fit_ratio(x, y, 0.05)
-    assert used == 3 and slope == pytest.approx(2.0, rel=1e-12)   # exact data, float round-off only
+    assert used == 3 and slope == pytest.approx(2.0, rel=1e-12)  # exact data, float round-off only
     assert math.isnan(fit_ratio(np.zeros(4), np.ones(4), 0.05)[0])
 
 
@@ -104,8 +115,8 @@ def test_judge_exact_follower_passes_with_matching_direction():
 
 
 def test_judge_reversed_follower_passes_the_ratio_warns_and_fails_the_offset_check():
-    q_l = np.radians(np.linspace(0, 35, 20))      # starts at 0: the rest offset agrees
-    m = judge(_case(gearing=-1.0), q_l, -q_l, CFG)      # PhysX gearing -1 predicts "with", it moves against
+    q_l = np.radians(np.linspace(0, 35, 20))  # starts at 0: the rest offset agrees
+    m = judge(_case(gearing=-1.0), q_l, -q_l, CFG)  # PhysX gearing -1 predicts "with", it moves against
     assert m.ratio_error == pytest.approx(0.0, abs=1e-12) and m.direction == REVERSED
     # the harness's magnitude check passes it; its position at the end is 70 deg off q_l: the offset check fails
     assert m.status == "fail" and len(m.messages) == 1 and "offset check: at the end of the sweep" in m.messages[0]
@@ -120,7 +131,7 @@ def test_judge_reversed_follower_passes_the_ratio_warns_and_fails_the_offset_che
 
 def test_judge_tolerance_modes():
     q_l = np.radians(np.linspace(5, 40, 20))
-    follower = 2.3 * q_l                   # |gearing| 2: 15 % relative, 0.3 absolute
+    follower = 2.3 * q_l  # |gearing| 2: 15 % relative, 0.3 absolute
     # this follower also sits 0.026-0.21 rad off its relation; the offset check is not what is tested here
     cfg = CFG.replace(rest_offset_tolerance_rad=1.0)
     # the default is the harness's: absolute 0.10
@@ -137,10 +148,10 @@ def test_judge_tolerance_modes():
 def test_ratio_measures_differ_where_the_motion_is_not_linear():
     """Peak-to-peak (the harness) only sees the extremes; the least-squares slope sees the path."""
     q_l = np.radians(np.linspace(0, 40, 41))
-    follower = q_l + 0.2 * np.sin(np.linspace(0, np.pi, 41)) * np.radians(40)   # a bulge, same end points
+    follower = q_l + 0.2 * np.sin(np.linspace(0, np.pi, 41)) * np.radians(40)  # a bulge, same end points
     m_ptp = judge(_case(gearing=-1.0), q_l, follower, CFG)
     m_fit = judge(_case(gearing=-1.0), q_l, follower, CFG.replace(ratio_measure="fit_slope"))
-    assert m_ptp.motion_ratio == m_fit.motion_ratio            # both report the harness's ratio
+    assert m_ptp.motion_ratio == m_fit.motion_ratio  # both report the harness's ratio
     # the bulge lifts the follower's peak-to-peak by its height; the fit's slope less (1e-9: round-off)
     assert m_ptp.ratio_error == pytest.approx(abs(np.ptp(follower) / np.ptp(q_l) - 1.0), abs=1e-9)
     assert m_fit.ratio_error == pytest.approx(abs(abs(m_fit.measured_ratio) - 1.0), abs=1e-12)
@@ -151,7 +162,7 @@ def test_judge_rest_offset_uses_the_authored_convention():
     q_l = np.radians(np.linspace(5, 40, 20))
     # PhysX: q_f + g q_l + o = 0 with g = -1, o = 10 deg  ->  q_f = q_l - 10 deg
     good = judge(_case(gearing=-1.0, offset=10.0), q_l, q_l - np.radians(10), CFG)
-    assert not good.warnings and good.rest_offset == pytest.approx(10.0, abs=1e-9)   # deg, round-off
+    assert not good.warnings and good.rest_offset == pytest.approx(10.0, abs=1e-9)  # deg, round-off
     bad = judge(_case(gearing=-1.0, offset=10.0), q_l, q_l, CFG)
     assert len(bad.warnings) == 1 and "rest offset mismatch" in bad.warnings[0]
     # the ratio alone would pass it; the offset check (10 deg = 0.175 rad over 0.01 rad) fails it
@@ -167,8 +178,14 @@ def test_judge_reference_that_did_not_move_fails():
     q = np.full(10, 0.3)
     m = judge(_case(), q, q, CFG)
     assert m.status == "fail" and "did not move" in m.messages[0] and m.direction == UNDETERMINED
-    short = judge(_case(), np.linspace(0, 0.01, 10), np.linspace(0, 0.01, 10), CFG,
-                  reference_excursion_si=0.01, planned_excursion_si=1.0)
+    short = judge(
+        _case(),
+        np.linspace(0, 0.01, 10),
+        np.linspace(0, 0.01, 10),
+        CFG,
+        reference_excursion_si=0.01,
+        planned_excursion_si=1.0,
+    )
     assert short.status == "fail" and "moved only" in short.messages[0]
 
 
@@ -178,7 +195,7 @@ def test_discovery_checks_chains_against_the_direct_reference():
     found = discover(st, read_relations(st))
     cases = {c.follower: c for c in found.cases}
     assert cases["/R/J/C"].reference == "/R/J/B" and cases["/R/J/C"].swept == "/R/J/A"
-    assert cases["/R/J/C"].gearing == pytest.approx(1.5, rel=1e-6)   # float32 authoring
+    assert cases["/R/J/C"].gearing == pytest.approx(1.5, rel=1e-6)  # float32 authoring
     assert cases["/R/J/C"].expected_sign == -1
     q = cases["/R/J/Q"]
     assert q.label == "NewtonMimicAPI" and q.gearing == pytest.approx(1.0) and q.expected_sign == 1
@@ -188,7 +205,7 @@ def test_discovery_checks_chains_against_the_direct_reference():
 
 def test_metric_names_are_unique():
     st = _stage_with_chain()
-    UsdPhysics.RevoluteJoint.Define(st, "/R/K/B")       # a second joint named B
+    UsdPhysics.RevoluteJoint.Define(st, "/R/K/B")  # a second joint named B
     set_relation(st, MimicRelation("/R/K/B", "/R/J/A", multiplier=1.0))
     names = [c.name for c in discover(st, read_relations(st)).cases]
     assert len(set(names)) == len(names) and "B" in names and "B_2" in names
@@ -203,4 +220,4 @@ def test_rejected_relations_are_reported_but_not_swept():
     assert cases["/R/J/B"].swept == ""
     # without B's relation, C's chain stops at B: B is swept for C
     assert cases["/R/J/C"].swept == "/R/J/B"
-    assert Gf is not None   # (pxr import used by the builders)
+    assert Gf is not None  # (pxr import used by the builders)

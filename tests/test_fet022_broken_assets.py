@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from fet022_engines_common import DATA
 from pxr import Sdf, Usd
 
-from fet022_engines_common import DATA
 from mimic_ext.fet022 import run
 from mimic_ext.schema import read_relations, set_relation
 
@@ -51,11 +51,17 @@ def engine(request):
 def test_the_intact_pair_passes(engine):
     result = run(_stage(None), engine=engine)
     assert result.status == "pass", [(f.label, f.messages) for f in result.followers]
-    assert len(result.followers) == 2       # one relation said for both engines
+    assert len(result.followers) == 2  # one relation said for both engines
 
 
-@pytest.mark.parametrize("kind,code", [("offset", "MIMIC_SCHEMAS_DISAGREE"), ("sign", "MIMIC_SCHEMAS_DISAGREE"),
-                                       ("typo", "is not a property of PhysxMimicJointAPI:rotX")])
+@pytest.mark.parametrize(
+    "kind,code",
+    [
+        ("offset", "MIMIC_SCHEMAS_DISAGREE"),
+        ("sign", "MIMIC_SCHEMAS_DISAGREE"),
+        ("typo", "is not a property of PhysxMimicJointAPI:rotX"),
+    ],
+)
 def test_a_broken_pair_fails(engine, kind, code):
     result = run(_stage(kind), engine=engine)
     assert result.status == "fail" and result.exit_code == 1

@@ -23,11 +23,13 @@ def test_help_states_units_signs_and_exit_codes(capsys):
 
 
 def test_command_module_imports_only_the_standard_library():
-    code = ("import sys, argparse; import mimic_ext.fet022.commands as c; "
-            "p = argparse.ArgumentParser(); c.add_commands(p.add_subparsers()); "
-            "from mimic_ext.fet022 import batch, config, reports; "
-            "heavy = [m for m in ('pxr', 'warp', 'numpy', 'mimic_ext.solver') if m in sys.modules]; "
-            "print(heavy); sys.exit(1 if heavy else 0)")
+    code = (
+        "import sys, argparse; import mimic_ext.fet022.commands as c; "
+        "p = argparse.ArgumentParser(); c.add_commands(p.add_subparsers()); "
+        "from mimic_ext.fet022 import batch, config, reports; "
+        "heavy = [m for m in ('pxr', 'warp', 'numpy', 'mimic_ext.solver') if m in sys.modules]; "
+        "print(heavy); sys.exit(1 if heavy else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -51,7 +53,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     bad.write_text("gear_ratio_tolerance: -1\n")
     assert cli.main(["sweep", str(stage), "--config", str(bad)]) == 2
     assert "gear_ratio_tolerance" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as info:      # argparse rejects it before anything runs
+    with pytest.raises(SystemExit) as info:  # argparse rejects it before anything runs
         cli.main(["sweep", str(stage), "--tolerance", "0"])
     assert info.value.code == 2
 

@@ -22,8 +22,10 @@ CONFIG = {"sweep_seconds": 20.0}
 
 
 def _summary(run):
-    return [(Path(s.asset).name, s.engine, s.status, [(f.name, f.status, round(f.motion_ratio, 6))
-                                                      for f in s.followers]) for s in run.stages]
+    return [
+        (Path(s.asset).name, s.engine, s.status, [(f.name, f.status, round(f.motion_ratio, 6)) for f in s.followers])
+        for s in run.stages
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +35,10 @@ def cluster():
     # the scheduler lives in this process: let a task on a dead worker fail at once, so that
     # mimic-ext's own resubmission is what brings its result back
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as lc, distributed.Client(lc) as client:
+        with (
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc,
+            distributed.Client(lc) as client,
+        ):
             yield client
 
 
@@ -42,10 +46,11 @@ def cluster():
 def test_dask_gives_the_local_results(cluster):
     local = sweep_paths([DATA], CONFIG, jobs=1)
     seen = []
-    remote = sweep_paths([DATA], CONFIG, executor="dask", scheduler=cluster,
-                         progress=lambda done, total, res: seen.append((done, total)))
+    remote = sweep_paths(
+        [DATA], CONFIG, executor="dask", scheduler=cluster, progress=lambda done, total, res: seen.append((done, total))
+    )
     assert _summary(remote) == _summary(local)
-    assert [d for d, _ in seen] == list(range(1, len(local.stages) + 1))      # progress as each one finishes
+    assert [d for d, _ in seen] == list(range(1, len(local.stages) + 1))  # progress as each one finishes
     assert remote.jobs == 2 and remote.retried == 0
 
 

@@ -14,21 +14,23 @@ import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from mimic_ext.fet022.discovery import discover  # noqa: E402
-from mimic_ext.fet022.engines import engine_names  # noqa: E402
-from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from fet022_engines_common import DATA, ROBOTIQ, Recording, shared  # noqa: E402
+from fet022_engines_common import DATA, ROBOTIQ, Recording, shared
+
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run
+from mimic_ext.fet022.config import SweepConfig
+from mimic_ext.fet022.discovery import discover
+from mimic_ext.fet022.engines import engine_names
+from mimic_ext.fet022.plan import make_plan
 
 PEERS = {"warp": "warp", "physx": "ovphysx", "newton": "newton", "mujoco": "mujoco"}
 
 
 def _engine(name):
-    pytest.importorskip(PEERS[name], reason=f"the {name} engine's peer is not installed: pip install "
-                                            f"'mimic-ext[{name}]'")
+    pytest.importorskip(
+        PEERS[name], reason=f"the {name} engine's peer is not installed: pip install 'mimic-ext[{name}]'"
+    )
     return get_engine(name)
 
 
@@ -38,7 +40,7 @@ def test_the_four_engines_are_registered():
 
 @pytest.mark.parametrize("name", ["physx", "newton", "mujoco"])
 def test_a_missing_peer_is_one_line_naming_the_extra(name, monkeypatch):
-    monkeypatch.setitem(sys.modules, PEERS[name], None)       # importing the peer now raises ImportError
+    monkeypatch.setitem(sys.modules, PEERS[name], None)  # importing the peer now raises ImportError
     with pytest.raises(MimicInputError, match=rf"pip install 'mimic-ext\[{name}\]'") as err:
         get_engine(name)
     assert "\n" not in str(err.value)
@@ -76,14 +78,14 @@ def test_each_engine_returns_the_trace_the_runner_reads(name):
     if name == "mujoco":
         assert not trace.body_positions
         return
-    samples = trace.body_samples      # indices into the joint samples, ascending, from 0
+    samples = trace.body_samples  # indices into the joint samples, ascending, from 0
     assert samples[0] == 0 and samples == sorted(set(samples)) and samples[-1] < len(plan.sample_steps)
     bodies = {str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)}
     assert set(trace.body_positions) <= bodies
     for xyz in trace.body_positions.values():
         xyz = np.asarray(xyz)
         assert xyz.shape == (plan.num_envs, len(samples), 3) and np.isfinite(xyz).all()
-    if name == "warp":      # ours reports the moving links (a base welded to the world is not one)
+    if name == "warp":  # ours reports the moving links (a base welded to the world is not one)
         return
     assert set(trace.body_positions) == bodies
     # the welded base stays where the stage puts it (metres; float32 poses)

@@ -8,16 +8,16 @@ it through the ``test`` extra.
 
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("mujoco", reason="the mujoco engine needs the mujoco extra: pip install 'mimic-ext[mujoco]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from fet022_engines_common import DATA, INSPIRE, Recording, import_to  # noqa: E402
-from test_fet022_physics import loaded_follower  # noqa: E402
+from fet022_engines_common import DATA, INSPIRE, Recording, import_to
+from test_fet022_physics import loaded_follower
+
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
 
 
 def test_mujoco_holds_each_mimic_as_a_stiff_joint_equality():
@@ -26,7 +26,7 @@ def test_mujoco_holds_each_mimic_as_a_stiff_joint_equality():
     result = run(DATA / "geared_pair.usda", engine=mj)
     (rel,) = mj.trace.relations
     assert rel.multiplier == pytest.approx(2.0, abs=1e-7)
-    assert rel.offset == pytest.approx(0.1, abs=1e-7)          # float32 degrees in USD, read back in rad
+    assert rel.offset == pytest.approx(0.1, abs=1e-7)  # float32 degrees in USD, read back in rad
     h = 1.0 / 240 / mj.trace.timings["substeps"]
     assert rel.hard is False and f"solref ({2 * h:g} s, 1)" in rel.note
     assert any("integrator discrete" in n for n in mj.trace.notes)
@@ -96,4 +96,3 @@ def test_bad_solref_is_an_input_error():
         get_engine("mujoco", solref=(0.0, 1.0))
     with pytest.raises(MimicInputError, match="solref must be two numbers"):
         get_engine("mujoco", solref="stiff")
-

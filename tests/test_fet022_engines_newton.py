@@ -15,14 +15,14 @@ import pytest
 pytest.importorskip("newton", reason="the newton engine needs the newton extra: pip install 'mimic-ext[newton]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from pxr import Usd  # noqa: E402
+from fet022_engines_common import DATA, INSPIRE, Recording, import_to
+from pxr import Usd
+from test_fet022_physics import loaded_follower
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from fet022_engines_common import DATA, INSPIRE, Recording, import_to  # noqa: E402
-from test_fet022_physics import loaded_follower  # noqa: E402
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
+from mimic_ext.fet022.config import SweepConfig
 
 #: A quarter-second settle and a one-second sweep: enough to show where a follower sits and
 #: how it moves, at 300 Newton steps instead of the default 720 (CI time).
@@ -47,17 +47,21 @@ def test_newton_reads_the_inspire_physx_offset_in_degrees_as_radians(inspire):
     authored = {_name(r.follower): r for r in schema.read_relations(Usd.Stage.Open(str(stage)))}
     read = {_name(r.follower): r for r in trace.relations}
     offset_followers = [n for n, r in authored.items() if r.offset != 0]
-    assert sorted(offset_followers) == ["index_intermediate_joint", "middle_intermediate_joint",
-                                        "pinky_intermediate_joint", "ring_intermediate_joint"]
+    assert sorted(offset_followers) == [
+        "index_intermediate_joint",
+        "middle_intermediate_joint",
+        "pinky_intermediate_joint",
+        "ring_intermediate_joint",
+    ]
     for name in offset_followers:
-        physx_offset_deg = float(authored[name].authored["offset"])     # +2.60409 deg = -(-0.04545 rad)
+        physx_offset_deg = float(authored[name].authored["offset"])  # +2.60409 deg = -(-0.04545 rad)
         assert physx_offset_deg == pytest.approx(0.04545 / DEG, rel=1e-5)
         # Newton: coef0 = -offset, the degrees used as radians: -2.604 rad instead of -0.04545 rad
         assert read[name].offset == pytest.approx(-physx_offset_deg, rel=1e-6)
         assert read[name].note.startswith("offset read as")
         # the multiplier is unitless between two revolute joints, so it is read right
         assert read[name].multiplier == pytest.approx(authored[name].multiplier, rel=1e-6)
-    for name in ("thumb_intermediate_joint", "thumb_distal_joint"):   # offset 0: nothing to misread
+    for name in ("thumb_intermediate_joint", "thumb_distal_joint"):  # offset 0: nothing to misread
         assert read[name].offset == 0 and read[name].note == ""
 
 
@@ -75,12 +79,12 @@ def test_on_newton_the_inspire_fingers_are_dragged_against_their_limits(inspire)
     assert len(fingers) == 4 and len(thumb) == 2
     for f in thumb:
         assert f.status == "pass" and not [w for w in f.warnings if "rest offset" in w]
-        assert abs(f.sample_reference[-1]) < 0.05 * max(map(abs, f.sample_reference))   # came back
+        assert abs(f.sample_reference[-1]) < 0.05 * max(map(abs, f.sample_reference))  # came back
     for f in fingers:
         # the harness's ratio rule passes (the reduction is exact): the offset warning is what shows it
         assert f.status == "fail" or [w for w in f.warnings if "rest offset mismatch" in w], f.name
-        assert f.rest_offset_error > 2.5                              # rad: 2.604 - 0.04545 misread
-        assert abs(f.sample_reference[-1]) > 0.95 * max(map(abs, f.sample_reference))   # stayed up
+        assert f.rest_offset_error > 2.5  # rad: 2.604 - 0.04545 misread
+        assert abs(f.sample_reference[-1]) > 0.95 * max(map(abs, f.sample_reference))  # stayed up
 
 
 def test_newton_ignores_natural_frequency_and_damping_ratio():
@@ -111,8 +115,10 @@ def test_newton_refuses_mimic_chains_with_one_line():
     result = run(DATA / "chain3.usda", engine="newton")
     assert result.status == "not_applicable" and result.exit_code == 0
     assert {f.status for f in result.followers} == {"not_applicable"}
-    assert "Newton refuses mimic chains" in result.reason and "/Chain/Joints/joint_c follows /Chain/Joints/joint_b" \
-        in result.reason
+    assert (
+        "Newton refuses mimic chains" in result.reason
+        and "/Chain/Joints/joint_c follows /Chain/Joints/joint_b" in result.reason
+    )
 
 
 def test_newton_solver_choice_and_its_errors():
@@ -120,4 +126,3 @@ def test_newton_solver_choice_and_its_errors():
     assert get_engine("newton").solver == "featherstone"
     with pytest.raises(MimicInputError, match="unknown solver 'semi'"):
         get_engine("newton", solver="semi")
-

@@ -15,15 +15,15 @@ from pxr import Usd
 pytest.importorskip("ovphysx", reason="real PhysX needs the physx extra: pip install 'mimic-ext[physx]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema as schema  # noqa: E402
-from mimic_ext.errors import MimicInputError  # noqa: E402
-from mimic_ext.fet022 import get_engine, run  # noqa: E402
-from mimic_ext.fet022.config import SweepConfig  # noqa: E402
-from mimic_ext.fet022.discovery import discover  # noqa: E402
-from mimic_ext.fet022.engines.physx_session import run_physx  # noqa: E402
-from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from fet022_engines_common import (DATA, DATA_STAGES, FRANKA, INSPIRE, ROBOTIQ, Recording, import_to,  # noqa: E402
-                                   shared, verdicts)
+from fet022_engines_common import DATA, DATA_STAGES, FRANKA, INSPIRE, ROBOTIQ, Recording, import_to, shared, verdicts
+
+import mimic_ext.schema as schema
+from mimic_ext.errors import MimicInputError
+from mimic_ext.fet022 import get_engine, run
+from mimic_ext.fet022.config import SweepConfig
+from mimic_ext.fet022.discovery import discover
+from mimic_ext.fet022.engines.physx_session import run_physx
+from mimic_ext.fet022.plan import make_plan
 
 #: Both engines hold a hard relation: ours exactly, PhysX through its articulation solver, whose
 #: residual on these assets is at most 0.13 % of the ratio (wx250s fingers, 64 position
@@ -75,8 +75,12 @@ def test_robotiq_usd_passes_on_physx_as_on_warp_and_its_files_are_untouched():
     # PhysX read the authored relations with our signs: +1 and -1 gearings, offset 0
     read = {r.follower.rsplit("/", 1)[1]: r for r in trace.relations}
     assert {n: r.multiplier for n, r in read.items()} == {
-        "right_outer_knuckle_joint": 1.0, "right_inner_finger_joint": 1.0, "right_inner_finger_knuckle_joint": -1.0,
-        "left_inner_finger_knuckle_joint": -1.0, "left_inner_finger_joint": -1.0}
+        "right_outer_knuckle_joint": 1.0,
+        "right_inner_finger_joint": 1.0,
+        "right_inner_finger_knuckle_joint": -1.0,
+        "left_inner_finger_knuckle_joint": -1.0,
+        "left_inner_finger_joint": -1.0,
+    }
     assert all(r.hard and not r.note and r.offset == 0 for r in read.values())
     assert physx.timings["simulate_s"] > 0 and physx.engine == "physx"
 
@@ -108,7 +112,7 @@ def test_physx_reads_the_offset_in_degrees_and_converts_it():
     result = run(DATA / "geared_pair.usda", engine=physx)
     (rel,) = physx.trace.relations
     assert (rel.multiplier, rel.hard, rel.note) == (2.0, True, "")
-    assert rel.offset == pytest.approx(0.1, abs=1e-7)   # float32 degrees in USD
+    assert rel.offset == pytest.approx(0.1, abs=1e-7)  # float32 degrees in USD
     q_l = physx.trace.positions["/Gears/Joints/gear_leader"][0]
     q_f = physx.trace.positions["/Gears/Joints/gear_follower"][0]
     # float32 positions of a hard relation: PhysX holds it to ~1e-7 rad here
@@ -128,13 +132,13 @@ def test_physx_ignores_an_instance_that_is_not_rotX_rotY_rotZ():
     for name in ("warp", "physx"):
         trace = get_engine(name).simulate(stage, plan, [leader, follower], relations)
         q_l, q_f = trace.positions[leader][0], trace.positions[follower][0]
-        assert np.ptp(q_l) > 0.5 * plan.joints[0].excursion          # the leader swept on both
+        assert np.ptp(q_l) > 0.5 * plan.joints[0].excursion  # the leader swept on both
         moved[name] = np.ptp(q_f) / np.ptp(q_l)
         if name == "physx":
             (rel,) = trace.relations
             assert rel.note.startswith("dropped: PhysX reads PhysxMimicJointAPI instances rotX, rotY and rotZ only")
-    assert moved["warp"] == pytest.approx(1.0, abs=1e-3)   # follower = leader, held exactly
-    assert moved["physx"] < 0.01                            # the follower stayed put
+    assert moved["warp"] == pytest.approx(1.0, abs=1e-3)  # follower = leader, held exactly
+    assert moved["physx"] < 0.01  # the follower stayed put
 
 
 def test_physx_reads_newton_mimic_api_with_its_offset_in_degrees():
@@ -150,8 +154,8 @@ def test_physx_reads_newton_mimic_api_with_its_offset_in_degrees():
     target = np.linspace(0.0, 0.4, steps)
     out = run_physx(stage, steps, 1 / 240, {leader: target}, record=[leader, follower], sample_steps=[120, 240])
     q_l, q_f = out.positions[leader][0], out.positions[follower][0]
-    assert q_l[-1] > 0.2                                        # the drive moved the leader
-    assert np.abs(q_f - (2 * q_l + 0.1)).max() < 1e-5            # float32 positions, hard relation
+    assert q_l[-1] > 0.2  # the drive moved the leader
+    assert np.abs(q_f - (2 * q_l + 0.1)).max() < 1e-5  # float32 positions, hard relation
 
 
 def test_run_physx_batches_environments_by_cloning():
@@ -161,8 +165,9 @@ def test_run_physx_batches_environments_by_cloning():
     steps = 480
     ends = np.array([-0.4, 0.0, 0.3])
     target = np.linspace(0, 1, steps)[:, None] * ends[None, :]
-    out = run_physx(stage, steps, 1 / 240, {leader: target}, record=[leader, follower], num_envs=3,
-                    sample_steps=[0, steps])
+    out = run_physx(
+        stage, steps, 1 / 240, {leader: target}, record=[leader, follower], num_envs=3, sample_steps=[0, steps]
+    )
     q_l, q_f = out.positions[leader], out.positions[follower]
     assert q_l.shape == (3, 2)
     # the leader's drive (5 N m/rad) lags its ramp by a few percent; each environment went its own way
@@ -177,7 +182,7 @@ def test_prepared_copy_hides_relations_that_are_not_simulated_and_leaves_the_sta
     engine = get_engine("physx")
     found = discover(stage, relations)
     plan = make_plan(found.swept, SweepConfig())
-    prep, source = engine.prepare(stage, plan, relations[:1])          # the second is hidden
+    prep, source = engine.prepare(stage, plan, relations[:1])  # the second is hidden
     assert [r.follower for r in schema.read_relations(prep.stage)] == [relations[0].follower]
     assert any("removed from the simulated copy" in n and relations[1].follower in n for n in prep.notes)
     assert source == "/Chain"
@@ -204,8 +209,14 @@ def _drive_leader(stage):
     """(leader, follower) positions after 0.5 and 1 s of the leader's drive ramping to 0.4 rad."""
     leader, follower = "/Gears/Joints/gear_leader", "/Gears/Joints/gear_follower"
     steps = 240
-    out = run_physx(stage, steps, 1 / 240, {leader: np.linspace(0.0, 0.4, steps)}, record=[leader, follower],
-                    sample_steps=[120, 240])
+    out = run_physx(
+        stage,
+        steps,
+        1 / 240,
+        {leader: np.linspace(0.0, 0.4, steps)},
+        record=[leader, follower],
+        sample_steps=[120, 240],
+    )
     return out.positions[leader][0], out.positions[follower][0]
 
 
@@ -217,8 +228,8 @@ def test_physx_applies_both_schemas_on_one_follower_as_two_constraints():
     does. Contradicting offsets (q_f = 2 q_l + 0.3): the ratio is kept, one offset violated (Newton's
     0.3 here, so PhysX's own relation is off by 0.2 rad)."""
     q_l, q_f = _drive_leader(_geared_with_newton(2.0, 0.1))
-    assert q_l[-1] > 0.3                                      # the drive moved the leader (0.36 measured)
-    assert np.abs(q_f - (2 * q_l + 0.1)).max() < 1e-5          # float32 positions, hard relations
+    assert q_l[-1] > 0.3  # the drive moved the leader (0.36 measured)
+    assert np.abs(q_f - (2 * q_l + 0.1)).max() < 1e-5  # float32 positions, hard relations
     q_l, q_f = _drive_leader(_geared_with_newton(1.5, 0.0))
     # locked: 0.5 s later the leader has moved < 0.01 rad of the 0.2 rad its target moved (0.005
     # measured), and it sits within 0.02 rad of the crossing (-0.185 measured: the two rows are
@@ -247,8 +258,14 @@ def test_physx_reads_newton_mimic_between_a_revolute_and_a_prismatic_joint_per_d
             schema.remove_relation(stage, rel.follower, rel.instance)
             schema.set_relation(stage, rel.replace(schema="newton", instance=None))
             assert schema.read_relations(stage)[0].authored["newton:mimicCoef1"] == pytest.approx(0.02)
-        out = run_physx(stage, steps, 1 / 240, {leader: np.linspace(0.0, 0.8, steps)}, record=[leader, follower],
-                        sample_steps=[120, 240])
+        out = run_physx(
+            stage,
+            steps,
+            1 / 240,
+            {leader: np.linspace(0.0, 0.8, steps)},
+            record=[leader, follower],
+            sample_steps=[120, 240],
+        )
         ratios[as_newton] = out.positions[follower][0] / out.positions[leader][0], out.positions[follower][0]
-    assert ratios[False][0] == pytest.approx([0.02, 0.02], rel=1e-4)   # PhysxMimicJointAPI: exact (float32)
-    assert ratios[True][1] == pytest.approx([0.04, 0.04], abs=1e-4)    # at the rack's upper limit
+    assert ratios[False][0] == pytest.approx([0.02, 0.02], rel=1e-4)  # PhysxMimicJointAPI: exact (float32)
+    assert ratios[True][1] == pytest.approx([0.04, 0.04], abs=1e-4)  # at the rack's upper limit

@@ -15,18 +15,36 @@ import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.fet022.bbox import explosion  # noqa: E402
-from mimic_ext.schema import MimicRelation, set_relation  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.bbox import explosion
+from mimic_ext.schema import MimicRelation, set_relation
 
 ROOT = Path(__file__).resolve().parents[1]
-ROBOTIQ = (ROOT.parent / "shared" / "assets" / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration"
-           / "Robotiq_2F_85_config_physics_parallel_grip.usda")
-PAIR = ("max_error_rad", "mean_error_rad", "ref_swept_rad", "follower_observed_rad", "follower_expected_rad",
-        "dir_matches_gear", "motion_ratio", "gear_ratio_error", "abs_formula_max_error_rad", "rest_residual_rad")
+ROBOTIQ = (
+    ROOT.parent
+    / "shared"
+    / "assets"
+    / "robotiq_isaacsim_usd_2f85"
+    / "Gripper_2F85"
+    / "configuration"
+    / "Robotiq_2F_85_config_physics_parallel_grip.usda"
+)
+PAIR = (
+    "max_error_rad",
+    "mean_error_rad",
+    "ref_swept_rad",
+    "follower_observed_rad",
+    "follower_expected_rad",
+    "dir_matches_gear",
+    "motion_ratio",
+    "gear_ratio_error",
+    "abs_formula_max_error_rad",
+    "rest_residual_rad",
+)
 
 
 def harness_by_hand(f) -> dict:
@@ -42,12 +60,18 @@ def harness_by_hand(f) -> dict:
     ref_delta = ref_swept if ref[0] < (ref.min() + ref.max()) / 2 else -ref_swept
     fol_delta = fol_swept if fol[0] < (fol.min() + fol.max()) / 2 else -fol_swept
     match = (1.0 if gear >= 0 else -1.0) == (1.0 if fol_delta * ref_delta >= 0 else -1.0)
-    return {"max_error_rad": err.max(), "mean_error_rad": err.mean(), "ref_swept_rad": ref_swept,
-            "follower_observed_rad": fol_swept, "follower_expected_rad": abs(gear) * ref_swept,
-            "dir_matches_gear": 1 if match else 0, "motion_ratio": ratio,
-            "gear_ratio_error": abs(ratio - abs(gear)),
-            "abs_formula_max_error_rad": np.abs(fol - (gear * ref + offset)).max(),
-            "rest_residual_rad": abs(fol_rest - (gear * ref_rest + offset))}
+    return {
+        "max_error_rad": err.max(),
+        "mean_error_rad": err.mean(),
+        "ref_swept_rad": ref_swept,
+        "follower_observed_rad": fol_swept,
+        "follower_expected_rad": abs(gear) * ref_swept,
+        "dir_matches_gear": 1 if match else 0,
+        "motion_ratio": ratio,
+        "gear_ratio_error": abs(ratio - abs(gear)),
+        "abs_formula_max_error_rad": np.abs(fol - (gear * ref + offset)).max(),
+        "rest_residual_rad": abs(fol_rest - (gear * ref_rest + offset)),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +94,16 @@ def test_robotiq_harness_metrics_follow_the_harness_formulas(robotiq):
         # the verdict is the harness's: |motion_ratio - |gearing|| <= 0.10
         assert (f.status == "pass") == (expected["gear_ratio_error"] <= 0.10)
     m = robotiq.metrics
-    assert (m["mim_mimic_pairs_detected"], m["mim_skipped_pairs"], m["mim_pairs_passed"], m["mim_pairs_failed"]) == \
-        (5, 0, 5, 0)
-    assert all(isinstance(m[k], int) for k in ("mim_mimic_pairs_detected", "mim_skipped_pairs", "mim_pairs_passed",
-                                                 "mim_pairs_failed"))
+    assert (m["mim_mimic_pairs_detected"], m["mim_skipped_pairs"], m["mim_pairs_passed"], m["mim_pairs_failed"]) == (
+        5,
+        0,
+        5,
+        0,
+    )
+    assert all(
+        isinstance(m[k], int)
+        for k in ("mim_mimic_pairs_detected", "mim_skipped_pairs", "mim_pairs_passed", "mim_pairs_failed")
+    )
 
 
 def test_robotiq_sign_rules_disagree_on_every_physx_follower(robotiq):
@@ -101,13 +131,26 @@ def test_result_json_per_stage_in_the_harness_layout(tmp_path, capsys):
     for f in run(ROBOTIQ).followers:
         expected = harness_by_hand(f)
         for k in PAIR:
-            assert metrics[f"mim_pair_{f.name}_{k}"] == pytest.approx(expected[k], abs=1e-9)   # as above
-        assert f"mim_pair_{f.name}_fit_slope" in metrics     # ours, under a name of our own
-    assert report["stages"][0]["metrics"] == {k: v for k, v in metrics.items() if not k.endswith(
-        ("_fit_slope", "_fit_ratio_error", "_ratio_error_relative", "_relation_max_error", "_dir_convention",
-         "_bbox_volume_ratio", "_offset_error_start", "_offset_error_end"))}
+            assert metrics[f"mim_pair_{f.name}_{k}"] == pytest.approx(expected[k], abs=1e-9)  # as above
+        assert f"mim_pair_{f.name}_fit_slope" in metrics  # ours, under a name of our own
+    assert report["stages"][0]["metrics"] == {
+        k: v
+        for k, v in metrics.items()
+        if not k.endswith(
+            (
+                "_fit_slope",
+                "_fit_ratio_error",
+                "_ratio_error_relative",
+                "_relation_max_error",
+                "_dir_convention",
+                "_bbox_volume_ratio",
+                "_offset_error_start",
+                "_offset_error_end",
+            )
+        )
+    }
     levels = {m["level"] for m in data["messages"]}
-    assert levels <= {"info", "warning", "fail", "skip", "error"} and "info" in levels     # the sign notes
+    assert levels <= {"info", "warning", "fail", "skip", "error"} and "info" in levels  # the sign notes
 
 
 def test_sign_rule_note_exactly_where_the_rules_disagree():
@@ -118,12 +161,17 @@ def test_sign_rule_note_exactly_where_the_rules_disagree():
     jl = b.revolute("leader", b.base, lead, "Z", (-40, 40), (0, 0.3, 0))
     b.drive(jl, 1.0, 0.05)
     followers = {}
-    for i, (name, mult, schema) in enumerate((("px_with", 1.0, "physx"), ("px_against", -0.5, "physx"),
-                                               ("newton_with", 1.0, "newton"))):
+    for i, (name, mult, schema) in enumerate(
+        (("px_with", 1.0, "physx"), ("px_against", -0.5, "physx"), ("newton_with", 1.0, "newton"))
+    ):
         body = b.body(name, 1.0, (0.01, 0.01, 0.01), pos=(0, -0.3 * (i + 1), 0))
         j = b.revolute(name, b.base, body, "Z", (-60, 60), (0, -0.3 * (i + 1), 0))
-        set_relation(b.stage, MimicRelation(follower=j, leader=jl, multiplier=mult, schema=schema,
-                                            instance="rotX" if schema == "physx" else None))
+        set_relation(
+            b.stage,
+            MimicRelation(
+                follower=j, leader=jl, multiplier=mult, schema=schema, instance="rotX" if schema == "physx" else None
+            ),
+        )
         followers[name] = j
     result = run(b.stage)
     assert result.status == "pass"
@@ -137,7 +185,7 @@ def test_sign_rule_note_exactly_where_the_rules_disagree():
 def test_bounding_box_check_by_hand():
     """Two bodies 1 m apart, each holding geometry of radius 0.1 m: start box 1.2 x 0.2 x 0.2 m."""
     start = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
-    flown = np.array([[0.0, 0.0, 0.0], [1.0, 3.0, 3.0]])        # the second flies off diagonally
+    flown = np.array([[0.0, 0.0, 0.0], [1.0, 3.0, 3.0]])  # the second flies off diagonally
     pos = {"/a": np.stack([start[0], start[0], flown[0]])[None], "/b": np.stack([start[1], start[1], flown[1]])[None]}
     radii = {"/a": 0.1, "/b": 0.1}
     boom = explosion(pos, radii, 0, 10.0)
@@ -154,6 +202,6 @@ def test_bounding_box_of_a_real_sweep_stays_put_and_says_when_it_cannot_run(robo
         # (1e-6: the float32 solver state)
         assert f.bbox_volume_ratio == pytest.approx(1.0, abs=1e-6)
         assert not [w for w in f.warnings if "bounding box" in w]
-    for f in robotiq.followers:        # its meshes are missing: nothing to bound
+    for f in robotiq.followers:  # its meshes are missing: nothing to bound
         assert math.isnan(f.bbox_volume_ratio)
         assert any(n.startswith("bounding-box explosion check not run: no body carries geometry") for n in f.notes)

@@ -18,12 +18,13 @@ from pxr import Sdf, UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run  # noqa: E402
-from mimic_ext.fet022.reports import load_schema  # noqa: E402
-from mimic_ext.schema import MimicRelation, set_relation  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.reports import load_schema
+from mimic_ext.schema import MimicRelation, set_relation
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
@@ -39,7 +40,7 @@ def _digest(folder: Path) -> dict:
 
 
 # ------------------------------------------------------------------ stages built in memory
-GRAVITY = 9.81   # m/s^2, standard gravity: the loads argued in the docstrings below use it
+GRAVITY = 9.81  # m/s^2, standard gravity: the loads argued in the docstrings below use it
 
 
 def loaded_follower(natural_frequency: float):
@@ -51,10 +52,9 @@ def loaded_follower(natural_frequency: float):
     arm_l = b.body("arm_l", 1.0, (0.01, 0.01, 0.01), pos=(0, 0.3, 0))
     arm_f = b.body("arm_f", 5.0, (0.05, 0.05, 0.05), com=(0.3, 0, 0), pos=(0, -0.3, 0))
     jl = b.revolute("leader", b.base, arm_l, "Z", (-45, 45), (0, 0.3, 0))
-    b.drive(jl, 1.0, 0.05)   # USD units: N m per degree, N m s per degree
+    b.drive(jl, 1.0, 0.05)  # USD units: N m per degree, N m s per degree
     jf = b.revolute("follower", b.base, arm_f, "Y", (-120, 120), (0, -0.3, 0))
-    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency,
-            damping_ratio=1.0 if natural_frequency > 0 else 0.0)
+    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency, damping_ratio=1.0 if natural_frequency > 0 else 0.0)
     return b.stage, jl, jf
 
 
@@ -70,10 +70,9 @@ def serial_follower(natural_frequency: float):
     link1 = b.body("link1", 1.0, (0.01, 0.01, 0.02), com=(0.25, 0, 0))
     link2 = b.body("link2", 0.5, (0.01, 0.01, 0.01), pos=(0.5, 0, 0))
     jl = b.revolute("leader", b.base, link1, "Z", (-10, 90), (0, 0, 0))
-    b.drive(jl, 1.0, 0.05)   # USD units: N m per degree, N m s per degree
+    b.drive(jl, 1.0, 0.05)  # USD units: N m per degree, N m s per degree
     jf = b.revolute("follower", link1, link2, "Z", (-180, 180), (0.5, 0, 0))
-    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency,
-            damping_ratio=1.0 if natural_frequency > 0 else 0.0)
+    b.mimic(jf, jl, 1.0, natural_frequency=natural_frequency, damping_ratio=1.0 if natural_frequency > 0 else 0.0)
     return b.stage, jl, jf
 
 
@@ -106,11 +105,21 @@ def test_robotiq_five_followers_pass_with_exact_ratios(robotiq_run):
     # 0..47 deg limits less 10 % each end: 4.7..42.3 deg; the authored drive gets most of the way
     assert (ref.lo, ref.hi) == pytest.approx((4.7, 42.3), abs=1e-9)
     assert ref.excursion > 0.5 * (ref.hi - ref.lo)
-    assert set(result.followers[0].metrics) == {f"mim_pair_right_outer_knuckle_joint_{s}" for s in
-                                                ("max_error_rad", "mean_error_rad", "ref_swept_rad",
-                                                 "follower_observed_rad", "follower_expected_rad", "dir_matches_gear",
-                                                 "motion_ratio", "gear_ratio_error", "abs_formula_max_error_rad",
-                                                 "rest_residual_rad")}
+    assert set(result.followers[0].metrics) == {
+        f"mim_pair_right_outer_knuckle_joint_{s}"
+        for s in (
+            "max_error_rad",
+            "mean_error_rad",
+            "ref_swept_rad",
+            "follower_observed_rad",
+            "follower_expected_rad",
+            "dir_matches_gear",
+            "motion_ratio",
+            "gear_ratio_error",
+            "abs_formula_max_error_rad",
+            "rest_residual_rad",
+        )
+    }
 
 
 def test_robotiq_files_are_byte_identical_after_the_sweep(robotiq_run):
@@ -133,7 +142,7 @@ def test_cli_sweep_writes_valid_reports_that_render(tmp_path):
     root = ET.parse(out / "fet022_junit.xml").getroot()
     assert root.get("tests") == "5" and root.get("failures") == "0"
     junitparser = pytest.importorskip("junitparser")
-    suite = list(junitparser.JUnitXml.fromfile(str(out / "fet022_junit.xml")))[0]
+    suite = next(iter(junitparser.JUnitXml.fromfile(str(out / "fet022_junit.xml"))))
     assert suite.tests == 5 and all(case.is_passed for case in suite)
     from test_fet022_reports import render_in_chromium
 
@@ -202,7 +211,7 @@ def test_invalid_relation_fails_with_the_validators_message_and_the_others_run()
     bad, good = result.follower(jz), result.follower(jf)
     assert bad.status == "fail" and any(expected[0].message in m for m in bad.messages)
     assert bad.messages[0].startswith("rejected by the validator: " + expected[0].code)
-    assert good.status == "pass" and abs(good.motion_ratio - 2.0) < 1e-3 * 2.0   # 1e-3 relative, as above
+    assert good.status == "pass" and abs(good.motion_ratio - 2.0) < 1e-3 * 2.0  # 1e-3 relative, as above
 
 
 def test_authored_velocity_cap_that_blocks_the_sweep_is_named_in_the_failure():
@@ -267,7 +276,7 @@ def test_direction_warning_exactly_when_the_follower_moves_against_the_conventio
 
 def test_in_memory_stage_is_untouched_and_the_test_drive_stays_in_the_model():
     stage, jl, jf = loaded_follower(natural_frequency=0.0)
-    UsdPhysics.DriveAPI(stage.GetPrimAtPath(jl), "angular").GetStiffnessAttr().Set(0.0)   # no position drive
+    UsdPhysics.DriveAPI(stage.GetPrimAtPath(jl), "angular").GetStiffnessAttr().Set(0.0)  # no position drive
     before = stage.GetRootLayer().ExportToString()
     session_before = stage.GetSessionLayer().ExportToString()
     result = run(stage)
@@ -284,13 +293,23 @@ def test_many_stages_one_failure_does_not_stop_the_others(tmp_path, capsys):
     bad, _, _ = loaded_follower(2.0)
     good.GetRootLayer().Export(str(folder / "a_good.usda"))
     bad.GetRootLayer().Export(str(folder / "b_soft.usda"))
-    (folder / "c_broken.usda").write_text("#usda 1.0\ndef Xform \"oops\" {\n")
+    (folder / "c_broken.usda").write_text('#usda 1.0\ndef Xform "oops" {\n')
     (folder / "sub").mkdir()
     good.GetRootLayer().Export(str(folder / "sub" / "d_nested.usda"))
-    code = cli.main(["sweep", str(folder), "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"),
-                     "--junit", str(tmp_path / "r.xml")])
+    code = cli.main(
+        [
+            "sweep",
+            str(folder),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--html",
+            str(tmp_path / "r.html"),
+            "--junit",
+            str(tmp_path / "r.xml"),
+        ]
+    )
     out, err = capsys.readouterr()
-    assert code == 2, out     # an unreadable stage is an error, which outranks the failure
+    assert code == 2, out  # an unreadable stage is an error, which outranks the failure
     data = json.loads((tmp_path / "r.json").read_text())
     jsonschema.validate(data, load_schema())
     status = {Path(s["asset"]).name: s["status"] for s in data["stages"]}
@@ -321,7 +340,7 @@ def test_reference_the_backend_cannot_drive_is_not_applicable_not_a_failure():
     b = StageBuilder(gravity=0.0, fixed_base=True)
     arm_a = b.body("arm_a", 1.0, (0.01, 0.01, 0.01))
     arm_f = b.body("arm_f", 1.0, (0.01, 0.01, 0.01), pos=(0, 1, 0))
-    d6 = UsdPhysics.Joint.Define(b.stage, "/World/joints/d6")          # a generic (D6) reference joint
+    d6 = UsdPhysics.Joint.Define(b.stage, "/World/joints/d6")  # a generic (D6) reference joint
     d6.CreateBody0Rel().SetTargets([Sdf.Path(b.base)])
     d6.CreateBody1Rel().SetTargets([Sdf.Path(arm_a)])
     jf = b.revolute("follower", b.base, arm_f, "Z", (-90, 90), (0, 1, 0))
@@ -334,9 +353,9 @@ def test_reference_the_backend_cannot_drive_is_not_applicable_not_a_failure():
 
 
 def test_all_reference_joints_of_a_stage_run_in_one_batch():
-    from mimic_ext.fet022.engines import get_engine
     from mimic_ext.fet022.config import SweepConfig
     from mimic_ext.fet022.discovery import discover
+    from mimic_ext.fet022.engines import get_engine
     from mimic_ext.fet022.plan import make_plan
     from mimic_ext.schema import read_relations
 
@@ -365,5 +384,5 @@ def test_all_reference_joints_of_a_stage_run_in_one_batch():
         other = joints[1 - env][0]
         moved = trace.positions[jl][env]
         held = trace.positions[other][env]
-        assert moved.max() - moved.min() > math.radians(30)          # swept over most of its range
-        assert held.max() - held.min() < 1e-6                          # rad: held still (round-off)
+        assert moved.max() - moved.min() > math.radians(30)  # swept over most of its range
+        assert held.max() - held.min() < 1e-6  # rad: held still (round-off)

@@ -16,54 +16,112 @@ import jsonschema
 import pytest
 
 from mimic_ext.fet022.config import SweepConfig
-from mimic_ext.fet022.reports import (format_console, format_html, load_schema, to_json_data, write_html,
-                                      write_json, write_junit)
+from mimic_ext.fet022.reports import (
+    format_console,
+    format_html,
+    load_schema,
+    to_json_data,
+    write_html,
+    write_json,
+    write_junit,
+)
 from mimic_ext.fet022.result import FollowerResult, ReferenceResult, RunResult, SweepResult
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
-def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", warnings=(), messages=(),
-              engine="warp"):
+def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", warnings=(), messages=(), engine="warp"):
     t = [i * 0.0417 for i in range(49)]
     ref = [40 * math.sin(math.pi * i / 48) for i in range(49)]
     # the harness's measures of these invented samples (harness_pair's definitions, by hand)
-    harness = {"max_error_rad": 0.01, "mean_error_rad": 0.005, "ref_swept_rad": math.radians(40),
-               "follower_observed_rad": abs(ratio) * math.radians(40),
-               "follower_expected_rad": abs(gearing) * math.radians(40),
-               "dir_matches_gear": 1 if (ratio > 0) == (gearing >= 0) else 0, "motion_ratio": abs(ratio),
-               "gear_ratio_error": abs(abs(ratio) - abs(gearing)), "abs_formula_max_error_rad": 0.01,
-               "rest_residual_rad": 0.0}
+    harness = {
+        "max_error_rad": 0.01,
+        "mean_error_rad": 0.005,
+        "ref_swept_rad": math.radians(40),
+        "follower_observed_rad": abs(ratio) * math.radians(40),
+        "follower_expected_rad": abs(gearing) * math.radians(40),
+        "dir_matches_gear": 1 if (ratio > 0) == (gearing >= 0) else 0,
+        "motion_ratio": abs(ratio),
+        "gear_ratio_error": abs(abs(ratio) - abs(gearing)),
+        "abs_formula_max_error_rad": 0.01,
+        "rest_residual_rad": 0.0,
+    }
     return FollowerResult(
-        follower=f"/Robot/Joints/{name}", name=name, reference="/Robot/Joints/leader", swept="/Robot/Joints/leader",
-        schema="physx", label="PhysxMimicJointAPI:rotX", compliant=False, follower_unit="deg",
-        reference_unit="deg", gearing=gearing, offset=0.0, status=status, measured_ratio=ratio,
-        motion_ratio=abs(ratio), ratio_error=abs(abs(ratio) - abs(gearing)),
-        ratio_error_relative=abs(abs(ratio) - abs(gearing)) / abs(gearing), relation_max_error=0.01,
-        harness=harness, engine=engine, direction=direction, rest_offset=0.0, rest_offset_error=0.0, samples_used=45, reference_excursion=40.0,
-        warnings=list(warnings), messages=list(messages), sample_t=t, sample_reference=ref,
-        sample_follower=[ratio * r for r in ref])
+        follower=f"/Robot/Joints/{name}",
+        name=name,
+        reference="/Robot/Joints/leader",
+        swept="/Robot/Joints/leader",
+        schema="physx",
+        label="PhysxMimicJointAPI:rotX",
+        compliant=False,
+        follower_unit="deg",
+        reference_unit="deg",
+        gearing=gearing,
+        offset=0.0,
+        status=status,
+        measured_ratio=ratio,
+        motion_ratio=abs(ratio),
+        ratio_error=abs(abs(ratio) - abs(gearing)),
+        ratio_error_relative=abs(abs(ratio) - abs(gearing)) / abs(gearing),
+        relation_max_error=0.01,
+        harness=harness,
+        engine=engine,
+        direction=direction,
+        rest_offset=0.0,
+        rest_offset_error=0.0,
+        samples_used=45,
+        reference_excursion=40.0,
+        warnings=list(warnings),
+        messages=list(messages),
+        sample_t=t,
+        sample_reference=ref,
+        sample_follower=[ratio * r for r in ref],
+    )
 
 
 def _run() -> RunResult:
     cfg = SweepConfig().to_dict()
-    good = SweepResult(asset="data/good & <odd>.usda", config=cfg, engine="warp", num_envs=1,
-                       timings={"total_s": 0.25})
-    good.references.append(ReferenceResult(path="/Robot/Joints/leader", kind="revolute", unit="deg", lo=0, hi=40,
-                                           range_source="limits", drive_source="authored", stiffness=100,
-                                           damping=1, excursion=40, followers=[]))
+    good = SweepResult(asset="data/good & <odd>.usda", config=cfg, engine="warp", num_envs=1, timings={"total_s": 0.25})
+    good.references.append(
+        ReferenceResult(
+            path="/Robot/Joints/leader",
+            kind="revolute",
+            unit="deg",
+            lo=0,
+            hi=40,
+            range_source="limits",
+            drive_source="authored",
+            stiffness=100,
+            damping=1,
+            excursion=40,
+            followers=[],
+        )
+    )
     good.followers = [
         _follower("f_ok"),
         _follower("f_bad", status="fail", ratio=0.5, messages=["motion ratio 0.5 differs from |gearing| 1"]),
         _follower("f_rev", ratio=-1.0, direction="reversed", warnings=["direction mismatch: moves against"]),
     ]
     good.settle_status()
-    skipped = SweepResult(asset="data/plain.usda", status="skipped", reason="no joint carries PhysxMimicJointAPI",
-                          config=cfg, engine="warp", timings={"total_s": 0.01})
-    broken = SweepResult(asset="data/broken.usda", status="error", reason="data/broken.usda: cannot be read as USD",
-                         config=cfg, engine="warp", timings={"total_s": 0.0})
-    return RunResult(stages=[good, skipped, broken], config=cfg, versions={"mimic_ext": "0.1.0"},
-                     wall_seconds=0.5, jobs=2)
+    skipped = SweepResult(
+        asset="data/plain.usda",
+        status="skipped",
+        reason="no joint carries PhysxMimicJointAPI",
+        config=cfg,
+        engine="warp",
+        timings={"total_s": 0.01},
+    )
+    broken = SweepResult(
+        asset="data/broken.usda",
+        status="error",
+        reason="data/broken.usda: cannot be read as USD",
+        config=cfg,
+        engine="warp",
+        timings={"total_s": 0.0},
+    )
+    return RunResult(
+        stages=[good, skipped, broken], config=cfg, versions={"mimic_ext": "0.1.0"}, wall_seconds=0.5, jobs=2
+    )
 
 
 def test_console_table_and_summary():
@@ -73,7 +131,7 @@ def test_console_table_and_summary():
     for col in ("follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"):
         assert col in header
     row = next(line for line in lines if line.strip().startswith("f_bad"))
-    assert "0.5" in row.split() and row.rstrip().endswith("FAIL")      # absolute error 0.5 (the default mode)
+    assert "0.5" in row.split() and row.rstrip().endswith("FAIL")  # absolute error 0.5 (the default mode)
     assert "REVERSED" in next(line for line in lines if line.strip().startswith("f_rev"))
     # the console says "match" where HTML and JSON do
     assert "match" in next(line for line in lines if line.strip().startswith("f_ok")).split()
@@ -95,8 +153,12 @@ def test_json_validates_and_carries_the_harness_metrics(tmp_path):
     # the harness's sign rule: gearing -1 expects "against"; f_rev moves against, f_ok with
     assert m["mim_pair_f_rev_dir_matches_gear"] == 1 and m["mim_pair_f_ok_dir_matches_gear"] == 0
     assert m["mim_pair_f_ok_max_error_rad"] == 0.01
-    assert (m["mim_mimic_pairs_detected"], m["mim_skipped_pairs"], m["mim_pairs_passed"], m["mim_pairs_failed"]) == \
-        (3, 0, 2, 1)
+    assert (m["mim_mimic_pairs_detected"], m["mim_skipped_pairs"], m["mim_pairs_passed"], m["mim_pairs_failed"]) == (
+        3,
+        0,
+        2,
+        1,
+    )
     assert stage["extra_metrics"]["mim_pair_f_ok_fit_slope"] == 1.0
     assert len(stage["followers"][0]["samples"]["t"]) == 49
     assert data["stages"][1]["status"] == "skipped" and data["stages"][1]["followers"] == []
@@ -122,7 +184,7 @@ def test_json_schema_has_teeth():
 def test_nan_becomes_null_in_json():
     run = _run()
     run.stages[0].followers[0].measured_ratio = float("nan")
-    text = json.dumps(to_json_data(run), allow_nan=False)     # would raise on NaN
+    text = json.dumps(to_json_data(run), allow_nan=False)  # would raise on NaN
     assert '"measured_ratio": null' in text
 
 
@@ -182,16 +244,38 @@ def _chromium() -> str:
 def render_in_chromium(html_path: Path, tmp_path: Path, screenshot: Path | None = None) -> str:
     """The DOM chromium builds from the page (and optionally a screenshot): proof it renders."""
     exe = _chromium()
-    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-    dom = subprocess.run(base + [f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom",
-                                 html_path.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    base = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+    ]
+    dom = subprocess.run(
+        base + [f"--user-data-dir={tmp_path / 'chromium-dom'}", "--dump-dom", html_path.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
-        shot = subprocess.run(base + [f"--user-data-dir={tmp_path / 'chromium-shot'}", f"--screenshot={screenshot}",
-                                      "--window-size=1200,1600", html_path.resolve().as_uri()],
-                              capture_output=True, text=True, timeout=120)
+        shot = subprocess.run(
+            base
+            + [
+                f"--user-data-dir={tmp_path / 'chromium-shot'}",
+                f"--screenshot={screenshot}",
+                "--window-size=1200,1600",
+                html_path.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert shot.returncode == 0, shot.stderr[-2000:]
         assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return dom.stdout
@@ -209,26 +293,34 @@ def test_html_renders_in_headless_chromium(tmp_path):
 def test_two_engine_html_renders_with_overlaid_plots(tmp_path):
     """Two engine columns of hand-made results; the screenshot is kept for a person to look at."""
     run = _run()
-    other = SweepResult(asset=run.stages[0].asset, config=run.config, engine="other", num_envs=1,
-                        timings={"total_s": 0.2}, references=list(run.stages[0].references))
-    other.followers = [_follower("f_ok", ratio=0.98, engine="other"),
-                       _follower("f_bad", status="fail", ratio=0.55, engine="other", messages=["ratio 0.55"]),
-                       _follower("f_rev", ratio=-1.02, direction="reversed", engine="other")]
+    other = SweepResult(
+        asset=run.stages[0].asset,
+        config=run.config,
+        engine="other",
+        num_envs=1,
+        timings={"total_s": 0.2},
+        references=list(run.stages[0].references),
+    )
+    other.followers = [
+        _follower("f_ok", ratio=0.98, engine="other"),
+        _follower("f_bad", status="fail", ratio=0.55, engine="other", messages=["ratio 0.55"]),
+        _follower("f_rev", ratio=-1.02, direction="reversed", engine="other"),
+    ]
     other.settle_status()
     run.stages.insert(1, other)
     page = write_html(run, tmp_path / "two.html")
     dom = render_in_chromium(page, tmp_path, ARTIFACTS / "fet022_report_two_engines.png")
     assert dom.count('<table class="conformance">') == 1
     assert dom.count('class="cell" data-engine="warp"') == dom.count('class="cell" data-engine="other"') == 3
-    assert dom.count('<g class="samples" data-engine="other"') == 3   # overlaid on the warp plots
+    assert dom.count('<g class="samples" data-engine="other"') == 3  # overlaid on the warp plots
 
 
 def test_html_text_is_whole_tokens_and_plain_values():
     html = format_html(_run())
-    assert "break-all" not in html                       # words and numbers never split mid-token
+    assert "break-all" not in html  # words and numbers never split mid-token
     assert re.search(r"td\.num\{[^}]*white-space:nowrap", html)
-    config = html[html.index('<table class="config">'):html.index("</table>", html.index('<table class="config">'))]
-    assert "True" not in config and "{" not in config and "<th>fix_base</th><td class=\"num\">true</td>" in config
+    config = html[html.index('<table class="config">') : html.index("</table>", html.index('<table class="config">'))]
+    assert "True" not in config and "{" not in config and '<th>fix_base</th><td class="num">true</td>' in config
     assert "<th>test_drive.angular_stiffness</th>" in config
     # the references table says what the numbers are: authored limits, then the planned sweep range
     assert "<th>limits</th><th>swept range</th>" in html and "limits less the margin" in html
@@ -249,8 +341,9 @@ def test_mixed_pair_gearing_carries_its_unit():
     f.follower_unit = "stage units"
     html = format_html(SweepResult(asset="a.usda", followers=[f], engine="warp", config=SweepConfig().to_dict()))
     assert "1 stage units/deg" in html
-    assert "1 stage units/deg" in format_console(SweepResult(asset="a.usda", followers=[f], engine="warp",
-                                                             config=SweepConfig().to_dict()))
+    assert "1 stage units/deg" in format_console(
+        SweepResult(asset="a.usda", followers=[f], engine="warp", config=SweepConfig().to_dict())
+    )
 
 
 def _two_engines() -> RunResult:
@@ -261,8 +354,14 @@ def _two_engines() -> RunResult:
     for engine in ("warp", "physx", "newton", "mujoco"):
         st = SweepResult(asset="data/hand.usda", config=cfg, engine=engine, num_envs=1, timings={"total_s": 0.1})
         f = _follower("f", engine=engine)
-        f.read_relation = {"follower": f.follower, "leader": f.reference, "multiplier": 1.0,
-                           "offset": -2.6 if engine == "newton" else -0.045, "hard": True, "note": ""}
+        f.read_relation = {
+            "follower": f.follower,
+            "leader": f.reference,
+            "multiplier": 1.0,
+            "offset": -2.6 if engine == "newton" else -0.045,
+            "hard": True,
+            "note": "",
+        }
         f.offset_error_start = f.offset_error_end = 2.56 if engine == "newton" else 1e-5
         if engine == "newton":
             f.status, f.messages = "fail", ["offset check: at the start of the sweep the follower is 2.56 rad off"]
@@ -277,7 +376,7 @@ def _two_engines() -> RunResult:
 def test_not_applicable_and_disagreements_in_every_report(tmp_path):
     run = _two_engines()
     assert [s.status for s in run.stages] == ["pass", "pass", "fail", "not_applicable"]
-    assert run.exit_code == 1 and run.stages[3].exit_code == 0      # not applicable is not a failure
+    assert run.exit_code == 1 and run.stages[3].exit_code == 0  # not applicable is not a failure
     # console: the disagreement section names the engines, the values and the cause
     text = format_console(run)
     assert "disagreements (2;" in text
@@ -290,8 +389,10 @@ def test_not_applicable_and_disagreements_in_every_report(tmp_path):
     data = to_json_data(run)
     jsonschema.validate(data, load_schema())
     causes = {tuple(d["engines"]): d["cause"] for d in data["disagreements"]}
-    assert causes == {("newton", "warp", "physx"): "units read", ("mujoco", "warp", "physx", "newton"):
-                      "missing schema or feature"}
+    assert causes == {
+        ("newton", "warp", "physx"): "units read",
+        ("mujoco", "warp", "physx", "newton"): "missing schema or feature",
+    }
     # JUnit: not applicable is skipped with its reason
     path = write_junit(run, tmp_path / "r.xml")
     case = next(tc for tc in ET.parse(path).getroot().iter("testcase") if tc.get("name").endswith("[mujoco]"))

@@ -14,12 +14,13 @@ from pxr import Gf, Sdf, UsdPhysics
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-import mimic_ext.schema  # noqa: E402,F401
-from mimic_ext import cli  # noqa: E402
-from mimic_ext.fet022 import run, sweep_paths  # noqa: E402
-from mimic_ext.fet022.batch import collect_stages  # noqa: E402
-from mimic_ext.fet022.engines import base as engine_base  # noqa: E402
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
+
+import mimic_ext.schema  # noqa: F401
+from mimic_ext import cli
+from mimic_ext.fet022 import run
+from mimic_ext.fet022.batch import collect_stages
+from mimic_ext.fet022.engines import base as engine_base
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -31,8 +32,23 @@ def test_two_engine_columns_in_every_report(tmp_path, capsys):
     """Two differently configured warp engines (the default label and an explicit device) as two
     columns: the plumbing the physx/newton/mujoco engines plug into."""
     rep = tmp_path / "rep"
-    assert cli.main(["sweep", str(GEARED), str(DATA / "chain3.usda"), "--engine", "warp,warp:cpu",
-                     "--report", str(rep), "-q", "-j", "1"]) == 0
+    assert (
+        cli.main(
+            [
+                "sweep",
+                str(GEARED),
+                str(DATA / "chain3.usda"),
+                "--engine",
+                "warp,warp:cpu",
+                "--report",
+                str(rep),
+                "-q",
+                "-j",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.strip().startswith("follower"))
     assert header.split()[-2:] == ["warp", "warp:cpu"]
@@ -50,7 +66,9 @@ def test_two_engine_columns_in_every_report(tmp_path, capsys):
     assert {n.rsplit(" ", 1)[1] for n in names} == {"[warp]", "[warp:cpu]"}
     html = (rep / "fet022_report.html").read_text()
     assert html.count('<table class="conformance">') == 2
-    assert html.count('<g class="samples" data-engine="warp"') == html.count('<g class="samples" data-engine="warp:cpu"')
+    assert html.count('<g class="samples" data-engine="warp"') == html.count(
+        '<g class="samples" data-engine="warp:cpu"'
+    )
     for engine in ("warp", "warp:cpu"):
         assert (rep / "result" / "geared_pair" / engine.replace(":", "_") / "result.json").is_file()
 
@@ -83,7 +101,7 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, flag):
 def test_report_folder_over_an_input_is_refused(tmp_path, capsys):
     folder = tmp_path / "rep"
     folder.mkdir()
-    stage = folder / "fet022_report.html"       # a stage that happens to sit where the HTML would go
+    stage = folder / "fet022_report.html"  # a stage that happens to sit where the HTML would go
     stage.write_bytes(GEARED.read_bytes())
     (tmp_path / "g.usda").symlink_to(stage)
     assert cli.main(["sweep", str(tmp_path / "g.usda"), "--report", str(folder)]) == 2
@@ -117,8 +135,9 @@ def test_a_stage_that_cannot_be_swept_is_one_line_on_stderr(tmp_path, capsys):
     assert len(err) == 1 and str(bad) in err[0]
 
 
-@pytest.mark.parametrize("flag, value", [("--sweep-seconds", "1e6"), ("--settle-seconds", "1e7"),
-                                         ("--physics-fps", "1e7")])
+@pytest.mark.parametrize(
+    "flag, value", [("--sweep-seconds", "1e6"), ("--settle-seconds", "1e7"), ("--physics-fps", "1e7")]
+)
 def test_long_runs_are_refused_at_once(tmp_path, capsys, flag, value):
     assert cli.main(["sweep", str(GEARED), flag, value]) == 2
     err = capsys.readouterr().err.strip()
@@ -198,8 +217,10 @@ def test_a_joint_without_bodies_is_told_so():
     joint.GetBody1Rel().ClearTargets(True)
     assert why_not_simulated(b.stage, jf).startswith(f"joint {jf} has no bodies")
     joint.GetBody1Rel().SetTargets([Sdf.Path("/World/nowhere")])
-    assert why_not_simulated(b.stage, jf) == f"joint {jf} physics:body1 targets /World/nowhere, which does not exist " \
-                                             f"on the stage"
+    assert (
+        why_not_simulated(b.stage, jf) == f"joint {jf} physics:body1 targets /World/nowhere, which does not exist "
+        f"on the stage"
+    )
 
 
 # ------------------------------------------------------------------ Python API and folders
@@ -211,14 +232,16 @@ def test_the_documented_python_call_works_in_a_guarded_script(tmp_path):
     for name in ("geared_pair.usda", "chain3.usda"):
         (assets / name).write_bytes((DATA / name).read_bytes())
     script = tmp_path / "sweep_it.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         from mimic_ext import fet022
 
         print("script body runs")
         if __name__ == "__main__":
             run = fet022.sweep_paths(["assets/"], jobs=2)
             print("statuses", sorted(s.status for s in run.stages), "jobs", run.jobs)
-    """))
+    """)
+    )
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "statuses ['pass', 'pass'] jobs 2" in proc.stdout
@@ -268,8 +291,9 @@ def test_a_folder_written_by_nvidias_converter_sweeps_its_stage(tmp_path):
     if not urdf.is_file():
         pytest.skip(f"shared asset absent: {urdf}")
     out = tmp_path / "inspire"
-    conv = subprocess.run([sys.executable, "-m", "urdf_usd_converter", str(urdf), str(out)], capture_output=True,
-                          text=True, timeout=600)
+    conv = subprocess.run(
+        [sys.executable, "-m", "urdf_usd_converter", str(urdf), str(out)], capture_output=True, text=True, timeout=600
+    )
     assert conv.returncode == 0, conv.stderr[-2000:]
     stages = collect_stages([out], recursive=True)
     assert len(stages) == 1 and "Payload" not in stages[0].parts

@@ -28,7 +28,7 @@ from benchmarks.sweep_scale import distinct_pairs  # noqa: E402
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
-from pxr import Gf, UsdGeom, UsdPhysics  # noqa: E402
+from pxr import UsdGeom, UsdPhysics  # noqa: E402
 
 from mimic_ext.fet022 import run  # noqa: E402
 from mimic_ext.fet022.bbox import BoxCheck, body_radii  # noqa: E402
@@ -36,7 +36,7 @@ from mimic_ext.fet022.config import SweepConfig  # noqa: E402
 from mimic_ext.fet022.discovery import discover  # noqa: E402
 from mimic_ext.fet022.engines.warp import WarpEngine, body_sample_indices  # noqa: E402
 from mimic_ext.fet022.plan import make_plan  # noqa: E402
-from mimic_ext.schema import MimicRelation, read_relations, set_relation  # noqa: E402
+from mimic_ext.schema import MimicRelation, read_relations  # noqa: E402
 from mimic_ext.solver import Solver, build_model  # noqa: E402
 from mimic_ext.solver.inspect import body_poses  # noqa: E402
 from mimic_ext.solver.parts import independent_parts, part_spec, structure_key  # noqa: E402
@@ -91,21 +91,36 @@ def _sweep_inputs(stage):
 
 
 def test_parts_are_trees_joined_by_relations_and_loops():
-    stage = M.scale_stage(3, per_articulation=2)          # a fan of two fingers on a fixed palm, and one more
+    stage = M.scale_stage(3, per_articulation=2)  # a fan of two fingers on a fixed palm, and one more
     spec = read_stage(stage, fix_base=True)
     parts = independent_parts(spec, read_relations(stage))
     names = [[spec.links[i].joint.path.rsplit("/", 1)[-1] for i in p] for p in parts]
-    assert names == [["lead0", "follow0"], ["lead1", "follow1"], ["lead0", "follow0"]]   # each finger hangs from the world
+    assert names == [
+        ["lead0", "follow0"],
+        ["lead1", "follow1"],
+        ["lead0", "follow0"],
+    ]  # each finger hangs from the world
     # a relation across fingers joins their parts
-    extra = MimicRelation(follower="/World/mech0/lead1", leader="/World/mech0/lead0", multiplier=1.0,
-                          instance="rotY", schema="physx")
+    extra = MimicRelation(
+        follower="/World/mech0/lead1", leader="/World/mech0/lead0", multiplier=1.0, instance="rotY", schema="physx"
+    )
     joined = independent_parts(spec, read_relations(stage) + [extra])
     assert len(joined) == 2 and len(joined[0]) == 4
+
     # a loop closure between two fingers joins them too; one to the world does not
     def closed(a, b):
-        c = ClosureSpec(path="/World/closure", kind="revolute", link_a=a, frame_a=np.eye(4), link_b=b,
-                        frame_b=np.eye(4), mask=0b110111, angmode=1)
+        c = ClosureSpec(
+            path="/World/closure",
+            kind="revolute",
+            link_a=a,
+            frame_a=np.eye(4),
+            link_b=b,
+            frame_b=np.eye(4),
+            mask=0b110111,
+            angmode=1,
+        )
         return independent_parts(replace(spec, closures=[c]), [])
+
     assert len(closed(1, 3)) == 2 and len(closed(-1, 3)) == 3
     # a relation naming a joint that no link has: no split (the whole model says what is wrong)
     stray = MimicRelation(follower="/World/nothing", leader="/World/mech0/lead0", multiplier=1.0)
@@ -121,14 +136,14 @@ def test_part_models_reproduce_the_whole_stage_model(share, batch):
     trace = WarpEngine(share_copies=share, batch_parts=batch).simulate(stage, plan, watch, rels)
     ref_pos, ref_bodies = _reference(stage, plan, watch, rels)
     assert trace.timings["parts"] == 4
-    assert trace.timings["parts_simulated"] == (2 if share else 4)    # three fingers are translated copies
+    assert trace.timings["parts_simulated"] == (2 if share else 4)  # three fingers are translated copies
     # the fingers have one shape: the simulated ones share one model unless batching is off
     assert trace.timings["models"] == (1 if batch is None else trace.timings["parts_simulated"])
     worst = max(float(np.abs(np.asarray(trace.positions[p]) - ref_pos[p]).max()) for p in watch)
     assert worst < POSITION_TOL
-    for p in watch:                                        # indexing one environment reads the same rows
+    for p in watch:  # indexing one environment reads the same rows
         assert np.array_equal(trace.positions[p][3], np.asarray(trace.positions[p])[3])
-    for path, xyz in ref_bodies.items():                   # m: float32 joint angles on 4 cm links
+    for path, xyz in ref_bodies.items():  # m: float32 joint angles on 4 cm links
         assert np.abs(np.asarray(trace.body_positions[path]) - xyz).max() < 1e-6
     radii = body_radii(stage, ref_bodies)
     ours, theirs = BoxCheck(trace.body_positions, radii, 10.0), BoxCheck(ref_bodies, radii, 10.0)
@@ -143,7 +158,7 @@ def test_a_sweep_of_many_copies_simulates_one_and_judges_each():
     result = run(stage)
     assert result.status == "pass" and len(result.followers) == 40 and result.num_envs == 40
     ratios = [f.motion_ratio for f in result.followers]
-    assert max(abs(r - 0.5) for r in ratios) < 1e-3        # multiplier 0.5, held exactly (float32)
+    assert max(abs(r - 0.5) for r in ratios) < 1e-3  # multiplier 0.5, held exactly (float32)
 
 
 def test_parts_of_one_shape_whatever_their_numbers_share_a_key():
@@ -154,15 +169,30 @@ def test_parts_of_one_shape_whatever_their_numbers_share_a_key():
     rels_of = [[r for r in rels if r.follower.startswith(f"/World/mech{k}/")] for k in range(3)]
     keys = [structure_key(p, r) for p, r in zip(parts, rels_of)]
     assert keys[0] is not None and keys[0] == keys[1] == keys[2]
-    assert parts[0].links[0].mass != parts[1].links[0].mass            # distinct numbers, one shape
+    assert parts[0].links[0].mass != parts[1].links[0].mass  # distinct numbers, one shape
     # a joint property that switches a row on (friction) is another shape, as is another relation set
-    rubbed = replace(parts[1], links=[replace(parts[1].links[0], joint=replace(parts[1].links[0].joint, friction=0.1)),
-                                      parts[1].links[1]])
+    rubbed = replace(
+        parts[1],
+        links=[replace(parts[1].links[0], joint=replace(parts[1].links[0].joint, friction=0.1)), parts[1].links[1]],
+    )
     assert structure_key(rubbed, rels_of[1]) != keys[1]
     assert structure_key(parts[1], []) != keys[1]
-    closed = replace(parts[0], closures=[ClosureSpec(path="/World/c", kind="revolute", link_a=0, frame_a=np.eye(4),
-                                                     link_b=1, frame_b=np.eye(4), mask=0b110111, angmode=1)])
-    assert structure_key(closed, rels_of[0]) is None                 # loop rows are dense over a model: never batched
+    closed = replace(
+        parts[0],
+        closures=[
+            ClosureSpec(
+                path="/World/c",
+                kind="revolute",
+                link_a=0,
+                frame_a=np.eye(4),
+                link_b=1,
+                frame_b=np.eye(4),
+                mask=0b110111,
+                angmode=1,
+            )
+        ],
+    )
+    assert structure_key(closed, rels_of[0]) is None  # loop rows are dense over a model: never batched
 
 
 def _same_report(a, b, path="report"):
@@ -207,7 +237,7 @@ def test_a_stage_of_distinct_parts_reports_the_same_batched_or_part_by_part():
     one_by_one, batched, pairs_of_two = report(1), report(None), report(2)
     assert counts[1] == (6, 6) and counts[2] == (6, 3) and counts[WarpEngine().batch_parts] == (6, 1)
     assert one_by_one["status"] == "pass" and all(f["status"] == "pass" for f in one_by_one["followers"])
-    assert all(np.isfinite(f["bbox_volume_ratio"]) for f in one_by_one["followers"])     # the box check ran
+    assert all(np.isfinite(f["bbox_volume_ratio"]) for f in one_by_one["followers"])  # the box check ran
     _same_report(one_by_one, batched)
     _same_report(one_by_one, pairs_of_two)
 
@@ -232,7 +262,7 @@ def test_a_batch_whose_state_diverges_names_the_part_that_did():
     batched = run(stage, engine=WarpEngine())
     assert one_by_one.status == batched.status == "error"
     assert "NaN or infinite while sweeping /World/mech2/lead0, (every joint held) /World/mech2/lead0" in batched.reason
-    assert batched.reason == one_by_one.reason                # the batch was rerun part by part to say which
+    assert batched.reason == one_by_one.reason  # the batch was rerun part by part to say which
 
 
 def test_a_batch_rerun_part_by_part_keeps_its_copies_on_their_reps(monkeypatch):
@@ -241,7 +271,7 @@ def test_a_batch_rerun_part_by_part_keeps_its_copies_on_their_reps(monkeypatch):
     import mimic_ext.fet022.engines.warp as W
 
     stage = distinct_pairs(M.scale_stage(4))
-    for name in ("lead0",):                     # pair 2 becomes a translated copy of pair 0 again
+    for name in ("lead0",):  # pair 2 becomes a translated copy of pair 0 again
         src = UsdPhysics.DriveAPI(stage.GetPrimAtPath(f"/World/mech0/{name}"), "angular").GetStiffnessAttr().Get()
         UsdPhysics.DriveAPI(stage.GetPrimAtPath(f"/World/mech2/{name}"), "angular").GetStiffnessAttr().Set(src)
     for body in ("f0a", "f0b"):
@@ -254,7 +284,7 @@ def test_a_batch_rerun_part_by_part_keeps_its_copies_on_their_reps(monkeypatch):
 
     def flag_the_first_batch(solver, model, plan, envs, mine):
         q, bad = real(solver, model, plan, envs, mine)
-        if len(mine) > 1 and not flagged:       # the batch of three reps: say it diverged
+        if len(mine) > 1 and not flagged:  # the batch of three reps: say it diverged
             flagged.append(True)
             return q, [0]
         return q, bad
@@ -262,5 +292,5 @@ def test_a_batch_rerun_part_by_part_keeps_its_copies_on_their_reps(monkeypatch):
     monkeypatch.setattr(W, "_step_through", flag_the_first_batch)
     trace = WarpEngine().simulate(stage, plan, watch, rels)
     assert flagged and trace.timings["parts_simulated"] == 3 and reference.timings["parts_simulated"] == 3
-    for p in watch:                             # rerun part by part: the per-part models' very numbers
+    for p in watch:  # rerun part by part: the per-part models' very numbers
         assert np.array_equal(np.asarray(trace.positions[p]), np.asarray(reference.positions[p])), p

@@ -45,7 +45,7 @@ def _right_finger_balance(o: G.OursGrasp, q: np.ndarray) -> tuple[float, float]:
     u = np.zeros(m.dof_count)
     u[o.follower] = 1.0
     u[right] = np.linalg.lstsq(J[:, right], -J[:, o.follower], rcond=None)[0]
-    assert np.abs(J @ u).max() < 1e-6            # the virtual motion keeps both loops closed
+    assert np.abs(J @ u).max() < 1e-6  # the virtual motion keeps both loops closed
     poses, om, vel = link_kinematics(m, q, u)
 
     def point_velocity(link: int, p: np.ndarray) -> np.ndarray:
@@ -59,16 +59,16 @@ def _right_finger_balance(o: G.OursGrasp, q: np.ndarray) -> tuple[float, float]:
             body = c.shape_bodies[int(c.shapes[0, ci, side])]
             if body is not None and body in frame_of and frame_of[body][0] < len(m.links):
                 power += sign * c.impulse[0, ci] / G.DT @ point_velocity(frame_of[body][0], c.point[0, ci])
-    for i, lk in enumerate(m.links):                 # gravity
+    for i, lk in enumerate(m.links):  # gravity
         com = poses[i][:3, :3] @ lk.com + poses[i][:3, 3]
         power += lk.mass * m.gravity @ point_velocity(i, com)
-    for j in range(n1):                              # spring and damping drives (the hold is still: u ~ 0)
+    for j in range(n1):  # spring and damping drives (the hold is still: u ~ 0)
         d = m.drive(m.joint_paths[j])
         if d["enabled"] and u[j] != 0.0:
             power += d["stiffness"] * (d["target_pos"] - q[j]) * u[j]
     # the joint rows' impulses (the right coupler rests on its upper limit), read from the step's
     # work space: the solver has no public read-out of them
-    lam = o.solver._scratch.ws.numpy()[0, m.data.o_lam:m.data.o_lam + n1]
+    lam = o.solver._scratch.ws.numpy()[0, m.data.o_lam : m.data.o_lam + n1]
     power += float(lam @ u[:n1]) / G.DT
     coupling = next(r for r in o.solver.mimic_rows() if r.status == "active").impulse[0] / G.DT
     return float(coupling), float(-power)
@@ -91,13 +91,13 @@ def test_menagerie_2f85_lifts_a_box_and_holds_it_with_exact_relations(scene):
     q = o.q()[0]
     slip = G.slip(np.array(track))
     print(f"\nours: box slip {slip * 1e3:.3f} mm, worst relation residual {worst:.2e} rad, loops {loops:.1e} m")
-    assert worst < 1e-5                 # rad, the issue's bound at every step end (measured 0: one column)
-    assert loops < 1e-5                 # m: the connect loops stay closed under the grip (float32)
-    assert slip < 2e-3                  # m, the issue's bound over the lift and the 5 s hold (measured 0.0005 mm)
-    assert q[o.box_q + 2] - 0.5 * G.BOX > 0.09     # m: the box went up with the gripper (lift sags 4 mm)
+    assert worst < 1e-5  # rad, the issue's bound at every step end (measured 0: one column)
+    assert loops < 1e-5  # m: the connect loops stay closed under the grip (float32)
+    assert slip < 2e-3  # m, the issue's bound over the lift and the 5 s hold (measured 0.0005 mm)
+    assert q[o.box_q + 2] - 0.5 * G.BOX > 0.09  # m: the box went up with the gripper (lift sags 4 mm)
     coupling, contact = _right_finger_balance(o, q)
     print(f"coupling torque {coupling:.4f} N m, right finger's load on its driver {contact:.4f} N m")
-    assert coupling > 1.0               # N m: a real grip (the drive saturates at 5 N m on both drivers)
+    assert coupling > 1.0  # N m: a real grip (the drive saturates at 5 N m on both drivers)
     # the coupling is what holds the right finger against the box: 2% covers the hold's residual
     # motion and float32 impulses (measured within 1e-4)
     assert abs(coupling - contact) < 0.02 * abs(coupling)
@@ -117,15 +117,15 @@ def test_the_steps_detection_keeps_every_contact_that_can_get_rows(scene):
         if i % 100 != 50:
             continue
         c = o.solver.contacts()
-        n_step = int(c.count[0])    # (the read-out views the buffer that detection alone rewrites)
+        n_step = int(c.count[0])  # (the read-out views the buffer that detection alone rewrites)
         kept = {(tuple(c.shapes[0, k]), tuple(c.point[0, k])) for k in range(n_step)}
-        cm.collide(cx.frame_R, cx.frame_p)          # the same frames, every pair out to its offsets
+        cm.collide(cx.frame_R, cx.frame_p)  # the same frames, every pair out to its offsets
         d = cm.contacts()
         near = [k for k in range(int(d.count[0])) if d.separation[0, k] - d.rest_offset[0, k] <= G.DT * 1.0]
         assert near, "the grasp has contacts that close within the step"
         # the same code on the same float32 frames: the kept contacts are the same, bit for bit
         assert all((tuple(d.shapes[0, k]), tuple(d.point[0, k])) in kept for k in near)
-        assert n_step < int(d.count[0])      # the fingers' speculative hull pairs left out
+        assert n_step < int(d.count[0])  # the fingers' speculative hull pairs left out
         checked += 1
     assert checked == 4
 
@@ -149,8 +149,10 @@ def test_the_grasp_solve_converges_within_four_passes(scene):
                 track.append(o.box_in_gripper(o.q())[0])
         tracks[passes] = np.array(track) - track[0]
     gap = float(np.abs(tracks[4] - tracks[64]).max())
-    print(f"\n4 against 64 passes: {gap:.2e} m apart, slips {G.slip(tracks[4]) * 1e3:.4f} and "
-          f"{G.slip(tracks[64]) * 1e3:.4f} mm")
+    print(
+        f"\n4 against 64 passes: {gap:.2e} m apart, slips {G.slip(tracks[4]) * 1e3:.4f} and "
+        f"{G.slip(tracks[64]) * 1e3:.4f} mm"
+    )
     # 5e-6 m: a solve stops once no row moves by more than V_TOL = 1e-5 m/s, V_TOL dt = 2e-8 m
     # a step (2e-5 m over these 1,000 steps were every one stopped there), on float32 positions;
     # measured 2.7e-8 m (row by row: 2.6e-4 m)
@@ -169,12 +171,12 @@ def test_menagerie_2f85_holds_the_box_in_mujoco_too(scene):
             track.append(s.box_in_gripper())
     slip = G.slip(np.array(track))
     print(f"\nMuJoCo: box slip {slip * 1e3:.3f} mm, worst relation residual {worst:.2e} rad ")
-    assert slip < 2e-3                  # m: MuJoCo holds it too (measured 0.08 mm)
+    assert slip < 2e-3  # m: MuJoCo holds it too (measured 0.08 mm)
     assert s.d.qpos[s.box_q + 2] - 0.5 * G.BOX > 0.09
 
 
 # ---- seven followers on one leader --------------------------------------------------------------
-GAINS = (0.5, 1.49, 0.5, 1.49, 0.5, 1.49, 0.5)     # the seven followers' multipliers
+GAINS = (0.5, 1.49, 0.5, 1.49, 0.5, 1.49, 0.5)  # the seven followers' multipliers
 
 
 def _comb_gripper(box: float = 0.05, gap: float = 0.01):
@@ -187,7 +189,7 @@ def _comb_gripper(box: float = 0.05, gap: float = 0.01):
     UsdPhysics.Scene.Define(st, "/physicsScene")
     root = UsdGeom.Xform.Define(st, "/Gripper").GetPrim()
     UsdPhysics.ArticulationRootAPI.Apply(root)
-    root.AddAppliedSchema("PhysxArticulationAPI")      # the switch counts only with its API, as on PhysX
+    root.AddAppliedSchema("PhysxArticulationAPI")  # the switch counts only with its API, as on PhysX
     root.CreateAttribute("physxArticulation:enabledSelfCollisions", Sdf_bool()).Set(False)
     palm = UsdGeom.Xform.Define(st, "/Gripper/palm")
     palm.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.2))
@@ -201,7 +203,7 @@ def _comb_gripper(box: float = 0.05, gap: float = 0.01):
     for i, m in enumerate(gains):
         side = -1.0 if i < 4 else 1.0
         y = -0.03 + 0.02 * (i % 4)
-        x0 = side * (0.5 * box + 0.005 + gap * m)            # finger centre at the start (half width 5 mm)
+        x0 = side * (0.5 * box + 0.005 + gap * m)  # finger centre at the start (half width 5 mm)
         f = UsdGeom.Cube.Define(st, f"/Gripper/finger{i}")
         f.GetSizeAttr().Set(1.0)
         f.AddTranslateOp().Set(Gf.Vec3d(x0, y, 0.5 * box))
@@ -228,6 +230,7 @@ def _comb_gripper(box: float = 0.05, gap: float = 0.01):
 
 def Sdf_bool():
     from pxr import Sdf
+
     return Sdf.ValueTypeNames.Bool
 
 
@@ -238,12 +241,14 @@ def test_seven_followers_on_one_leader_close_on_a_box_and_the_leader_reaches_it(
 
     gap, fmax, dt = 0.01, 20.0, 1.0 / 240.0
     st, joints, gains = _comb_gripper(gap=gap)
-    rels = [MimicRelation(follower=j, leader=joints[0], multiplier=m, offset=0.0) for j, m in zip(joints[1:], gains[1:])]
+    rels = [
+        MimicRelation(follower=j, leader=joints[0], multiplier=m, offset=0.0) for j, m in zip(joints[1:], gains[1:])
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = build_model(st, relations=rels, ground_plane=0.0)
     assert model.kernels.contacts and len(model.relations()) == 7
-    target = gap + 0.002                # m: 2 mm past where every finger meets the box (a 4 N squeeze)
+    target = gap + 0.002  # m: 2 mm past where every finger meets the box (a 4 N squeeze)
     model.set_drive(joints[0], 2000.0, 100.0, max_force=fmax, target_pos=target)
     solver = Solver(model)
     a, b, c = model.state(), model.state(), model.control()
@@ -253,13 +258,13 @@ def test_seven_followers_on_one_leader_close_on_a_box_and_the_leader_reaches_it(
         solver.step(a, b, c, dt)
         a, b = b, a
         q = a.joint_q.numpy()[0].astype(float)
-        worst = max(worst, max(abs(q[cols[k]] - gains[k] * q[cols[0]]) for k in range(1, 8)))
+        worst = max(worst, *(abs(q[cols[k]] - gains[k] * q[cols[0]]) for k in range(1, 8)))
     q = a.joint_q.numpy()[0].astype(float)
-    assert worst < 1e-5                 # m, every relation at every step end (float32 positions)
+    assert worst < 1e-5  # m, every relation at every step end (float32 positions)
     # m: the leader closed all the way to the box (speculative contacts stop it at the surface)
     assert abs(q[cols[0]] - gap) < 2e-4
-    box = q[len(model.joints):len(model.joints) + 3]
-    assert np.linalg.norm(box[:2]) < 1e-3       # m: squeezed from both sides, the box stays put
+    box = q[len(model.joints) : len(model.joints) + 3]
+    assert np.linalg.norm(box[:2]) < 1e-3  # m: squeezed from both sides, the box stays put
     # the contacts on the followers push back on the leader through the coupling: the leader's drive force equals the sum of the fingers' contact forces times
     # their gains (virtual work), 2% for float32 impulses and the drive's last-step motion
     cts = solver.contacts()
@@ -268,7 +273,7 @@ def test_seven_followers_on_one_leader_close_on_a_box_and_the_leader_reaches_it(
         for side, sign in ((0, 1.0), (1, -1.0)):
             body = cts.shape_bodies[int(cts.shapes[0, ci, side])]
             if body and body.startswith("/Gripper/finger"):
-                k = int(body[len("/Gripper/finger"):])
+                k = int(body[len("/Gripper/finger") :])
                 axis = np.array([1.0, 0, 0]) if k < 4 else np.array([-1.0, 0, 0])
                 force[k] += sign * cts.impulse[0, ci] @ axis / dt
     # N: the box pushes back on both sides (how the load splits between the fingers of one

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics
+from relation_sets import as_constraints
+from usd_frames import joint_world_frames
 
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.importers.model import FIXED
-from mimic_ext.importers.urdf_export import BOUND_INERTIA
 from mimic_ext.importers.urdf import read_urdf
+from mimic_ext.importers.urdf_export import BOUND_INERTIA
 from mimic_ext.schema import open_stage, read_relations
-from relation_sets import as_constraints
-from usd_frames import joint_world_frames
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 F32 = 1e-6
@@ -77,7 +77,7 @@ def test_assets_found():
 @pytest.mark.parametrize("rel_path", ROBOT_FILES)
 def test_asset_imports_with_expected_relations(rel_path, expected, tmp_path):
     want = _expected_relations(expected, rel_path)
-    for schema in ("newton", "physx"):          # one schema per follower (newton: the default)
+    for schema in ("newton", "physx"):  # one schema per follower (newton: the default)
         out = tmp_path / f"robot_{schema}.usda"
         result = import_robot(ASSETS / rel_path, out=out, schema=schema)
         assert {r.schema for r in result.relations} == {schema}
@@ -100,8 +100,9 @@ def test_asset_imports_with_expected_relations(rel_path, expected, tmp_path):
 
 @pytest.mark.parametrize("rel_path", ROBOT_FILES)
 def test_asset_stage_validates_without_errors(rel_path):
-    validation = pytest.importorskip("mimic_ext.schema.validation",
-                                     reason="the validator (another helper's part) is not in the tree yet")
+    validation = pytest.importorskip(
+        "mimic_ext.schema.validation", reason="the validator (another helper's part) is not in the tree yet"
+    )
     if not ASSETS.is_dir():
         pytest.skip("shared assets absent")
     for schema in ("physx", "newton"):
@@ -136,8 +137,11 @@ def test_asset_stage_layout(rel_path):
     for path in result.joint_paths.values():
         _assert_frames_agree(stage, stage.GetPrimAtPath(path))
     # a fixed base: exactly one joint to the world in the robot (body1 only)
-    to_world = [p for p in Usd.PrimRange(robot) if p.IsA(UsdPhysics.Joint)
-                and not UsdPhysics.Joint(p).GetBody0Rel().GetTargets()]
+    to_world = [
+        p
+        for p in Usd.PrimRange(robot)
+        if p.IsA(UsdPhysics.Joint) and not UsdPhysics.Joint(p).GetBody0Rel().GetTargets()
+    ]
     assert len(to_world) == 1
     assert UsdPhysics.Joint(to_world[0]).GetBody1Rel().GetTargets()
 
@@ -166,6 +170,7 @@ def _assert_frames_agree(stage, prim) -> None:
     """world(body0) localFrame0 * motion(q) == world(body1) localFrame1 for some q (1e-6:
     float32 local frames)."""
     from mimic_ext.importers.transforms import AXES
+
     f0, f1 = joint_world_frames(stage, prim)
     rel = np.linalg.inv(f0) @ f1
     R, p = rel[:3, :3], rel[:3, 3]
@@ -222,6 +227,7 @@ def _origin(joint):
 
 def _axis(joint):
     from mimic_ext.importers.transforms import AXES
+
     return joint.frame1.R @ AXES[joint.axis]
 
 
@@ -253,7 +259,7 @@ def test_urdf_round_trip_keeps_relations_limits_axes_inertia(rel_path, tmp_path)
         for field in ("lower", "upper", "effort_limit", "velocity_limit", "damping", "friction"):
             va, vb = getattr(ja, field), getattr(jb, field)
             if field == "velocity_limit" and ja.name in followers:
-                va = None    # a follower's velocity limit is not imported (docs/importers.md)
+                va = None  # a follower's velocity limit is not imported (docs/importers.md)
             assert (va is None) == (vb is None), (ja.name, field)
             if va is not None:
                 assert vb == pytest.approx(va, abs=F32, rel=F32), (ja.name, field)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from importer_cases import TEXTURE_RGB
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from importer_cases import TEXTURE_RGB
 from mimic_ext.importers import import_robot, read_robot
 
 pytest.importorskip("trimesh", reason="the mesh extra (pip install 'mimic-ext[mesh]')")
@@ -101,12 +101,16 @@ def test_mjcf_geom_friction_and_contype_conaffinity_filtering(built):
     box = str(next(p for p in Usd.PrimRange(finger) if p.HasAPI(UsdPhysics.CollisionAPI)).GetPath())
     colliders = [p for p in _gprims(stage) if p.HasAPI(UsdPhysics.CollisionAPI)]
     others = {str(p.GetPath()) for p in colliders if str(p.GetPath()) != box}
-    pairs = {frozenset((str(p.GetPath()), str(t))) for p in colliders
-             for t in UsdPhysics.FilteredPairsAPI(p).GetFilteredPairsRel().GetTargets()}
+    pairs = {
+        frozenset((str(p.GetPath()), str(t)))
+        for p in colliders
+        for t in UsdPhysics.FilteredPairsAPI(p).GetFilteredPairsRel().GetTargets()
+    }
     assert pairs == {frozenset((box, other)) for other in others}  # and no other pair is filtered
     excluded = stage.GetPrimAtPath(result.body_paths["arm_l0"])
-    assert [str(t) for t in UsdPhysics.FilteredPairsAPI(excluded).GetFilteredPairsRel().GetTargets()] == \
-        [result.body_paths["arm_l3"]]
+    assert [str(t) for t in UsdPhysics.FilteredPairsAPI(excluded).GetFilteredPairsRel().GetTargets()] == [
+        result.body_paths["arm_l3"]
+    ]
 
 
 def test_colours_from_materials_rgba_and_textures(built):
@@ -151,7 +155,9 @@ def test_each_mesh_is_written_once_and_referenced_without_subdivision():
             assert len(items) == 1, prim.GetPath()
             users.setdefault(str(items[0].primPath), []).append(prim)
             assert len(UsdGeom.Mesh(prim).GetPointsAttr().Get()) > 0  # composed from the library
-    proximal = [p for p in prototypes if p.GetCustomDataByKey("mimicExtSourceFile").endswith("right_index_proximal.glb")]
+    proximal = [
+        p for p in prototypes if p.GetCustomDataByKey("mimicExtSourceFile").endswith("right_index_proximal.glb")
+    ]
     assert len(proximal) == 1 and len(users[str(proximal[0].GetPath())]) == 4
 
 
@@ -180,7 +186,10 @@ def test_large_mesh_library_goes_to_a_usdc_beside_the_stage(tmp_path):
 def test_mesh_points_are_the_files_own_and_scaled(built):
     """MJCF mesh scale applies to the points written (block.stl is a 0.4 x 0.3 x 0.2 box at scale 0.5)."""
     result = import_robot(built["telescope.xml"])
-    proto = next(p for p in Usd.PrimRange(result.stage.GetPrimAtPath("/Meshes"), Usd.PrimAllPrimsPredicate)
-                 if p.IsA(UsdGeom.Mesh) and p.GetCustomDataByKey("mimicExtSourceFile") == "block.stl")
+    proto = next(
+        p
+        for p in Usd.PrimRange(result.stage.GetPrimAtPath("/Meshes"), Usd.PrimAllPrimsPredicate)
+        if p.IsA(UsdGeom.Mesh) and p.GetCustomDataByKey("mimicExtSourceFile") == "block.stl"
+    )
     points = np.array(UsdGeom.Mesh(proto).GetPointsAttr().Get())
     assert np.ptp(points, axis=0) == pytest.approx((0.2, 0.15, 0.1), abs=1e-7)

@@ -88,8 +88,9 @@ def _compare(path: Path) -> None:
             continue
         api = UsdPhysics.MassAPI(prim)
         assert api.GetMassAttr().Get() == pytest.approx(m.body_mass[b], rel=F32), bname
-        assert sorted(api.GetDiagonalInertiaAttr().Get()) == pytest.approx(sorted(m.body_inertia[b]),
-                                                                           rel=1e-5, abs=1e-12), bname
+        assert sorted(api.GetDiagonalInertiaAttr().Get()) == pytest.approx(
+            sorted(m.body_inertia[b]), rel=1e-5, abs=1e-12
+        ), bname
         com = world[:3, :3] @ np.array(api.GetCenterOfMassAttr().Get()) + world[:3, 3]
         assert np.allclose(com, d.xipos[b], atol=F32), bname
 
@@ -115,8 +116,10 @@ def _compare(path: Path) -> None:
             assert lo.Get() * scale == pytest.approx(m.jnt_range[j][0], abs=F32), jname
             assert hi.Get() * scale == pytest.approx(m.jnt_range[j][1], abs=F32), jname
         dof = m.jnt_dofadr[j]
-        for attr, want in (("physxJoint:armature", m.dof_armature[dof]),
-                           ("physxJoint:jointFriction", m.dof_frictionloss[dof])):
+        for attr, want in (
+            ("physxJoint:armature", m.dof_armature[dof]),
+            ("physxJoint:jointFriction", m.dof_frictionloss[dof]),
+        ):
             got = prim.GetAttribute(attr).Get() if prim.GetAttribute(attr) else 0.0
             assert (got or 0.0) == pytest.approx(want, rel=F32), (jname, attr)
 
@@ -136,8 +139,9 @@ def _compare(path: Path) -> None:
         assert got[pair][1] == pytest.approx(off, abs=EXACT)
 
     for a in range(m.nu):
-        if (int(m.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT)
-                or int(m.actuator_biastype[a]) != int(mujoco.mjtBias.mjBIAS_AFFINE)):
+        if int(m.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT) or int(m.actuator_biastype[a]) != int(
+            mujoco.mjtBias.mjBIAS_AFFINE
+        ):
             continue
         j = m.actuator_trnid[a][0]
         jname = name(mujoco.mjtObj.mjOBJ_JOINT, j)
@@ -146,10 +150,11 @@ def _compare(path: Path) -> None:
         scale = math.pi / 180 if hinge else 1.0
         drive = UsdPhysics.DriveAPI(prim, "angular" if hinge else "linear")
         gear = m.actuator_gear[a][0]  # joint torque = gear * force, actuator length = gear * q
-        kp, kv = m.actuator_gainprm[a][0] * gear ** 2, -m.actuator_biasprm[a][2] * gear ** 2
+        kp, kv = m.actuator_gainprm[a][0] * gear**2, -m.actuator_biasprm[a][2] * gear**2
         assert drive.GetStiffnessAttr().Get() / scale == pytest.approx(kp, rel=F32), jname
-        assert drive.GetDampingAttr().Get() / scale == pytest.approx(kv + m.dof_damping[m.jnt_dofadr[j]],
-                                                                     rel=F32), jname
+        assert drive.GetDampingAttr().Get() / scale == pytest.approx(kv + m.dof_damping[m.jnt_dofadr[j]], rel=F32), (
+            jname
+        )
         max_force = drive.GetMaxForceAttr()
         if m.actuator_forcelimited[a]:
             assert max_force.Get() == pytest.approx(max(abs(m.actuator_forcerange[a])) * abs(gear), rel=F32)
@@ -217,7 +222,7 @@ def test_built_cases_match_mujoco(name, built):
 
 
 def test_bodies_with_several_joints_become_massless_chains(built):
-    result = import_robot(built["rolling_finger.xml"], schema="physx")   # PhysX keeps chains as written
+    result = import_robot(built["rolling_finger.xml"], schema="physx")  # PhysX keeps chains as written
     stage = result.stage
     for body in ("phalanx1", "phalanx2", "tip"):
         prim = stage.GetPrimAtPath(result.body_paths[body])
@@ -246,8 +251,11 @@ def test_robotiq_2f85_loops_are_two_excluded_spherical_joints():
     mujoco.mj_forward(m, d)
     result = import_robot(path)
     stage = result.stage
-    loops = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Joint)
-             and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()]
+    loops = [
+        p
+        for p in stage.Traverse()
+        if p.IsA(UsdPhysics.Joint) and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()
+    ]
     assert len(loops) == 2 and all(p.IsA(UsdPhysics.SphericalJoint) for p in loops)
     connects = [e for e in range(m.neq) if m.eq_type[e] == mujoco.mjtEq.mjEQ_CONNECT]
     assert len(connects) == 2
@@ -256,8 +264,13 @@ def test_robotiq_2f85_loops_are_two_excluded_spherical_joints():
     for e in connects:
         b1, b2 = m.eq_obj1id[e], m.eq_obj2id[e]
         anchor = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ m.eq_data[e][:3]
-        want.add((mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b1), mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b2),
-                  tuple(np.round(anchor, 6))))
+        want.add(
+            (
+                mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b1),
+                mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b2),
+                tuple(np.round(anchor, 6)),
+            )
+        )
     got = set()
     for prim in loops:
         j = UsdPhysics.Joint(prim)
@@ -280,8 +293,9 @@ def test_robotiq_2f85_mass_comes_from_its_meshes_as_in_mujoco():
         pytest.skip("shared assets absent")
     m = mujoco.MjModel.from_xml_path(str(path))
     result = import_robot(path)
-    total = sum(UsdPhysics.MassAPI(p).GetMassAttr().Get() for p in result.stage.Traverse()
-                if p.HasAPI(UsdPhysics.MassAPI))
+    total = sum(
+        UsdPhysics.MassAPI(p).GetMassAttr().Get() for p in result.stage.Traverse() if p.HasAPI(UsdPhysics.MassAPI)
+    )
     assert total == pytest.approx(float(m.body_mass.sum()), rel=1e-6)  # float32 masses
     assert not result.massless_bodies
 
@@ -293,13 +307,19 @@ def test_shellinertia_on_a_mesh_geom_is_the_meshs_shell_inertia(built, tmp_path)
     asset form (1e-6: float32)."""
     meshes = built["telescope.xml"].parent / "meshes"
     old = tmp_path / "old.xml"
-    body = ('<worldbody><body name="b"><freejoint/><geom type="mesh" mesh="plate" mass="0.2"{}/></body>'
-            '</worldbody></mujoco>')
-    old.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj"/></asset>'
-                   + body.format(' shellinertia="true"'))
+    body = (
+        '<worldbody><body name="b"><freejoint/><geom type="mesh" mesh="plate" mass="0.2"{}/></body>'
+        "</worldbody></mujoco>"
+    )
+    old.write_text(
+        f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj"/></asset>'
+        + body.format(' shellinertia="true"')
+    )
     new = tmp_path / "new.xml"
-    new.write_text(f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj" '
-                   'inertia="shell"/></asset>' + body.format(""))
+    new.write_text(
+        f'<mujoco><compiler meshdir="{meshes}"/><asset><mesh name="plate" file="plate.obj" '
+        'inertia="shell"/></asset>' + body.format("")
+    )
     with pytest.raises(ValueError, match="inertia should be specified in the mesh asset"):
         mujoco.MjModel.from_xml_path(str(old))
     m = mujoco.MjModel.from_xml_path(str(new))
@@ -312,9 +332,11 @@ def test_shellinertia_on_a_mesh_geom_is_the_meshs_shell_inertia(built, tmp_path)
 
 def test_a_mesh_made_of_vertices_in_the_file_is_left_out_not_an_error(tmp_path):
     path = tmp_path / "inline.xml"
-    path.write_text('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
-                    '<worldbody><body name="b"><inertial mass="1" pos="0 0 0" diaginertia="1 1 1"/>'
-                    '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>')
+    path.write_text(
+        '<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+        '<worldbody><body name="b"><inertial mass="1" pos="0 0 0" diaginertia="1 1 1"/>'
+        '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>'
+    )
     result = import_robot(path)
     assert any("made of vertices in the file" in w for w in result.warnings)
     assert "b" in result.body_paths

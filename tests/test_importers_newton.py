@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from importer_cases import write_cases
 from relation_sets import as_constraints
+
 from mimic_ext.importers import import_robot
 from mimic_ext.schema import joints
 
@@ -36,8 +36,11 @@ pytest.importorskip("scipy", reason="Newton's convexHull colliders need scipy (t
 wp = pytest.importorskip("warp")
 
 ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
-SHARED = sorted(str(p.relative_to(ASSETS)) for p in [*ASSETS.rglob("*.urdf"), *ASSETS.rglob("*.xml")]) \
-    if ASSETS.is_dir() else []
+SHARED = (
+    sorted(str(p.relative_to(ASSETS)) for p in [*ASSETS.rglob("*.urdf"), *ASSETS.rglob("*.xml")])
+    if ASSETS.is_dir()
+    else []
+)
 BUILT = ["built/rolling_finger.xml", "built/telescope.xml", "built/textured.urdf", "built/softfoot_like.xml"]
 MASS_RTOL = 1e-2  # the issue's 1%; the import itself agrees to float32 (1e-7)
 COEF_ATOL = 1e-5  # relations pass through float32 USD attributes (6e-8 relative) and a deg/rad factor
@@ -77,10 +80,11 @@ def imported(files, tmp_path_factory):
             out = folder / (case.replace("/", "_").rsplit(".", 1)[0] + ".usda")
             cache[case] = (out, import_robot(files[case], out=out))
         return cache[case]
+
     return get
 
 
-def _builder(load, source) -> "newton.ModelBuilder":
+def _builder(load, source) -> newton.ModelBuilder:
     builder = newton.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Newton's notes on what it approximates
@@ -112,6 +116,7 @@ class _Names:
 
 def _identifier(name: str) -> str:
     from pxr import Tf
+
     return Tf.MakeValidIdentifier(name)
 
 
@@ -143,8 +148,11 @@ def _refs(source: Path) -> dict[str, float]:
         return {}
     mujoco = pytest.importorskip("mujoco")
     m = mujoco.MjModel.from_xml_path(str(source))
-    return {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k): float(m.qpos0[m.jnt_qposadr[k]])
-            for k in range(m.njnt) if m.jnt_type[k] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)}
+    return {
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k): float(m.qpos0[m.jnt_qposadr[k]])
+        for k in range(m.njnt)
+        if m.jnt_type[k] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    }
 
 
 def _relations(builder, names: list[list[str]], refs: dict[str, float]) -> dict[str, tuple[str, float, float]]:
@@ -160,14 +168,22 @@ def _relations(builder, names: list[list[str]], refs: dict[str, float]) -> dict[
     for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)):
         if l != -1:  # a mimic couples two whole 1-DOF joints
             add(names[f][0], names[l][0], float(c[0]), float(c[1]))
-    for f, l, c0, c1, on in zip(builder.constraint_mimic_joint0, builder.constraint_mimic_joint1,
-                                builder.constraint_mimic_coef0, builder.constraint_mimic_coef1,
-                                builder.constraint_mimic_enabled):
+    for f, l, c0, c1, on in zip(
+        builder.constraint_mimic_joint0,
+        builder.constraint_mimic_joint1,
+        builder.constraint_mimic_coef0,
+        builder.constraint_mimic_coef1,
+        builder.constraint_mimic_enabled,
+    ):
         if on:
             add(names[f][0], names[l][0], float(c0), float(c1))
     try:
-        rows = zip(*(builder._eq_list(f"equality_constraint_{k}")  # Newton keeps them as custom attributes
-                     for k in ("type", "joint1", "joint2", "joint1_dof", "joint2_dof", "polycoef", "enabled")))
+        rows = zip(
+            *(
+                builder._eq_list(f"equality_constraint_{k}")  # Newton keeps them as custom attributes
+                for k in ("type", "joint1", "joint2", "joint1_dof", "joint2_dof", "polycoef", "enabled")
+            )
+        )
         joint_type = int(newton.EqType.JOINT) if hasattr(newton, "EqType") else 2
     except KeyError:  # a builder that never registered MuJoCo's equality attributes
         rows = []
@@ -213,8 +229,11 @@ def test_newton_loads_the_import_as_it_loads_the_source(case, files, imported):
     # converts no unit), so between such joints its multiplier is m * DEG where the (reoriented)
     # follower is prismatic, m / DEG where it is revolute
     kind_of = {name(p): joints.joint_kind(result.stage.GetPrimAtPath(p)) for p in result.joint_paths.values()}
-    mixed = {name(r.follower) for r in result.relations if r.schema == "physx"
-             and kind_of[name(r.follower)] != kind_of[name(r.leader)]}
+    mixed = {
+        name(r.follower)
+        for r in result.relations
+        if r.schema == "physx" and kind_of[name(r.follower)] != kind_of[name(r.leader)]
+    }
     for joint, (ref, m, c) in want.items():
         assert got[joint][0] == ref, joint
         if mixed and kind_of.get(joint) != kind_of.get(ref):
@@ -228,6 +247,7 @@ def _chain_links(usd: Path) -> list[str]:
     from pxr import Usd
 
     from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
+
     stage = Usd.Stage.Open(str(usd))
     return [str(p.GetPath()) for p in stage.Traverse() if p.GetCustomDataByKey(GENERATED_KEY) == CHAIN_LINK]
 
@@ -241,9 +261,13 @@ def _stable(model, state) -> None:
     owner = model.joint_articulation.numpy()
     for a in range(model.articulation_count):
         dofs = [d for j in np.flatnonzero(owner == a) for d in range(qd_start[j], qd_start[j + 1])]
-        diag[dofs] = np.diag(H[a])[:len(dofs)]
-    for name, bound in (("joint_target_ke", STIFF / DT ** 2), ("joint_limit_ke", STIFF / DT ** 2),
-                        ("joint_target_kd", DAMP / DT), ("joint_limit_kd", DAMP / DT)):
+        diag[dofs] = np.diag(H[a])[: len(dofs)]
+    for name, bound in (
+        ("joint_target_ke", STIFF / DT**2),
+        ("joint_limit_ke", STIFF / DT**2),
+        ("joint_target_kd", DAMP / DT),
+        ("joint_limit_kd", DAMP / DT),
+    ):
         gains = getattr(model, name).numpy()
         getattr(model, name).assign(np.minimum(gains, bound * np.maximum(diag, 0.0)).astype(gains.dtype))
     return diag
@@ -261,15 +285,18 @@ def test_newton_simulates_the_import_with_followers_on_their_relations(case, imp
         # a body the file gives no mass gets our solver's documented default (Newton's own
         # import of such a file gives NaN); the massless links of a joint chain stay so
         if builder.body_mass[i] == 0.0 and label not in chain:
-            inertia = np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS ** 2
+            inertia = np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS**2
             builder.body_mass[i], builder.body_inv_mass[i] = DEFAULT_MASS, 1.0 / DEFAULT_MASS
             builder.body_inertia[i], builder.body_inv_inertia[i] = wp.mat33(inertia), wp.mat33(np.linalg.inv(inertia))
     model = builder.finalize(device="cpu")
     state0, state1, control = model.state(), model.state(), model.control()
     newton.eval_fk(model, model.joint_q, model.joint_qd, state0)
     diag = _stable(model, state0)
-    pairs = [(f, l, float(c[0]), float(c[1])) for f, (l, c) in
-             enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)) if l != -1]
+    pairs = [
+        (f, l, float(c[0]), float(c[1]))
+        for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs))
+        if l != -1
+    ]
     assert pairs, f"{case}: Newton read no mimic relation"
     q_start, qd_start = model.joint_q_start.numpy(), model.joint_qd_start.numpy()
     qd = state0.joint_qd.numpy()

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
+from usd_frames import joint_world_frames
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.schema import read_relations, remove_relation, set_relation
-from usd_frames import joint_world_frames
 
 F32 = 1e-6
 EXACT = 1e-9
@@ -28,19 +28,23 @@ EXACT = 1e-9
 def urdf(tmp_path: Path, joints: str, name: str = "robot.urdf") -> Path:
     """A URDF with the given joint elements and a 1 kg link l0, l1.. for each one they name."""
     import re
+
     names = sorted(set(re.findall(r'link="(l\d)"', joints)) | {"l0"})
     body = "\n".join(
         f'  <link name="{n}"><inertial><mass value="1"/>'
         f'<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-        for n in names)
+        for n in names
+    )
     path = tmp_path / name
     path.write_text(f'<?xml version="1.0"?>\n<robot name="bot">\n{body}\n{joints}\n</robot>\n')
     return path
 
 
 def rev(name, parent, child, extra="", jtype="revolute", axis="0 0 1"):
-    return (f'  <joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<axis xyz="{axis}"/><limit lower="-1" upper="1" effort="5" velocity="2"/>{extra}</joint>')
+    return (
+        f'  <joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<axis xyz="{axis}"/><limit lower="-1" upper="1" effort="5" velocity="2"/>{extra}</joint>'
+    )
 
 
 def physx_attr(result, joint, name):
@@ -50,9 +54,12 @@ def physx_attr(result, joint, name):
 
 # ---------------------------------------------------------------- documented pitfalls
 
+
 def test_urdf_offset_becomes_negated_degrees_in_physx(tmp_path):
     """A converter that copies the URDF offset into PhysX gets sign and unit wrong."""
-    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
+    path = urdf(
+        tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>')
+    )
     result = import_robot(path, schema="physx")
     assert physx_attr(result, "j2", "offset") == pytest.approx(-5.729578, abs=1e-5)  # -0.1 rad in degrees; float32
     assert physx_attr(result, "j2", "gearing") == pytest.approx(-2.0, abs=F32)
@@ -61,8 +68,11 @@ def test_urdf_offset_becomes_negated_degrees_in_physx(tmp_path):
 
 
 def test_prismatic_offset_stays_in_metres(tmp_path):
-    path = urdf(tmp_path, rev("j1", "l0", "l1", jtype="prismatic")
-                + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1" offset="0.01"/>', jtype="prismatic"))
+    path = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1", jtype="prismatic")
+        + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1" offset="0.01"/>', jtype="prismatic"),
+    )
     result = import_robot(path, schema="physx")
     assert physx_attr(result, "j2", "offset") == pytest.approx(-0.01, abs=F32)
     assert physx_attr(result, "j2", "gearing") == pytest.approx(1.0, abs=F32)
@@ -70,8 +80,10 @@ def test_prismatic_offset_stays_in_metres(tmp_path):
 
 def test_mixed_revolute_prismatic_multiplier_carries_degrees(tmp_path):
     """Follower prismatic (m), leader revolute: gearing is metres per degree."""
-    path = urdf(tmp_path, rev("j1", "l0", "l1")
-                + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0.5"/>', jtype="prismatic"))
+    path = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0.5"/>', jtype="prismatic"),
+    )
     result = import_robot(path)
     assert physx_attr(result, "j2", "gearing") == pytest.approx(-0.5 * math.pi / 180, rel=F32)
     back = read_relations(result.stage)[0]
@@ -140,6 +152,7 @@ def test_mjcf_ref_shifts_the_offset_and_polycoef_is_not_converted(tmp_path):
 def _joint_coordinate(stage, path):
     """The joint's USD coordinate in the authored pose, from body poses and joint frames."""
     from mimic_ext.importers.transforms import AXES
+
     joint = UsdPhysics.Joint(stage.GetPrimAtPath(path))
     f0, f1 = joint_world_frames(stage, joint.GetPrim())
     rel = np.linalg.inv(f0) @ f1
@@ -147,8 +160,9 @@ def _joint_coordinate(stage, path):
     if joint.GetPrim().IsA(UsdPhysics.PrismaticJoint):
         return float(rel[:3, 3] @ axis)
     R = rel[:3, :3]
-    return math.atan2(float(axis @ np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])) / 2,
-                      (np.trace(R) - 1) / 2)
+    return math.atan2(
+        float(axis @ np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])) / 2, (np.trace(R) - 1) / 2
+    )
 
 
 def test_mjcf_file_pose_is_at_q_equal_ref(tmp_path):
@@ -159,14 +173,26 @@ def test_mjcf_file_pose_is_at_q_equal_ref(tmp_path):
     for name, ref in (("j1", math.radians(10)), ("j2", math.radians(20)), ("j3", 0.05)):
         assert _joint_coordinate(result.stage, result.joint_paths[name]) == pytest.approx(ref, abs=F32)
     from test_importers import _assert_frames_agree  # off-DOF consistency of the frames
+
     for path in result.joint_paths.values():
         _assert_frames_agree(result.stage, result.stage.GetPrimAtPath(path))
 
 
 # ---------------------------------------------------------------- strict numbers and URDF errors
 
-@pytest.mark.parametrize("attrs", ['multiplier="2junk"', 'offset=""', 'multiplier="nan"', 'offset="inf"',
-                                   'multiplier="1e999"', 'offset="0.1 0.2"', 'multiplier="1_0"'])
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        'multiplier="2junk"',
+        'offset=""',
+        'multiplier="nan"',
+        'offset="inf"',
+        'multiplier="1e999"',
+        'offset="0.1 0.2"',
+        'multiplier="1_0"',
+    ],
+)
 def test_mimic_value_must_be_one_finite_number(tmp_path, attrs):
     joints = rev("j1", "l0", "l1") + "\n" + rev("j2", "l1", "l2", f'\n    <mimic joint="j1" {attrs}/>')
     path = urdf(tmp_path, joints)
@@ -185,20 +211,32 @@ def test_mimic_of_missing_joint_names_it(tmp_path):
 
 
 def test_contradicting_cycle_is_an_error_consistent_one_a_warning(tmp_path):
-    bad = urdf(tmp_path, rev("j1", "l0", "l1", '<mimic joint="j2" offset="0.1"/>')
-               + rev("j2", "l1", "l2", '<mimic joint="j1" offset="0.1"/>'), name="bad.urdf")
+    bad = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1", '<mimic joint="j2" offset="0.1"/>')
+        + rev("j2", "l1", "l2", '<mimic joint="j1" offset="0.1"/>'),
+        name="bad.urdf",
+    )
     with pytest.raises(MimicInputError, match="contradict"):
         import_robot(bad)
-    ok = urdf(tmp_path, rev("j1", "l0", "l1", '<mimic joint="j2" multiplier="0.5" offset="0.05"/>')
-              + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="-0.1"/>'), name="ok.urdf")
+    ok = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1", '<mimic joint="j2" multiplier="0.5" offset="0.05"/>')
+        + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="-0.1"/>'),
+        name="ok.urdf",
+    )
     result = import_robot(ok, schema="physx")
     assert len(result.relations) == 1
     assert any("redundant" in w for w in result.warnings)
 
 
 def test_chain_stays_a_chain(tmp_path):
-    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
-                + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
+    path = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1")
+        + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
+        + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'),
+    )
     result = import_robot(path, schema="physx")
     rels = _relations(result)
     assert rels == {"j2": ("j1", 2.0, 0.0), "j3": ("j2", -1.0, 0.2)}  # not flattened to j1
@@ -211,14 +249,19 @@ def test_newton_relations_are_flattened_to_the_chain_root(tmp_path):
     """Newton refuses a leader that is itself a follower ("Reference joint .. is already a
     mimic joint"), so NewtonMimicAPI names the chain's root with the composed relation,
     while PhysxMimicJointAPI keeps the chain: j3 = -(2 j1) + 0.2 = -2 j1 + 0.2."""
-    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
-                + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'))
+    path = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1")
+        + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>')
+        + rev("j3", "l2", "l3", '<mimic joint="j2" multiplier="-1" offset="0.2"/>'),
+    )
     by_schema = {}
     for schema in ("newton", "physx"):
-        result = import_robot(path, schema=schema)      # newton: the default
+        result = import_robot(path, schema=schema)  # newton: the default
         name_of = {p: n for n, p in result.joint_paths.items()}
-        by_schema.update({(r.schema, name_of[r.follower]): (name_of[r.leader], r.multiplier, r.offset)
-                          for r in result.relations})
+        by_schema.update(
+            {(r.schema, name_of[r.follower]): (name_of[r.leader], r.multiplier, r.offset) for r in result.relations}
+        )
     assert by_schema[("physx", "j3")] == ("j2", -1.0, 0.2)
     assert by_schema[("newton", "j3")] == ("j1", -2.0, 0.2)  # exact: float64 products of the file's numbers
     assert by_schema[("newton", "j2")] == by_schema[("physx", "j2")] == ("j1", 2.0, 0.0)
@@ -227,23 +270,32 @@ def test_newton_relations_are_flattened_to_the_chain_root(tmp_path):
     import_robot(path, out=out)
     builder = newton.ModelBuilder()
     builder.add_usd(str(out))  # raises "already a mimic joint" on a chain
-    coeffs = {builder.joint_label[f].rsplit("/", 1)[-1]: (builder.joint_label[l].rsplit("/", 1)[-1], tuple(c))
-              for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs)) if l != -1}
+    coeffs = {
+        builder.joint_label[f].rsplit("/", 1)[-1]: (builder.joint_label[l].rsplit("/", 1)[-1], tuple(c))
+        for f, (l, c) in enumerate(zip(builder.joint_mimic_joint, builder.joint_mimic_coeffs))
+        if l != -1
+    }
     assert coeffs["j3"][0] == "j1"
     assert coeffs["j3"][1] == pytest.approx((0.2, -2.0), abs=F32)  # float32 in USD
 
 
-@pytest.mark.parametrize("joints, pattern", [
-    (rev("j1", "l0", "l1", '<mimic joint="j1"/>'), "cannot follow itself"),
-    ('<joint name="j1" type="fixed"><parent link="l0"/><child link="l1"/></joint>'
-     + rev("j2", "l1", "l2", '<mimic joint="j1"/>'), "fixed joint"),
-    (rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0"/>'), "multiplier 0"),
-    (rev("j1", "l0", "l1", jtype="planar"), "planar joints are not supported"),
-    (rev("j1", "l0", "l1") + rev("j2", "l0", "l1"), "child of two joints"),
-    (rev("j1", "l0", "l1") + rev("j2", "l1", "missing"), "'missing', which does not exist"),
-    (rev("j1", "l0", "l1", axis="0 0 0"), "zero <axis>"),
-    (rev("j1", "l0", "l1", axis="0 0 x"), "finite numbers"),
-])
+@pytest.mark.parametrize(
+    "joints, pattern",
+    [
+        (rev("j1", "l0", "l1", '<mimic joint="j1"/>'), "cannot follow itself"),
+        (
+            '<joint name="j1" type="fixed"><parent link="l0"/><child link="l1"/></joint>'
+            + rev("j2", "l1", "l2", '<mimic joint="j1"/>'),
+            "fixed joint",
+        ),
+        (rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="0"/>'), "multiplier 0"),
+        (rev("j1", "l0", "l1", jtype="planar"), "planar joints are not supported"),
+        (rev("j1", "l0", "l1") + rev("j2", "l0", "l1"), "child of two joints"),
+        (rev("j1", "l0", "l1") + rev("j2", "l1", "missing"), "'missing', which does not exist"),
+        (rev("j1", "l0", "l1", axis="0 0 0"), "zero <axis>"),
+        (rev("j1", "l0", "l1", axis="0 0 x"), "finite numbers"),
+    ],
+)
 def test_urdf_errors(tmp_path, joints, pattern):
     with pytest.raises(MimicInputError, match=pattern):
         import_robot(urdf(tmp_path, joints))
@@ -290,16 +342,24 @@ def test_spread_out_xml_parses_and_lines_point_at_the_element(tmp_path):
 
 # ---------------------------------------------------------------- safe XML and bad files
 
-@pytest.mark.parametrize("text, pattern", [
-    ("<robot name='x'><link name='a'></robot>", r"bad.urdf:1: malformed XML"),
-    ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>\n<robot name="&b;"/>',
-     r"bad.urdf:2: entity declaration 'a' refused"),
-    ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<robot name="&x;"/>',
-     r"bad.urdf:2: entity declaration 'x' refused"),
-    ("<robot name='x'><link name='a'/>&undefined;</robot>", r"bad.urdf:1: malformed XML: undefined entity"),
-    ("<sdf version='1.6'/>", r"neither a URDF <robot> nor an MJCF <mujoco>"),
-    ("", r"bad.urdf:1: malformed XML"),
-])
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("<robot name='x'><link name='a'></robot>", r"bad.urdf:1: malformed XML"),
+        (
+            '<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>\n<robot name="&b;"/>',
+            r"bad.urdf:2: entity declaration 'a' refused",
+        ),
+        (
+            '<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<robot name="&x;"/>',
+            r"bad.urdf:2: entity declaration 'x' refused",
+        ),
+        ("<robot name='x'><link name='a'/>&undefined;</robot>", r"bad.urdf:1: malformed XML: undefined entity"),
+        ("<sdf version='1.6'/>", r"neither a URDF <robot> nor an MJCF <mujoco>"),
+        ("", r"bad.urdf:1: malformed XML"),
+    ],
+)
 def test_bad_xml_is_one_clear_error(tmp_path, text, pattern):
     path = tmp_path / "bad.urdf"
     path.write_text(text)
@@ -325,6 +385,7 @@ def test_failed_import_leaves_existing_output_untouched(tmp_path):
 
 # ---------------------------------------------------------------- MJCF semantics
 
+
 def mjcf(tmp_path: Path, equality: str, defaults: str = "", name: str = "m.xml", extra: str = "") -> Path:
     path = tmp_path / name
     path.write_text(f"""<mujoco model="m">
@@ -343,11 +404,14 @@ def mjcf(tmp_path: Path, equality: str, defaults: str = "", name: str = "m.xml",
     return path
 
 
-@pytest.mark.parametrize("equality, defaults", [
-    ('<joint joint1="j2" joint2="j1" active="false"/>', ""),
-    ('<joint class="off" joint1="j2" joint2="j1"/>', '<default class="off"><equality active="false"/></default>'),
-    ('<joint joint1="j2" joint2="j1"/>', '<equality active="false"/>'),
-])
+@pytest.mark.parametrize(
+    "equality, defaults",
+    [
+        ('<joint joint1="j2" joint2="j1" active="false"/>', ""),
+        ('<joint class="off" joint1="j2" joint2="j1"/>', '<default class="off"><equality active="false"/></default>'),
+        ('<joint joint1="j2" joint2="j1"/>', '<equality active="false"/>'),
+    ],
+)
 def test_inactive_equality_is_not_loaded_with_a_warning(tmp_path, equality, defaults):
     result = import_robot(mjcf(tmp_path, equality, defaults))
     assert result.relations == []
@@ -356,33 +420,44 @@ def test_inactive_equality_is_not_loaded_with_a_warning(tmp_path, equality, defa
     assert len(warned) == 1 and "not loaded" in warned[0] and "m.xml:" in warned[0]
 
 
-@pytest.mark.parametrize("equality, pattern", [
-    ('<joint joint1="j2" joint2="j1" polycoef="0 1 0.5 0 0"/>', r"m.xml:\d+: equality joint .*higher-order"),
-    ('<joint name="pin" joint1="j2"/>', r"m.xml:\d+: equality joint 'pin' .*no joint2"),
-    ('<joint joint1="j2" joint2="nope"/>', r"'nope', which does not exist"),
-    ('<joint joint1="j2" joint2="j1" polycoef="0 1 junk"/>', r"polycoef=\"0 1 junk\""),
-])
+@pytest.mark.parametrize(
+    "equality, pattern",
+    [
+        ('<joint joint1="j2" joint2="j1" polycoef="0 1 0.5 0 0"/>', r"m.xml:\d+: equality joint .*higher-order"),
+        ('<joint name="pin" joint1="j2"/>', r"m.xml:\d+: equality joint 'pin' .*no joint2"),
+        ('<joint joint1="j2" joint2="nope"/>', r"'nope', which does not exist"),
+        ('<joint joint1="j2" joint2="j1" polycoef="0 1 junk"/>', r"polycoef=\"0 1 junk\""),
+    ],
+)
 def test_mjcf_equality_errors_name_the_equality(tmp_path, equality, pattern):
     with pytest.raises(MimicInputError, match=pattern):
         import_robot(mjcf(tmp_path, equality))
 
 
 def test_tendons_are_listed_in_one_warning_connect_and_weld_become_closures(tmp_path):
-    path = mjcf(tmp_path, '<joint joint1="j2" joint2="j1"/><connect name="loop" body1="a" body2="b" anchor="0 0 0"/>'
-                '<weld body1="a" body2="b"/>')
-    text = path.read_text().replace("</mujoco>", '<tendon><fixed name="split"><joint joint="j1" coef="1"/>'
-                                                 '</fixed></tendon></mujoco>')
+    path = mjcf(
+        tmp_path,
+        '<joint joint1="j2" joint2="j1"/><connect name="loop" body1="a" body2="b" anchor="0 0 0"/>'
+        '<weld body1="a" body2="b"/>',
+    )
+    text = path.read_text().replace(
+        "</mujoco>", '<tendon><fixed name="split"><joint joint="j1" coef="1"/></fixed></tendon></mujoco>'
+    )
     path.write_text(text)
     result = import_robot(path, schema="physx")
     listed = [w for w in result.warnings if "not imported (not mimic relations)" in w]
     assert len(listed) == 1
     assert "tendon fixed 'split'" in listed[0] and "connect" not in listed[0] and "weld" not in listed[0]
     assert len(result.relations) == 1
-    closures = {p.GetName(): p for p in result.stage.Traverse()
-                if p.IsA(UsdPhysics.Joint) and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()}
+    closures = {
+        p.GetName(): p
+        for p in result.stage.Traverse()
+        if p.IsA(UsdPhysics.Joint) and UsdPhysics.Joint(p).GetExcludeFromArticulationAttr().Get()
+    }
     assert closures["loop"].IsA(UsdPhysics.SphericalJoint)
-    assert [n for n in closures if n != "loop"] and all(closures[n].IsA(UsdPhysics.FixedJoint)
-                                                        for n in closures if n != "loop")
+    assert [n for n in closures if n != "loop"] and all(
+        closures[n].IsA(UsdPhysics.FixedJoint) for n in closures if n != "loop"
+    )
 
 
 def test_unsupported_element_is_an_error_with_its_line(tmp_path):
@@ -419,7 +494,7 @@ def test_include_and_default_classes_resolve(tmp_path):
     assert _relations(result) == {"s2": ("s1", 1.0, 0.0)}
     # box geom: mass from density 1000 (no <inertial>)
     mass = UsdPhysics.MassAPI(stage.GetPrimAtPath(result.body_paths["f1"])).GetMassAttr().Get()
-    assert mass == pytest.approx(1000 * 0.02 ** 3, rel=F32)
+    assert mass == pytest.approx(1000 * 0.02**3, rel=F32)
 
 
 def test_free_joint_makes_a_floating_base(tmp_path):
@@ -433,14 +508,17 @@ def test_free_joint_makes_a_floating_base(tmp_path):
 
 # ---------------------------------------------------------------- meshes
 
+
 def test_meshes_convert_when_a_mesh_library_is_present(tmp_path, monkeypatch):
     """The trimesh path, with a stand-in module (trimesh is an optional extra, absent here)."""
     calls = []
 
     def load(path, force=None):
         calls.append(Path(path).name)
-        return types.SimpleNamespace(vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]),
-                                     faces=np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]))
+        return types.SimpleNamespace(
+            vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]),
+            faces=np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]),
+        )
 
     monkeypatch.setitem(sys.modules, "trimesh", types.SimpleNamespace(load=load))
     (tmp_path / "part.stl").write_text("solid x\nendsolid x\n")
@@ -471,11 +549,16 @@ def test_meshes_left_out_are_named_once(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- export details
 
+
 def test_export_reversed_joint_and_world_link(tmp_path):
     """A USD joint whose body0 is the child in the tree flips the axis, limits and relation."""
-    path = urdf(tmp_path, '<link name="world"/>'
-                '<joint name="fix" type="fixed"><parent link="world"/><child link="l0"/></joint>'
-                + rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
+    path = urdf(
+        tmp_path,
+        '<link name="world"/>'
+        '<joint name="fix" type="fixed"><parent link="world"/><child link="l0"/></joint>'
+        + rev("j1", "l0", "l1")
+        + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2" offset="0.1"/>'),
+    )
     result = import_robot(path)
     stage = result.stage
     j2 = UsdPhysics.Joint(stage.GetPrimAtPath(result.joint_paths["j2"]))
@@ -490,11 +573,13 @@ def test_export_reversed_joint_and_world_link(tmp_path):
     out = tmp_path / "back.urdf"
     export_urdf(stage, out)
     from mimic_ext.importers.urdf import read_urdf
+
     back = read_urdf(out)
     j = back.joint("j2")
     assert (j.parent, j.child) == ("l1", "l2")
     assert (j.lower, j.upper) == (pytest.approx(-1, abs=F32), pytest.approx(1, abs=F32))
     from mimic_ext.importers.transforms import AXES
+
     assert np.allclose(j.frame1.R @ AXES[j.axis], [0, 0, -1], atol=F32)  # axis flipped with the joint
     m = back.mimics[0]
     assert (m.multiplier, m.offset) == (pytest.approx(-2, abs=F32), pytest.approx(-0.1, abs=F32))
@@ -503,8 +588,10 @@ def test_export_reversed_joint_and_world_link(tmp_path):
 
 # ---------------------------------------------------------------- command line
 
+
 def test_cli_import_and_export(tmp_path, capsys):
     from mimic_ext.cli import main
+
     src = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="-1"/>'))
     out = tmp_path / "r.usda"
     assert main(["import", str(src), "-o", str(out)]) == 0
@@ -516,6 +603,7 @@ def test_cli_import_and_export(tmp_path, capsys):
 
 def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys):
     from mimic_ext.cli import main
+
     src = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2junk"/>'))
     out = tmp_path / "r.usda"
     assert main(["import", str(src), "-o", str(out)]) == 2
@@ -551,6 +639,7 @@ def test_a_link_named_joints_does_not_swallow_the_joints(tmp_path):
 
 # ---------------------------------------------------------------- hardening (issue 15): one line, file and line
 
+
 def _one_line(exc_info, file_name: str, line: int | None = None) -> str:
     message = str(exc_info.value)
     assert "\n" not in message
@@ -560,8 +649,12 @@ def _one_line(exc_info, file_name: str, line: int | None = None) -> str:
 
 
 def test_second_mimic_on_one_joint_is_refused_with_its_line(tmp_path):
-    path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2")
-                + rev("j3", "l2", "l3", '\n<mimic joint="j1"/>\n<mimic joint="j2"/>'))
+    path = urdf(
+        tmp_path,
+        rev("j1", "l0", "l1")
+        + rev("j2", "l1", "l2")
+        + rev("j3", "l2", "l3", '\n<mimic joint="j1"/>\n<mimic joint="j2"/>'),
+    )
     with pytest.raises(MimicInputError, match="second <mimic>") as exc:
         import_robot(path)
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if 'joint="j2"/>' in text)
@@ -606,6 +699,7 @@ def test_nesting_deeper_than_mujoco_allows_is_refused(tmp_path):
 def test_fifo_and_devices_are_refused_not_read(tmp_path, kind, role):
     """A FIFO would block the reader forever and /dev/zero never ends: refused before reading."""
     import os
+
     special = tmp_path / "special.xml"
     if kind == "fifo":
         if not hasattr(os, "mkfifo"):
@@ -617,8 +711,9 @@ def test_fifo_and_devices_are_refused_not_read(tmp_path, kind, role):
         special = Path("/dev/zero")
     if role == "include":
         path = tmp_path / "main.xml"
-        path.write_text(f'<mujoco><include file="{special}"/><worldbody><body><geom size="1"/></body>'
-                        '</worldbody></mujoco>')
+        path.write_text(
+            f'<mujoco><include file="{special}"/><worldbody><body><geom size="1"/></body></worldbody></mujoco>'
+        )
     else:
         path = special
     with pytest.raises(MimicInputError, match="not a regular file") as exc:
@@ -659,12 +754,26 @@ def test_export_refuses_non_finite_values_naming_the_prim(tmp_path):
     """export wrote multiplier="nan", ixx="nan", mass="inf", which no URDF reader takes."""
     path = urdf(tmp_path, rev("j1", "l0", "l1") + rev("j2", "l1", "l2", '<mimic joint="j1" multiplier="2"/>'))
     for edit, pattern in [
-        (lambda r: r.stage.GetPrimAtPath(r.joint_paths["j2"]).GetAttribute(
-            "physxMimicJoint:rotX:gearing").Set(float("nan")), "mimic multiplier"),
-        (lambda r: UsdPhysics.MassAPI(r.stage.GetPrimAtPath(r.body_paths["l1"])).GetMassAttr().Set(float("inf")),
-         "physics:mass"),
-        (lambda r: UsdPhysics.MassAPI(r.stage.GetPrimAtPath(r.body_paths["l2"])).GetDiagonalInertiaAttr().Set(
-            Gf.Vec3f(float("nan"), 1, 1)), "physics:diagonalInertia"),
+        (
+            lambda r: (
+                r.stage.GetPrimAtPath(r.joint_paths["j2"])
+                .GetAttribute("physxMimicJoint:rotX:gearing")
+                .Set(float("nan"))
+            ),
+            "mimic multiplier",
+        ),
+        (
+            lambda r: UsdPhysics.MassAPI(r.stage.GetPrimAtPath(r.body_paths["l1"])).GetMassAttr().Set(float("inf")),
+            "physics:mass",
+        ),
+        (
+            lambda r: (
+                UsdPhysics.MassAPI(r.stage.GetPrimAtPath(r.body_paths["l2"]))
+                .GetDiagonalInertiaAttr()
+                .Set(Gf.Vec3f(float("nan"), 1, 1))
+            ),
+            "physics:diagonalInertia",
+        ),
     ]:
         result = import_robot(path, schema="physx")
         edit(result)
@@ -713,13 +822,17 @@ def test_newton_joint_attributes_are_written_for_newton(tmp_path):
     # written whatever the mimic schema: ovphysx applies newton:armature where it ignores physxJoint:armature
     physx_only = import_robot(path, schema="physx")  # kept alive while its prim is read
     j1 = physx_only.stage.GetPrimAtPath(physx_only.joint_paths["j1"])
-    assert "NewtonJointAPI" in j1.GetAppliedSchemas() and j1.GetAttribute("newton:friction").Get() == \
-        pytest.approx(0.3, rel=F32)
-    assert not any(p.HasAPI("NewtonMimicAPI") or "NewtonMimicAPI" in p.GetAppliedSchemas()
-                   for p in physx_only.stage.Traverse())
+    assert "NewtonJointAPI" in j1.GetAppliedSchemas() and j1.GetAttribute("newton:friction").Get() == pytest.approx(
+        0.3, rel=F32
+    )
+    assert not any(
+        p.HasAPI("NewtonMimicAPI") or "NewtonMimicAPI" in p.GetAppliedSchemas() for p in physx_only.stage.Traverse()
+    )
     mjcf_path = tmp_path / "arm.xml"
-    mjcf_path.write_text('<mujoco><worldbody><body><joint name="h" armature="0.02" frictionloss="0.4"/>'
-                         '<geom size="0.1"/></body></worldbody></mujoco>')
+    mjcf_path.write_text(
+        '<mujoco><worldbody><body><joint name="h" armature="0.02" frictionloss="0.4"/>'
+        '<geom size="0.1"/></body></worldbody></mujoco>'
+    )
     mj = import_robot(mjcf_path)
     h = mj.stage.GetPrimAtPath(mj.joint_paths["h"])
     assert h.GetAttribute("newton:armature").Get() == pytest.approx(0.02, rel=F32)
@@ -763,6 +876,7 @@ def test_mjcf_body_with_two_joints_and_a_same_body_relation_imports_and_sweeps(t
     the relation's 0.5 in each schema (ratio tolerance: the sweep's configured 10%; the
     solver keeps relations exact, so the measured ratio is 0.5 to round-off)."""
     from mimic_ext import fet022
+
     path = tmp_path / "two.xml"
     path.write_text(TWO_JOINT_BODY)
     for schema in ("newton", "physx"):
@@ -803,8 +917,10 @@ def test_hinge_following_a_slide_is_dimensionless_for_newton_and_imported_for_ph
     set_relation(result.stage, physx.replace(schema="newton", instance=None))
     assert prim.GetAttribute("newton:mimicCoef1").Get() == pytest.approx(10.0, rel=F32)
     assert {r.schema: r.multiplier for r in read_relations(result.stage)} == pytest.approx(
-        {"physx": 10.0, "newton": 10.0}, rel=F32)
+        {"physx": 10.0, "newton": 10.0}, rel=F32
+    )
     from mimic_ext.fet022.discovery import discover
+
     cases = {c.relation.schema: c for c in discover(result.stage, read_relations(result.stage)).cases}
     assert abs(cases["newton"].gearing) == pytest.approx(abs(cases["physx"].gearing), rel=F32)
     newton = pytest.importorskip("newton", reason="the newton extra")
@@ -822,15 +938,20 @@ def test_velocity_limits_never_make_a_relation_infeasible(tmp_path):
     moves at multiplier times its leader, so its own cap can make the relation infeasible); a leader
     keeps its cap as physxJoint:maxJointVelocity only (ovphysx reads newton:velocityLimit as a cap
     that diverges with the relation: tests/test_fet022_agreement.py shows the Inspire hand)."""
-    path = urdf(tmp_path, rev("lead", "l0", "l1") + "\n"
-                + rev("fol", "l1", "l2", '<mimic joint="lead" multiplier="1.5"/>') + "\n" + rev("free", "l0", "l3"))
+    path = urdf(
+        tmp_path,
+        rev("lead", "l0", "l1")
+        + "\n"
+        + rev("fol", "l1", "l2", '<mimic joint="lead" multiplier="1.5"/>')
+        + "\n"
+        + rev("free", "l0", "l3"),
+    )
     for schema in ("newton", "physx"):
         result = import_robot(path, schema=schema)
         prim = {n: result.stage.GetPrimAtPath(result.joint_paths[n]) for n in ("lead", "fol", "free")}
         assert not prim["fol"].GetAttribute("physxJoint:maxJointVelocity")
         assert not prim["fol"].GetAttribute("newton:velocityLimit")
-        assert prim["lead"].GetAttribute("physxJoint:maxJointVelocity").Get() == pytest.approx(math.degrees(2),
-                                                                                              rel=F32)
+        assert prim["lead"].GetAttribute("physxJoint:maxJointVelocity").Get() == pytest.approx(math.degrees(2), rel=F32)
         assert not prim["lead"].GetAttribute("newton:velocityLimit")
         # a joint outside any relation keeps both, whatever the mimic schema
         assert prim["free"].GetAttribute("newton:velocityLimit").Get() == pytest.approx(math.degrees(2), rel=F32)

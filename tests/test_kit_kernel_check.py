@@ -72,10 +72,18 @@ def test_the_probe_does_not_call_an_extension_whose_kit_layer_never_started_enab
     probe = tmp_path / "probe.py"
     probe.write_text(tool.PROBE)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
-    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, timeout=120, env=env, check=False)
+    out = subprocess.run(
+        [sys.executable, str(probe)], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
     assert out.returncode == 0, out.stderr[-2000:]
-    checks = {c["name"]: c for c in (json.loads(line.split("MIMIC_CHECK ", 1)[1])
-                                     for line in out.stdout.splitlines() if line.startswith("MIMIC_CHECK "))}
+    checks = {
+        c["name"]: c
+        for c in (
+            json.loads(line.split("MIMIC_CHECK ", 1)[1])
+            for line in out.stdout.splitlines()
+            if line.startswith("MIMIC_CHECK ")
+        )
+    }
     enabled, kit_layer = checks["enabled"], checks["kit_layer_import"]
     assert enabled["ok"] is None and enabled["detail"]["MimicExtension started"] is False
     assert "never ran" in enabled["detail"]["why"]

@@ -27,12 +27,12 @@ def test_quaternions_match_usd_gf_and_round_trip(seed):
 
 
 def test_axis_angle_transform_and_inverse():
-    R = m3.axis_angle([0, 0, 2.0], np.pi / 2)              # the axis is normalised
+    R = m3.axis_angle([0, 0, 2.0], np.pi / 2)  # the axis is normalised
     np.testing.assert_allclose(R @ [1, 0, 0], [0, 1, 0], atol=TOL)
     T = m3.transform(R, [1.0, 2.0, 3.0])
     np.testing.assert_allclose(T @ [1, 0, 0, 1], [1, 3, 3, 1], atol=TOL)
     np.testing.assert_allclose(m3.inverse(T) @ T, np.eye(4), atol=TOL)
-    np.testing.assert_allclose(m3.quat_to_mat([0, 0, 0, 0]), np.eye(3))   # a zero quaternion: identity
+    np.testing.assert_allclose(m3.quat_to_mat([0, 0, 0, 0]), np.eye(3))  # a zero quaternion: identity
 
 
 def test_no_other_module_writes_its_own_quaternion_conversion():
@@ -41,6 +41,6 @@ def test_no_other_module_writes_its_own_quaternion_conversion():
     from pathlib import Path
 
     root = Path(m3.__file__).parent
-    own = re.compile(r"1 - 2 \* \(y \* y \+ z \* z\)")          # the matrix's first entry
+    own = re.compile(r"1 - 2 \* \(y \* y \+ z \* z\)")  # the matrix's first entry
     hits = [str(p.relative_to(root)) for p in root.rglob("*.py") if p.name != "math3d.py" and own.search(p.read_text())]
     assert hits == []

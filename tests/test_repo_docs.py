@@ -14,7 +14,7 @@ def test_every_doc_the_package_cites_is_in_the_repo():
         assert "shared/docs" not in text and "SOLVER_NOTES" not in text, f"{py}: cites a document outside the repo"
         for name in CITED.findall(text):
             cited.setdefault(name, py)
-    assert "solver_design.md" in cited                      # the projection's maths, cited by section
+    assert "solver_design.md" in cited  # the projection's maths, cited by section
     missing = {name: str(py.relative_to(ROOT)) for name, py in cited.items() if not (ROOT / "docs" / name).is_file()}
     assert not missing, f"cited but absent under docs/: {missing}"
 
@@ -54,8 +54,13 @@ def test_every_command_the_manual_and_results_quote_names_a_real_script_and_its_
 
 def test_the_manual_is_not_a_lab_notebook():
     """Loads and per-round history belong in benchmarks/RESULTS.md (dated, with the command)."""
-    notebook = re.compile(r"\bload (?:average )?(?:about )?\d|\b(?:this|last) round\b|\bthe round before\b", re.IGNORECASE)
-    found = [f"{doc.relative_to(ROOT)}: {m.group(0)!r}" for doc in MANUAL
-             for m in notebook.finditer(doc.read_text(encoding="utf-8").replace("\n", " "))]
+    notebook = re.compile(
+        r"\bload (?:average )?(?:about )?\d|\b(?:this|last) round\b|\bthe round before\b", re.IGNORECASE
+    )
+    found = [
+        f"{doc.relative_to(ROOT)}: {m.group(0)!r}"
+        for doc in MANUAL
+        for m in notebook.finditer(doc.read_text(encoding="utf-8").replace("\n", " "))
+    ]
     assert not found, found
     assert "benchmarks/RESULTS.md" in (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")

@@ -15,40 +15,47 @@ DEG = math.pi / 180
 
 #: file -> {follower: (leader, multiplier, offset SI, schema)}, as data/README.md documents them
 DOCUMENTED = {
-    "gripper_prismatic.usda": {
-        "/Gripper/Joints/finger2_joint": ("/Gripper/Joints/finger1_joint", -1.0, 0.0, "physx")},
+    "gripper_prismatic.usda": {"/Gripper/Joints/finger2_joint": ("/Gripper/Joints/finger1_joint", -1.0, 0.0, "physx")},
     "gripper_prismatic_newton.usda": {
-        "/Gripper/Joints/finger2_joint": ("/Gripper/Joints/finger1_joint", -1.0, 0.0, "newton")},
+        "/Gripper/Joints/finger2_joint": ("/Gripper/Joints/finger1_joint", -1.0, 0.0, "newton")
+    },
     "geared_pair.usda": {"/Gears/Joints/gear_follower": ("/Gears/Joints/gear_leader", 2.0, 0.1, "physx")},
     "chain3.usda": {
         "/Chain/Joints/joint_b": ("/Chain/Joints/joint_a", 0.5, 0.0, "physx"),
-        "/Chain/Joints/joint_c": ("/Chain/Joints/joint_b", -1.5, 0.05, "physx")},
+        "/Chain/Joints/joint_c": ("/Chain/Joints/joint_b", -1.5, 0.05, "physx"),
+    },
     "robotiq_style_linkage.usda": {
         f"/Robotiq/Joints/{name}": ("/Robotiq/Joints/finger_joint", -gearing, 0.0, "physx")
-        for name, gearing in (("right_outer_knuckle_joint", -1), ("right_inner_finger_joint", -1),
-                              ("right_inner_finger_knuckle_joint", 1), ("left_inner_finger_knuckle_joint", 1),
-                              ("left_inner_finger_joint", 1))},
-    "rack_and_pinion.usda": {
-        "/RackPinion/Joints/rack_joint": ("/RackPinion/Joints/pinion_joint", 0.02, 0.0, "physx")},
+        for name, gearing in (
+            ("right_outer_knuckle_joint", -1),
+            ("right_inner_finger_joint", -1),
+            ("right_inner_finger_knuckle_joint", 1),
+            ("left_inner_finger_knuckle_joint", 1),
+            ("left_inner_finger_joint", 1),
+        )
+    },
+    "rack_and_pinion.usda": {"/RackPinion/Joints/rack_joint": ("/RackPinion/Joints/pinion_joint", 0.02, 0.0, "physx")},
 }
 # USD stores these values as float32: ~6e-8 relative per value, so 1e-6 is a safe bound
 TOL = 1e-6
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*.usda")) if not p.name.startswith(".")}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.usda")) if not p.name.startswith(".")
+    }
 
 
 def test_generator_reproduces_the_committed_files_byte_for_byte(data_dir, tmp_path):
-    run = subprocess.run([sys.executable, str(data_dir / "make_samples.py"), str(tmp_path)],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(data_dir / "make_samples.py"), str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr
     committed, fresh = _files(data_dir), _files(tmp_path)
     assert sorted(fresh) == sorted(committed)
     changed = [name for name in committed if committed[name] != fresh[name]]
     assert changed == [], f"re-run `python data/make_samples.py`: {changed} differ"
-    assert not [p for p in tmp_path.rglob(".*")]  # no temporary left behind
+    assert not list(tmp_path.rglob(".*"))  # no temporary left behind
 
 
 def test_readme_lists_every_sample(data_dir):

@@ -13,8 +13,18 @@ import pytest
 
 from mimic_ext.cli import main
 from mimic_ext.errors import MimicInputError
-from mimic_ext.schema import (MimicRelation, convert_relation, convert_stage, open_stage, read_joint_relations,
-                              read_relations, remove_duplicate, schema_for_edit, set_relation, validate)
+from mimic_ext.schema import (
+    MimicRelation,
+    convert_relation,
+    convert_stage,
+    open_stage,
+    read_joint_relations,
+    read_relations,
+    remove_duplicate,
+    schema_for_edit,
+    set_relation,
+    validate,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 #: USD stores the relation as float32 (~6e-8 relative per value); a round trip PhysX -> SI ->
@@ -33,14 +43,14 @@ def _stage(tmp_path, name):
 
 
 def test_convert_physx_to_newton_and_back_keeps_the_relation(tmp_path):
-    stage = _stage(tmp_path, "geared_pair.usda")      # gear_follower = 2 gear_leader + 0.1 rad
+    stage = _stage(tmp_path, "geared_pair.usda")  # gear_follower = 2 gear_leader + 0.1 rad
     follower = "/Gears/Joints/gear_follower"
     done = convert_relation(stage, follower, "newton")
     assert done.converted and [r.schema for r in done.removed] == ["physx"]
     (rel,) = read_joint_relations(stage.GetPrimAtPath(follower))
     assert rel.schema == "newton" and rel.leader == "/Gears/Joints/gear_leader"
     assert (rel.multiplier, rel.offset) == (pytest.approx(2.0, rel=F32), pytest.approx(0.1, rel=F32))
-    assert rel.authored["newton:mimicCoef0"] == pytest.approx(5.729578, rel=F32)     # degrees
+    assert rel.authored["newton:mimicCoef0"] == pytest.approx(5.729578, rel=F32)  # degrees
     assert not [a for a in stage.GetPrimAtPath(follower).GetAppliedSchemas() if a.startswith("PhysxMimic")]
     back = convert_relation(stage, follower, "physx")
     assert back.converted and back.kept.authored["gearing"] == pytest.approx(-2.0, rel=F32)
@@ -64,24 +74,24 @@ def test_convert_to_newton_composes_a_chain_onto_its_root(tmp_path):
 
 
 def test_conversions_the_target_cannot_say_are_refused_before_anything_is_written(tmp_path):
-    rack = _stage(tmp_path, "rack_and_pinion.usda")   # revolute pinion leads a prismatic rack
+    rack = _stage(tmp_path, "rack_and_pinion.usda")  # revolute pinion leads a prismatic rack
     text = rack.GetRootLayer().ExportToString()
-    with pytest.raises(MimicInputError, match="revolute and a prismatic joint.*keep it in PhysxMimicJointAPI"):
+    with pytest.raises(MimicInputError, match=r"revolute and a prismatic joint.*keep it in PhysxMimicJointAPI"):
         convert_stage(rack, "newton")
     assert rack.GetRootLayer().ExportToString() == text
     gears = _stage(tmp_path, "geared_pair.usda")
     (rel,) = read_relations(gears)
     set_relation(gears, rel.replace(natural_frequency=10.0, damping_ratio=1.0))
-    with pytest.raises(MimicInputError, match="compliant .* NewtonMimicAPI is always hard"):
+    with pytest.raises(MimicInputError, match=r"compliant .* NewtonMimicAPI is always hard"):
         convert_relation(gears, rel.follower, "newton")
     disabled = _stage(tmp_path, "invalid/MIMIC_DISABLED.usda")
     (rel,) = read_relations(disabled)
-    with pytest.raises(MimicInputError, match="disabled .* PhysxMimicJointAPI has no switch"):
+    with pytest.raises(MimicInputError, match=r"disabled .* PhysxMimicJointAPI has no switch"):
         convert_relation(disabled, rel.follower, "physx")
 
 
 def test_remove_duplicate_keeps_the_named_schema(tmp_path):
-    stage = _stage(tmp_path, "invalid/MIMIC_SCHEMAS_DISAGREE.usda")   # physx: q = q_ref, newton: q = -q_ref
+    stage = _stage(tmp_path, "invalid/MIMIC_SCHEMAS_DISAGREE.usda")  # physx: q = q_ref, newton: q = -q_ref
     follower = "/Robot/Joints/follower"
     assert [f.code for f in validate(stage) if f.severity == "error"] == ["MIMIC_SCHEMAS_DISAGREE"]
     done = remove_duplicate(stage, follower, keep="physx")
@@ -97,8 +107,11 @@ def test_an_edit_writes_the_schema_the_follower_carries(tmp_path):
     stage = _stage(tmp_path, "gripper_prismatic_newton.usda")
     prim = stage.GetPrimAtPath("/Gripper/Joints/finger2_joint")
     assert schema_for_edit(prim, None) == "newton" and schema_for_edit(prim, "newton") == "newton"
-    with pytest.raises(MimicInputError, match="already follows /Gripper/Joints/finger1_joint through "
-                                              "NewtonMimicAPI.*applies each as its own constraint"):
+    with pytest.raises(
+        MimicInputError,
+        match="already follows /Gripper/Joints/finger1_joint through "
+        r"NewtonMimicAPI.*applies each as its own constraint",
+    ):
         schema_for_edit(prim, "physx")
     free = stage.GetPrimAtPath("/Gripper/Joints/finger1_joint")
     assert schema_for_edit(free, None) == "physx"
@@ -134,8 +147,10 @@ def test_cli_convert_and_duplicates_only(tmp_path, capsys):
     before = src.read_bytes()
     out_path = tmp_path / "physx.usda"
     assert main(["convert", str(src), "--to", "physx", "-o", str(out_path)]) == 0
-    assert "converted /Gripper/Joints/finger2_joint: NewtonMimicAPI coef0=0 coef1=-1 -> " \
-           "PhysxMimicJointAPI:rotX gearing=1 offset=0" in capsys.readouterr().out
+    assert (
+        "converted /Gripper/Joints/finger2_joint: NewtonMimicAPI coef0=0 coef1=-1 -> "
+        "PhysxMimicJointAPI:rotX gearing=1 offset=0" in capsys.readouterr().out
+    )
     assert src.read_bytes() == before
     assert [r.schema for r in read_relations(open_stage(out_path).stage)] == ["physx"]
     # a refused conversion writes nothing and says why in one line
@@ -160,7 +175,7 @@ def test_import_writes_one_schema_and_refuses_both(tmp_path, capsys):
     assert main(["import", str(urdf), "-o", str(out)]) == 0
     assert "(newton)" in capsys.readouterr().out
     assert [r.schema for r in read_relations(open_stage(out).stage)] == ["newton"]
-    with pytest.raises(SystemExit) as exc:      # a usage error, as argparse reports one (exit 2)
+    with pytest.raises(SystemExit) as exc:  # a usage error, as argparse reports one (exit 2)
         main(["import", str(urdf), "-o", str(tmp_path / "b.usda"), "--schema", "both"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
@@ -173,6 +188,7 @@ def test_library_set_relation_still_writes_what_it_is_asked(tmp_path):
     validator then says so (MIMIC_BOTH_SCHEMAS)."""
     stage = _stage(tmp_path, "geared_pair.usda")
     (rel,) = read_relations(stage)
-    set_relation(stage, MimicRelation(rel.follower, rel.leader, rel.multiplier, rel.offset, schema="newton",
-                                      instance=None))
+    set_relation(
+        stage, MimicRelation(rel.follower, rel.leader, rel.multiplier, rel.offset, schema="newton", instance=None)
+    )
     assert [f.code for f in validate(stage)] == ["MIMIC_BOTH_SCHEMAS"]

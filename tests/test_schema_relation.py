@@ -14,10 +14,18 @@ from pxr import Usd, UsdGeom, UsdPhysics
 import mimic_ext
 from mimic_ext.errors import MimicInputError
 from mimic_ext.schema import (
-    MimicRelation, edit_relation, find_relation, read_relations, remove_relation, set_relation,
+    MimicRelation,
+    edit_relation,
+    find_relation,
+    read_relations,
+    remove_relation,
+    set_relation,
 )
 from mimic_ext.schema.relation import (
-    canonical_to_newton, canonical_to_physx, newton_to_canonical, physx_to_canonical,
+    canonical_to_newton,
+    canonical_to_physx,
+    newton_to_canonical,
+    physx_to_canonical,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,14 +71,23 @@ def test_revolute_relation_authored_as_documented_in_both_schemas():
 
 
 @pytest.mark.parametrize("schema", ["physx", "newton"])
-@pytest.mark.parametrize("kinds", [("revolute", "revolute"), ("prismatic", "prismatic"),
-                                   ("prismatic", "revolute"), ("revolute", "prismatic")])
+@pytest.mark.parametrize(
+    "kinds",
+    [("revolute", "revolute"), ("prismatic", "prismatic"), ("prismatic", "revolute"), ("revolute", "prismatic")],
+)
 def test_round_trip_every_field(schema, kinds):
     stage = _stage(*kinds, mpu=0.01)  # centimetre stage: prismatic values in stage units
-    written = MimicRelation("/R/follower", "/R/leader", multiplier=-0.75, offset=0.0125,
-                            instance="rotZ" if schema == "physx" else None, reference_axis="rotY",
-                            natural_frequency=12.5 if schema == "physx" else 0.0,
-                            damping_ratio=0.3 if schema == "physx" else 0.0, schema=schema)
+    written = MimicRelation(
+        "/R/follower",
+        "/R/leader",
+        multiplier=-0.75,
+        offset=0.0125,
+        instance="rotZ" if schema == "physx" else None,
+        reference_axis="rotY",
+        natural_frequency=12.5 if schema == "physx" else 0.0,
+        damping_ratio=0.3 if schema == "physx" else 0.0,
+        schema=schema,
+    )
     set_relation(stage, written)
     (back,) = read_relations(stage)
     assert back.follower == written.follower and back.leader == written.leader
@@ -100,8 +117,13 @@ def test_unauthored_attributes_read_as_fallbacks():
     prim.CreateRelationship("physxMimicJoint:rotZ:referenceJoint").SetTargets(["/R/leader"])
     (rel,) = read_relations(stage)
     # fallbacks: gearing 1 -> multiplier -1; offset 0; axis rotX; compliance 0
-    assert (rel.multiplier, rel.offset, rel.reference_axis, rel.natural_frequency, rel.damping_ratio) == \
-        (-1.0, 0.0, "rotX", 0.0, 0.0)
+    assert (rel.multiplier, rel.offset, rel.reference_axis, rel.natural_frequency, rel.damping_ratio) == (
+        -1.0,
+        0.0,
+        "rotX",
+        0.0,
+        0.0,
+    )
     assert prim.GetAttribute("physxMimicJoint:rotZ:gearing").Get() == 1.0  # registry fallback
     assert not prim.GetAttribute("physxMimicJoint:rotZ:gearing").HasAuthoredValue()
 
@@ -154,8 +176,9 @@ UNSTORABLE = [
 @pytest.mark.parametrize("schema, changes, name, why", UNSTORABLE)
 def test_set_relation_refuses_values_a_usd_float_cannot_hold(schema, changes, name, why):
     stage = _stage()
-    rel = MimicRelation("/R/follower", "/R/leader", 2.0, 0.1, schema=schema,
-                        instance="rotX" if schema == "physx" else None).replace(**changes)
+    rel = MimicRelation(
+        "/R/follower", "/R/leader", 2.0, 0.1, schema=schema, instance="rotX" if schema == "physx" else None
+    ).replace(**changes)
     with pytest.raises(MimicInputError, match=why) as err:
         set_relation(stage, rel)
     assert str(err.value).startswith("/R/follower: ") and name in str(err.value) and "\n" not in str(err.value)
@@ -193,8 +216,11 @@ def test_solver_refuses_a_wrongly_typed_relation_naming_it():
     stage = Usd.Stage.Open(layer)
     (rel,) = read_relations(stage)
     assert rel.invalid and math.isnan(rel.multiplier)
-    with pytest.raises(MimicInputError, match=r"/Gears/Joints/gear_follower: physxMimicJoint:rotX:gearing is "
-                                              r"authored as string \('two'\), not float"):
+    with pytest.raises(
+        MimicInputError,
+        match=r"/Gears/Joints/gear_follower: physxMimicJoint:rotX:gearing is "
+        r"authored as string \('two'\), not float",
+    ):
         build_model(stage)
 
 
@@ -231,8 +257,9 @@ def test_relations_work_whatever_was_opened_first(order, tmp_path):
     builds it once), and our own set/read still give the relation."""
     layer = tmp_path / "j.usda"
     layer.write_text('#usda 1.0\ndef PhysicsRevoluteJoint "j" {}\n')
-    out = subprocess.run([sys.executable, "-c", SCHEMA_PROBE, order, str(layer)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SCHEMA_PROBE, order, str(layer)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     first = ["resolvable", "1.0", "rotX"] if order == "import-first" else ["by-name", "-", "-"]
     assert out.stdout.split() == first + ["2.0", "rotZ"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import gripper  # noqa: E402
+from solver_stages import gripper
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -21,8 +21,14 @@ from mimic_ext.solver import Solver, build_model  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 ASSETS = ROOT.parent / "shared" / "assets"
-SAMPLES = ["gripper_prismatic.usda", "gripper_prismatic_newton.usda", "geared_pair.usda", "chain3.usda",
-           "robotiq_style_linkage.usda", "rack_and_pinion.usda"]
+SAMPLES = [
+    "gripper_prismatic.usda",
+    "gripper_prismatic_newton.usda",
+    "geared_pair.usda",
+    "chain3.usda",
+    "robotiq_style_linkage.usda",
+    "rack_and_pinion.usda",
+]
 ROBOTIQ = "robotiq_isaacsim_usd_2f85/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda"
 # (path, tree joints, relations): the Newton variant has locked revolute joints and two
 # spherical loop closures excluded from the articulation (not enforced by this solver)
@@ -87,12 +93,12 @@ def test_residual_on_shared_usd_assets(name, joints, relations, fix_base):
     if not ASSETS.is_dir():
         pytest.skip("shared assets absent")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # bodies without MassAPI: the documented default, one warning
+        warnings.simplefilter("ignore")  # bodies without MassAPI: the documented default, one warning
         model = build_model(_stage(ASSETS / name), fix_base=fix_base)
     assert len(model.joint_paths) == joints
     assert len(model.projection.rows) == relations
     worst, _ = _sweep(model)
-    assert worst < 1e-5   # as above; a floating base falls under gravity meanwhile
+    assert worst < 1e-5  # as above; a floating base falls under gravity meanwhile
 
 
 def test_robotiq_usd_massless_bodies_merge_into_their_welded_links():
@@ -101,12 +107,12 @@ def test_robotiq_usd_massless_bodies_merge_into_their_welded_links():
         pytest.skip("shared assets absent")
     stage = _stage(ASSETS / ROBOTIQ)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")          # a default-mass warning would fail here
+        warnings.simplefilter("error")  # a default-mass warning would fail here
         model = build_model(stage, fix_base=True)
     assert not [w for w in model.warnings if "mass" in w]
     # finger_joint drive: 3 N m/deg stiffness -> 171.887 N m/rad; max velocity 146.46 deg/s
     d = model.drive("/Robotiq_2F_85/Robotiq_2F_85/Joints/finger_joint")
-    assert d["stiffness"] == pytest.approx(3 * 180 / math.pi, rel=1e-6)    # float32 authoring
+    assert d["stiffness"] == pytest.approx(3 * 180 / math.pi, rel=1e-6)  # float32 authoring
     assert d["max_force"] == pytest.approx(26.0)
     i = model.dof_index("/Robotiq_2F_85/Robotiq_2F_85/Joints/finger_joint")
     assert model.max_velocity[i] == pytest.approx(146.46 * math.pi / 180, rel=1e-6)
@@ -129,7 +135,7 @@ def test_no_drift_over_10000_steps():
         if i % 100 == 99:
             q = s0.joint_q.numpy()[0].astype(np.float64)
             worst = max(worst, abs(q[r.fi] - r.multiplier * q[r.li] - r.offset))
-    assert worst < 1e-5   # the same bound at the end of 10,000 steps: no accumulation
+    assert worst < 1e-5  # the same bound at the end of 10,000 steps: no accumulation
 
 
 def test_batched_environments_match_single_environment_bitwise():
@@ -158,8 +164,8 @@ def test_batched_environments_match_single_environment_bitwise():
         return s0.joint_q.numpy(), s0.joint_qd.numpy()
 
     qb, ub = run(big, np.arange(N))
-    assert np.ptp(qb[:, j]) > 0.1          # the environments really differ
+    assert np.ptp(qb[:, j]) > 0.1  # the environments really differ
     for idx in (0, 1, 511, 1023):
         q1, u1 = run(one, np.array([idx]))
-        np.testing.assert_array_equal(qb[idx], q1[0])    # bitwise on the CPU
+        np.testing.assert_array_equal(qb[idx], q1[0])  # bitwise on the CPU
         np.testing.assert_array_equal(ub[idx], u1[0])

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, independent_pair, states_at  # noqa: E402
+from solver_stages import DEG, independent_pair, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -34,7 +34,7 @@ def pair(w, zeta, I_l, drive=None):
     b, lead, fol = independent_pair(I_l=I_l, I_f=I_F, multiplier=None)
     b.mimic(fol, lead, 1.0, 0.0, natural_frequency=w, damping_ratio=zeta)
     if drive is not None:
-        b.drive(lead, stiffness=drive[0] * DEG, damping=drive[1] * DEG, target=0.0)   # USD: per degree
+        b.drive(lead, stiffness=drive[0] * DEG, damping=drive[1] * DEG, target=0.0)  # USD: per degree
     return b, lead, fol
 
 
@@ -73,7 +73,7 @@ def frequency_and_damping(s_pair) -> tuple[float, float]:
 def continuous_mode(w, zeta, I_l, kp=0.0, kd=0.0):
     """The relation mode of the continuous system: M q'' = -K q - D q'."""
     m_eff = 1.0 / (1.0 / I_F + 1.0 / I_l)
-    g = np.array([-1.0, 1.0])                       # e = q_f - q_l
+    g = np.array([-1.0, 1.0])  # e = q_f - q_l
     K = w * w * m_eff * np.outer(g, g) + np.diag([kp, 0.0])
     D = 2 * zeta * w * m_eff * np.outer(g, g) + np.diag([kd, 0.0])
     Mi = np.diag([1.0 / I_l, 1.0 / I_F])
@@ -129,7 +129,7 @@ def test_error_trajectory_rings_at_the_authored_frequency(w, zeta, fps):
     a1, a2 = np.linalg.lstsq(A, e[2:], rcond=None)[0]
     roots = np.roots([1.0, -a1, -a2]).astype(complex)
     wm, zm = frequency_and_damping(np.log(roots) / dt)
-    assert wm == pytest.approx(w, rel=0.05) and zm == pytest.approx(zeta, rel=0.05)   # the issue's 5%
+    assert wm == pytest.approx(w, rel=0.05) and zm == pytest.approx(zeta, rel=0.05)  # the issue's 5%
 
 
 @pytest.mark.parametrize("kp", [50.0, 500.0])
@@ -153,5 +153,5 @@ def test_static_stiffness_is_w2_meff_whatever_the_leader_drive(kp):
     q = s0.joint_q.numpy()[0].astype(float)
     m_eff = 1.0 / (1.0 / I_F + 1.0 / I_l)
     err = q[model.dof_index(fol)] - q[model.dof_index(lead)]
-    assert err == pytest.approx(tau / (w * w * m_eff), rel=1e-4)    # float32 at rest after 20 s
+    assert err == pytest.approx(tau / (w * w * m_eff), rel=1e-4)  # float32 at rest after 20 s
     assert solver.mimic_rows()[0].impulse[0] * 60 == pytest.approx(-tau, rel=1e-4)

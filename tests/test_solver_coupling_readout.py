@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule  # noqa: E402
+from solver_schedules import COMPLIANT, DT, LINKAGE, model_of, schedule
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -49,12 +49,12 @@ def test_on_demand_impulses_are_the_steps_own_after_every_step(path, threads):
         ls.step(la, lb, lc, DT)
         es.step(ea, eb, ec, DT)
         la, lb, ea, eb = lb, la, eb, ea
-        if k % 3 == 2:                   # read now and then: a read between steps is of the last one
+        if k % 3 == 2:  # read now and then: a read between steps is of the last one
             for a, b in zip(_impulses(ls), _impulses(es)):
-                assert np.array_equal(a, b)                                   # bitwise
+                assert np.array_equal(a, b)  # bitwise
                 seen = max(seen, float(np.abs(a).max()))
-    assert np.array_equal(la.joint_q.numpy(), ea.joint_q.numpy())             # the step itself is unchanged
-    assert seen > 0.0                                                         # the relations really pushed
+    assert np.array_equal(la.joint_q.numpy(), ea.joint_q.numpy())  # the step itself is unchanged
+    assert seen > 0.0  # the relations really pushed
 
 
 def test_on_demand_impulses_after_step_many_are_its_last_steps():
@@ -63,13 +63,13 @@ def test_on_demand_impulses_after_step_many_are_its_last_steps():
     ls.step_many(lazy.state(), targets, DT)
     es.step_many(eager.state(), targets, DT)
     got, want = _impulses(ls), _impulses(es)
-    assert all(np.array_equal(a, b) for a, b in zip(got, want))               # bitwise
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))  # bitwise
     assert max(float(np.abs(a).max()) for a in got) > 0.0
-    assert all(np.array_equal(a, b) for a, b in zip(_impulses(ls), want))     # read twice: the same
+    assert all(np.array_equal(a, b) for a, b in zip(_impulses(ls), want))  # read twice: the same
 
 
 def test_a_step_that_rewrites_its_work_space_computes_them_itself():
     if not COMPLIANT.exists():
         pytest.skip(f"shared asset missing: {COMPLIANT}")
-    model = model_of(COMPLIANT, 1)          # loop closures: the projection after the solve reuses the work space
+    model = model_of(COMPLIANT, 1)  # loop closures: the projection after the solve reuses the work space
     assert model.loop_row_count > 0 and model.data.coupling_in_step == 1

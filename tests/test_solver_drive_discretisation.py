@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder  # noqa: E402
+from solver_stages import DEG, StageBuilder
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -38,13 +38,27 @@ def pd_response(w: float, zeta: float, e0: float, accel: float, t: np.ndarray) -
     return e_inf + (e0 - e_inf) * np.exp(-zeta * w * t) * (np.cos(wd * t) + zeta * w / wd * np.sin(wd * t))
 
 
-def rotor_run(scheme: str, w: float, zeta: float, fps: int, seconds: float, target: float = 1.0,
-              inertia: float = 0.01, effort: float = 0.0, max_force: float | None = None) -> np.ndarray:
+def rotor_run(
+    scheme: str,
+    w: float,
+    zeta: float,
+    fps: int,
+    seconds: float,
+    target: float = 1.0,
+    inertia: float = 0.01,
+    effort: float = 0.0,
+    max_force: float | None = None,
+) -> np.ndarray:
     """Rotor angle after each step under a PD drive of natural frequency w, damping ratio zeta."""
     b = StageBuilder()
     j = b.revolute("hinge", None, b.body("rotor", mass=1.0, inertia=(1.0, 1.0, inertia)), "Z")
-    b.drive(j, stiffness=w * w * inertia * DEG, damping=2 * zeta * w * inertia * DEG, target=target / DEG,
-            max_force=max_force)
+    b.drive(
+        j,
+        stiffness=w * w * inertia * DEG,
+        damping=2 * zeta * w * inertia * DEG,
+        target=target / DEG,
+        max_force=max_force,
+    )
     model = build_model(b.stage)
     solver = Solver(model, drive_discretisation=scheme)
     s0, s1, c = model.state(), model.state(), model.control()
@@ -69,7 +83,7 @@ def test_underdamped_drive_at_60_hz_follows_the_continuous_response():
     # the issue's 0.03 rad (PhysX: 0.018); measured 4.5e-7 rad, float32 angles of order 1
     assert off_exact < 0.03
     assert off_exact < 1e-5
-    assert off_implicit > 0.2                # the default's over-damping (measured 0.217 rad)
+    assert off_implicit > 0.2  # the default's over-damping (measured 0.217 rad)
 
 
 @pytest.mark.parametrize("fps", [60, 240])
@@ -94,8 +108,8 @@ def test_the_bounded_drive_is_kept_and_never_exceeds_its_max_force():
     q = rotor_run("exact", 10.0, 0.5, fps, 2.0, inertia=inertia, max_force=fmax)
     u = np.diff(np.r_[0.0, q]) * fps
     force = inertia * np.diff(np.r_[0.0, u]) * fps
-    assert np.abs(force[1:]).max() <= fmax * 1.02      # 2%: second differences of float32 angles
-    assert q[-1] == pytest.approx(1.0, abs=1e-3)        # and it still gets there
+    assert np.abs(force[1:]).max() <= fmax * 1.02  # 2%: second differences of float32 angles
+    assert q[-1] == pytest.approx(1.0, abs=1e-3)  # and it still gets there
 
 
 def test_an_unknown_discretisation_is_refused():
@@ -171,6 +185,7 @@ def test_fet022_sweep_of_the_compliant_isaac_2f85_is_within_0_01_rad_of_physx():
     if not COMPLIANT.exists():
         pytest.skip(f"{COMPLIANT} not present")
     from fet022_engines_common import Recording
+
     from mimic_ext.fet022 import get_engine, run
     from mimic_ext.fet022.engines.warp import WarpEngine
 
@@ -182,6 +197,8 @@ def test_fet022_sweep_of_the_compliant_isaac_2f85_is_within_0_01_rad_of_physx():
         assert run(COMPLIANT, engine=ours).status == "pass"
         common = [p for p in theirs if p in ours.trace.positions]
         assert LEADER in common
-        worst = max(float(np.abs(np.asarray(ours.trace.positions[p], float) - np.asarray(theirs[p], float)).max())
-                    for p in common)
+        worst = max(
+            float(np.abs(np.asarray(ours.trace.positions[p], float) - np.asarray(theirs[p], float)).max())
+            for p in common
+        )
         assert worst < 0.01, (scheme, worst)

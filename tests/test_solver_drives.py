@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, independent_pair, states_at  # noqa: E402
+from solver_stages import DEG, StageBuilder, independent_pair, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -35,8 +35,13 @@ def rotor(max_force: float):
     b = StageBuilder()
     body = b.body("rotor", mass=1.0, inertia=(1.0, 1.0, INERTIA))
     j = b.revolute("hinge", None, body, "Z")
-    b.drive(j, stiffness=KP * DEG, damping=KD * DEG, target=TARGET / DEG,
-            max_force=None if math.isinf(max_force) else max_force)
+    b.drive(
+        j,
+        stiffness=KP * DEG,
+        damping=KD * DEG,
+        target=TARGET / DEG,
+        max_force=None if math.isinf(max_force) else max_force,
+    )
     return build_model(b.stage)
 
 
@@ -68,8 +73,8 @@ def huber_energy(q: np.ndarray, u: np.ndarray, max_force: float) -> np.ndarray:
 def test_rotor_with_the_isaac_drive_settles_at_its_target(max_force, fps):
     tr = rotor_trajectory(max_force, fps)
     q, u = tr[:, 0], tr[:, 1]
-    assert q[-1] == pytest.approx(TARGET, abs=1e-6)           # rad: settled, float32 of 0.4
-    late = q[fps // 4:]                                       # from 0.25 s on it stays settled (no limit cycle)
+    assert q[-1] == pytest.approx(TARGET, abs=1e-6)  # rad: settled, float32 of 0.4
+    late = q[fps // 4 :]  # from 0.25 s on it stays settled (no limit cycle)
     assert np.abs(late - TARGET).max() < 1e-4
     # the drive's force, I du / dt, never exceeds its bound (float32 round-off of the impulse)
     force = INERTIA * np.diff(np.r_[0.0, u]) * fps
@@ -84,14 +89,14 @@ def test_rotor_with_the_isaac_drive_settles_at_its_target(max_force, fps):
 def test_bound_above_the_drive_peak_changes_nothing(fps):
     free = rotor_trajectory(math.inf, fps)
     peak = np.abs(INERTIA * np.diff(np.r_[0.0, free[:, 1]]) * fps).max()
-    assert peak < 26.0                       # the implicit drive's peak force (12.4 N m at 240 Hz)
+    assert peak < 26.0  # the implicit drive's peak force (12.4 N m at 240 Hz)
     for bound in (62.0, 26.0):
-        np.testing.assert_array_equal(rotor_trajectory(bound, fps), free)   # bitwise
+        np.testing.assert_array_equal(rotor_trajectory(bound, fps), free)  # bitwise
 
 
 def test_bound_below_the_peak_is_slower_but_settles():
     free, held = rotor_trajectory(math.inf, 240), rotor_trajectory(5.0, 240)
-    assert held[0, 0] < 0.5 * free[0, 0]     # 5 N m of the 12 N m the drive wants: a slower start
+    assert held[0, 0] < 0.5 * free[0, 0]  # 5 N m of the 12 N m the drive wants: a slower start
     # it reaches the target later than the unclamped drive, then settles as above
     first = lambda tr: int(np.argmax(tr[:, 0] >= TARGET))  # noqa: E731
     assert first(held) > first(free)
@@ -124,7 +129,7 @@ def test_bounded_drive_on_the_leader_moves_the_pair_with_its_bound():
     s0, s1, c = model.state(), model.state(), model.control()
     solver.step(s0, s1, c, 1.0 / 240)
     qdd = s1.joint_qd.numpy()[0, model.dof_index(lead)] * 240
-    assert qdd == pytest.approx(0.02 / (1e-3 + 4 * 2e-3), rel=1e-4)     # float32 on O(1) values
+    assert qdd == pytest.approx(0.02 / (1e-3 + 4 * 2e-3), rel=1e-4)  # float32 on O(1) values
 
 
 @pytest.mark.parametrize("fps", [60, 240])
@@ -136,7 +141,7 @@ def test_isaac_2f85_without_its_velocity_cap_settles(fps):
         model = build_model(open_stage(ISAAC).stage, fix_base=True)
     j = model.dof_index("/Robotiq_2F_85/Robotiq_2F_85/Joints/finger_joint")
     assert model.drive(model.joint_paths[j])["max_force"] == pytest.approx(26.0)
-    model.max_velocity[:] = np.inf            # the cap that hid the limit cycle
+    model.max_velocity[:] = np.inf  # the cap that hid the limit cycle
     model.sync()
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
@@ -149,21 +154,20 @@ def test_isaac_2f85_without_its_velocity_cap_settles(fps):
         s0, s1 = s1, s0
         q.append(float(s0.joint_q.numpy()[0, j]))
     q = np.array(q)
-    assert np.ptp(q[-fps:]) < 1e-6                       # rad: at rest during the last second
-    assert q[-1] == pytest.approx(0.4, abs=1e-3)         # the fingers' weight sags it by 2e-4 rad
-    for rel in solver.mimic_rows():                     # and the five followers hold their relations
+    assert np.ptp(q[-fps:]) < 1e-6  # rad: at rest during the last second
+    assert q[-1] == pytest.approx(0.4, abs=1e-3)  # the fingers' weight sags it by 2e-4 rad
+    for rel in solver.mimic_rows():  # and the five followers hold their relations
         assert abs(rel.position_error[0]) < 1e-5
 
 
 def test_velocity_cap_bounds_the_position_error_correction():
-    cap = 0.25                                # rad/s on the follower
+    cap = 0.25  # rad/s on the follower
     b, lead, fol = independent_pair(I_l=1.0, I_f=0.5, multiplier=1.0)
     b.stage.GetPrimAtPath(fol).AddAppliedSchema("PhysxJointAPI")
-    b.stage.GetPrimAtPath(fol).CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float) \
-        .Set(cap / DEG)
+    b.stage.GetPrimAtPath(fol).CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(cap / DEG)
     model = build_model(b.stage)
     solver = Solver(model)
-    s0, s1 = states_at(model, {fol: 0.1})     # 0.1 rad of error to correct
+    s0, s1 = states_at(model, {fol: 0.1})  # 0.1 rad of error to correct
     c = model.control()
     il, jf = model.dof_index(lead), model.dof_index(fol)
     for _ in range(180):
@@ -175,4 +179,4 @@ def test_velocity_cap_bounds_the_position_error_correction():
         assert abs(u[jf]) <= cap + 1e-6
         assert abs(u[il]) <= cap + 1e-6
     q = s0.joint_q.numpy()[0]
-    assert abs(q[jf] - q[il]) < 1e-5          # and the error is still removed (0.1 rad at <= 0.25 rad/s)
+    assert abs(q[jf] - q[il]) < 1e-5  # and the error is still removed (0.1 rad at <= 0.25 rad/s)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, gripper, independent_pair, states_at  # noqa: E402
+from solver_stages import DEG, gripper, independent_pair, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -54,14 +54,14 @@ def test_gear_reflected_inertia_and_coupling_torque(kind, m):
 
 
 def test_mixed_revolute_prismatic_pair():
-    I_l, I_f, m = 0.8, 3.0, 0.25    # m in metres per radian
+    I_l, I_f, m = 0.8, 3.0, 0.25  # m in metres per radian
     b, lead, fol = independent_pair("revolute", "prismatic", I_l=I_l, I_f=I_f, multiplier=m)
     model = build_model(b.stage)
     solver = Solver(model)
     dt = 1.0 / 120.0
     s = _run(model, solver, 1, dt, effort=[0.7, -0.2])
     qdd = s.joint_qd.numpy()[0, model.dof_index(lead)] / dt
-    assert qdd == pytest.approx((0.7 + m * -0.2) / (I_l + m * m * I_f), rel=1e-4)   # as above
+    assert qdd == pytest.approx((0.7 + m * -0.2) / (I_l + m * m * I_f), rel=1e-4)  # as above
 
 
 def test_position_error_decays_at_erp():
@@ -76,10 +76,10 @@ def test_position_error_decays_at_erp():
     for _ in range(21):
         solver.step(s0, s1, ctl, 1.0 / 60.0)
         s0, s1 = s1, s0
-        errors.append(solver.mimic_rows()[0].position_error[0])   # error at the start of each step
+        errors.append(solver.mimic_rows()[0].position_error[0])  # error at the start of each step
     for k, e in enumerate(errors):
         # 1% of the expected value (the bound); float32 keeps ~1e-7 absolute on q ~ 0.5
-        assert e == pytest.approx(e0 * 0.7 ** k, rel=1e-2, abs=1e-7)
+        assert e == pytest.approx(e0 * 0.7**k, rel=1e-2, abs=1e-7)
     assert abs(errors[20]) < 1e-3 * e0
 
 
@@ -95,7 +95,7 @@ def test_violating_velocity_matched_by_momentum_conserving_impulse_pair():
     out = s.joint_qd.numpy()[0]
     # the gear-space momentum I_l u_l + m I_f u_f is what an ideal gear train conserves
     p0 = I_l * 1.0 + m * I_f * -0.4
-    assert out[il] == pytest.approx(p0 / (I_l + m * m * I_f), rel=1e-6)   # float32, O(1) values
+    assert out[il] == pytest.approx(p0 / (I_l + m * m * I_f), rel=1e-6)  # float32, O(1) values
     assert out[jf] == pytest.approx(m * out[il], rel=1e-6)
     mu = solver.mimic_rows()[0].impulse[0]
     # follower got mu, leader -m mu: each joint's momentum change is its impulse
@@ -105,15 +105,15 @@ def test_violating_velocity_matched_by_momentum_conserving_impulse_pair():
 
 def test_floating_system_conserves_momentum_and_coupling_does_no_work():
     b, jl, jr = gripper(floating=True, gravity=0.0, multiplier=-1.0)
-    b.drive(jl, stiffness=0.05, damping=0.001, target=20.0)    # USD: per degree, degrees
+    b.drive(jl, stiffness=0.05, damping=0.001, target=20.0)  # USD: per degree, degrees
     model = build_model(b.stage)
     solver = Solver(model)
     n1 = len(model.joints)
     q = model.state().joint_q.numpy()[0]
     u = np.zeros(model.dof_count)
-    u[model.dof_index(jl)] = 0.5          # violates the relation: the gears engage in step 1
-    u[n1:n1 + 3] = (0.3, -0.2, 0.1)       # spinning ...
-    u[n1 + 3:n1 + 6] = (0.05, 0.02, -0.01)  # ... and drifting base
+    u[model.dof_index(jl)] = 0.5  # violates the relation: the gears engage in step 1
+    u[n1 : n1 + 3] = (0.3, -0.2, 0.1)  # spinning ...
+    u[n1 + 3 : n1 + 6] = (0.05, 0.02, -0.01)  # ... and drifting base
     lin0, ang0 = momentum(model, q, u)
     s0, s1 = model.state(), model.state()
     s0.joint_qd.assign(u[None])
@@ -138,7 +138,7 @@ def test_floating_system_conserves_momentum_and_coupling_does_no_work():
 
 
 def _limited_pair(where: str, m: float = 2.0):
-    lim = (-30.0, 30.0)   # degrees
+    lim = (-30.0, 30.0)  # degrees
     kw = {"limits_f": lim} if where == "follower" else {"limits_l": lim}
     b, lead, fol = independent_pair(I_l=1.0, I_f=0.5, multiplier=m, **kw)
     return b, lead, fol
@@ -165,8 +165,9 @@ def test_leader_limit_stops_follower_and_velocity_limit_and_friction_act_on_both
     b, lead, fol = _limited_pair("leader", m)
     fprim = b.stage.GetPrimAtPath(fol)
     from pxr import Sdf
-    fprim.AddAppliedSchema("PhysxJointAPI")             # PhysX reads physxJoint:* only with it
-    fprim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(30.0)   # deg/s
+
+    fprim.AddAppliedSchema("PhysxJointAPI")  # PhysX reads physxJoint:* only with it
+    fprim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(30.0)  # deg/s
     model = build_model(b.stage)
     solver = Solver(model)
     il, jf = model.dof_index(lead), model.dof_index(fol)
@@ -183,7 +184,7 @@ def test_leader_limit_stops_follower_and_velocity_limit_and_friction_act_on_both
         assert abs(u[jf]) <= 30 * DEG + 1e-5
         assert abs(u[il]) <= 60 * DEG + 1e-5
     q = s0.joint_q.numpy()[0]
-    assert q[il] == pytest.approx(-30 * DEG, abs=1e-5)          # as in the test above
+    assert q[il] == pytest.approx(-30 * DEG, abs=1e-5)  # as in the test above
     assert q[jf] == pytest.approx(m * -30 * DEG, abs=1e-5)
     # friction on the follower (0.4 N m) holds the leader against 0.15 N m (< |m| 0.4 = 0.2) ...
     fprim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(0.4)
@@ -191,12 +192,12 @@ def test_leader_limit_stops_follower_and_velocity_limit_and_friction_act_on_both
     solver = Solver(model)
     eff[il] = 0.15
     s = _run(model, solver, 30, 1.0 / 60.0, effort=eff)
-    assert np.abs(s.joint_qd.numpy()[0]).max() < 1e-6        # exactly stuck up to round-off
+    assert np.abs(s.joint_qd.numpy()[0]).max() < 1e-6  # exactly stuck up to round-off
     # ... and reduces its acceleration above that: (tau - |m| F) / (I_l + m^2 I_f)
     eff[il] = 1.0
     s = _run(model, solver, 1, 1.0 / 60.0, effort=eff)
     qdd = s.joint_qd.numpy()[0, il] * 60.0
-    assert qdd == pytest.approx((1.0 - 0.5 * 0.4) / (1.0 + 0.25 * 0.5), rel=1e-4)   # float32 as above
+    assert qdd == pytest.approx((1.0 - 0.5 * 0.4) / (1.0 + 0.25 * 0.5), rel=1e-4)  # float32 as above
 
 
 def test_drive_only_the_leader_follower_drive_loses():
@@ -210,30 +211,30 @@ def test_drive_only_the_leader_follower_drive_loses():
     s = _run(model, solver, 600, 1.0 / 60.0)
     q = s.joint_q.numpy()[0]
     kl, kf = 1.0 / DEG, 0.5 / DEG
-    q_l = 30 * DEG * kl / (kl + m * m * kf)   # the follower's spring acts through the gear
-    assert q[model.dof_index(lead)] == pytest.approx(q_l, abs=1e-5)   # converged; float32
+    q_l = 30 * DEG * kl / (kl + m * m * kf)  # the follower's spring acts through the gear
+    assert q[model.dof_index(lead)] == pytest.approx(q_l, abs=1e-5)  # converged; float32
     assert q[model.dof_index(fol)] == pytest.approx(m * q_l, abs=1e-5)
     # the coupling carries the follower drive's torque to the leader: mu/dt = -(follower drive force)
     tau = solver.mimic_rows()[0].impulse[0] * 60.0
-    assert tau == pytest.approx(kf * m * q_l, rel=1e-3)   # static equilibrium after 10 s; drive damping residue
+    assert tau == pytest.approx(kf * m * q_l, rel=1e-3)  # static equilibrium after 10 s; drive damping residue
 
 
 def test_implicit_pd_is_stable_with_stiff_gains_and_max_force_clamps():
     b, lead, fol = independent_pair(I_l=1e-4, I_f=1e-4, multiplier=-1.0)
-    b.drive(lead, stiffness=200.0, damping=0.5, target=20.0)    # omega*dt ~ 180 at dt = 1/60
+    b.drive(lead, stiffness=200.0, damping=0.5, target=20.0)  # omega*dt ~ 180 at dt = 1/60
     model = build_model(b.stage)
     solver = Solver(model)
     s = _run(model, solver, 120, 1.0 / 60.0)
     q = s.joint_q.numpy()[0]
     assert np.isfinite(q).all()
-    assert q[model.dof_index(lead)] == pytest.approx(20 * DEG, abs=1e-4)   # settled (overdamped, implicit)
+    assert q[model.dof_index(lead)] == pytest.approx(20 * DEG, abs=1e-4)  # settled (overdamped, implicit)
     # max force: one step from rest accelerates at max_force / reflected inertia
     b.drive(lead, stiffness=200.0, damping=0.5, target=20.0, max_force=0.01)
     model = build_model(b.stage)
     solver = Solver(model)
     s = _run(model, solver, 1, 1.0 / 60.0)
     qdd = s.joint_qd.numpy()[0, model.dof_index(lead)] * 60.0
-    assert qdd == pytest.approx(0.01 / 2e-4, rel=1e-4)   # float32 as above
+    assert qdd == pytest.approx(0.01 / 2e-4, rel=1e-4)  # float32 as above
 
 
 def test_sleeping_system_wakes_on_runtime_relation():
@@ -242,7 +243,7 @@ def test_sleeping_system_wakes_on_runtime_relation():
     solver = Solver(model)
     s0, s1 = states_at(model, {fol: 0.3})
     ctl = model.control()
-    for _ in range(10):                      # at rest: nothing moves
+    for _ in range(10):  # at rest: nothing moves
         solver.step(s0, s1, ctl, 1.0 / 60.0)
         s0, s1 = s1, s0
     assert np.abs(s0.joint_qd.numpy()).max() == 0.0

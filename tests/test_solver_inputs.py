@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, gripper, independent_pair  # noqa: E402
+from solver_stages import StageBuilder, gripper, independent_pair
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -30,7 +30,7 @@ def test_step_refuses_a_time_step_that_is_not_finite_and_positive(dt):
     with pytest.raises(StepInputError, match="dt"):
         solver.step(s0, s1, c, dt)
     assert isinstance(StepInputError("x"), MimicInputError)
-    assert np.isfinite(s1.joint_q.numpy()).all()       # nothing was stepped
+    assert np.isfinite(s1.joint_q.numpy()).all()  # nothing was stepped
 
 
 def _compliant_driven_pair(precision: str):
@@ -46,16 +46,17 @@ def test_step_refuses_a_time_step_below_what_the_precision_carries():
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
     with pytest.raises(StepInputError, match="float32") as err:
-        solver.step(s0, s1, c, 1e-30)           # issue 29: accepted before, and it gave NaN
-    assert "1.08e-19" in str(err.value) and "float64" in str(err.value)   # the bound, and the way out
+        solver.step(s0, s1, c, 1e-30)  # issue 29: accepted before, and it gave NaN
+    assert "1.08e-19" in str(err.value) and "float64" in str(err.value)  # the bound, and the way out
     with pytest.raises(StepInputError, match="float32"):
         solver.step_many(s0, {}, 1e-30, steps=2)
     assert min_time_step("float32") == pytest.approx(1.0842e-19, rel=1e-4)
     assert min_time_step("float64") == pytest.approx(1.4917e-154, rel=1e-4)
 
 
-@pytest.mark.parametrize("precision, dt", [("float32", 1.2e-19), ("float32", 1e-12), ("float64", 1e-30),
-                                           ("float64", 1e-150)])
+@pytest.mark.parametrize(
+    "precision, dt", [("float32", 1.2e-19), ("float32", 1e-12), ("float64", 1e-30), ("float64", 1e-150)]
+)
 def test_tiny_time_steps_the_guard_lets_through_stay_finite(precision, dt):
     """Down to the guard's bound the step is finite: the compliant row's coefficients no longer
     cancel to 0/0 (they did below w dt ~ 1e-8, in both precisions: NaN at dt 1e-12)."""
@@ -89,17 +90,17 @@ def test_nonfinite_environments_are_flagged_and_the_others_untouched():
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
     tp = c.joint_target_q.numpy()
-    tp[2, j] = math.nan                          # NaN in one environment's control ...
+    tp[2, j] = math.nan  # NaN in one environment's control ...
     c.joint_target_q.assign(tp)
     q = s0.joint_q.numpy()
-    q[3, j] = math.inf                           # ... inf in another's state
+    q[3, j] = math.inf  # ... inf in another's state
     s0.joint_q.assign(q)
     for _ in range(5):
         solver.step(s0, s1, c, 1.0 / 240)
         s0, s1 = s1, s0
     assert solver.nonfinite_envs() == [2, 3]
     out = s0.joint_q.numpy()
-    np.testing.assert_array_equal(out[:2], ref_q[:2])    # bitwise: environments are independent
+    np.testing.assert_array_equal(out[:2], ref_q[:2])  # bitwise: environments are independent
     assert not np.isfinite(out[2:]).all(axis=1).any()
     assert clean.nonfinite_envs() == []
 
@@ -108,7 +109,7 @@ def test_solver_can_raise_on_a_nonfinite_state():
     model, j = _four_envs()
     solver = Solver(model, raise_on_nonfinite=True)
     s0, s1, c = model.state(), model.state(), model.control()
-    solver.step(s0, s1, c, 1.0 / 240)            # finite: no error
+    solver.step(s0, s1, c, 1.0 / 240)  # finite: no error
     ef = c.joint_f.numpy()
     ef[1, j] = math.nan
     c.joint_f.assign(ef)
@@ -128,9 +129,9 @@ def _pendulum():
 
 def _set(prim, name, value, type_name=Sdf.ValueTypeNames.Float):
     if name.startswith("physxJoint:"):
-        prim.AddAppliedSchema("PhysxJointAPI")      # PhysX (and the reader) read them only with it
+        prim.AddAppliedSchema("PhysxJointAPI")  # PhysX (and the reader) read them only with it
     if name.startswith("state:angular:"):
-        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")   # likewise the initial joint state
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")  # likewise the initial joint state
     attr = prim.GetAttribute(name)
     if not attr:
         attr = prim.CreateAttribute(name, type_name)
@@ -141,29 +142,38 @@ BAD = {
     "NaN mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(math.nan),
     "inf mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(math.inf),
     "negative mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetMassAttr().Set(-1.0),
-    "NaN inertia": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr()
-    .Set(Gf.Vec3f(0.1, math.nan, 0.1)),
-    "negative inertia": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr()
-    .Set(Gf.Vec3f(0.1, -0.1, 0.1)),
-    "NaN centre of mass": lambda b, arm, j: UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetCenterOfMassAttr()
-    .Set(Gf.Vec3f(math.nan, 0, 0)),
+    "NaN inertia": lambda b, arm, j: (
+        UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr().Set(Gf.Vec3f(0.1, math.nan, 0.1))
+    ),
+    "negative inertia": lambda b, arm, j: (
+        UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetDiagonalInertiaAttr().Set(Gf.Vec3f(0.1, -0.1, 0.1))
+    ),
+    "NaN centre of mass": lambda b, arm, j: (
+        UsdPhysics.MassAPI(b.stage.GetPrimAtPath(arm)).GetCenterOfMassAttr().Set(Gf.Vec3f(math.nan, 0, 0))
+    ),
     "lower > upper": lambda b, arm, j: UsdPhysics.RevoluteJoint(b.stage.GetPrimAtPath(j)).GetLowerLimitAttr().Set(95.0),
     "NaN limit": lambda b, arm, j: UsdPhysics.RevoluteJoint(b.stage.GetPrimAtPath(j)).GetUpperLimitAttr().Set(math.nan),
-    "NaN drive stiffness": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
-    .GetStiffnessAttr().Set(math.nan),
-    "negative drive damping": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
-    .GetDampingAttr().Set(-0.1),
-    "NaN max force": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
-    .GetMaxForceAttr().Set(math.nan),
-    "NaN target": lambda b, arm, j: UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular")
-    .GetTargetPositionAttr().Set(math.nan),
+    "NaN drive stiffness": lambda b, arm, j: (
+        UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular").GetStiffnessAttr().Set(math.nan)
+    ),
+    "negative drive damping": lambda b, arm, j: (
+        UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular").GetDampingAttr().Set(-0.1)
+    ),
+    "NaN max force": lambda b, arm, j: (
+        UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular").GetMaxForceAttr().Set(math.nan)
+    ),
+    "NaN target": lambda b, arm, j: (
+        UsdPhysics.DriveAPI(b.stage.GetPrimAtPath(j), "angular").GetTargetPositionAttr().Set(math.nan)
+    ),
     "NaN armature": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:armature", math.nan),
     "negative friction": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:jointFriction", -1.0),
     "NaN max velocity": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "physxJoint:maxJointVelocity", math.nan),
-    "NaN joint frame": lambda b, arm, j: UsdPhysics.Joint(b.stage.GetPrimAtPath(j)).GetLocalPos0Attr()
-    .Set(Gf.Vec3f(0, math.nan, 0)),
-    "NaN body position": lambda b, arm, j: UsdGeom.Xformable(b.stage.GetPrimAtPath(arm)).GetOrderedXformOps()[0]
-    .Set(Gf.Vec3d(math.nan, 0, 0)),
+    "NaN joint frame": lambda b, arm, j: (
+        UsdPhysics.Joint(b.stage.GetPrimAtPath(j)).GetLocalPos0Attr().Set(Gf.Vec3f(0, math.nan, 0))
+    ),
+    "NaN body position": lambda b, arm, j: (
+        UsdGeom.Xformable(b.stage.GetPrimAtPath(arm)).GetOrderedXformOps()[0].Set(Gf.Vec3d(math.nan, 0, 0))
+    ),
     "NaN joint state": lambda b, arm, j: _set(b.stage.GetPrimAtPath(j), "state:angular:physics:position", math.nan),
 }
 
@@ -171,13 +181,13 @@ BAD = {
 @pytest.mark.parametrize("what", sorted(BAD))
 def test_build_model_refuses_unusable_values_naming_the_prim(what):
     b, arm, j = _pendulum()
-    build_model(b.stage)                            # the good stage builds
+    build_model(b.stage)  # the good stage builds
     BAD[what](b, arm, j)
     with pytest.raises(StageValueError) as err:
         build_model(b.stage)
     message = str(err.value)
-    assert arm in message or j in message           # names the prim
-    assert "\n" not in message                      # one line
+    assert arm in message or j in message  # names the prim
+    assert "\n" not in message  # one line
 
 
 @pytest.mark.parametrize("unit", ["metersPerUnit", "kilogramsPerUnit"])
@@ -208,7 +218,7 @@ def test_floating_base_velocity_is_that_of_the_base_frame_origin():
     docs say): a body spinning about its centre of mass, 10 cm from its frame origin, with the
     origin moving at omega x (origin - com), keeps its centre of mass in place."""
     b = StageBuilder()
-    origin = np.array([1.0, 2.0, 0.0])          # away from the world origin: the two readings differ
+    origin = np.array([1.0, 2.0, 0.0])  # away from the world origin: the two readings differ
     ball = b.body("ball", mass=1.0, inertia=(0.01, 0.01, 0.01), com=(0.1, 0, 0), pos=tuple(origin), root=True)
     wheel = b.body("wheel", mass=0.1, inertia=(1e-4, 1e-4, 1e-4), com=(0.1, 0, 0), pos=tuple(origin))
     b.revolute("axle", ball, wheel, "Z", pos0=(0.1, 0, 0), pos1=(0.1, 0, 0))
@@ -216,8 +226,8 @@ def test_floating_base_velocity_is_that_of_the_base_frame_origin():
     n1 = len(model.joints)
     omega = np.array([0.0, 0.0, 2.0])
     u = np.zeros(model.dof_count)
-    u[n1:n1 + 3] = omega
-    u[n1 + 3:n1 + 6] = np.cross(omega, origin - (origin + np.array([0.1, 0, 0])))
+    u[n1 : n1 + 3] = omega
+    u[n1 + 3 : n1 + 6] = np.cross(omega, origin - (origin + np.array([0.1, 0, 0])))
     s0, s1, c = model.state(), model.state(), model.control()
     s0.joint_qd.assign(u[None])
     solver = Solver(model)
@@ -226,6 +236,7 @@ def test_floating_base_velocity_is_that_of_the_base_frame_origin():
         s0, s1 = s1, s0
     q = s0.joint_q.numpy()[0].astype(float)
     from mimic_ext.solver.inspect import body_poses
+
     com = body_poses(model, q)[ball] @ np.array([0.1, 0, 0, 1.0])
     # 1 mm: the COM stays where it was while the body turns 1 rad (semi-implicit Euler moves the
     # origin along tangents: measured 0.4 mm); read as the velocity of the body point at the world
@@ -247,7 +258,7 @@ def test_fet022_reports_an_unusable_value_as_an_error_with_the_reason(what):
     other = b.body("other", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0), pos=(0, 1, 0))
     jo = b.revolute("other_hinge", b.base, other, "Y", limits_deg=(-90, 90), pos0=(0, 1, 0))
     b.mimic(jo, j, 1.0, 0.0)
-    assert fet022.run(b.stage).status == "pass"         # the good stage sweeps and passes
+    assert fet022.run(b.stage).status == "pass"  # the good stage sweeps and passes
     BAD[what](b, arm, j)
     result = fet022.run(b.stage)
     assert result.status == ERROR
@@ -264,14 +275,14 @@ def test_initial_joint_state_is_read_only_where_physics_joint_state_api_is_appli
     prim = b.stage.GetPrimAtPath(j)
     if applied:
         prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
-    prim.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float).Set(10.0)   # degrees
-    prim.CreateAttribute("state:angular:physics:velocity", Sdf.ValueTypeNames.Float).Set(30.0)   # deg/s
+    prim.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float).Set(10.0)  # degrees
+    prim.CreateAttribute("state:angular:physics:velocity", Sdf.ValueTypeNames.Float).Set(30.0)  # deg/s
     model = build_model(b.stage)
     i = model.dof_index(j)
     s = model.state()
     notes = [w for w in model.warnings if "state:angular:physics:" in w]
     if applied:
-        assert s.joint_q.numpy()[0, i] == pytest.approx(math.radians(10.0), rel=1e-6)   # float32
+        assert s.joint_q.numpy()[0, i] == pytest.approx(math.radians(10.0), rel=1e-6)  # float32
         assert s.joint_qd.numpy()[0, i] == pytest.approx(math.radians(30.0), rel=1e-6)
         assert notes == []
     else:

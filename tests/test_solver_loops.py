@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, closure_gaps, four_bar, four_bar_follower_angle  # noqa: E402
+from solver_stages import StageBuilder, closure_gaps, four_bar, four_bar_follower_angle
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -53,7 +53,7 @@ def test_four_bar_follows_the_analytic_rocker_angle(excluded):
     bld, J, _ = four_bar(theta0=THETA0, excluded=excluded, **BARS)
     model = build_model(bld.stage)
     assert model.closure_paths == [J["C"]] and model.loop_row_count == 5
-    if not excluded:        # found while building the tree; PhysX would want it marked
+    if not excluded:  # found while building the tree; PhysX would want it marked
         assert any("closes a loop" in w for w in model.warnings)
     iA, iD = model.dof_index(J["A"]), model.dof_index(J["D"])
     rock0 = four_bar_follower_angle(THETA0, **BARS)
@@ -75,18 +75,18 @@ def test_four_bar_follows_the_analytic_rocker_angle(excluded):
     s0, s1, c = model.state(), model.state(), model.control()
     s_state.append(s0)
     ef = c.joint_f.numpy()
-    ef[:, iA] = 0.004                       # the crank (Grashof: a full-turning crank) speeds up
+    ef[:, iA] = 0.004  # the crank (Grashof: a full-turning crank) speeds up
     c.joint_f.assign(ef)
     for i in range(240):
         solver.step(s0, s1, c, 1.0 / 60.0)
         s0, s1 = s1, s0
         s_state[0] = s0
         check(i, s0.joint_q.numpy()[0].astype(np.float64), solver)
-    assert max(travel) > 6.0                # rad/s: two full turns by the end (its angle wraps at +-pi)
+    assert max(travel) > 6.0  # rad/s: two full turns by the end (its angle wraps at +-pi)
     # 1e-5 rad: the rocker's angle is the analytic one up to the loop gap over its 0.2 m length
     # and float32 angles of order 1 (~1e-7); measured 1.4e-6 rad
     assert worst_angle < 1e-5
-    assert worst_gap < 1e-6                 # metres; measured 3e-7 m at 60 Hz and 7 rad/s
+    assert worst_gap < 1e-6  # metres; measured 3e-7 m at 60 Hz and 7 rad/s
 
 
 def coast_four_bar(fps: int, precision: str = "float32", seconds: float = 3.5, crank_speed: float = 4.0):
@@ -125,25 +125,31 @@ def test_a_coasting_four_bar_keeps_its_energy_as_its_loop_impulses_do_no_work(fp
     ``benchmarks/fidelity.py --loops``). The bounds sit 3-4 points under the measured figures
     (float32 and float64 agree to 1e-4); the loops stay closed to 1e-6 m as before."""
     ratio, gap = coast_four_bar(fps)
-    assert kept <= ratio <= 1.0             # no energy gained either
+    assert kept <= ratio <= 1.0  # no energy gained either
     assert gap < 1e-6
 
 
 def test_loop_holds_whatever_the_iteration_count():
     bld, J, _ = four_bar(theta0=THETA0, **BARS)
     prim = bld.stage.GetPrimAtPath(J["A"])
-    UsdPhysics.RevoluteJoint(prim).CreateLowerLimitAttr(-10.0)     # degrees: the crank runs into its limits
+    UsdPhysics.RevoluteJoint(prim).CreateLowerLimitAttr(-10.0)  # degrees: the crank runs into its limits
     UsdPhysics.RevoluteJoint(prim).CreateUpperLimitAttr(20.0)
     prim.AddAppliedSchema("PhysxJointAPI")
     prim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(0.001)
     for iterations in (1, 8):
         model = build_model(bld.stage)
         gaps = []
-        s, _ = _run(model, 180, 1.0 / 60.0, effort={J["A"]: 0.01}, solver=Solver(model, iterations=iterations),
-                    each=lambda i, q, sv: gaps.append(closure_gaps(model, bld.stage, q)))
+        s, _ = _run(
+            model,
+            180,
+            1.0 / 60.0,
+            effort={J["A"]: 0.01},
+            solver=Solver(model, iterations=iterations),
+            each=lambda i, q, sv, gaps=gaps, model=model: gaps.append(closure_gaps(model, bld.stage, q)),
+        )
         q = s.joint_q.numpy()[0]
-        assert q[model.dof_index(J["A"])] == pytest.approx(20 * math.pi / 180, abs=1e-4)   # resting on its limit
-        assert max(gaps) < 1e-6      # metres: the loop is an exact row of every solve, not a PGS row
+        assert q[model.dof_index(J["A"])] == pytest.approx(20 * math.pi / 180, abs=1e-4)  # resting on its limit
+        assert max(gaps) < 1e-6  # metres: the loop is an exact row of every solve, not a PGS row
 
 
 def _parallelogram():
@@ -153,16 +159,15 @@ def _parallelogram():
 def test_parallelogram_mimic_is_redundant_and_changes_nothing():
     bld, J, _ = _parallelogram()
     ref = []
-    _run(build_model(bld.stage), 120, 1.0 / 60.0, effort={J["A"]: 0.01},
-         each=lambda i, q, s: ref.append(q.copy()))
-    bld.mimic(J["D"], J["A"], 1.0, 0.0)       # the parallel bars turn together: the loop says so already
+    _run(build_model(bld.stage), 120, 1.0 / 60.0, effort={J["A"]: 0.01}, each=lambda i, q, s: ref.append(q.copy()))
+    bld.mimic(J["D"], J["A"], 1.0, 0.0)  # the parallel bars turn together: the loop says so already
     model = build_model(bld.stage)
     assert [r["status"] for r in model.relations()] == ["redundant"]
     traj = []
     _, solver = _run(model, 120, 1.0 / 60.0, effort={J["A"]: 0.01}, each=lambda i, q, s: traj.append(q.copy()))
     # the same solve (the redundant relation is not eliminated): equal up to float32 round-off
     np.testing.assert_allclose(np.array(traj), np.array(ref), atol=1e-6)
-    assert abs(traj[-1][model.dof_index(J["A"])]) > 0.3      # it really moved
+    assert abs(traj[-1][model.dof_index(J["A"])]) > 0.3  # it really moved
     row = solver.mimic_rows()[0]
     assert row.status == "redundant" and row.impulse[0] == 0.0
     # and the runtime addition of the same relation reports the same
@@ -170,22 +175,23 @@ def test_parallelogram_mimic_is_redundant_and_changes_nothing():
     assert solver2.add_mimic(J["D"], J["A"], 1.0) == "redundant"
 
 
-@pytest.mark.parametrize("multiplier,offset,kind", [(1.0, 0.1, LoopConflictError.LOOP_OFFSET),
-                                                    (2.0, 0.0, LoopConflictError.LOOP_GAIN)])
+@pytest.mark.parametrize(
+    "multiplier,offset,kind", [(1.0, 0.1, LoopConflictError.LOOP_OFFSET), (2.0, 0.0, LoopConflictError.LOOP_GAIN)]
+)
 def test_relation_contradicting_a_loop_is_rejected_naming_both(multiplier, offset, kind):
     bld, J, _ = _parallelogram()
     bld.mimic(J["D"], J["A"], multiplier, offset)
     with pytest.raises(LoopConflictError) as err:
         build_model(bld.stage)
     assert err.value.kind == kind
-    assert J["D"] in str(err.value) and J["C"] in str(err.value)     # the relation and the closure joint
+    assert J["D"] in str(err.value) and J["C"] in str(err.value)  # the relation and the closure joint
     assert J["C"] in err.value.relations
 
 
 def test_a_relation_the_loop_does_not_imply_is_active():
     """A general four-bar has one DOF; a mimic between the crank and a second, free crank joint is new."""
     bld, J, _ = four_bar(theta0=THETA0, **BARS)
-    bld.mimic(J["B"], J["A"], -0.5, 0.0)      # the coupler joint is moved by the loop, not at -0.5: a conflict
+    bld.mimic(J["B"], J["A"], -0.5, 0.0)  # the coupler joint is moved by the loop, not at -0.5: a conflict
     with pytest.raises(LoopConflictError):
         build_model(bld.stage)
     bld2, J2, _ = four_bar(theta0=THETA0, **BARS)
@@ -228,7 +234,7 @@ def test_slider_crank_prismatic_closure():
 
     s, _ = _run(model, 180, 1.0 / 120.0, effort={jA: 0.02}, each=check)
     assert abs(s.joint_q.numpy()[0][model.dof_index(jA)]) > 1.0
-    assert worst < 1e-6      # m (and rad for the slider's rotation): the prismatic closure holds exactly
+    assert worst < 1e-6  # m (and rad for the slider's rotation): the prismatic closure holds exactly
 
 
 def test_fixed_closure_locks_the_chain():
@@ -242,7 +248,7 @@ def test_fixed_closure_locks_the_chain():
     model = build_model(bld.stage)
     s, _ = _run(model, 120, 1.0 / 60.0, effort={j1: 0.5, j2: -0.3})
     q = s.joint_q.numpy()[0]
-    assert np.abs(q).max() < 1e-6            # rad: a welded tip leaves the chain no motion at all
+    assert np.abs(q).max() < 1e-6  # rad: a welded tip leaves the chain no motion at all
     # rad/s: the torques would spin the free chain at ~40 rad/s per step; the loop solve cancels
     # that to float32 round-off of it (measured 3e-5)
     assert np.abs(s.joint_qd.numpy()).max() < 2e-4
@@ -259,12 +265,12 @@ def test_floating_four_bar_conserves_momentum():
     q0 = model.state().joint_q.numpy()[0]
     u0 = np.zeros(model.dof_count)
     n1 = len(model.joints)
-    u0[n1:n1 + 3] = (0.0, 0.0, 0.7)          # spinning about Z
+    u0[n1 : n1 + 3] = (0.0, 0.0, 0.7)  # spinning about Z
     lin0, ang0 = momentum(model, q0, u0)
     s0, s1, c = model.state(), model.state(), model.control()
     s0.joint_qd.assign(u0[None])
     ef = c.joint_f.numpy()
-    ef[:, model.dof_index(J["A"])] = 0.003    # an internal torque: crank against ground
+    ef[:, model.dof_index(J["A"])] = 0.003  # an internal torque: crank against ground
     c.joint_f.assign(ef)
     solver = Solver(model)
     worst = 0.0
@@ -277,7 +283,7 @@ def test_floating_four_bar_conserves_momentum():
             worst = max(worst, np.linalg.norm(ang - ang0) / np.linalg.norm(ang0), np.linalg.norm(lin - lin0))
             assert closure_gaps(model, bld.stage, q) < 1e-6
     assert abs(s0.joint_q.numpy()[0][model.dof_index(J["A"])]) > 0.2
-    assert worst < 1e-5     # relative angular momentum (and kg m/s, from 0): the loop's impulses are internal
+    assert worst < 1e-5  # relative angular momentum (and kg m/s, from 0): the loop's impulses are internal
 
 
 def test_loop_work_stays_in_the_loops_group_beside_a_free_body():
@@ -290,16 +296,16 @@ def test_loop_work_stays_in_the_loops_group_beside_a_free_body():
         bld, J, _ = four_bar(theta0=THETA0, gravity=9.81, **BARS)
         if extra:
             bld.body("box", mass=0.5, inertia=(1e-3, 1e-3, 1e-3), pos=(0.6, 0.0, 0.0), root=True)
-        model = build_model(bld.stage, contacts=True)     # a contact model takes in every free body
+        model = build_model(bld.stage, contacts=True)  # a contact model takes in every free body
         assert model.base_bodies == (["/World/box"] if extra else [])
         md, k = model.data, model.data.k
         lo = model.sparsity.group_lo[md.dof_col.numpy()[model.dof_index(J["A"])]]
         hi = model.sparsity.group_hi[md.dof_col.numpy()[model.dof_index(J["A"])]]
         assert (md.loop_c0, md.loop_c1) == (lo, hi)
-        assert hi - lo == (k - 6 if extra else k)       # the box's six columns are not the loops'
+        assert hi - lo == (k - 6 if extra else k)  # the box's six columns are not the loops'
         s, _ = _run(model, 120, 1.0 / 120.0, effort={J["A"]: 0.004})
         q = s.joint_q.numpy()[0].astype(np.float64)
-        assert closure_gaps(model, bld.stage, q) < 1e-6        # metres, as in the four-bar test above
+        assert closure_gaps(model, bld.stage, q) < 1e-6  # metres, as in the four-bar test above
         runs[extra] = q
     q0, q1, n1 = runs[False], runs[True], len(model.joints)
     # 1e-5 rad: the same float32 step on the same mechanism (a sum split at other columns would
@@ -318,7 +324,7 @@ def test_compliant_robotiq_loops_hold_every_step_while_the_leader_sweeps(fps):
         pytest.skip(f"{COMPLIANT} not present")
     stage = open_stage(COMPLIANT).stage
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # bodies without MassAPI: the documented default
+        warnings.simplefilter("ignore")  # bodies without MassAPI: the documented default
         model = build_model(stage, fix_base=True)
     assert len(model.closure_paths) == 2 and model.loop_row_count == 10
     assert [r["status"] for r in model.relations()] == ["compliant"]
@@ -336,8 +342,8 @@ def test_compliant_robotiq_loops_hold_every_step_while_the_leader_sweeps(fps):
         q = s0.joint_q.numpy()[0].astype(np.float64)
         seen.append(q[leader])
         worst = max(worst, closure_gaps(model, stage, q))
-    assert max(seen) - min(seen) > 0.8          # rad: the leader swept most of its 75 degrees
-    assert worst < 1e-5     # the issue's bound, every step (measured 6e-7 m at 60 Hz, 2e-8 m at 240 Hz)
+    assert max(seen) - min(seen) > 0.8  # rad: the leader swept most of its 75 degrees
+    assert worst < 1e-5  # the issue's bound, every step (measured 6e-7 m at 60 Hz, 2e-8 m at 240 Hz)
 
 
 def _menagerie_usd():
@@ -354,36 +360,41 @@ def test_menagerie_2f85_with_its_connect_loops_matches_mujoco():
     if not MENAGERIE.exists():
         pytest.skip(f"{MENAGERIE} not present")
     mm = mj.MjModel.from_xml_path(str(MENAGERIE))
-    mm.opt.disableflags |= mj.mjtDisableBit.mjDSBL_CONTACT      # we model no contacts
-    mm.actuator_gainprm[:] = 0.0                                # the bare mechanism: no actuator
+    mm.opt.disableflags |= mj.mjtDisableBit.mjDSBL_CONTACT  # we model no contacts
+    mm.actuator_gainprm[:] = 0.0  # the bare mechanism: no actuator
     mm.actuator_biasprm[:] = 0.0
-    mm.eq_solref[:] = [0.004, 1.0]                              # stiff equalities (connects and joint)
+    mm.eq_solref[:] = [0.004, 1.0]  # stiff equalities (connects and joint)
     mm.eq_solimp[:, :3] = [0.99, 0.999, 0.001]
     result, stage = _menagerie_usd()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = build_model(stage, fix_base=True, contacts=False)     # MuJoCo's contacts are off too
+        model = build_model(stage, fix_base=True, contacts=False)  # MuJoCo's contacts are off too
     # the two connects as closures; the one joint equality (NewtonMimicAPI, the default) one active relation
     assert len(model.closure_paths) == 2
     assert sorted(r["status"] for r in model.relations()) == ["active"]
     names = [mj.mj_id2name(mm, mj.mjtObj.mjOBJ_JOINT, j) for j in range(mm.njnt)]
-    torque = 0.02                               # N m opening the leader (the left driver)
+    torque = 0.02  # N m opening the leader (the left driver)
     data = mj.MjData(mm)
     lead = mj.mj_name2id(mm, mj.mjtObj.mjOBJ_JOINT, "left_driver_joint")
     data.qfrc_applied[mm.jnt_dofadr[lead]] = torque
-    dt, steps = float(mm.opt.timestep), 250     # 0.5 s; the drivers open to about 0.5 of their 0.8 rad
+    dt, steps = float(mm.opt.timestep), 250  # 0.5 s; the drivers open to about 0.5 of their 0.8 rad
     ref = []
     for _ in range(steps):
         mj.mj_step(mm, data)
         ref.append(data.qpos.copy())
     ref = np.array(ref)
     ours = []
-    _run(model, steps, dt, effort={result.joint_paths["left_driver_joint"]: torque},
-         each=lambda i, q, s: ours.append(q.copy()))
+    _run(
+        model,
+        steps,
+        dt,
+        effort={result.joint_paths["left_driver_joint"]: torque},
+        each=lambda i, q, s: ours.append(q.copy()),
+    )
     ours = np.array(ours)
     cols = [model.dof_index(result.joint_paths[n]) for n in names]
     travel = np.abs(ref[-1]).max()
-    assert travel > 0.2                         # rad: the linkage really moved
+    assert travel > 0.2  # rad: the linkage really moved
     # 1% of the largest joint travel: MuJoCo's connect and joint equalities are soft (4 ms time
     # constant) where ours are exact; measured agreement 0.11% of travel, with the importer's
     # closures and mesh masses

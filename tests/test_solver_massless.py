@@ -5,17 +5,16 @@ mass anywhere in its subtree gets the documented default, with a warning naming 
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder  # noqa: E402
+from solver_stages import StageBuilder
 
-from mimic_ext.solver import Solver, build_model  # noqa: E402
-from mimic_ext.solver.stage_reader import DEFAULT_MASS  # noqa: E402
+from mimic_ext.solver import Solver, build_model
+from mimic_ext.solver.stage_reader import DEFAULT_MASS
 
 
 def _stage():
@@ -38,11 +37,11 @@ def test_chain_link_with_mass_below_stays_massless_leaf_gets_default():
     with pytest.warns(UserWarning, match="no mass properties") as rec:
         model = build_model(bld.stage)
     mass = {lk.body: lk.mass for lk in model.links}
-    assert mass[chain] == 0.0                           # its joint moves the phalanx: no invented mass
+    assert mass[chain] == 0.0  # its joint moves the phalanx: no invented mass
     assert mass[phal] == pytest.approx(0.05)
-    assert mass[marker] == DEFAULT_MASS                 # nothing below it: the default
+    assert mass[marker] == DEFAULT_MASS  # nothing below it: the default
     text = " ".join(str(w.message) for w in rec)
-    assert marker in text and chain not in text         # the warning names only the defaulted body
+    assert marker in text and chain not in text  # the warning names only the defaulted body
     # the massless link's joint still has inertia (the phalanx's): the step is well posed
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()

@@ -11,12 +11,12 @@ import pytest
 from pxr import Gf, Sdf, UsdGeom, UsdPhysics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, gripper  # noqa: E402
+from solver_stages import DEG, StageBuilder, gripper
 
 pytest.importorskip("warp")
-from mimic_ext.schema import joints as J  # noqa: E402
-from mimic_ext.solver import build_model  # noqa: E402
-from mimic_ext.solver.inspect import body_poses  # noqa: E402
+from mimic_ext.schema import joints as J
+from mimic_ext.solver import build_model
+from mimic_ext.solver.inspect import body_poses
 
 
 def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():
@@ -36,8 +36,10 @@ def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():
     i = model.dof_index(j)
     assert not np.isfinite(model.max_velocity[i]) and model.armature[i] == 0.0 and model.friction[i] == 0.0
     for name in values:
-        assert any(w.startswith(f"{j}: {name} = ") and "PhysxJointAPI is not applied" in w
-                   and "apply PhysxJointAPI" in w for w in model.warnings), name
+        assert any(
+            w.startswith(f"{j}: {name} = ") and "PhysxJointAPI is not applied" in w and "apply PhysxJointAPI" in w
+            for w in model.warnings
+        ), name
     prim.AddAppliedSchema("PhysxJointAPI")
     model = build_model(b.stage)
     # float32 authoring: 1e-6 relative
@@ -45,7 +47,7 @@ def test_physx_joint_attributes_count_only_where_physx_joint_api_is_applied():
     assert model.armature[i] == pytest.approx(0.5, rel=1e-6)
     assert model.friction[i] == pytest.approx(0.2, rel=1e-6)
     assert not any("PhysxJointAPI" in w for w in model.warnings)
-    prim.AddAppliedSchema("SomeUnregisteredAPI")      # in apiSchemas, unknown to the registry
+    prim.AddAppliedSchema("SomeUnregisteredAPI")  # in apiSchemas, unknown to the registry
     assert "SomeUnregisteredAPI" not in prim.GetAppliedSchemas()
     assert J.has_api(prim, "SomeUnregisteredAPI") and not J.has_api(prim, "PhysxMimicJointAPI")
 
@@ -62,8 +64,13 @@ def test_physx_joint_axis_api_takes_precedence_as_in_omni_physx():
     prim.AddAppliedSchema("PhysxJointAPI")
     prim.CreateAttribute("physxJoint:maxJointVelocity", Sdf.ValueTypeNames.Float).Set(90.0)
     prim.AddAppliedSchema("PhysxJointAxisAPI:angular")
-    for name, value in (("maxJointVelocity", 45.0), ("armature", 0.3), ("dynamicFrictionEffort", 0.1),
-                        ("staticFrictionEffort", 0.2), ("viscousFrictionCoefficient", 0.05)):
+    for name, value in (
+        ("maxJointVelocity", 45.0),
+        ("armature", 0.3),
+        ("dynamicFrictionEffort", 0.1),
+        ("staticFrictionEffort", 0.2),
+        ("viscousFrictionCoefficient", 0.05),
+    ):
         prim.CreateAttribute(f"physxJointAxis:angular:{name}", Sdf.ValueTypeNames.Float).Set(value)
     model = build_model(b.stage)
     i = model.dof_index(j)
@@ -72,14 +79,17 @@ def test_physx_joint_axis_api_takes_precedence_as_in_omni_physx():
     assert J.max_velocity_si(prim) == pytest.approx(45 * DEG, rel=1e-6)
     assert model.armature[i] == pytest.approx(0.3, rel=1e-6)
     assert model.friction[i] == pytest.approx(0.1, rel=1e-6)
-    for words in ("physxJoint:maxJointVelocity is authored but PhysxJointAxisAPI:angular is applied",
-                  "staticFrictionEffort = 0.2", "viscousFrictionCoefficient is not modelled"):
+    for words in (
+        "physxJoint:maxJointVelocity is authored but PhysxJointAxisAPI:angular is applied",
+        "staticFrictionEffort = 0.2",
+        "viscousFrictionCoefficient is not modelled",
+    ):
         assert any(w.startswith(f"{j}: ") and words in w for w in model.warnings), words
 
 
 def test_units_drives_and_joint_properties_convert_to_si():
     b = StageBuilder(gravity=980.0)
-    UsdGeom.SetStageMetersPerUnit(b.stage, 0.01)          # centimetres
+    UsdGeom.SetStageMetersPerUnit(b.stage, 0.01)  # centimetres
     base = b.body("base", mass=2.0, inertia=(1, 2, 3), pos=(0, 0, 0))
     arm = b.body("arm", mass=1.0, inertia=(100.0, 100.0, 100.0), com=(10, 0, 0))
     slider = b.body("slider", mass=0.5, inertia=(1, 1, 1))
@@ -93,9 +103,9 @@ def test_units_drives_and_joint_properties_convert_to_si():
     prim.CreateAttribute("physxJoint:armature", Sdf.ValueTypeNames.Float).Set(10.0)
     prim.CreateAttribute("physxJoint:jointFriction", Sdf.ValueTypeNames.Float).Set(100.0)
     model = build_model(b.stage)
-    assert model.joint_paths == [rj, pj]               # topological order
+    assert model.joint_paths == [rj, pj]  # topological order
     assert model.joint_kind == ["revolute", "prismatic"]
-    assert model.base_bodies == []                     # welded to the world
+    assert model.base_bodies == []  # welded to the world
     i, k = model.dof_index(rj), model.dof_index(pj)
     # float32 authoring: 1e-6 relative
     assert model.limits(rj) == pytest.approx((-45 * DEG, 90 * DEG), rel=1e-6)
@@ -110,11 +120,11 @@ def test_units_drives_and_joint_properties_convert_to_si():
     assert model.armature[i] == pytest.approx(10.0 * 1e-4, rel=1e-6)
     assert model.friction[i] == pytest.approx(100.0 * 1e-4, rel=1e-6)
     assert not model.has_drive[k]
-    assert np.allclose(model.gravity, (0, 0, -9.8), rtol=1e-6)   # 980 cm/s^2
+    assert np.allclose(model.gravity, (0, 0, -9.8), rtol=1e-6)  # 980 cm/s^2
     arm_link = model.links[i]
     assert arm_link.mass == pytest.approx(1.0)
-    assert arm_link.com == pytest.approx([0.1, 0, 0])            # 10 cm
-    assert np.diag(arm_link.inertia) == pytest.approx([0.01] * 3)   # 100 kg cm^2
+    assert arm_link.com == pytest.approx([0.1, 0, 0])  # 10 cm
+    assert np.diag(arm_link.inertia) == pytest.approx([0.01] * 3)  # 100 kg cm^2
     # the sweep runner can add a drive after build
     model.set_drive(pj, stiffness=100.0, damping=5.0)
     assert model.drive(pj)["enabled"] and model.drive(pj)["stiffness"] == 100.0
@@ -127,10 +137,10 @@ def test_fixed_joints_merge_and_principal_axes_rotate_inertia():
     tip = b.body("tip", mass=2.0, inertia=(0.01, 0.01, 0.01))
     mass_api = UsdPhysics.MassAPI(b.stage.GetPrimAtPath(link))
     s = math.sqrt(0.5)
-    mass_api.CreatePrincipalAxesAttr(Gf.Quatf(s, 0, 0, s))   # 90 deg about Z: x <-> y
+    mass_api.CreatePrincipalAxesAttr(Gf.Quatf(s, 0, 0, s))  # 90 deg about Z: x <-> y
     b.fixed("anchor", None, base)
     b.revolute("hinge", base, link, "Z")
-    b.fixed("weld", link, tip, pos0=(1.0, 0, 0))             # tip 1 m along the link's X
+    b.fixed("weld", link, tip, pos0=(1.0, 0, 0))  # tip 1 m along the link's X
     model = build_model(b.stage)
     assert len(model.links) == 1
     lk = model.links[0]
@@ -182,8 +192,13 @@ def test_solver_options_have_one_source():
     from mimic_ext.solver import Solver, stage_reader
 
     params = pyinspect.signature(Solver).parameters
-    opts = {"erp": 0.3, "iterations": 8, "contact_iterations": 16, "coupling_every_step": False,
-            "drive_discretisation": "implicit"}
+    opts = {
+        "erp": 0.3,
+        "iterations": 8,
+        "contact_iterations": 16,
+        "coupling_every_step": False,
+        "drive_discretisation": "implicit",
+    }
     for name, default in opts.items():
         assert params[name].kind is pyinspect.Parameter.KEYWORD_ONLY and params[name].default == default, name
     from mimic_ext.schema import open_stage
@@ -197,5 +212,3 @@ def test_solver_options_have_one_source():
         with pytest.raises(AttributeError, match="solver option"):
             setattr(model, name, 1)
     assert (stage_reader.DEFAULT_MASS, stage_reader.DEFAULT_RADIUS, stage_reader.DEFAULT_GRAVITY) == (0.1, 0.05, 9.81)
-
-

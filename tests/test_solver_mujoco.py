@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import franka_hand_equivalent, independent_pair  # noqa: E402
+from solver_stages import franka_hand_equivalent, independent_pair
 
 mujoco = pytest.importorskip("mujoco")
 wp = pytest.importorskip("warp")
@@ -63,17 +63,17 @@ def test_franka_hand_matches_mujoco():
     if not HAND.exists():
         pytest.skip("shared franka hand asset absent")
     mm = mujoco.MjModel.from_xml_path(str(HAND))
-    mm.actuator_biasprm[:] = 0.0            # compare the bare mechanism: no tendon actuator
+    mm.actuator_biasprm[:] = 0.0  # compare the bare mechanism: no tendon actuator
     mm.actuator_gainprm[:] = 0.0
-    mm.eq_solref[:] = [0.004, 1.0]          # a stiff joint equality
+    mm.eq_solref[:] = [0.004, 1.0]  # a stiff joint equality
     mm.eq_solimp[:, :3] = [0.99, 0.999, 0.001]
     d = mujoco.MjData(mm)
     j1 = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, "finger_joint1")
     j2 = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, "finger_joint2")
     force = 0.3
-    d.qfrc_applied[mm.jnt_dofadr[j2]] = force     # push the leader open
+    d.qfrc_applied[mm.jnt_dofadr[j2]] = force  # push the leader open
     dt = mm.opt.timestep
-    steps = 180                             # stop before the 4 cm limit (MuJoCo's limits are soft)
+    steps = 180  # stop before the 4 cm limit (MuJoCo's limits are soft)
     ref = []
     for _ in range(steps):
         mujoco.mj_step(mm, d)
@@ -82,13 +82,13 @@ def test_franka_hand_matches_mujoco():
 
     b, p1, p2 = franka_hand_equivalent()
     model = build_model(b.stage)
-    model.damping[:] = 1.0                  # MJCF joint damping="1" (the panda class)
+    model.damping[:] = 1.0  # MJCF joint damping="1" (the panda class)
     eff = np.zeros(model.dof_count)
     eff[model.dof_index(p2)] = force
     ours = _ours(model, steps, dt, eff)
     i1, i2 = model.dof_index(p1), model.dof_index(p2)
     travel = abs(ref[-1, 1])
-    assert travel > 0.01                    # the fingers really moved (about 3.5 cm of 4)
+    assert travel > 0.01  # the fingers really moved (about 3.5 cm of 4)
     # 2% of the travel: MuJoCo's equality is soft (4 ms time constant); measured agreement ~1%
     np.testing.assert_allclose(ours[:, i2], ref[:, 1], atol=0.02 * travel)
     np.testing.assert_allclose(ours[:, i1], ref[:, 0], atol=0.02 * travel)

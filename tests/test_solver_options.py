@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import independent_pair, states_at  # noqa: E402
+from solver_stages import independent_pair, states_at
 
 pytest.importorskip("warp")
-from mimic_ext.solver import Solver, StepInputError, build_model  # noqa: E402
+from mimic_ext.solver import Solver, StepInputError, build_model
 
 DT = 1.0 / 60.0
 STEPS = 24
@@ -49,7 +49,7 @@ def _alone(options: dict) -> np.ndarray:
 def test_two_solvers_with_different_options_on_one_model_step_as_each_alone():
     soft, stiff = {"erp": 0.3, "iterations": 8}, {"erp": 1.0, "iterations": 2}
     want_soft, want_stiff = _alone(soft), _alone(stiff)
-    assert not np.array_equal(want_soft, want_stiff)          # the options matter here
+    assert not np.array_equal(want_soft, want_stiff)  # the options matter here
     model, leader, follower = _pair_model()
     a0, a1 = states_at(model, {leader: 0.3, follower: 0.0})
     b0, b1 = states_at(model, {leader: 0.3, follower: 0.0})
@@ -57,9 +57,9 @@ def test_two_solvers_with_different_options_on_one_model_step_as_each_alone():
     ca.joint_f.fill_(0.5)
     cb.joint_f.fill_(0.5)
     first = Solver(model, **soft)
-    got_soft = list(_run(first, a0, a1, ca, 3))                # steps before the second exists
+    got_soft = list(_run(first, a0, a1, ca, 3))  # steps before the second exists
     a0, a1 = (a1, a0) if len(got_soft) % 2 else (a0, a1)
-    second = Solver(model, **stiff)                            # built between the first's steps
+    second = Solver(model, **stiff)  # built between the first's steps
     got_stiff = []
     for _ in range(STEPS):
         if len(got_soft) < STEPS:
@@ -67,7 +67,7 @@ def test_two_solvers_with_different_options_on_one_model_step_as_each_alone():
             a0, a1 = a1, a0
         got_stiff += list(_run(second, b0, b1, cb, 1))
         b0, b1 = b1, b0
-    assert np.array_equal(np.array(got_soft), want_soft)      # bitwise
+    assert np.array_equal(np.array(got_soft), want_soft)  # bitwise
     assert np.array_equal(np.array(got_stiff), want_stiff)
     assert (first.erp, first.iterations, second.erp, second.iterations) == (0.3, 8, 1.0, 2)
 
@@ -104,10 +104,16 @@ def test_contact_iterations_belong_to_the_solver():
     assert np.array_equal(heights(shared, s1), want1) and np.array_equal(heights(shared, s16), want16)
 
 
-@pytest.mark.parametrize("bad, words", [
-    ({"erp": 1.5}, "erp = 1.5"), ({"erp": math.nan}, "erp = nan"), ({"iterations": 0}, "iterations = 0"),
-    ({"contact_iterations": -1}, "contact_iterations = -1"), ({"iterations": 2.5}, "iterations = 2.5"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"erp": 1.5}, "erp = 1.5"),
+        ({"erp": math.nan}, "erp = nan"),
+        ({"iterations": 0}, "iterations = 0"),
+        ({"contact_iterations": -1}, "contact_iterations = -1"),
+        ({"iterations": 2.5}, "iterations = 2.5"),
+    ],
+)
 def test_bad_options_are_refused_naming_them(bad, words):
     model, _, _ = _pair_model()
     with pytest.raises(StepInputError, match=words.replace("(", r"\(")):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, closure_gaps  # noqa: E402
+from solver_stages import DEG, StageBuilder, closure_gaps
 
 pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
 wp = pytest.importorskip("warp")
@@ -49,7 +49,7 @@ def ours(stage, steps, dt, targets=None, fix_base=False):
         c.joint_target_q.assign(tp)
         solver.step(s0, s1, c, dt)
         s0, s1 = s1, s0
-        out.append(s0.joint_q.numpy()[0, :len(model.joints)].astype(np.float64))
+        out.append(s0.joint_q.numpy()[0, : len(model.joints)].astype(np.float64))
     return model, np.array(out)
 
 
@@ -64,14 +64,22 @@ def ar2_mode(e: np.ndarray, dt: float) -> tuple[float, float]:
 
 # ---- compliant relation ------------------------------------------------------------------------
 
+
 def compliant_pair(w, zeta, velocity_iterations, position_iterations):
     """Leader and follower on a welded base (PhysX simulates mimic joints inside one articulation,
     between limited joints), the follower 0.1 rad off a compliant 1:1 relation."""
     b = StageBuilder(fixed_base=True)
-    lead = b.revolute("leader_joint", b.base, b.body("leader", mass=1.0, inertia=(1.0, 1.0, 1.0)), "Z",
-                      limits_deg=(-170, 170))
-    fol = b.revolute("follower_joint", b.base, b.body("follower", mass=1.0, inertia=(1.0, 1.0, 0.5), pos=(0, 1, 0)),
-                     "Z", limits_deg=(-170, 170), pos0=(0, 1, 0))
+    lead = b.revolute(
+        "leader_joint", b.base, b.body("leader", mass=1.0, inertia=(1.0, 1.0, 1.0)), "Z", limits_deg=(-170, 170)
+    )
+    fol = b.revolute(
+        "follower_joint",
+        b.base,
+        b.body("follower", mass=1.0, inertia=(1.0, 1.0, 0.5), pos=(0, 1, 0)),
+        "Z",
+        limits_deg=(-170, 170),
+        pos0=(0, 1, 0),
+    )
     b.mimic(fol, lead, 1.0, 0.0, natural_frequency=w, damping_ratio=zeta)
     prim = b.stage.GetPrimAtPath(fol)
     prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
@@ -79,9 +87,11 @@ def compliant_pair(w, zeta, velocity_iterations, position_iterations):
     root = b.stage.GetPrimAtPath(b.base)
     root.AddAppliedSchema("PhysxArticulationAPI")
     root.CreateAttribute("physxArticulation:solverVelocityIterationCount", Sdf.ValueTypeNames.Int).Set(
-        velocity_iterations)
+        velocity_iterations
+    )
     root.CreateAttribute("physxArticulation:solverPositionIterationCount", Sdf.ValueTypeNames.Int).Set(
-        position_iterations)
+        position_iterations
+    )
     scene = b.stage.GetPrimAtPath("/World/physicsScene")
     scene.AddAppliedSchema("PhysxSceneAPI")
     scene.CreateAttribute("physxScene:solverType", Sdf.ValueTypeNames.Token).Set("TGS")
@@ -109,12 +119,12 @@ def test_compliant_relation_rings_as_on_physx(w, zeta, fps):
     e_physx, e_ours = relation_errors(w, zeta, fps)
     w_p, z_p = ar2_mode(e_physx, dt)
     w_o, z_o = ar2_mode(e_ours, dt)
-    assert w_o == pytest.approx(w, rel=1e-3) and z_o == pytest.approx(zeta, rel=1e-3)   # ours: the authored mode
-    assert w_p == pytest.approx(w_o, rel=0.05)           # frequency within 5% of PhysX's (measured <= 2.5%)
+    assert w_o == pytest.approx(w, rel=1e-3) and z_o == pytest.approx(zeta, rel=1e-3)  # ours: the authored mode
+    assert w_p == pytest.approx(w_o, rel=0.05)  # frequency within 5% of PhysX's (measured <= 2.5%)
     physx_extra = w * dt / 64
     if physx_extra < 0.02 * zeta:
-        assert z_p == pytest.approx(z_o, rel=0.05)       # decay within 5% of PhysX's
-    else:                                                # we differ by PhysX's implicit damping, no more
+        assert z_p == pytest.approx(z_o, rel=0.05)  # decay within 5% of PhysX's
+    else:  # we differ by PhysX's implicit damping, no more
         assert z_p == pytest.approx(zeta + physx_extra, rel=0.05)
 
 
@@ -122,8 +132,8 @@ def test_physx_default_velocity_iteration_overdamps_a_compliant_relation():
     """With PhysX's default velocity iteration the compliant mimic is applied rigidly there, so
     an authored zeta of 0.1 does not ring at all on PhysX: the documented difference (ours rings)."""
     e_physx, e_ours = relation_errors(50.0, 0.1, 240, steps=60, velocity_iterations=1, position_iterations=32)
-    assert (e_physx > 0).all()                           # PhysX: a monotone decay, no crossing
-    assert (e_ours < 0).any()                            # ours: the authored damped oscillation
+    assert (e_physx > 0).all()  # PhysX: a monotone decay, no crossing
+    assert (e_ours < 0).any()  # ours: the authored damped oscillation
 
 
 # ---- clamped drives ------------------------------------------------------------------------------
@@ -139,19 +149,25 @@ def test_clamped_drive_settles_as_on_physx(max_force):
     fps, steps = 240, 240
     b = StageBuilder(fixed_base=True)
     j = b.revolute("hinge", b.base, b.body("rotor", mass=1.0, inertia=(1.0, 1.0, INERTIA)), "Z")
-    b.drive(j, stiffness=KP * DEG, damping=KD * DEG, target=TARGET / DEG,
-            max_force=None if math.isinf(max_force) else max_force)
+    b.drive(
+        j,
+        stiffness=KP * DEG,
+        damping=KD * DEG,
+        target=TARGET / DEG,
+        max_force=None if math.isinf(max_force) else max_force,
+    )
     run = run_physx(b.stage, steps, 1.0 / fps, {j: np.full(steps, TARGET)}, record=[j], sample_steps=range(steps + 1))
     q_physx = run.positions[j][0]
     _, q = ours(b.stage, steps, 1.0 / fps)
     q_ours = np.r_[0.0, q[:, 0]]
     for qq in (q_physx, q_ours):
-        assert np.abs(qq[fps // 2:] - TARGET).max() < 1e-3      # settled from 0.5 s on, both
-        force = INERTIA * np.diff(qq, 2) * fps * fps            # I q'' from positions
-        assert np.abs(force).max() <= max_force * 1.02          # 2%: second differences of float32 positions
+        assert np.abs(qq[fps // 2 :] - TARGET).max() < 1e-3  # settled from 0.5 s on, both
+        force = INERTIA * np.diff(qq, 2) * fps * fps  # I q'' from positions
+        assert np.abs(force).max() <= max_force * 1.02  # 2%: second differences of float32 positions
 
 
 # ---- loop-closed Robotiq -------------------------------------------------------------------------
+
 
 def prepared_stage(path):
     """The copy PhysX and ours both run: a scene, our default masses, the floating root welded."""
@@ -214,4 +230,4 @@ def test_geared_pair_moves_as_on_physx():
     r = model.projection.rows[0]
     for q in (q_ours, q_physx):
         res = q[40:, model.dof_index(r.follower)] - r.multiplier * q[40:, model.dof_index(r.leader)] - r.offset
-        assert np.abs(res).max() < 1e-3        # rad: both hold the relation (ours ~1e-7, PhysX ~1e-4)
+        assert np.abs(res).max() < 1e-3  # rad: both hold the relation (ours ~1e-7, PhysX ~1e-4)

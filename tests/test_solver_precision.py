@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import independent_pair  # noqa: E402
+from solver_stages import independent_pair
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -30,7 +30,7 @@ def spin(precision: str, multiplier: float, steps: int = STEPS, off_axis: float 
     """(worst relation residual, relative speed change of leader and follower) of a spinning pair
     (``off_axis``: the follower rotor's centre of mass that far off its axis, m)."""
     b, lead, fol = independent_pair(I_l=2.0, I_f=0.5, multiplier=None, com_f=(off_axis, 0.0, 0.0))
-    rel = MimicRelation(follower=fol, leader=lead, multiplier=multiplier, offset=OFFSET)   # exact SI floats
+    rel = MimicRelation(follower=fol, leader=lead, multiplier=multiplier, offset=OFFSET)  # exact SI floats
     model = build_model(b.stage, precision=precision, relations=[rel])
     assert model.state().joint_q.dtype == (wp.float64 if precision == "float64" else wp.float32)
     solver = Solver(model)
@@ -49,8 +49,8 @@ def spin(precision: str, multiplier: float, steps: int = STEPS, off_axis: float 
             qq = model.unwrapped_q(s0)[0]
             worst = max(worst, abs(qq[jf] - multiplier * qq[il] - OFFSET))
     qq = model.unwrapped_q(s0)[0]
-    assert qq[il] == pytest.approx(SPEED * steps / 240, rel=1e-3)         # it really turned ~660 times
-    assert np.abs(s0.joint_q.numpy()[0]).max() <= math.pi                # while its angles stayed in [-pi, pi)
+    assert qq[il] == pytest.approx(SPEED * steps / 240, rel=1e-3)  # it really turned ~660 times
+    assert np.abs(s0.joint_q.numpy()[0]).max() <= math.pi  # while its angles stayed in [-pi, pi)
     uu = s0.joint_qd.numpy()[0].astype(np.float64)
     return worst, abs(uu[il] / SPEED - 1), abs(uu[jf] / (multiplier * SPEED) - 1)
 
@@ -95,15 +95,15 @@ def test_continuous_joint_turns_are_kept_apart_and_offsets_survive_a_wrap():
     s0, s1, c = model.state(), model.state(), model.control()
     il, jf = model.dof_index(lead), model.dof_index(fol)
     q = np.zeros((1, 2))
-    q[0, il], q[0, jf] = 7.0, 0.5 * 7.0 + 2.0          # past pi: the first step wraps them
+    q[0, il], q[0, jf] = 7.0, 0.5 * 7.0 + 2.0  # past pi: the first step wraps them
     s0.joint_q.assign(q)
     solver = Solver(model)
     solver.step(s0, s1, c, 1.0 / 60)
     assert np.abs(s1.joint_q.numpy()).max() <= math.pi
     assert s1.joint_turns.numpy()[0, il] == 1 and s1.joint_turns.numpy()[0, jf] == 1
     qq = model.unwrapped_q(s1)[0]
-    assert qq[jf] - 0.5 * qq[il] - 2.0 == pytest.approx(0.0, abs=1e-6)   # rad, float32 round-off
-    assert abs(solver.mimic_rows()[0].position_error[0]) < 1e-6          # no error seen across the wrap
+    assert qq[jf] - 0.5 * qq[il] - 2.0 == pytest.approx(0.0, abs=1e-6)  # rad, float32 round-off
+    assert abs(solver.mimic_rows()[0].position_error[0]) < 1e-6  # no error seen across the wrap
 
 
 def test_precision_is_checked():
@@ -117,8 +117,9 @@ def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q
     user reset q and qd the environment ran at ~1e12 rad/s, unflagged. Now the cast never happens,
     ``reset_envs`` puts q, qd and the turns back together, and a poisoned count is flagged."""
     b, lead, fol = independent_pair(multiplier=None)
-    model = build_model(b.stage, num_envs=3, relations=[MimicRelation(follower=fol, leader=lead, multiplier=2.0,
-                                                                      offset=0.1)])
+    model = build_model(
+        b.stage, num_envs=3, relations=[MimicRelation(follower=fol, leader=lead, multiplier=2.0, offset=0.1)]
+    )
     assert model.continuous().all()
     il, jf = model.dof_index(lead), model.dof_index(fol)
     solver = Solver(model)
@@ -126,7 +127,7 @@ def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q
     u = s0.joint_qd.numpy()
     u[:, il], u[:, jf] = 10.0, 20.0
     s0.joint_qd.assign(u)
-    for _ in range(200):                 # 8 rad of the leader: every environment counted a turn
+    for _ in range(200):  # 8 rad of the leader: every environment counted a turn
         solver.step(s0, s1, c, 1.0 / 240)
         s0, s1 = s1, s0
     turns_before = s0.joint_turns.numpy().copy()
@@ -138,13 +139,13 @@ def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q
     s0, s1 = s1, s0
     assert solver.nonfinite_envs() == [1]
     turns = s0.joint_turns.numpy()
-    assert (np.abs(turns) <= 4).all()                  # no INT_MIN: the NaN environment kept its count
+    assert (np.abs(turns) <= 4).all()  # no INT_MIN: the NaN environment kept its count
     model.reset_envs(s0, [1])
     np.testing.assert_array_equal(s0.joint_turns.numpy()[1], 0)
     fresh = model.state()
     np.testing.assert_array_equal(s0.joint_q.numpy()[1], fresh.joint_q.numpy()[0])
     np.testing.assert_array_equal(s0.joint_qd.numpy()[1], fresh.joint_qd.numpy()[0])
-    np.testing.assert_array_equal(s0.joint_turns.numpy()[[0, 2]], turns[[0, 2]])     # the others untouched
+    np.testing.assert_array_equal(s0.joint_turns.numpy()[[0, 2]], turns[[0, 2]])  # the others untouched
     for _ in range(60):
         solver.step(s0, s1, c, 1.0 / 240)
         s0, s1 = s1, s0
@@ -153,9 +154,9 @@ def test_a_nan_leaves_the_turns_finite_flagged_and_reset_envs_resets_them_with_q
     # about 0.3 * 0.1 * 240 = 7 rad/s at most, never the 1e12 rad/s of a stale turn count
     assert np.abs(s0.joint_qd.numpy()[1]).max() < 10.0
     t = s0.joint_turns.numpy()
-    t[2, il] = np.iinfo(np.int32).min                  # a poisoned count (what the old cast wrote) ...
+    t[2, il] = np.iinfo(np.int32).min  # a poisoned count (what the old cast wrote) ...
     s0.joint_turns.assign(t)
     solver.step(s0, s1, c, 1.0 / 240)
-    assert solver.nonfinite_envs() == [2]              # ... is flagged with the state
+    assert solver.nonfinite_envs() == [2]  # ... is flagged with the state
     with pytest.raises(MimicInputError, match="reset_envs"):
         model.reset_envs(s0, [3])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, chain3, gripper, independent_pair, states_at  # noqa: E402
+from solver_stages import StageBuilder, chain3, gripper, independent_pair, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -45,7 +46,7 @@ def test_chain_composes_gains_and_offsets():
     b, (a, bb, c) = chain3(m1=2.0, m2=-0.5, c1=0.1, c2=0.02)
     model = build_model(b.stage)
     assert [r["status"] for r in model.relations()] == ["active", "active"]
-    q0 = np.array([0.0, 0.1, 0.02 - 0.05])   # consistent: B = 2A + 0.1, C = -0.5 B + 0.02
+    q0 = np.array([0.0, 0.1, 0.02 - 0.05])  # consistent: B = 2A + 0.1, C = -0.5 B + 0.02
     traj, solver = _trajectory(model, effort=[0.3, -0.1, 0.2], q0=q0)
     q = traj[-1]
     ia, ib, ic = (model.dof_index(p) for p in (a, bb, c))
@@ -67,7 +68,7 @@ def test_redundant_relations_leave_motion_unchanged(extra):
         b.mimic(bb, a, 2.0, 0.1, instance="rotZ")
     elif extra == "reciprocal":
         b.mimic(a, bb, 0.5, -0.05, instance="rotZ")
-    else:   # A = (C + 0.05) / (-1)  closes A -> B -> C -> A consistently
+    else:  # A = (C + 0.05) / (-1)  closes A -> B -> C -> A consistently
         b.mimic(a, c, -1.0, -0.05, instance="rotZ")
     model = build_model(b.stage)
     assert sorted(r["status"] for r in model.relations()) == ["active", "active", "redundant"]
@@ -80,14 +81,14 @@ def test_redundant_relations_leave_motion_unchanged(extra):
 
 def test_contradiction_and_gain_cycle_rejected_with_names():
     b, lead, fol = independent_pair(multiplier=1.0, offset=1.0)
-    b.mimic(lead, fol, 1.0, 1.0, instance="rotZ")          # B = A + 1 and A = B + 1
+    b.mimic(lead, fol, 1.0, 1.0, instance="rotZ")  # B = A + 1 and A = B + 1
     with pytest.raises(MimicConflictError) as err:
         build_model(b.stage)
     assert err.value.kind == MimicConflictError.CONTRADICTION
     assert "leader_joint" in str(err.value) and "follower_joint" in str(err.value)
     assert len(err.value.relations) == 2
     b, lead, fol = independent_pair(multiplier=2.0)
-    b.mimic(lead, fol, 2.0, 0.0, instance="rotZ")          # gains multiply to 4, not 1
+    b.mimic(lead, fol, 2.0, 0.0, instance="rotZ")  # gains multiply to 4, not 1
     with pytest.raises(MimicConflictError) as err:
         build_model(b.stage)
     assert err.value.kind == MimicConflictError.GAIN_CYCLE
@@ -109,11 +110,12 @@ def test_rejected_participants():
     sph_body = b.body("ball", mass=0.1, inertia=(1e-4, 1e-4, 1e-4))
     sph = b.spherical("ball_joint", "/World/palm", sph_body)
     from pxr import UsdPhysics
+
     UsdPhysics.Joint(b.stage.GetPrimAtPath(sph)).CreateExcludeFromArticulationAttr(True)
     fixed = b.fixed("weld", "/World/left", b.body("tip", mass=0.01, inertia=(1e-6, 1e-6, 1e-6)))
     model = build_model(b.stage)
     solver = Solver(model)
-    with pytest.raises(MimicParticipantError, match="spherical|excluded"):
+    with pytest.raises(MimicParticipantError, match=r"spherical|excluded"):
         solver.add_mimic(sph, jl, 1.0)
     with pytest.raises(MimicParticipantError, match="fixed"):
         solver.add_mimic(fixed, jl, 1.0)
@@ -144,9 +146,9 @@ def test_add_mimic_refused_inside_a_step_and_conflict_leaves_model_unchanged():
     assert len(seen) == 1 and "in progress" in str(seen[0])
     solver.callbacks.clear()
     with pytest.raises(MimicConflictError):
-        solver.add_mimic(lead, fol, 1.0, 0.5)           # contradicts q_f = q_l
+        solver.add_mimic(lead, fol, 1.0, 0.5)  # contradicts q_f = q_l
     assert len(model.relations()) == 1
-    assert solver.add_mimic(lead, fol, 1.0, 0.0) == "redundant"   # the reciprocal of 1:1
+    assert solver.add_mimic(lead, fol, 1.0, 0.0) == "redundant"  # the reciprocal of 1:1
     solver.step(s0, s1, c, 1.0 / 60.0)
     assert [r.status for r in solver.mimic_rows()] == ["active", "redundant"]
 
@@ -173,20 +175,22 @@ def test_compliant_relation_oscillates_at_natural_frequency():
     e = _error_series(0.1, w, dt, 2000)
     # zero crossings of the damped oscillation are half a damped period apart
     idx = np.where(np.sign(e[:-1]) != np.sign(e[1:]))[0]
-    crossings = idx + e[idx] / (e[idx] - e[idx + 1])     # linear interpolation, in steps
+    crossings = idx + e[idx] / (e[idx] - e[idx + 1])  # linear interpolation, in steps
     period = 2 * np.mean(np.diff(crossings)) * dt
-    w_measured = 2 * math.pi / period / math.sqrt(1 - 0.1 ** 2)
-    assert w_measured == pytest.approx(w, rel=0.05)      # the 5%
+    w_measured = 2 * math.pi / period / math.sqrt(1 - 0.1**2)
+    assert w_measured == pytest.approx(w, rel=0.05)  # the 5%
     # and it decays at zeta w: amplitude ratio over one period exp(-2 pi zeta / sqrt(1 - zeta^2)) = 0.53
-    peaks = [np.abs(e[int(a):int(b2)]).max() for a, b2 in zip(crossings[:-1], crossings[1:])]
+    peaks = [np.abs(e[int(a) : int(b2)]).max() for a, b2 in itertools.pairwise(crossings)]
     ratio = peaks[2] / peaks[0]
-    assert ratio == pytest.approx(math.exp(-2 * math.pi * 0.1 / math.sqrt(0.99)), rel=0.1)  # implicit damping adds ~ w dt
+    assert ratio == pytest.approx(
+        math.exp(-2 * math.pi * 0.1 / math.sqrt(0.99)), rel=0.1
+    )  # implicit damping adds ~ w dt
 
 
 def test_compliant_relation_critically_damped():
     w, dt = 10.0, 1e-3
     e = _error_series(1.0, w, dt, 1000)
-    assert (e > 0).all()                                  # no overshoot
+    assert (e > 0).all()  # no overshoot
     t = np.arange(1, 1001) * dt
     analytic = 0.1 * (1 + w * t) * np.exp(-w * t)
     # implicit Euler at w dt = 0.01 shifts the decay by about 1%: 2e-3 of e0 = 0.1 absolute
@@ -196,8 +200,13 @@ def test_compliant_relation_critically_damped():
 def test_disabled_newton_relation_is_skipped():
     b, lead, fol = independent_pair(multiplier=None)
     from mimic_ext.schema import MimicRelation, set_relation
-    set_relation(b.stage, MimicRelation(follower=fol, leader=lead, multiplier=1.0, offset=0.0, instance=None,
-                                        schema="newton", enabled=False))
+
+    set_relation(
+        b.stage,
+        MimicRelation(
+            follower=fol, leader=lead, multiplier=1.0, offset=0.0, instance=None, schema="newton", enabled=False
+        ),
+    )
     model = build_model(b.stage)
     assert model.relations() == []
     assert any("disabled" in w for w in model.warnings)

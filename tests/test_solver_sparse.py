@@ -36,7 +36,7 @@ def _factor(model, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for q in range(sp.k):
         for s in range(sp.colptr[q], sp.colptr[q + 1]):
             L[sp.row[s], q] = slots[s]
-    return L, slots[:sp.k].astype(float)
+    return L, slots[: sp.k].astype(float)
 
 
 def _mechanism(make) -> M.Mechanism:
@@ -68,7 +68,7 @@ def test_sparse_factor_matches_dense_solve(name):
     model, paths = _model(mech)
     solver = Solver(model)
     s0, s1, ctl = model.state(), model.state(), model.control()
-    s0.joint_q.zero_()                          # the file's pose, where the importer's M is taken
+    s0.joint_q.zero_()  # the file's pose, where the importer's M is taken
     dt = 1.0 / 240.0
     solver.step(s0, s1, ctl, dt)
     md, ws = model.data, solver._scratch.ws.numpy()[0]
@@ -84,39 +84,46 @@ def test_sparse_factor_matches_dense_solve(name):
     cols, gains = md.dof_col.numpy(), md.dof_gain.numpy()
     Sm = np.zeros((n, k))
     Sm[np.arange(n), cols] = gains
-    Md = Mm + np.diag(model.damping * dt)       # importer's M carries the armature already
+    Md = Mm + np.diag(model.damping * dt)  # importer's M carries the armature already
     H_ref = Sm.T @ Md @ Sm
-    HB = _dense(model, ws[md.o_HB:md.o_HB + nnz])
+    HB = _dense(model, ws[md.o_HB : md.o_HB + nnz])
     # the stage stores frames, masses and inertias as float32 (the importer's M is from the file's
     # float64 numbers): they agree to ~7e-8 of the largest entry; 1e-6 leaves margin
     assert np.abs(HB - H_ref).max() <= 1e-6 * np.abs(H_ref).max()
     # the factor of H = HB + folded drives (gamma a^2 on the drives' diagonals)
     H = HB.copy()
-    drv = ws[md.o_drv:md.o_drv + 3 * model.dof_count].reshape(-1, 3)
+    drv = ws[md.o_drv : md.o_drv + 3 * model.dof_count].reshape(-1, 3)
     for j in range(len(model.joints)):
         if drv[j, 2] == 0.0:
             H[cols[j], cols[j]] += gains[j] ** 2 * drv[j, 1]
-    L, D = _factor(model, ws[md.o_H:md.o_H + nnz])
+    L, D = _factor(model, ws[md.o_H : md.o_H + nnz])
     assert (D > 0).all()
     assert np.abs(L @ np.diag(D) @ L.T - H).max() <= 1e-9 * np.abs(H).max()
     # v = H^-1 bh (no row acts at rest inside the limits)
-    bh = ws[md.o_bh:md.o_bh + k]
+    bh = ws[md.o_bh : md.o_bh + k]
     v_ref = np.linalg.solve(H, bh)
-    v = ws[md.o_v:md.o_v + k]
+    v = ws[md.o_v : md.o_v + k]
     assert np.abs(v - v_ref).max() <= 1e-9 * max(np.abs(v_ref).max(), 1e-12)
     # the sparsity held: a tree's factor keeps no more than its root paths (no k x k storage)
     assert nnz - k <= len(model.sparsity.pairs)
 
 
 def _plain_tree(parents: list[int]):
-    return reduced_sparsity(parents, list(range(len(parents))), [1] * len(parents), list(range(len(parents))),
-                            [1.0] * len(parents), len(parents))
+    return reduced_sparsity(
+        parents,
+        list(range(len(parents))),
+        [1] * len(parents),
+        list(range(len(parents))),
+        [1.0] * len(parents),
+        len(parents),
+    )
 
 
 def test_tree_factor_has_only_its_branches():
     """Featherstone's LTDL property: with the leaves-first order a plain tree's factor has no fill,
     its below-diagonal entries are exactly the (DOF, ancestor) pairs; a chain is dense, a star
     has one entry per leaf; independent trees are independent groups."""
+
     def ancestors(parents):
         total = 0
         for i in range(len(parents)):
@@ -126,15 +133,15 @@ def test_tree_factor_has_only_its_branches():
                 j = parents[j]
         return total
 
-    chain = list(range(-1, 63))                         # deep: 64 joints in a row
-    star = [-1] + [0] * 63                              # wide: 63 leaves on one root
+    chain = list(range(-1, 63))  # deep: 64 joints in a row
+    star = [-1] + [0] * 63  # wide: 63 leaves on one root
     rng = np.random.default_rng(3)
     rand = [-1] + [int(rng.integers(0, i)) for i in range(1, 200)]
     for parents in (chain, star, rand):
         sp = _plain_tree(parents)
         assert sp.nnz - sp.k == ancestors(parents)
     assert _plain_tree(star).nnz - 64 == 63
-    forest = [-1, 0, -1, 2, -1, 4]                      # three two-joint mechanisms
+    forest = [-1, 0, -1, 2, -1, 4]  # three two-joint mechanisms
     sp = _plain_tree(forest)
     assert sorted(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == [(0, 2), (2, 4), (4, 6)]
 
@@ -144,6 +151,7 @@ def test_consecutive_update_slots_name_the_listed_targets():
     consecutive slots (``ubase``) and through the listed slots (``upd``) elsewhere: both name the
     same slots. Always consecutive on a plain tree; random trees with mimic columns and compliant
     couplings (fill) exercise the listed path too."""
+
     def check(sp):
         listed = ut = 0
         for q in range(sp.k):
@@ -151,7 +159,7 @@ def test_consecutive_update_slots_name_the_listed_targets():
             for a in range(s0, s1):
                 if sp.ubase[a] >= 0:
                     assert sp.upd[ut] == sp.row[a]
-                    assert [int(sp.ubase[a]) + b for b in range(a + 1, s1)] == sp.upd[ut + 1:ut + s1 - a].tolist()
+                    assert [int(sp.ubase[a]) + b for b in range(a + 1, s1)] == sp.upd[ut + 1 : ut + s1 - a].tolist()
                 else:
                     listed += 1
                 ut += s1 - a
@@ -167,10 +175,10 @@ def test_consecutive_update_slots_name_the_listed_targets():
         parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)]
         k = int(rng.integers(1, n + 1))
         cols = [int(c) for c in rng.integers(0, k, n)]
-        cols[:k] = range(k)                     # every column holds a DOF
+        cols[:k] = range(k)  # every column holds a DOF
         couplings = [tuple(int(x) for x in rng.integers(0, n, 2)) for _ in range(int(rng.integers(0, 4)))]
         listed += check(reduced_sparsity(parents, list(range(n)), [1] * n, cols, [1.0] * n, k, couplings))
-    assert listed > 0                           # the fallback path was met
+    assert listed > 0  # the fallback path was met
 
 
 def test_merged_runs_add_what_their_pairs_add():
@@ -188,7 +196,7 @@ def test_merged_runs_add_what_their_pairs_add():
         us = np.concatenate([[0], np.cumsum(nd)[:-1]]).astype(int).tolist()
         n = sum(nd)
         cols, k = [], 0
-        for lk in range(L):             # a 1-DOF link joins its 1-DOF parent's column half the time
+        for lk in range(L):  # a 1-DOF link joins its 1-DOF parent's column half the time
             for d in range(nd[lk]):
                 p = parent[lk]
                 if nd[lk] == 1 and p >= 0 and nd[p] == 1 and rng.random() < 0.5:
@@ -226,15 +234,15 @@ def test_many_independent_mechanisms_stay_small():
     assert (n, k) == (2 * pairs, pairs)
     sp = model.sparsity
     assert len(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == pairs
-    assert sp.nnz == k                                  # each group's H is 1 x 1
-    assert model.work_size <= 40 * n                    # linear in the joints (measured 25 per DOF)
+    assert sp.nnz == k  # each group's H is 1 x 1
+    assert model.work_size <= 40 * n  # linear in the joints (measured 25 per DOF)
     assert model.work_size < k * k
     solver = Solver(model)
     s0, s1, ctl = model.state(), model.state(), model.control()
     leads = [model.dof_index(p) for p in model.joint_paths if "/lead" in p]
     follows = [model.dof_index(p.replace("/lead", "/follow")) for p in model.joint_paths if "/lead" in p]
     tp = ctl.joint_target_q.numpy()
-    tp[:, leads] = 2.0                                  # past the +60 deg limit: rows act
+    tp[:, leads] = 2.0  # past the +60 deg limit: rows act
     ctl.joint_target_q.assign(tp)
     for _ in range(240):
         solver.step(s0, s1, ctl, 1.0 / 240.0)
@@ -244,7 +252,7 @@ def test_many_independent_mechanisms_stay_small():
     assert np.abs(q[:, follows] - 0.5 * q[:, leads]).max() < 1e-5
     # the limit holds: speculative rows stop the leader at the bound (float32, 1e-4 rad margin)
     assert q[:, leads].max() <= math.radians(60.0) + 1e-4
-    assert q[:, leads].min() > math.radians(50.0)       # and the drive really pushed it there
+    assert q[:, leads].min() > math.radians(50.0)  # and the drive really pushed it there
 
 
 def test_relations_loops_and_rows_together():
@@ -262,7 +270,7 @@ def test_relations_loops_and_rows_together():
     model = build_model(bld.stage)
     assert [r["status"] for r in model.relations()] == ["active"] and model.loop_row_count == 5
     sp = model.sparsity
-    assert len(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == 2   # four-bar + wheel, pendulum
+    assert len(set(zip(sp.group_lo.tolist(), sp.group_hi.tolist()))) == 2  # four-bar + wheel, pendulum
     iA, iw, ip = model.dof_index(J["A"]), model.dof_index(wj), model.dof_index(pj)
     solver = Solver(model)
     s0, s1, c = model.state(), model.state(), model.control()
@@ -281,7 +289,7 @@ def test_relations_loops_and_rows_together():
         # speculative limits stop at the bound to float32 round-off (1e-4 rad margin)
         assert q[iw] <= math.radians(30.0) + 1e-4 and q[ip] <= math.radians(10.0) + 1e-4
         top = max(top, q[iw])
-    assert top > math.radians(29.0)             # the wheel's limit was reached and held the crank
+    assert top > math.radians(29.0)  # the wheel's limit was reached and held the crank
     assert q[ip] > math.radians(9.0)
 
 
@@ -301,15 +309,17 @@ def _probe(K):
 
 def _apply_interface(model, solver, J):
     import warp as wp
+
     md = model.data
     ws = solver._scratch.ws.numpy()
-    ws[0, md.o_res:md.o_res + model.dof_count] = J
+    ws[0, md.o_res : md.o_res + model.dof_count] = J
     solver._scratch.ws.assign(ws)
     out = wp.zeros(model.num_envs, dtype=model.dtype, device=model.device)
-    wp.launch(_probe(model.kernels), dim=1, inputs=[md, solver._scratch.ws, md.o_res, md.o_rtmp, out],
-              device=model.device)
+    wp.launch(
+        _probe(model.kernels), dim=1, inputs=[md, solver._scratch.ws, md.o_res, md.o_rtmp, out], device=model.device
+    )
     after = solver._scratch.ws.numpy()[0]
-    return float(out.numpy()[0]), after[md.o_rtmp:md.o_rtmp + md.k], ws[0]
+    return float(out.numpy()[0]), after[md.o_rtmp : md.o_rtmp + md.k], ws[0]
 
 
 def test_row_interface_is_the_constrained_inverse():
@@ -329,9 +339,9 @@ def test_row_interface_is_the_constrained_inverse():
     cols, gains = md.dof_col.numpy(), md.dof_gain.numpy()
     Sm = np.zeros((model.dof_count, md.k))
     Sm[np.arange(model.dof_count), cols] = gains
-    u0 = ws[md.o_u0:md.o_u0 + model.dof_count]
+    u0 = ws[md.o_u0 : md.o_u0 + model.dof_count]
     assert ju0 == pytest.approx(float(J @ u0), rel=1e-12, abs=1e-15)
-    L, D = _factor(model, ws[md.o_H:md.o_H + md.nnz])
+    L, D = _factor(model, ws[md.o_H : md.o_H + md.nnz])
     H = L @ np.diag(D) @ L.T
     ref = np.linalg.solve(H, Sm.T @ J)
     assert np.abs(x - ref).max() <= 1e-9 * np.abs(ref).max()
@@ -345,7 +355,7 @@ def test_row_interface_is_the_constrained_inverse():
     J = np.zeros(model.dof_count)
     J[model.dof_index(Jp["A"])] = 1.0
     _, x, ws = _apply_interface(model, solver, J)
-    JLr = ws[md.o_JLr:md.o_JLr + md.m * md.k].reshape(md.m, md.k)
+    JLr = ws[md.o_JLr : md.o_JLr + md.m * md.k].reshape(md.m, md.k)
     assert np.abs(x).max() > 0
     # the loop rows after the step's projection are those the response was built with; float64
     assert np.abs(JLr @ x).max() <= 1e-9 * np.abs(JLr).max() * np.abs(x).max()
@@ -362,5 +372,5 @@ def test_scratch_per_environment_holds_only_what_the_step_reads(name, deep):
     sc = Solver(model, threads=1)._scratch
     assert sc.Q.shape == ((8, model.dof_count) if deep else (1, 1))
     for f in ("Rd", "pd", "Vd", "Pd", "Td", "Imd", "Ihd", "IId"):
-        assert getattr(sc, f).shape == (1, 1), f             # no floating base here
+        assert getattr(sc, f).shape == (1, 1), f  # no floating base here
     assert sc.S.shape == (8, model.dof_count) and sc.ws.shape == (8, model.work_size)

@@ -11,18 +11,25 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import four_bar, gripper, independent_pair  # noqa: E402
+from solver_stages import four_bar, gripper, independent_pair
 
 pytest.importorskip("warp")
-from mimic_ext.schema import open_stage  # noqa: E402
-from mimic_ext.solver import Solver, WorkSpaceOverrunError, build_model  # noqa: E402
-from mimic_ext.solver import workspace as W  # noqa: E402
-from mimic_ext.solver.kernels import contact_rows as CR  # noqa: E402
-from mimic_ext.solver.kernels import kernels  # noqa: E402
+from mimic_ext.schema import open_stage
+from mimic_ext.solver import Solver, WorkSpaceOverrunError, build_model
+from mimic_ext.solver import workspace as W
+from mimic_ext.solver.kernels import contact_rows as CR
+from mimic_ext.solver.kernels import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPLIANT = ROOT.parent / "shared" / "assets" / "robotiq_isaacsim_usd_2f85" / "Gripper_2F85" / "configuration" / \
-    "Robotiq_2F_85_config_physics_compliant.usda"
+COMPLIANT = (
+    ROOT.parent
+    / "shared"
+    / "assets"
+    / "robotiq_isaacsim_usd_2f85"
+    / "Gripper_2F85"
+    / "configuration"
+    / "Robotiq_2F_85_config_physics_compliant.usda"
+)
 
 
 def _stages():
@@ -30,11 +37,14 @@ def _stages():
     (the Isaac 2F-85's), floating bases and contacts (a box dropped on a plane)."""
     from test_contact_restitution import drop_stage
 
-    out = {"geared_pair": open_stage(ROOT / "data" / "geared_pair.usda").stage,
-           "linkage": open_stage(ROOT / "data" / "robotiq_style_linkage.usda").stage,
-           "four_bar": four_bar()[0].stage, "floating_gripper": gripper(floating=True, gravity=9.81)[0].stage,
-           "limits": independent_pair(multiplier=2.0, limits_f=(-10.0, 10.0))[0].stage,
-           "contact_box": drop_stage(0.01, box=True)}
+    out = {
+        "geared_pair": open_stage(ROOT / "data" / "geared_pair.usda").stage,
+        "linkage": open_stage(ROOT / "data" / "robotiq_style_linkage.usda").stage,
+        "four_bar": four_bar()[0].stage,
+        "floating_gripper": gripper(floating=True, gravity=9.81)[0].stage,
+        "limits": independent_pair(multiplier=2.0, limits_f=(-10.0, 10.0))[0].stage,
+        "contact_box": drop_stage(0.01, box=True),
+    }
     if COMPLIANT.exists():
         out["compliant_2f85"] = open_stage(COMPLIANT).stage
     return out
@@ -72,12 +82,13 @@ def test_every_offset_comes_from_the_table():
         offsets = {name for name in K.ModelData.vars if name.startswith("o_")}
         want = {"o_" + f.name for f in W.FIELDS + (W.CONTACT_FIELDS if contacts else ())}
         assert offsets == want, f"ModelData offsets without a table entry, or entries without one: {offsets ^ want}"
-    assert len(declared) == len(W.FIELDS) + len(W.CONTACT_FIELDS)           # names unique
+    assert len(declared) == len(W.FIELDS) + len(W.CONTACT_FIELDS)  # names unique
     assert all(f.meaning for f in W.FIELDS + W.CONTACT_FIELDS)
 
 
-@pytest.mark.parametrize("name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits",
-                                  "contact_box", "compliant_2f85"])
+@pytest.mark.parametrize(
+    "name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits", "contact_box", "compliant_2f85"]
+)
 def test_real_models_lay_their_fields_out_disjoint(name):
     stages = _stages()
     if name not in stages:
@@ -92,15 +103,16 @@ def test_real_models_lay_their_fields_out_disjoint(name):
 
 def test_the_check_fails_when_two_fields_overlap():
     fields = {"u0": (0, 4), "f": (3, 4)}
-    with pytest.raises(ValueError, match="u0 .* and f .* overlap"):
+    with pytest.raises(ValueError, match=r"u0 .* and f .* overlap"):
         W.check_disjoint(fields, 8)
     with pytest.raises(ValueError, match="outside the row"):
         W.check_disjoint({"u0": (0, 4), "f": (4, 5)}, 8)
     W.check_disjoint({"u0": (0, 4), "f": (4, 4)}, 8)
 
 
-@pytest.mark.parametrize("name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits",
-                                  "contact_box", "compliant_2f85"])
+@pytest.mark.parametrize(
+    "name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits", "contact_box", "compliant_2f85"]
+)
 def test_guards_change_nothing_and_no_step_writes_past_a_field(name):
     """Stepping with a sentinel after every field gives the same trajectory bit for bit, and no
     step (nor step_many) touches a sentinel: each field stays within its declared size."""
@@ -121,7 +133,7 @@ def test_a_write_past_a_field_is_named():
     solver.step(a, b, c, 1.0 / 240.0)
     rows = solver._scratch.ws.numpy()
     offset, size = model.workspace.fields["lam"]
-    rows[1, offset + size] = 0.0                 # as a kernel writing one entry past lam would
+    rows[1, offset + size] = 0.0  # as a kernel writing one entry past lam would
     solver._scratch.ws.assign(rows)
     with pytest.raises(WorkSpaceOverrunError, match=r"field\(s\) lam \("):
         solver.step(b, a, c, 1.0 / 240.0)

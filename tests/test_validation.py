@@ -44,7 +44,7 @@ def validate_file(path):
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    assert len(CODES) == 28      # 24, the two of one schema per follower, extreme gearing, non-finite mass
+    assert len(CODES) == 28  # 24, the two of one schema per follower, extreme gearing, non-finite mass
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
@@ -81,7 +81,8 @@ def test_every_invalid_sample_is_for_a_known_code(data_dir):
 def test_valid_samples_are_clean(data_dir):
     files = sorted(p for p in data_dir.glob("*.usda") if not p.name.startswith("."))  # not a save in progress
     assert {"gripper_prismatic.usda", "geared_pair.usda", "chain3.usda", "robotiq_style_linkage.usda"} <= {
-        p.name for p in files}
+        p.name for p in files
+    }
     for path in files:
         findings = validate_file(path)
         assert [f for f in findings if f.severity != INFO] == [], (path.name, findings)
@@ -107,8 +108,7 @@ def test_findings_are_sorted_errors_first_then_path():
     set_relation(stage, MimicRelation(z, lead, 1.0))
     stage.GetPrimAtPath(z).GetAttribute("physxMimicJoint:rotX:gearing").Set(0.0)
     findings = validate(stage)
-    assert [(f.severity, f.path) for f in findings] == [
-        (ERROR, z), (WARNING, foll)]
+    assert [(f.severity, f.path) for f in findings] == [(ERROR, z), (WARNING, foll)]
 
 
 # ------------------------------------------------------------------ follower drives
@@ -206,8 +206,12 @@ def test_d6_follower_with_a_free_linear_dof_is_rejected():
 
 
 def test_d6_reference_with_locked_reference_dof_is_rejected():
-    stage, foll = _d6_pair(("transX", "transY", "transZ"), reference_axis="rotY", leader_d6=True,
-                           leader_locked=("transX", "transY", "transZ", "rotY"))
+    stage, foll = _d6_pair(
+        ("transX", "transY", "transZ"),
+        reference_axis="rotY",
+        leader_d6=True,
+        leader_locked=("transX", "transY", "transZ", "rotY"),
+    )
     findings = [f for f in validate(stage) if f.code == "MIMIC_REFERENCE_TYPE"]
     assert len(findings) == 1 and "rotY" in findings[0].message
 
@@ -257,7 +261,7 @@ def test_physx_and_newton_on_one_follower_are_two_constraints():
     # a reciprocal on the leader is still redundant
     set_relation(stage, MimicRelation(lead, foll, 1.0))
     assert "MIMIC_REDUNDANT" in [f.code for f in validate(stage)]  # (the driven leader also warns as a follower)
-    for newton_multiplier, offset in ((-1.0, 0.0), (1.5, 0.0), (1.0, 0.1)):   # gain differs, or the offset
+    for newton_multiplier, offset in ((-1.0, 0.0), (1.5, 0.0), (1.0, 0.1)):  # gain differs, or the offset
         stage, r, foll, lead = samples.pair("both schemas")
         set_relation(stage, MimicRelation(foll, lead, newton_multiplier, offset, schema="newton", instance=None))
         errors = [f for f in validate(stage) if f.severity == ERROR]
@@ -290,8 +294,9 @@ def test_reference_without_limits_is_reported_once_on_the_reference():
 def test_range_check_tolerates_float32_round_off_but_not_more():
     # follower = leader / 3 with the follower's limits authored as float32(leader limits / 3):
     # exact in real numbers, off by ~1e-8 rad after float32 rounding, so no warning.
-    stage, r, foll, lead = samples.pair("thirds", follower_limits=(-10.0, 10.0), leader_limits=(-30, 30),
-                                        multiplier=1.0 / 3.0)
+    stage, r, foll, lead = samples.pair(
+        "thirds", follower_limits=(-10.0, 10.0), leader_limits=(-30, 30), multiplier=1.0 / 3.0
+    )
     assert validate(stage) == []
     # 0.01 deg outside a 20-degree range is 5e-4 of it, above RANGE_RTOL (1e-4): a warning
     prim = stage.GetPrimAtPath(foll)
@@ -302,10 +307,10 @@ def test_range_check_tolerates_float32_round_off_but_not_more():
 SVH_DECIMAL_ROUNDING = [
     # Schunk SVH hand (dex-urdf schunk_svh_hand_right.urdf), rad: leader upper, multiplier, follower upper.
     # The overshoot is the URDF's decimal rounding: 2.7e-6, 2.9e-6, 1.9e-6 and 4.1e-5 rad.
-    (0.9704, 1.01511, 0.98506),   # j3 follows Thumb_Flexion
-    (0.9704, 1.44889, 1.406),     # j4 follows Thumb_Flexion
-    (0.98175, 1.3588, 1.334),     # j12 follows Ring_Finger
-    (0.9879, 1.0, 0.98786),       # j5 follows Thumb_Opposition
+    (0.9704, 1.01511, 0.98506),  # j3 follows Thumb_Flexion
+    (0.9704, 1.44889, 1.406),  # j4 follows Thumb_Flexion
+    (0.98175, 1.3588, 1.334),  # j12 follows Ring_Finger
+    (0.9879, 1.0, 0.98786),  # j5 follows Thumb_Opposition
 ]
 
 
@@ -314,12 +319,17 @@ def test_range_check_ignores_decimal_rounding_of_source_files(leader_upper, mult
     overshoot = multiplier * leader_upper - follower_upper
     assert 1e-6 < overshoot < 1e-4 * follower_upper  # the case: a real overshoot, within RANGE_RTOL of the range
     deg = 180 / math.pi
-    stage, r, foll, lead = samples.pair("svh", follower_limits=(0.0, follower_upper * deg),
-                                        leader_limits=(0.0, leader_upper * deg), multiplier=multiplier)
+    stage, r, foll, lead = samples.pair(
+        "svh",
+        follower_limits=(0.0, follower_upper * deg),
+        leader_limits=(0.0, leader_upper * deg),
+        multiplier=multiplier,
+    )
     assert validate(stage) == []
     # the same relation ten times further out (still under 0.05 deg) is reported
     stage.GetPrimAtPath(foll).GetAttribute("physics:upperLimit").Set(
-        (multiplier * leader_upper - max(10 * overshoot, 2e-4 * follower_upper)) * deg)
+        (multiplier * leader_upper - max(10 * overshoot, 2e-4 * follower_upper)) * deg
+    )
     assert codes(validate(stage)) == {"MIMIC_RANGE_OUTSIDE_LIMITS"}
 
 
@@ -423,8 +433,7 @@ def test_followers_inside_instanced_references_are_validated():
     assert outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").IsInstanceProxy()
     assert validate(outer) == []
     holder.SetInstanceable(False)
-    outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").GetAttribute(
-        "physxMimicJoint:rotX:gearing").Set(0.0)
+    outer.GetPrimAtPath("/World/Gears/Joints/gear_follower").GetAttribute("physxMimicJoint:rotX:gearing").Set(0.0)
     assert codes(validate(outer)) == {"MIMIC_ZERO_GEARING"}
 
 

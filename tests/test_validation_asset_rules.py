@@ -21,13 +21,14 @@ from pathlib import Path
 import pytest
 
 import mimic_ext
-
 from mimic_ext.schema.asset_rules import DJ_007, DJ_007_CODES
 from mimic_ext.schema.validation import CODES, ERROR, INFO, WARNING
 
 # found, not imported: importing it here would start its plugin system inside the test process
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("omni.asset_validator") is None,
-                                reason="omniverse-asset-validator is not installed (the validator extra)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("omni.asset_validator") is None,
+    reason="omniverse-asset-validator is not installed (the validator extra)",
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -41,25 +42,33 @@ def entry_point_path(tmp_path_factory) -> Path:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     group = project["entry-points"]["omni.asset_validator"]
     folder = tmp_path_factory.mktemp("dist")
-    version = mimic_ext.__version__         # the one version source (pyproject reads it dynamically)
+    version = mimic_ext.__version__  # the one version source (pyproject reads it dynamically)
     info = folder / f"mimic_ext-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {version}\n")
     (info / "entry_points.txt").write_text(
-        "[omni.asset_validator]\n" + "".join(f"{name} = {value}\n" for name, value in group.items()))
+        "[omni.asset_validator]\n" + "".join(f"{name} = {value}\n" for name, value in group.items())
+    )
     return folder
 
 
 def _env(entry_point_path: Path) -> dict:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(entry_point_path), str(ROOT),
-                                                        os.environ.get("PYTHONPATH", "")]))
+    return dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(entry_point_path), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
 
 
 def run_validator(entry_point_path: Path, *args: str) -> tuple[int, dict[str, list[tuple[str, str, str]]]]:
     """Exit code and, per asset, the (log level, rule, message) lines the validator printed."""
     env = _env(entry_point_path)
-    out = subprocess.run([sys.executable, "-m", "omni.asset_validator", *args], capture_output=True, text=True,
-                         timeout=300, env=env, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "omni.asset_validator", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
     assert "Traceback" not in out.stdout + out.stderr, (out.stdout + out.stderr)[-3000:]
     assert "mimic_ext.schema.asset_rules:MimicAssetValidatorPlugin" in out.stdout  # the plugin was loaded
     per_asset: dict[str, list] = {}
@@ -100,9 +109,14 @@ def test_every_invalid_sample_reports_its_code_through_the_validator(data_run):
         assert {x for x in dj if x[1] == sample} == expected, (sample, dj)
 
 
-VALID = {"geared_pair.usda": set(), "gripper_prismatic.usda": set(), "gripper_prismatic_newton.usda": set(),
-         "rack_and_pinion.usda": set(), "robotiq_style_linkage.usda": set(),
-         "chain3.usda": {("INFO", "MIMIC_CHAIN")}}  # built to show the one info a chain gets
+VALID = {
+    "geared_pair.usda": set(),
+    "gripper_prismatic.usda": set(),
+    "gripper_prismatic_newton.usda": set(),
+    "rack_and_pinion.usda": set(),
+    "robotiq_style_linkage.usda": set(),
+    "chain3.usda": {("INFO", "MIMIC_CHAIN")},
+}  # built to show the one info a chain gets
 
 
 def test_valid_samples_have_no_findings_of_ours(data_run):
@@ -134,14 +148,20 @@ def test_plugin_restarts_cleanly_and_importing_it_loads_no_omni(entry_point_path
         "names = lambda: sorted(r.__name__ for r in av.CategoryRuleRegistry().get_rules('MimicJoints'))\n"
         "print('started', names())\n"
         "av.PluginManager().shutdown(); print('stopped', names())\n"
-        "av.PluginManager().initialize(); print('restarted', names())\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                         env=_env(entry_point_path))
+        "av.PluginManager().initialize(); print('restarted', names())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=_env(entry_point_path)
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     marks = ("omni before", "started", "stopped", "restarted")
     lines = [line for line in out.stdout.splitlines() if line.startswith(marks)]
-    assert lines == ["omni before False", "started ['MimicApiCheck', 'MimicJointChecker']", "stopped []",
-                     "restarted ['MimicApiCheck', 'MimicJointChecker']"]
+    assert lines == [
+        "omni before False",
+        "started ['MimicApiCheck', 'MimicJointChecker']",
+        "stopped []",
+        "restarted ['MimicApiCheck', 'MimicJointChecker']",
+    ]
 
 
 def test_only_the_kit_layer_and_the_validator_adapter_import_omni():
@@ -152,8 +172,13 @@ def test_only_the_kit_layer_and_the_validator_adapter_import_omni():
         if rel.parts[0] == "kit":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n == "omni" or n.startswith("omni.") or n == "carb" for n in names):
                 top_level = node.col_offset == 0
                 if str(rel) != "schema/asset_rules.py" or top_level:

@@ -40,7 +40,7 @@ EXT_NAME = "mimic_ext"
 TIMEOUT_S = 600
 
 # Runs inside Kit (--exec): reports JSON lines prefixed with "MIMIC_CHECK ".
-PROBE = r'''
+PROBE = r"""
 import importlib, json, sys, traceback
 import carb, carb.settings, omni.ext, omni.kit.app
 
@@ -102,21 +102,24 @@ names = {i: omni.ext.get_extension_name(i) for i in ("mimic_ext-0.1.0", "omni.ki
 report("get_extension_name", names == {"mimic_ext-0.1.0": "mimic_ext", "omni.kit.commands-1.2.3-beta.1": "omni.kit.commands",
                                        "omni.bar-tag-2.0.1": "omni.bar-tag"}, names)
 app.post_quit()
-'''
+"""
 
 
 def _kit_executable(arg: str | None) -> str:
     kit = arg or os.environ.get("MIMIC_EXT_KIT") or shutil.which("isaacsim")
     if not kit:
-        sys.exit("tools/kit_kernel_check.py: no Kit kernel: pass --kit PATH/TO/isaacsim or set MIMIC_EXT_KIT "
-                 "(install: pip install isaacsim-kernel==6.2.0.0 in a Python 3.12 venv)")
+        sys.exit(
+            "tools/kit_kernel_check.py: no Kit kernel: pass --kit PATH/TO/isaacsim or set MIMIC_EXT_KIT "
+            "(install: pip install isaacsim-kernel==6.2.0.0 in a Python 3.12 venv)"
+        )
     return kit
 
 
 def _placeholder(folder: Path, name: str) -> None:
     (folder / name / "config").mkdir(parents=True)
     (folder / name / "config" / "extension.toml").write_text(
-        f'[package]\nversion = "0.0.0"\ntitle = "placeholder for {name} (not in the bare kernel)"\n')
+        f'[package]\nversion = "0.0.0"\ntitle = "placeholder for {name} (not in the bare kernel)"\n'
+    )
 
 
 def _log_checks(output: str) -> list[dict]:
@@ -127,18 +130,24 @@ def _log_checks(output: str) -> list[dict]:
     deps_at = next((i for i, ln in enumerate(lines) if "[ext: mimic_ext-0.1.0] deps:" in ln), None)
     selected = []
     if deps_at is not None:
-        for ln in lines[deps_at + 1:]:
+        for ln in lines[deps_at + 1 :]:
             if not ln.startswith(" -> "):
                 break
             selected.append(ln.strip()[3:].split("'")[1])
     core = next((ln for ln in lines if "Searching for classes derived from 'omni.ext.IExt' in 'mimic_ext'" in ln), "")
     failed = next((ln for ln in lines if "Failed to import python module mimic_ext" in ln), "")
     return [
-        {"name": "solver", "ok": "succeeded" in solver and bool(selected),
-         "detail": {"result": solver.split("] ", 2)[-1].strip(), "dependencies_selected": selected}},
+        {
+            "name": "solver",
+            "ok": "succeeded" in solver and bool(selected),
+            "detail": {"result": solver.split("] ", 2)[-1].strip(), "dependencies_selected": selected},
+        },
         {"name": "kit_imported_core_module", "ok": bool(core), "detail": core.split("] ", 2)[-1].strip()},
-        {"name": "kit_layer_stops_at", "ok": None if failed else True,
-         "detail": (("not proved: " + failed.split("] ", 2)[-1].strip()) if failed else "no import error")},
+        {
+            "name": "kit_layer_stops_at",
+            "ok": None if failed else True,
+            "detail": (("not proved: " + failed.split("] ", 2)[-1].strip()) if failed else "no import error"),
+        },
     ]
 
 
@@ -164,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp)
         exts, deps, layout = tmp / "exts", tmp / "deps", tmp / "layout"
         exts.mkdir()
-        (exts / EXT_NAME).symlink_to(PROJECT, target_is_directory=True)   # the folder name is the extension name
+        (exts / EXT_NAME).symlink_to(PROJECT, target_is_directory=True)  # the folder name is the extension name
         (layout / "mimic_ext_config_layout" / "config").mkdir(parents=True)
         shutil.copyfile(PROJECT / "extension.toml", layout / "mimic_ext_config_layout" / "config" / "extension.toml")
         required = [n for n, spec in manifest["dependencies"].items() if not spec.get("optional")]
@@ -172,8 +181,21 @@ def main(argv: list[str] | None = None) -> int:
             _placeholder(deps, name)
         probe = tmp / "probe.py"
         probe.write_text(PROBE)
-        cmd = [kit, "omni.app.empty.kit", "--no-window", "--ext-folder", str(exts), "--ext-folder", str(deps),
-               "--ext-folder", str(layout), "--/app/extensions/registryEnabled=0", "--/log/outputStreamLevel=Info", "--exec", str(probe)]
+        cmd = [
+            kit,
+            "omni.app.empty.kit",
+            "--no-window",
+            "--ext-folder",
+            str(exts),
+            "--ext-folder",
+            str(deps),
+            "--ext-folder",
+            str(layout),
+            "--/app/extensions/registryEnabled=0",
+            "--/log/outputStreamLevel=Info",
+            "--exec",
+            str(probe),
+        ]
         env = dict(os.environ, OMNI_KIT_ACCEPT_EULA="YES", OMNI_KIT_ALLOW_ROOT="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=tmp)
     output = proc.stdout + proc.stderr
@@ -181,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         args.log.write_text(output)
     found: dict[str, dict] = {}
     decoder = json.JSONDecoder()
-    for line in output.splitlines():   # Kit echoes stdout into its log: the same report can appear twice
+    for line in output.splitlines():  # Kit echoes stdout into its log: the same report can appear twice
         if "MIMIC_CHECK " in line:
             check, _ = decoder.raw_decode(line.split("MIMIC_CHECK ", 1)[1])
             found.setdefault(check["name"], check)
@@ -196,9 +218,20 @@ def main(argv: list[str] | None = None) -> int:
     errors = [line for line in output.splitlines() if "[Error]" in line]
     for line in errors[:5]:
         print(f"KIT ERROR LINE: {line.strip()[:300]}")
-    expected = {"found", "config_layout_found", "manifest_parsed", "pipapi_modules", "settings_applied",
-                "kit_layer_import", "enabled", "carb_settings_missing_key", "get_extension_name",
-                "solver", "kit_imported_core_module", "kit_layer_stops_at"}
+    expected = {
+        "found",
+        "config_layout_found",
+        "manifest_parsed",
+        "pipapi_modules",
+        "settings_applied",
+        "kit_layer_import",
+        "enabled",
+        "carb_settings_missing_key",
+        "get_extension_name",
+        "solver",
+        "kit_imported_core_module",
+        "kit_layer_stops_at",
+    }
     seen = {c["name"] for c in checks}
     if expected - seen:
         print(f"CHECK FAIL not reported by Kit: {', '.join(sorted(expected - seen))}")

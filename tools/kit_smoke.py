@@ -92,8 +92,14 @@ def _diff(a, b, limit=20):
     out = []
     for ident in sorted(set(a) | set(b)):
         if a.get(ident) != b.get(ident):
-            lines = difflib.unified_diff((a.get(ident) or "").splitlines(), (b.get(ident) or "").splitlines(),
-                                         fromfile=ident, tofile=ident, lineterm="", n=0)
+            lines = difflib.unified_diff(
+                (a.get(ident) or "").splitlines(),
+                (b.get(ident) or "").splitlines(),
+                fromfile=ident,
+                tofile=ident,
+                lineterm="",
+                n=0,
+            )
             out.extend(list(lines)[: limit - len(out)])
         if len(out) >= limit:
             break
@@ -111,8 +117,9 @@ class Smoke:
 
     def report(self, name, status, detail):
         self.counts[status] += 1
-        print(json.dumps({"smoke": EXT_NAME, "name": name, "status": status, "detail": detail}, default=str),
-              flush=True)
+        print(
+            json.dumps({"smoke": EXT_NAME, "name": name, "status": status, "detail": detail}, default=str), flush=True
+        )
         return status
 
     async def frame(self, n=1):
@@ -138,15 +145,31 @@ class Smoke:
             root = _project_root()
             if not any(e["name"] == EXT_NAME for e in manager.get_extensions()):
                 if root is None:
-                    return self.report("extension_enabled", FAIL, {**detail, "why": (
-                        "Kit does not know mimic_ext and this script cannot tell where the project is: start Kit "
-                        "with --ext-folder (docs/kit.md), or set MIMIC_EXT_ROOT, or run the file rather than "
-                        "pasted text")})
+                    return self.report(
+                        "extension_enabled",
+                        FAIL,
+                        {
+                            **detail,
+                            "why": (
+                                "Kit does not know mimic_ext and this script cannot tell where the project is: start Kit "
+                                "with --ext-folder (docs/kit.md), or set MIMIC_EXT_ROOT, or run the file rather than "
+                                "pasted text"
+                            ),
+                        },
+                    )
                 try:
                     folder = self._search_folder(root)
                 except OSError as exc:
-                    return self.report("extension_enabled", FAIL, {**detail, "why": (
-                        f"cannot link {root} as {EXT_NAME} ({exc}): add the extension folder yourself (docs/kit.md)")})
+                    return self.report(
+                        "extension_enabled",
+                        FAIL,
+                        {
+                            **detail,
+                            "why": (
+                                f"cannot link {root} as {EXT_NAME} ({exc}): add the extension folder yourself (docs/kit.md)"
+                            ),
+                        },
+                    )
                 manager.add_path(str(folder))
                 detail["extension_folder_added"] = str(folder)
                 await self.frame()
@@ -155,18 +178,39 @@ class Smoke:
         detail["ext_id"] = manager.get_enabled_extension_id(EXT_NAME)
         try:
             kit_layer = importlib.import_module("mimic_ext.kit")
-        except Exception as exc:  # noqa: BLE001 - said in the check
-            return self.report("extension_enabled", FAIL, {**detail, "why": (
-                f"mimic_ext.kit does not import: {type(exc).__name__}: {exc} (Kit's log has the traceback)")})
+        except Exception as exc:
+            return self.report(
+                "extension_enabled",
+                FAIL,
+                {
+                    **detail,
+                    "why": (
+                        f"mimic_ext.kit does not import: {type(exc).__name__}: {exc} (Kit's log has the traceback)"
+                    ),
+                },
+            )
         import mimic_ext
 
         self.ext = kit_layer.get_extension()
-        detail.update({"mimic_ext.kit imported": True, "MimicExtension started": self.ext is not None,
-                       "loaded_from": str(Path(mimic_ext.__file__).resolve().parent)})
+        detail.update(
+            {
+                "mimic_ext.kit imported": True,
+                "MimicExtension started": self.ext is not None,
+                "loaded_from": str(Path(mimic_ext.__file__).resolve().parent),
+            }
+        )
         self.host["mimic_ext"] = detail["loaded_from"]
         if self.ext is None:
-            return self.report("extension_enabled", FAIL, {**detail, "why": (
-                "mimic_ext.kit imported but MimicExtension did not start: see Kit's log for the enable's errors")})
+            return self.report(
+                "extension_enabled",
+                FAIL,
+                {
+                    **detail,
+                    "why": (
+                        "mimic_ext.kit imported but MimicExtension did not start: see Kit's log for the enable's errors"
+                    ),
+                },
+            )
         return self.report("extension_enabled", PASS, detail)
 
     def commands(self):
@@ -177,8 +221,11 @@ class Smoke:
         names = [c.__name__.removesuffix("Command") for c in COMMANDS]
         missing = [n for n in names if omni.kit.commands.get_command_class(n) is None]
         private = omni.kit.commands.get_command_class("_MimicEdit") is not None
-        detail = {"registered": [n for n in names if n not in missing], "missing": missing,
-                  "_MimicEdit registered": private}
+        detail = {
+            "registered": [n for n in names if n not in missing],
+            "missing": missing,
+            "_MimicEdit registered": private,
+        }
         return self.report("commands_registered", FAIL if missing or private else PASS, detail)
 
     # -- 2. a sample --------------------------------------------------------------------------------
@@ -186,7 +233,11 @@ class Smoke:
         import mimic_ext
 
         given = Path(name)
-        return given if given.is_absolute() or given.exists() else Path(mimic_ext.__file__).resolve().parents[1] / "data" / name
+        return (
+            given
+            if given.is_absolute() or given.exists()
+            else Path(mimic_ext.__file__).resolve().parents[1] / "data" / name
+        )
 
     async def sample(self, name):
         import omni.usd
@@ -227,8 +278,16 @@ class Smoke:
         from mimic_ext.schema import PHYSX, read_relations
 
         rel = next((r for r in read_relations(stage) if r.schema == PHYSX), None)
-        names = ("SetMimicGearing", "SetMimicOffset", "SetMimicReferenceJoint", "SetMimicCompliance",
-                 "RemoveMimicJoint", "AddMimicJoint", "ConvertMimicSchema", "RemoveMimicDuplicate")
+        names = (
+            "SetMimicGearing",
+            "SetMimicOffset",
+            "SetMimicReferenceJoint",
+            "SetMimicCompliance",
+            "RemoveMimicJoint",
+            "AddMimicJoint",
+            "ConvertMimicSchema",
+            "RemoveMimicDuplicate",
+        )
         if rel is None:
             for n in (*names, "undo_all"):
                 self.report(f"{tag}/command/{n}", NOT_RUN, {"why": "the stage has no PhysxMimicJointAPI relation"})
@@ -241,12 +300,24 @@ class Smoke:
         plan = [
             ("SetMimicGearing", {**common, "gearing": 2.0 * gearing if gearing else -1.0}),
             ("SetMimicOffset", {**common, "offset": offset + 1.0}),
-            ("SetMimicReferenceJoint", {**common, "reference_joint_path": rel.leader,
-                                        "reference_axis": "rotZ" if axis == "rotY" else "rotY"}),
+            (
+                "SetMimicReferenceJoint",
+                {**common, "reference_joint_path": rel.leader, "reference_axis": "rotZ" if axis == "rotY" else "rotY"},
+            ),
             ("SetMimicCompliance", {**common, "natural_frequency": nf + 10.0, "damping_ratio": dr + 0.5}),
             ("RemoveMimicJoint", {**common, "schema": PHYSX}),
-            ("AddMimicJoint", {**common, "reference_joint_path": rel.leader, "gearing": gearing, "offset": offset,
-                               "reference_axis": axis, "natural_frequency": nf, "damping_ratio": dr}),
+            (
+                "AddMimicJoint",
+                {
+                    **common,
+                    "reference_joint_path": rel.leader,
+                    "gearing": gearing,
+                    "offset": offset,
+                    "reference_axis": axis,
+                    "natural_frequency": nf,
+                    "damping_ratio": dr,
+                },
+            ),
             ("ConvertMimicSchema", {"prim_path": rel.follower, "to_schema": "newton"}),
         ]
         from mimic_ext.schema.schema_choice import carried_schemas
@@ -264,8 +335,11 @@ class Smoke:
             after = _layer_texts(stage)
             detail = {"kwargs": kwargs, "executed": bool(ok)}
             if not ok:
-                self.report(f"{tag}/command/{name}", FAIL, {**detail, "why": "execute returned (False, None): see the "
-                                                            "command's error line in Kit's log"})
+                self.report(
+                    f"{tag}/command/{name}",
+                    FAIL,
+                    {**detail, "why": "execute returned (False, None): see the command's error line in Kit's log"},
+                )
                 continue
             done += 1
             detail["changed_layers"] = [i for i in after if after[i] != before.get(i)]
@@ -291,9 +365,15 @@ class Smoke:
             omni.kit.undo.undo()
             await self.frame()
         back = _layer_texts(stage)
-        self.report(f"{tag}/command/undo_all", PASS if back == opened else FAIL,
-                    {"undone": done, "layers_as_opened": back == opened,
-                     **({} if back == opened else {"why": "\n".join(_diff(opened, back))})})
+        self.report(
+            f"{tag}/command/undo_all",
+            PASS if back == opened else FAIL,
+            {
+                "undone": done,
+                "layers_as_opened": back == opened,
+                **({} if back == opened else {"why": "\n".join(_diff(opened, back))}),
+            },
+        )
 
     async def sweep(self, tag, stage, engine, report_dir):
         """The extension's in-stage sweep runner on ``engine``; returns its SweepResult or None."""
@@ -328,17 +408,31 @@ class Smoke:
         await self.frame()
         after = _layer_texts(stage)
         result = runner.result
-        detail = {"engine": runner.engine_label, "runner": runner.status, "message": runner.message,
-                  "seconds": seconds, "frames_while_running": runner.frames_while_running,
-                  "layers_unchanged": after == before, "reports": {k: str(v) for k, v in runner.report_paths.items()}}
+        detail = {
+            "engine": runner.engine_label,
+            "runner": runner.status,
+            "message": runner.message,
+            "seconds": seconds,
+            "frames_while_running": runner.frames_while_running,
+            "layers_unchanged": after == before,
+            "reports": {k: str(v) for k, v in runner.report_paths.items()},
+        }
         problems = []
         if result is None:
             problems.append(f"the sweep did not finish: {runner.message}")
         else:
             detail["fet022"] = result.status
-            detail["followers"] = [{"follower": f.follower, "status": f.status, "motion_ratio": f.motion_ratio,
-                                    "expected": abs(f.gearing), "ratio_error": f.ratio_error,
-                                    "messages": f.messages} for f in result.followers]
+            detail["followers"] = [
+                {
+                    "follower": f.follower,
+                    "status": f.status,
+                    "motion_ratio": f.motion_ratio,
+                    "expected": abs(f.gearing),
+                    "ratio_error": f.ratio_error,
+                    "messages": f.messages,
+                }
+                for f in result.followers
+            ]
             if result.warnings:
                 detail["warnings"] = result.warnings
             if result.status != "pass":
@@ -370,14 +464,19 @@ class Smoke:
                 continue
             bound = tol if mode == "absolute" else tol * abs(f.gearing)
             gap = abs(f.motion_ratio - w.motion_ratio)
-            row = {"follower": f.follower, "kit-physx": [f.status, f.motion_ratio], "warp": [w.status, w.motion_ratio],
-                   "difference": gap, "bound": bound}
+            row = {
+                "follower": f.follower,
+                "kit-physx": [f.status, f.motion_ratio],
+                "warp": [w.status, w.motion_ratio],
+                "difference": gap,
+                "bound": bound,
+            }
             rows.append(row)
             if f.status != w.status:
                 problems.append(f"{f.follower}: {f.status} on kit-physx, {w.status} on warp")
             elif f.motion_ratio != f.motion_ratio and w.motion_ratio != w.motion_ratio:
                 row["difference"] = "no ratio measured on either (e.g. rejected by the validator)"
-            elif not gap <= bound:    # also fails when only one of them measured a ratio (NaN)
+            elif not gap <= bound:  # also fails when only one of them measured a ratio (NaN)
                 problems.append(f"{f.follower}: motion ratios differ by {gap:.4g} (> {bound:g})")
         problems += [f"{p}: only warp swept it" for p in by_path if p not in {f.follower for f in physx.followers}]
         detail = {"followers": rows, "tolerance": f"{tol:g} ({mode}), FET022's gear_ratio_tolerance"}
@@ -395,13 +494,13 @@ class Smoke:
                     await self.sample(stage)
             else:
                 self.report("everything_else", NOT_RUN, {"why": "the extension did not start"})
-        except Exception:  # noqa: BLE001 - the smoke itself broke: said as a failed check, then the verdict
+        except Exception:
             self.report("smoke_script", FAIL, {"why": traceback.format_exc()})
         try:
             import warp
 
             self.host["warp"] = warp.config.version
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.host["warp"] = "not importable"
         for attr in ("get_app_name", "get_app_version", "get_kit_version"):
             fn = getattr(self.app, attr, None)
@@ -409,11 +508,28 @@ class Smoke:
                 self.host[attr[4:]] = fn()
         verdict = "fail" if self.counts[FAIL] else "incomplete" if self.counts[NOT_RUN] else "pass"
         code = EXIT_CODES[verdict]
-        print(json.dumps({"smoke": EXT_NAME, "verdict": verdict, "counts": self.counts, "exit_code": code,
-                          "host": self.host, "out": str(self.out)}, default=str), flush=True)
+        print(
+            json.dumps(
+                {
+                    "smoke": EXT_NAME,
+                    "verdict": verdict,
+                    "counts": self.counts,
+                    "exit_code": code,
+                    "host": self.host,
+                    "out": str(self.out),
+                },
+                default=str,
+            ),
+            flush=True,
+        )
         if self.opts["quit"]:
             self.app.post_quit(code)
         return code
 
 
+# the loop holds only a weak reference to a task: keep a strong one until it ends (asyncio's
+# documented pattern for background tasks)
+_RUNNING: set[asyncio.Future] = set()
 _task = asyncio.ensure_future(Smoke(_options(sys.argv)).run())
+_RUNNING.add(_task)
+_task.add_done_callback(_RUNNING.discard)

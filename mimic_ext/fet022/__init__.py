@@ -11,15 +11,27 @@ from __future__ import annotations
 from ..lazy_exports import lazy_getattr
 
 _EXPORTS = {
-    "run": "runner", "versions": "runner",
-    "SweepConfig": "config", "TestDrive": "config", "load_config": "config",
-    "SweepResult": "result", "FollowerResult": "result", "ReferenceResult": "result", "RunResult": "result",
-    "SweepEngine": "engines", "Trace": "engines", "get_engine": "engines", "register_engine": "engines",
-    "stage_without": "engines", "ReadRelation": "engines", "EngineNotApplicable": "engines",
-    "sweep_paths": "batch", "collect_stages": "batch",
+    "run": "runner",
+    "versions": "runner",
+    "SweepConfig": "config",
+    "TestDrive": "config",
+    "load_config": "config",
+    "SweepResult": "result",
+    "FollowerResult": "result",
+    "ReferenceResult": "result",
+    "RunResult": "result",
+    "SweepEngine": "engines",
+    "Trace": "engines",
+    "get_engine": "engines",
+    "register_engine": "engines",
+    "stage_without": "engines",
+    "ReadRelation": "engines",
+    "EngineNotApplicable": "engines",
+    "sweep_paths": "batch",
+    "collect_stages": "batch",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
 
 

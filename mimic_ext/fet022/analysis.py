@@ -36,7 +36,6 @@ from ..schema.relation import PHYSX
 from .config import SweepConfig
 from .discovery import FollowerCase
 from .harness import HarnessPair, harness_pair
-
 from .result import FAIL, PASS
 
 MATCH, REVERSED, UNDETERMINED = "match", "reversed", "undetermined"
@@ -48,18 +47,18 @@ DIRECTION_FLOOR = 1e-3
 
 @dataclass
 class Measurement:
-    harness: HarnessPair           # the harness's measures (its motion ratio among them)
-    measured_ratio: float          # our signed least-squares slope, USD units
-    ratio_error: float             # |judged measure - |gearing||
-    ratio_error_relative: float    # ratio_error / |gearing| (inf when gearing is 0)
-    max_error_si: float            # rad or m
+    harness: HarnessPair  # the harness's measures (its motion ratio among them)
+    measured_ratio: float  # our signed least-squares slope, USD units
+    ratio_error: float  # |judged measure - |gearing||
+    ratio_error_relative: float  # ratio_error / |gearing| (inf when gearing is 0)
+    max_error_si: float  # rad or m
     direction: str
-    rest_offset: float             # authored-convention offset at the start of the sweep (USD units)
-    rest_offset_error_si: float    # |measured - authored| offset in SI
+    rest_offset: float  # authored-convention offset at the start of the sweep (USD units)
+    rest_offset_error_si: float  # |measured - authored| offset in SI
     samples_used: int
-    reference_excursion: float     # max |d_ref| (USD units)
-    offset_error_start: float = math.nan   # |q_f - (m q_ref + c)| at the first sample, SI
-    offset_error_end: float = math.nan     # at the last sample
+    reference_excursion: float  # max |d_ref| (USD units)
+    offset_error_start: float = math.nan  # |q_f - (m q_ref + c)| at the first sample, SI
+    offset_error_end: float = math.nan  # at the last sample
     status: str = PASS
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -81,9 +80,15 @@ def fit_ratio(d_ref: np.ndarray, d_f: np.ndarray, min_fraction: float) -> tuple[
     return float(np.dot(x, y) / np.dot(x, x)), int(mask.sum())
 
 
-def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepConfig,
-          reference_excursion_si: float | None = None, planned_excursion_si: float | None = None,
-          blocked_because: str | None = None) -> Measurement:
+def judge(
+    case: FollowerCase,
+    q_ref: np.ndarray,
+    q_f: np.ndarray,
+    config: SweepConfig,
+    reference_excursion_si: float | None = None,
+    planned_excursion_si: float | None = None,
+    blocked_because: str | None = None,
+) -> Measurement:
     """Measure and judge one follower from its and its reference's positions (SI) at the samples."""
     q_ref = np.asarray(q_ref, dtype=float)
     q_f = np.asarray(q_f, dtype=float)
@@ -110,14 +115,22 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
     # offset at the start of the sweep, in the authored convention and units
     qf0, ql0 = q_f[0] / case.follower_scale, q_ref[0] / case.reference_scale
     if case.relation.schema == PHYSX:
-        rest = -(qf0 + case.gearing * ql0)          # q_f + g q_ref + o = 0
+        rest = -(qf0 + case.gearing * ql0)  # q_f + g q_ref + o = 0
     else:
-        rest = qf0 - case.gearing * ql0             # q_f = c0 + c1 q_ref
+        rest = qf0 - case.gearing * ql0  # q_f = c0 + c1 q_ref
     rest_err_si = abs(rest - case.offset) * case.follower_scale
     out = Measurement(
-        harness=pair, measured_ratio=slope, ratio_error=err, ratio_error_relative=rel,
-        max_error_si=max_err, direction=direction, rest_offset=rest, rest_offset_error_si=rest_err_si,
-        samples_used=used, reference_excursion=float(np.max(np.abs(d_ref))) if d_ref.size else 0.0)
+        harness=pair,
+        measured_ratio=slope,
+        ratio_error=err,
+        ratio_error_relative=rel,
+        max_error_si=max_err,
+        direction=direction,
+        rest_offset=rest,
+        rest_offset_error_si=rest_err_si,
+        samples_used=used,
+        reference_excursion=float(np.max(np.abs(d_ref))) if d_ref.size else 0.0,
+    )
     c = case.relation.offset
     if q_f.size:
         out.offset_error_start = float(abs(q_f[0] - (m * q_ref[0] + c)))
@@ -125,15 +138,25 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
 
     unit_f = "m" if case.follower_kind == joints.PRISMATIC else "rad"
     judged = rel if config.tolerance_mode == "relative" else err
-    tol_text = (f"{config.gear_ratio_tolerance:g} relative" if config.tolerance_mode == "relative"
-                else f"{config.gear_ratio_tolerance:g} absolute")
-    if reference_excursion_si is not None and planned_excursion_si and \
-            reference_excursion_si < config.min_excursion_fraction * planned_excursion_si:
+    tol_text = (
+        f"{config.gear_ratio_tolerance:g} relative"
+        if config.tolerance_mode == "relative"
+        else f"{config.gear_ratio_tolerance:g} absolute"
+    )
+    if (
+        reference_excursion_si is not None
+        and planned_excursion_si
+        and reference_excursion_si < config.min_excursion_fraction * planned_excursion_si
+    ):
         out.status = FAIL
         out.messages.append(
             f"the swept joint moved only {reference_excursion_si:.4g} of the planned {planned_excursion_si:.4g} "
-            f"(SI): " + (blocked_because or "its drive is too weak or something blocks it "
-                         "(limits of a follower act on the reference too)"))
+            f"(SI): "
+            + (
+                blocked_because
+                or "its drive is too weak or something blocks it (limits of a follower act on the reference too)"
+            )
+        )
     elif not math.isfinite(slope):
         out.status = FAIL
         out.messages.append(f"reference {case.reference} did not move during the sweep: no ratio can be measured")
@@ -142,7 +165,8 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
         what = "motion ratio" if config.ratio_measure == "motion_ratio" else "fitted slope magnitude"
         out.messages.append(
             f"{what} {motion:.6g} differs from |gearing| {g:.6g} by {err:.4g} ({rel:.2%}), over the "
-            f"{tol_text} tolerance; max pointwise error {max_err:.4g} {unit_f}")
+            f"{tol_text} tolerance; max pointwise error {max_err:.4g} {unit_f}"
+        )
     if direction == REVERSED:
         word = lambda sign: "with" if sign > 0 else "against"  # noqa: E731
         if case.relation.schema == PHYSX:
@@ -151,25 +175,28 @@ def judge(case: FollowerCase, q_ref: np.ndarray, q_f: np.ndarray, config: SweepC
             rule = f"NewtonMimicAPI coef1 {case.gearing:g} (q_f = coef0 + coef1*q_ref)"
         out.warnings.append(
             f"direction mismatch: the follower moves {word(slope)} its reference (measured ratio {slope:+.4g}) "
-            f"but {rule} says it moves {word(case.expected_sign)} it")
+            f"but {rule} says it moves {word(case.expected_sign)} it"
+        )
     tol_off = config.rest_offset_tolerance_m if unit_f == "m" else config.rest_offset_tolerance_rad
     worst = max(out.offset_error_start, out.offset_error_end)
     if worst > tol_off:
         when = "start" if out.offset_error_start >= out.offset_error_end else "end"
         q_at = (q_f[0], q_ref[0]) if when == "start" else (q_f[-1], q_ref[-1])
-        text = (f"offset check: at the {when} of the sweep the follower is at {q_at[0]:.5g} {unit_f}, "
-                f"{worst:.3g} {unit_f} from multiplier * q_ref + offset = {m:.6g} * {q_at[1]:.5g} + {c:.6g} "
-                f"(tolerance {tol_off:g} {unit_f})")
+        text = (
+            f"offset check: at the {when} of the sweep the follower is at {q_at[0]:.5g} {unit_f}, "
+            f"{worst:.3g} {unit_f} from multiplier * q_ref + offset = {m:.6g} * {q_at[1]:.5g} + {c:.6g} "
+            f"(tolerance {tol_off:g} {unit_f})"
+        )
         if case.relation.compliant:
             out.warnings.append(text + ": a compliant relation may sag")
         else:
             out.status = FAIL
-            out.messages.append(text + ": the engine reads another offset, or the follower is held off its "
-                                "relation")
+            out.messages.append(text + ": the engine reads another offset, or the follower is held off its relation")
     if rest_err_si > tol_off:
         unit_u = "deg" if case.follower_kind == joints.REVOLUTE else "stage units"
         what = "offset" if case.relation.schema == PHYSX else "coef0"
         out.warnings.append(
             f"rest offset mismatch: at the start of the sweep the positions give {what} {rest:.4g} {unit_u}, "
-            f"authored {case.offset:g} ({rest_err_si:.3g} {unit_f} apart, tolerance {tol_off:g})")
+            f"authored {case.offset:g} ({rest_err_si:.3g} {unit_f} apart, tolerance {tol_off:g})"
+        )
     return out

@@ -27,10 +27,11 @@ import os
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import MimicInputError
 from .config import SweepConfig
@@ -57,7 +58,7 @@ def _dependencies(path: Path) -> set[Path]:
     try:
         check_regular_file(path, "stage")
         sublayers, references, payloads = UsdUtils.ExtractExternalReferences(str(path))
-    except Exception:  # noqa: BLE001  (an unreadable file is swept, and its error reported, later)
+    except Exception:
         return set()
     layer_dir = path.parent
     out = set()
@@ -97,7 +98,7 @@ def roots_only(files: list[Path]) -> list[Path]:
             continue
         covered.add(p)
         stack.extend(deps_of.get(p, ()))
-    for f in files:                       # members of a cycle nobody outside it composes
+    for f in files:  # members of a cycle nobody outside it composes
         if resolved[f] not in covered:
             keep.append(f)
             stack = [resolved[f]]
@@ -124,11 +125,18 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
         p = Path(item)
         if p.is_dir():
             walker = p.rglob("*") if recursive else p.glob("*")
-            found = sorted(f for f in walker if f.is_file() and f.suffix.lower() in STAGE_SUFFIXES
-                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            found = sorted(
+                f
+                for f in walker
+                if f.is_file()
+                and f.suffix.lower() in STAGE_SUFFIXES
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
             if not found:
-                raise MimicInputError(f"{p}: no USD files (.usd, .usda, .usdc, .usdz) in this folder"
-                                      + ("" if recursive else " (use --recursive to look in sub-folders)"))
+                raise MimicInputError(
+                    f"{p}: no USD files (.usd, .usda, .usdc, .usdz) in this folder"
+                    + ("" if recursive else " (use --recursive to look in sub-folders)")
+                )
             out.extend(roots_only(found))
         else:
             out.append(p)
@@ -144,12 +152,14 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
 
 # ----------------------------------------------------------------------------- one unit
 def error_result(asset: str, reason: str, config: SweepConfig, seconds: float = 0.0, engine: str = "") -> SweepResult:
-    return SweepResult(asset=asset, status=ERROR, reason=reason, config=config.to_dict(), engine=engine,
-                       timings={"total_s": seconds})
+    return SweepResult(
+        asset=asset, status=ERROR, reason=reason, config=config.to_dict(), engine=engine, timings={"total_s": seconds}
+    )
 
 
-def sweep_one(path: str | os.PathLike, config: SweepConfig, engine: str = "warp",
-              engine_options: dict[str, Any] | None = None) -> SweepResult:
+def sweep_one(
+    path: str | os.PathLike, config: SweepConfig, engine: str = "warp", engine_options: dict[str, Any] | None = None
+) -> SweepResult:
     """``run`` on one file with one engine, turning every exception into an error result (never raises)."""
     t0 = time.perf_counter()
     try:
@@ -159,14 +169,15 @@ def sweep_one(path: str | os.PathLike, config: SweepConfig, engine: str = "warp"
         return run(path, config, get_engine(engine, **(engine_options or {})), label=engine)
     except MimicInputError as exc:
         return error_result(str(path), str(exc), config, time.perf_counter() - t0, engine)
-    except Exception as exc:  # noqa: BLE001  (a defect in one stage must not stop the others)
-        res = error_result(str(path), f"internal error: {type(exc).__name__}: {exc}", config,
-                           time.perf_counter() - t0, engine)
+    except Exception as exc:
+        res = error_result(
+            str(path), f"internal error: {type(exc).__name__}: {exc}", config, time.perf_counter() - t0, engine
+        )
         res.details = traceback.format_exc()
         return res
 
 
-Unit = tuple[Path, str]                      # (stage, engine label)
+Unit = tuple[Path, str]  # (stage, engine label)
 Report = Callable[[int, SweepResult], None]  # (unit index, its result)
 
 
@@ -177,8 +188,13 @@ class _Retries:
 
 
 def _died(unit: Unit, config: SweepConfig, where: str) -> SweepResult:
-    return error_result(str(unit[0]), f"the {where} sweeping this stage died twice (a crash in native code, or "
-                        f"the machine ran out of memory); run it alone to see why", config, engine=unit[1])
+    return error_result(
+        str(unit[0]),
+        f"the {where} sweeping this stage died twice (a crash in native code, or "
+        f"the machine ran out of memory); run it alone to see why",
+        config,
+        engine=unit[1],
+    )
 
 
 # ----------------------------------------------------------------------------- local pool
@@ -193,8 +209,9 @@ def _pool_context(engine_options: dict[str, Any]):
     return ctx
 
 
-def _pool_once(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int,
-               report: Report) -> list[int]:
+def _pool_once(
+    units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
+) -> list[int]:
     """Sweep ``units`` in one pool; return the indices whose worker died."""
     broken: list[int] = []
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options)) as pool:
@@ -208,8 +225,9 @@ def _pool_once(units: list[tuple[int, Unit]], config: SweepConfig, options: dict
     return broken
 
 
-def _run_pool(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int,
-              report: Report) -> None:
+def _run_pool(
+    units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
+) -> None:
     broken = _pool_once(units, config, options, jobs, report)
     # a worker that died takes the pool down: retry those units one per pool, so that the
     # one that kills its worker is named and the others still get their result
@@ -220,8 +238,9 @@ def _run_pool(units: list[tuple[int, Unit]], config: SweepConfig, options: dict[
             report(i, _died(by_index[i], config, "worker process"))
 
 
-def _run_local(units: list[Unit], config: SweepConfig, options: dict[str, Any], jobs: int | None,
-               report: Report) -> int:
+def _run_local(
+    units: list[Unit], config: SweepConfig, options: dict[str, Any], jobs: int | None, report: Report
+) -> int:
     """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used."""
     cpus = os.cpu_count() or 1
     pool_jobs = max(1, min(jobs or cpus, len(units)))
@@ -262,14 +281,21 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
     client, owned = _dask_client(scheduler)
     try:
         run_id = uuid.uuid4().hex[:8]
-        tries = {i: 0 for i in range(len(units))}
+        tries = dict.fromkeys(range(len(units)), 0)
 
         def submit(i: int):
-            return client.submit(sweep_one, str(units[i][0]), config, units[i][1], options, pure=False,
-                                 key=f"fet022-{run_id}-{i}-{tries[i]}")
+            return client.submit(
+                sweep_one,
+                str(units[i][0]),
+                config,
+                units[i][1],
+                options,
+                pure=False,
+                key=f"fet022-{run_id}-{i}-{tries[i]}",
+            )
 
         futures: dict[str, int] = {}
-        held = []                              # a future nobody holds is released by Dask
+        held = []  # a future nobody holds is released by Dask
         for i in range(len(units)):
             held.append(submit(i))
             futures[held[-1].key] = i
@@ -278,7 +304,7 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
             i = futures[fut.key]
             try:
                 res = fut.result()
-            except Exception:  # noqa: BLE001  (KilledWorker, a lost connection: the unit did not finish)
+            except Exception:
                 if tries[i] == 0:
                     tries[i] = 1
                     _Retries.count += 1
@@ -296,10 +322,17 @@ def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], s
 
 
 # ----------------------------------------------------------------------------- the run
-def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig | None = None,
-                engine: str | Sequence[str] = "warp", engine_options: dict[str, Any] | None = None,
-                jobs: int | None = None, recursive: bool = False, progress: Progress | None = None,
-                executor: str = "local", scheduler=None) -> RunResult:
+def sweep_paths(
+    inputs: Sequence[str | os.PathLike],
+    config: SweepConfig | None = None,
+    engine: str | Sequence[str] = "warp",
+    engine_options: dict[str, Any] | None = None,
+    jobs: int | None = None,
+    recursive: bool = False,
+    progress: Progress | None = None,
+    executor: str = "local",
+    scheduler=None,
+) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
 
     ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None (defaults).
@@ -342,7 +375,12 @@ def sweep_paths(inputs: Sequence[str | os.PathLike], config: SweepConfig | None 
         used = _run_dask(units, cfg, options, scheduler, report)
     else:
         used = _run_local(units, cfg, options, jobs, report)
-    run = RunResult(stages=[r for r in results if r is not None], config=cfg.to_dict(),
-                    wall_seconds=time.perf_counter() - t0, jobs=used, retried=_Retries.count)
-    run.versions = next((s.versions for s in run.stages if s.versions), None) or {}
+    run = RunResult(
+        stages=[r for r in results if r is not None],
+        config=cfg.to_dict(),
+        wall_seconds=time.perf_counter() - t0,
+        jobs=used,
+        retried=_Retries.count,
+    )
+    run.versions = next((s.versions for s in run.stages if s.versions), {})
     return run

@@ -26,10 +26,10 @@ MIN_VOLUME = 1e-9
 class Explosion:
     """The box check of one environment: largest volume over the start volume, and when."""
 
-    ratio: float                 # max volume / start volume (nan when the check could not run)
-    start_volume: float          # m^3
-    sample: int | None           # first sample index over the limit, None when none was
-    why_not: str = ""            # why the check could not run (then ratio is nan)
+    ratio: float  # max volume / start volume (nan when the check could not run)
+    start_volume: float  # m^3
+    sample: int | None  # first sample index over the limit, None when none was
+    why_not: str = ""  # why the check could not run (then ratio is nan)
 
 
 def body_radii(stage, bodies) -> dict[str, float]:
@@ -42,8 +42,9 @@ def body_radii(stage, bodies) -> dict[str, float]:
     from ..schema.joints import meters_per_unit
 
     mpu = meters_per_unit(stage)
-    cache = UsdGeom.BBoxCache(Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.render,
-                                                       UsdGeom.Tokens.proxy])
+    cache = UsdGeom.BBoxCache(
+        Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.render, UsdGeom.Tokens.proxy]
+    )
     out: dict[str, float] = {}
     for path in bodies:
         body = stage.GetPrimAtPath(path)
@@ -102,17 +103,21 @@ class BoxCheck:
             vol = np.prod(sides(self.radii, env), axis=1)
         else:
             pts = np.stack([np.asarray(self.body_positions[n][env], float) for n in self.names], axis=1)
-            vol = np.prod(_extents(pts, self.r), axis=1)                     # pts: (samples, bodies, 3)
+            vol = np.prod(_extents(pts, self.r), axis=1)  # pts: (samples, bodies, 3)
         start = float(vol[0])
         if not (start > MIN_VOLUME and math.isfinite(start)):
             return Explosion(math.nan, start, None, f"the bodies' start box has no volume ({start:.3g} m^3)")
         ratio = vol / start
-        over = np.nonzero(~(ratio <= self.limit))[0]          # NaN counts as over: a body that flew off to NaN
-        return Explosion(ratio=float(np.nanmax(ratio)) if np.isfinite(ratio).any() else math.nan,
-                         start_volume=start, sample=int(over[0]) if over.size else None)
+        over = np.nonzero(~(ratio <= self.limit))[0]  # NaN counts as over: a body that flew off to NaN
+        return Explosion(
+            ratio=float(np.nanmax(ratio)) if np.isfinite(ratio).any() else math.nan,
+            start_volume=start,
+            sample=int(over[0]) if over.size else None,
+        )
 
 
-def explosion(body_positions: dict[str, np.ndarray], radii: dict[str, float], env: int,
-              limit: float) -> Explosion | None:
+def explosion(
+    body_positions: dict[str, np.ndarray], radii: dict[str, float], env: int, limit: float
+) -> Explosion | None:
     """The check for environment ``env``; None when the engine reported no body positions."""
     return BoxCheck(body_positions, radii, limit).explosion(env)

@@ -47,45 +47,90 @@ def _jobs(text: str) -> int:
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser(
-        "sweep", help="FET022 mimic_joint: sweep reference joints, check follower motion ratios",
+        "sweep",
+        help="FET022 mimic_joint: sweep reference joints, check follower motion ratios",
         description="Run the FET022 'mimic_joint' conformance test: drive each reference joint through its range "
-                    "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
-                    "The stage files are only read.\n\n" + "\n".join(CONVENTION_LINES),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("stages", nargs="+", metavar="STAGE_OR_FOLDER",
-                   help="USD files, or folders whose USD files are all swept (one level deep)")
+        "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
+        "The stage files are only read.\n\n" + "\n".join(CONVENTION_LINES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "stages",
+        nargs="+",
+        metavar="STAGE_OR_FOLDER",
+        help="USD files, or folders whose USD files are all swept (one level deep)",
+    )
     p.add_argument("--recursive", action="store_true", help="also sweep USD files in sub-folders")
-    p.add_argument("--config", metavar="FILE", help="YAML file of settings over the defaults (and over the file MIMIC_EXT_FET022_CONFIG names); "
-                   "mimic_ext/fet022/fet022.yaml lists every setting")
-    p.add_argument("--tolerance", type=_positive, metavar="X",
-                   help="gear_ratio_tolerance: allowed |ratio - |gearing|| (absolute by default, as the harness; 0.10)")
-    p.add_argument("--tolerance-mode", choices=("relative", "absolute"),
-                   help="relative: error/|gearing| <= X; absolute: error <= X in the authored units")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML file of settings over the defaults (and over the file MIMIC_EXT_FET022_CONFIG names); "
+        "mimic_ext/fet022/fet022.yaml lists every setting",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=_positive,
+        metavar="X",
+        help="gear_ratio_tolerance: allowed |ratio - |gearing|| (absolute by default, as the harness; 0.10)",
+    )
+    p.add_argument(
+        "--tolerance-mode",
+        choices=("relative", "absolute"),
+        help="relative: error/|gearing| <= X; absolute: error <= X in the authored units",
+    )
     p.add_argument("--sweep-seconds", type=_positive, metavar="S", help="duration of the lo->hi->lo sweep (s)")
     p.add_argument("--settle-seconds", type=float, metavar="S", help="hold at the start pose before sampling (s)")
     p.add_argument("--physics-fps", type=_positive, metavar="HZ", help="solver steps per second")
-    p.add_argument("--report", metavar="DIR",
-                   help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, and the harness's "
-                        f"result.json per stage under {RESULT_DIR}/)")
-    p.add_argument("--json", metavar="FILE",
-                   help="write the JSON report (schema: mimic_ext/fet022/report.schema.json); - for stdout")
-    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per follower and engine); - for stdout")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with one plot per follower; "
-                                                  "- for stdout")
-    p.add_argument("--result-json", metavar="DIR",
-                   help="write the public harness's result.json for every stage and engine, as "
-                        "DIR/<stage>/<engine>/result.json (on by default with --report)")
+    p.add_argument(
+        "--report",
+        metavar="DIR",
+        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, and the harness's "
+        f"result.json per stage under {RESULT_DIR}/)",
+    )
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the JSON report (schema: mimic_ext/fet022/report.schema.json); - for stdout",
+    )
+    p.add_argument(
+        "--junit", metavar="FILE", help="write JUnit XML (one testcase per follower and engine); - for stdout"
+    )
+    p.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML report with one plot per follower; - for stdout"
+    )
+    p.add_argument(
+        "--result-json",
+        metavar="DIR",
+        help="write the public harness's result.json for every stage and engine, as "
+        "DIR/<stage>/<engine>/result.json (on by default with --report)",
+    )
     p.add_argument("--no-samples", action="store_true", help="leave the sampled displacements out of the JSON")
-    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
-                   help="worker processes (default: a pool only when it pays off; 1: never)")
-    p.add_argument("--engine", default="warp", metavar="NAMES",
-                   help="physics engine(s), comma-separated: warp (mimic_ext's own solver, default), physx, newton, "
-                        "mujoco; several print a conformance matrix (follower x engine)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        metavar="N",
+        help="worker processes (default: a pool only when it pays off; 1: never)",
+    )
+    p.add_argument(
+        "--engine",
+        default="warp",
+        metavar="NAMES",
+        help="physics engine(s), comma-separated: warp (mimic_ext's own solver, default), physx, newton, "
+        "mujoco; several print a conformance matrix (follower x engine)",
+    )
     p.add_argument("--device", default="cpu", help="Warp device for the warp engine (cpu, cuda:0, ...)")
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="where stages run: here and in a local pool (default) or on a Dask cluster")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask "
-                                                          "(workers must see the stage files at the same paths)")
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where stages run: here and in a local pool (default) or on a Dask cluster",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address for --executor dask (workers must see the stage files at the same paths)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -94,8 +139,12 @@ def _progress(done: int, total: int, res) -> None:
     t = res.timings.get("total_s", 0.0)
     note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable") else ""
     engine = f" [{res.engine}]" if res.engine else ""
-    print(f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
-          f"{t:.2f} s{note}", file=sys.stderr, flush=True)
+    print(
+        f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
+        f"{t:.2f} s{note}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _engines(text: str, device: str) -> list[str]:
@@ -137,17 +186,31 @@ def cmd_sweep(args) -> int:
     from .batch import collect_stages, sweep_paths
     from .config import load_config
     from .engines import check_engine
-    from .reports import (format_console, format_html, format_json, format_junit, result_paths, write_html,
-                          write_json, write_junit, write_result_json)
+    from .reports import (
+        format_console,
+        format_html,
+        format_json,
+        format_junit,
+        result_paths,
+        write_html,
+        write_json,
+        write_junit,
+        write_result_json,
+    )
 
-    config = load_config(args.config, gear_ratio_tolerance=args.tolerance, tolerance_mode=args.tolerance_mode,
-                         sweep_seconds=args.sweep_seconds, settle_seconds=args.settle_seconds,
-                         physics_fps=args.physics_fps)
+    config = load_config(
+        args.config,
+        gear_ratio_tolerance=args.tolerance,
+        tolerance_mode=args.tolerance_mode,
+        sweep_seconds=args.sweep_seconds,
+        settle_seconds=args.settle_seconds,
+        physics_fps=args.physics_fps,
+    )
     engines = _engines(args.engine, args.device)
     if not engines:
         raise MimicInputError("--engine names no engine")
     for e in engines:
-        check_engine(e)     # an unknown engine or a missing extra is one line, before any work
+        check_engine(e)  # an unknown engine or a missing extra is one line, before any work
     targets = {"json": args.json, "junit": args.junit, "html": args.html}
     results_dir = args.result_json
     if args.report:
@@ -163,8 +226,9 @@ def cmd_sweep(args) -> int:
     if args.executor != "dask" and args.scheduler:
         raise MimicInputError("--scheduler needs --executor dask")
     show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
-    run = sweep_paths(paths, config, engine=engines, jobs=args.jobs, progress=show,
-                      executor=args.executor, scheduler=args.scheduler)
+    run = sweep_paths(
+        paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
+    )
     console = sys.stderr if to_stdout else sys.stdout
     print(format_console(run), file=console)
     for st in run.stages:

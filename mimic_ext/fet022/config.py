@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import MimicInputError
 
@@ -36,10 +37,10 @@ MAX_STEPS = 100_000
 class TestDrive:
     """Gains of the temporary position drive put on a reference joint that has none (SI)."""
 
-    angular_stiffness: float = 1000.0   # N m / rad
-    angular_damping: float = 50.0       # N m s / rad
-    linear_stiffness: float = 10000.0   # N / m
-    linear_damping: float = 500.0       # N s / m
+    angular_stiffness: float = 1000.0  # N m / rad
+    angular_damping: float = 50.0  # N m s / rad
+    linear_stiffness: float = 10000.0  # N / m
+    linear_damping: float = 500.0  # N s / m
 
 
 @dataclass(frozen=True)
@@ -95,23 +96,28 @@ class SweepConfig:
         d["unlimited_range_m"] = list(self.unlimited_range_m)
         return d
 
-    def replace(self, **changes: Any) -> "SweepConfig":
+    def replace(self, **changes: Any) -> SweepConfig:
         """A copy with ``changes`` applied and checked (None values are ignored)."""
         return from_mapping({k: v for k, v in changes.items() if v is not None}, base=self, source="arguments")
 
-    def check(self, source: str = "config") -> "SweepConfig":
+    def check(self, source: str = "config") -> SweepConfig:
         """Raise ``MimicInputError`` naming the first value a sweep cannot run with."""
+
         def bad(name: str, why: str) -> MimicInputError:
             return MimicInputError(f"{source}: {name} = {getattr(self, name, '?')!r}: {why}")
 
-        positive = ("gear_ratio_tolerance", "sweep_seconds", "physics_fps", "bbox_explode_ratio",
-                    "follow_tolerance")
+        positive = ("gear_ratio_tolerance", "sweep_seconds", "physics_fps", "bbox_explode_ratio", "follow_tolerance")
         for name in positive:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise bad(name, "must be a positive number")
-        for name in ("settle_seconds", "min_displacement_fraction", "rest_offset_tolerance_rad",
-                     "rest_offset_tolerance_m", "min_excursion_fraction"):
+        for name in (
+            "settle_seconds",
+            "min_displacement_fraction",
+            "rest_offset_tolerance_rad",
+            "rest_offset_tolerance_m",
+            "min_excursion_fraction",
+        ):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise bad(name, "must be a number >= 0")
@@ -126,7 +132,8 @@ class SweepConfig:
             raise MimicInputError(
                 f"{source}: settle_seconds {self.settle_seconds:g} + sweep_seconds {self.sweep_seconds:g} at "
                 f"physics_fps {self.physics_fps:g} is {steps:.4g} steps; at most {MAX_STEPS:,} are allowed "
-                f"(lower physics_fps or the durations)")
+                f"(lower physics_fps or the durations)"
+            )
         if not (0 <= self.sweep_margin_ratio < 0.5):
             raise bad("sweep_margin_ratio", "must be in [0, 0.5): the margin is taken at both ends")
         if not (isinstance(self.sample_every, int) and self.sample_every >= 1):
@@ -172,8 +179,10 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         pass
     else:
         return value
-    raise MimicInputError(f"{source}: {name} = {value!r}: expected {type(default).__name__}"
-                          + (f" of {len(default)} numbers" if isinstance(default, tuple) else ""))
+    raise MimicInputError(
+        f"{source}: {name} = {value!r}: expected {type(default).__name__}"
+        + (f" of {len(default)} numbers" if isinstance(default, tuple) else "")
+    )
 
 
 def from_mapping(data: Mapping[str, Any], base: SweepConfig | None = None, source: str = "config") -> SweepConfig:
@@ -198,7 +207,8 @@ def from_mapping(data: Mapping[str, Any], base: SweepConfig | None = None, sourc
             if unknown:
                 raise MimicInputError(f"{source}: unknown test_drive setting(s) {', '.join(sorted(unknown))}")
             changes[key] = dataclasses.replace(
-                current, **{k: _coerce(f"test_drive.{k}", v, getattr(current, k), source) for k, v in value.items()})
+                current, **{k: _coerce(f"test_drive.{k}", v, getattr(current, k), source) for k, v in value.items()}
+            )
         else:
             changes[key] = _coerce(key, value, current, source)
     return dataclasses.replace(base, **changes).check(source)
@@ -213,7 +223,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise MimicInputError(f"{p}: no such config file")
-    text = read_input_text(p, "config file")   # a regular file, capped, UTF-8: else one line
+    text = read_input_text(p, "config file")  # a regular file, capped, UTF-8: else one line
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

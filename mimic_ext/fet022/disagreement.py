@@ -32,19 +32,25 @@ AGREEMENT = 0.01
 #: Two read relations are the same within this (float32 in the USD between engines).
 READ_SAME = 1e-5
 
-UNITS, CAP, DIVERGED, MISSING, SOFT, UNKNOWN = ("units read", "velocity cap", "diverged", "missing schema or feature",
-                                                "soft constraint lag", "unexplained")
+UNITS, CAP, DIVERGED, MISSING, SOFT, UNKNOWN = (
+    "units read",
+    "velocity cap",
+    "diverged",
+    "missing schema or feature",
+    "soft constraint lag",
+    "unexplained",
+)
 
 
 @dataclass
 class Disagreement:
-    follower: str              # prim path
+    follower: str  # prim path
     name: str
-    engines: list[str]         # two engines; or one that disagrees with all the others, then them
-    measure: str               # "verdict", "motion ratio" or "offset"
-    values: dict[str, Any] = field(default_factory=dict)    # engine -> its value (status or number)
-    difference: float = math.nan                             # for numbers: |a - b|
-    cause: str = UNKNOWN       # one of the kinds above
+    engines: list[str]  # two engines; or one that disagrees with all the others, then them
+    measure: str  # "verdict", "motion ratio" or "offset"
+    values: dict[str, Any] = field(default_factory=dict)  # engine -> its value (status or number)
+    difference: float = math.nan  # for numbers: |a - b|
+    cause: str = UNKNOWN  # one of the kinds above
     explanation: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -56,7 +62,7 @@ class Disagreement:
         return f"{self.name}: {self.measure} {vals}{by}; likely cause: {self.cause}: {self.explanation}"
 
     def who(self) -> str:
-        """"a vs b", or "a vs the others (b, c, d)" for one engine against all the others."""
+        """ "a vs b", or "a vs the others (b, c, d)" for one engine against all the others."""
         if len(self.engines) == 2:
             return " vs ".join(self.engines)
         return f"{self.engines[0]} vs the others ({', '.join(self.engines[1:])})"
@@ -81,8 +87,10 @@ def _read_differs(a: FollowerResult, b: FollowerResult) -> str | None:
         if abs(va - vb) > READ_SAME * max(1.0, abs(va), abs(vb)):
             unit = "" if key == "multiplier" else f" {a.max_error_unit}"
             notes = "; ".join(f"{f.engine}: {r['note']}" for f, r in ((a, ra), (b, rb)) if r.get("note"))
-            return (f"{a.engine} reads {what} {va:.6g}{unit}, {b.engine} {vb:.6g}{unit} (SI) for the authored "
-                    f"{a.label} relation" + (f" ({notes})" if notes else ""))
+            return (
+                f"{a.engine} reads {what} {va:.6g}{unit}, {b.engine} {vb:.6g}{unit} (SI) for the authored "
+                f"{a.label} relation" + (f" ({notes})" if notes else "")
+            )
     return None
 
 
@@ -105,9 +113,11 @@ def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
         s = max(soft, key=lambda f: f.relation_max_error)
         other = b if s is a else a
         if s.relation_max_error > other.relation_max_error:
-            return SOFT, (f"{s.engine} holds the relation softly ({s.read_relation.get('note') or 'soft'}) and "
-                          f"strays {s.relation_max_error:.3g} {s.max_error_unit} from it, {other.engine} "
-                          f"{other.relation_max_error:.3g}")
+            return SOFT, (
+                f"{s.engine} holds the relation softly ({(s.read_relation or {}).get('note') or 'soft'}) and "
+                f"strays {s.relation_max_error:.3g} {s.max_error_unit} from it, {other.engine} "
+                f"{other.relation_max_error:.3g}"
+            )
     for f in (a, b):
         if f.status == ERROR:
             return UNKNOWN, f"{f.engine} could not sweep it: {'; '.join(f.messages)}"
@@ -119,10 +129,20 @@ def follower_disagreements(cells: dict[str, FollowerResult], tolerance: float = 
     out = []
     for ea, eb in combinations(list(cells), 2):
         a, b = cells[ea], cells[eb]
-        def entry(measure: str, values: dict, difference: float = math.nan) -> Disagreement:
+
+        def entry(measure: str, values: dict, difference: float = math.nan, a=a, b=b, ea=ea, eb=eb) -> Disagreement:
+            # this pair's records bound now (the defaults), not looked up when called
             cause, why = _cause(a, b)
-            return Disagreement(follower=a.follower, name=a.name, engines=[ea, eb], measure=measure, values=values,
-                                difference=difference, cause=cause, explanation=why)
+            return Disagreement(
+                follower=a.follower,
+                name=a.name,
+                engines=[ea, eb],
+                measure=measure,
+                values=values,
+                difference=difference,
+                cause=cause,
+                explanation=why,
+            )
 
         if a.status != b.status:
             out.append(entry("verdict", {ea: a.status, eb: b.status}))
@@ -145,18 +165,31 @@ def _odd_ones_out(pairs: list[Disagreement], engines: list[str]) -> list[Disagre
     pairs, out, left = list(pairs), [], list(engines)
     while pairs and len(left) > 2:
         # the engine in most pairs; among equals the one whose pairs say it cannot represent the relation
-        odd = max(left, key=lambda e: (sum(e in d.engines for d in pairs),
-                                       sum(e in d.engines and d.cause == MISSING for d in pairs)))
+        odd = max(
+            left,
+            key=lambda e: (
+                sum(e in d.engines for d in pairs),
+                sum(e in d.engines and d.cause == MISSING for d in pairs),
+            ),
+        )
         mine = [d for d in pairs if odd in d.engines]
         others = [e for e in left if e != odd]
         if {e for d in mine for e in d.engines} - {odd} != set(others) or len(mine) != len(others):
             break
         first = mine[0]
         values = {odd: first.values[odd], **{e: d.values[e] for d in mine for e in d.engines if e != odd}}
-        out.append(Disagreement(follower=first.follower, name=first.name, engines=[odd] + others,
-                                measure=first.measure, values=values,
-                                difference=max((d.difference for d in mine), default=math.nan),
-                                cause=first.cause, explanation=first.explanation))
+        out.append(
+            Disagreement(
+                follower=first.follower,
+                name=first.name,
+                engines=[odd] + others,
+                measure=first.measure,
+                values=values,
+                difference=max((d.difference for d in mine), default=math.nan),
+                cause=first.cause,
+                explanation=first.explanation,
+            )
+        )
         pairs = [d for d in pairs if odd not in d.engines]
         left = others
     return out + pairs
@@ -169,8 +202,12 @@ def disagreements(per_engine: dict[str, SweepResult], tolerance: float = AGREEME
     for engine, stage in per_engine.items():
         for f in stage.followers:
             rows.setdefault(f"{f.follower}|{f.label}", {})[engine] = f
-    return [d for cells in rows.values() if len(cells) > 1
-            for d in _odd_ones_out(follower_disagreements(cells, tolerance), list(cells))]
+    return [
+        d
+        for cells in rows.values()
+        if len(cells) > 1
+        for d in _odd_ones_out(follower_disagreements(cells, tolerance), list(cells))
+    ]
 
 
 __all__ = ["AGREEMENT", "Disagreement", "disagreements", "follower_disagreements"]

@@ -25,15 +25,15 @@ class FollowerCase:
     """One relation to check, with the numbers it is judged by (authored USD units)."""
 
     relation: MimicRelation
-    name: str                 # metric-safe name, unique on the stage
-    reference: str            # direct reference joint
-    swept: str                # the joint driven to move it (top of its reference chain)
+    name: str  # metric-safe name, unique on the stage
+    reference: str  # direct reference joint
+    swept: str  # the joint driven to move it (top of its reference chain)
     follower_kind: str | None
     reference_kind: str | None
-    follower_scale: float     # SI per USD unit of the follower
-    reference_scale: float    # and of its reference
-    gearing: float            # PhysX gearing, or Newton coef1 (signed, as authored)
-    offset: float             # PhysX offset, or Newton coef0 (USD units, as authored)
+    follower_scale: float  # SI per USD unit of the follower
+    reference_scale: float  # and of its reference
+    gearing: float  # PhysX gearing, or Newton coef1 (signed, as authored)
+    offset: float  # PhysX offset, or Newton coef0 (USD units, as authored)
 
     @property
     def follower(self) -> str:
@@ -65,7 +65,7 @@ class Drive:
     stiffness: float
     damping: float
     max_force: float = math.inf
-    source: str = "authored"   # "authored" | "test"
+    source: str = "authored"  # "authored" | "test"
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,16 @@ class SweptJoint:
 
     path: str
     kind: str | None
-    scale: float                        # SI per USD unit
+    scale: float  # SI per USD unit
     limits: tuple[float, float] | None  # SI, None when unlimited
-    drive: Drive | None                 # None: no position drive authored (the plan adds one)
+    drive: Drive | None  # None: no position drive authored (the plan adds one)
     followers: tuple[str, ...] = ()
     #: the fastest this joint may move (SI/s): its own PhysX velocity cap and each
     #: follower's divided by |gain to this joint| (a cap on either joint acts on both); and
     #: the prim whose cap that is. None when no cap is authored.
     velocity_cap: float | None = None
     velocity_cap_source: str | None = None
-    velocity_cap_attr: str | None = None    # the attribute PhysX reads that cap from, on the source
+    velocity_cap_attr: str | None = None  # the attribute PhysX reads that cap from, on the source
 
     @property
     def unit(self) -> str:
@@ -131,7 +131,9 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     A drive counts only with a positive stiffness: a pure damper cannot hold a target.
     USD angular gains are per degree, so they are scaled by 180/pi here.
     """
-    kind = joints.joint_kind(prim) if prim else None
+    if not prim:
+        return None
+    kind = joints.joint_kind(prim)
     if kind not in (joints.REVOLUTE, joints.PRISMATIC):
         return None
     name = "angular" if kind == joints.REVOLUTE else "linear"
@@ -143,11 +145,17 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     max_force = api.GetMaxForceAttr().Get()
     if not (stiffness > 0 and math.isfinite(stiffness)):
         return None
-    per_unit = 1.0 / joints.unit_scale(prim)   # USD gains are per degree or per stage unit
+    scale = joints.unit_scale(prim)
+    assert scale is not None  # revolute or prismatic: degrees or stage units
+    per_unit = 1.0 / scale  # USD gains are per degree or per stage unit
     # maxForce is a force or torque as authored (not per unit); unset means unlimited
     max_force = math.inf if max_force is None or not math.isfinite(max_force) else float(max_force)
-    return Drive(stiffness=float(stiffness) * per_unit, damping=float(damping) * per_unit,
-                 max_force=float(max_force), source="authored")
+    return Drive(
+        stiffness=float(stiffness) * per_unit,
+        damping=float(damping) * per_unit,
+        max_force=float(max_force),
+        source="authored",
+    )
 
 
 def _safe(text: str) -> str:
@@ -186,7 +194,7 @@ def _top_of_chain(start: str, leader_of: dict[str, str]) -> tuple[str, bool]:
         if j in seen:
             # A consistent cycle (e.g. a reciprocal pair): drive the joint where it closes,
             # picked by name so that every member agrees.
-            loop = seen[seen.index(j):]
+            loop = seen[seen.index(j) :]
             return min(loop), True
         seen.append(j)
     return j, False
@@ -232,9 +240,20 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
             # Newton's coef1 is dimensionless between its joint coordinates (rad, m), so between
             # a revolute and a prismatic joint the harness's USD-unit gearing is the relation's
             gearing = rel.multiplier * s_l / s_f
-        found.cases.append(FollowerCase(
-            relation=rel, name=name, reference=rel.leader or "", swept=top, follower_kind=f_kind,
-            reference_kind=l_kind, follower_scale=s_f, reference_scale=s_l, gearing=gearing, offset=offset))
+        found.cases.append(
+            FollowerCase(
+                relation=rel,
+                name=name,
+                reference=rel.leader or "",
+                swept=top,
+                follower_kind=f_kind,
+                reference_kind=l_kind,
+                follower_scale=s_f,
+                reference_scale=s_l,
+                gearing=gearing,
+                offset=offset,
+            )
+        )
         if top and top not in followers_of:
             swept_order.append(top)
             followers_of[top] = []
@@ -246,22 +265,32 @@ def discover(stage: Usd.Stage, relations: list[MimicRelation], skip: frozenset |
         scale = (joints.unit_scale(prim) if prim else None) or 1.0
         cap, source = _velocity_cap(stage, path, followers_of[path], leader_of, gain_of)
         attr = joints.physx_joint_attr(_prim(stage, source), "maxJointVelocity") if source else None
-        found.swept.append(SweptJoint(
-            path=path, kind=kind, scale=scale, limits=joints.limits_si(prim) if prim else None,
-            drive=authored_drive(prim), followers=tuple(followers_of[path]),
-            velocity_cap=cap, velocity_cap_source=source, velocity_cap_attr=attr))
+        found.swept.append(
+            SweptJoint(
+                path=path,
+                kind=kind,
+                scale=scale,
+                limits=joints.limits_si(prim) if prim else None,
+                drive=authored_drive(prim),
+                followers=tuple(followers_of[path]),
+                velocity_cap=cap,
+                velocity_cap_source=source,
+                velocity_cap_attr=attr,
+            )
+        )
     return found
 
 
-def _velocity_cap(stage, top: str, followers: list[str], leader_of: dict[str, str],
-                  gain_of: dict[str, float]) -> tuple[float | None, str | None]:
+def _velocity_cap(
+    stage, top: str, followers: list[str], leader_of: dict[str, str], gain_of: dict[str, float]
+) -> tuple[float | None, str | None]:
     """The tightest velocity cap on ``top`` from itself and its followers (SI), and whose it is."""
     best: tuple[float | None, str | None] = (None, None)
     for path in [top, *followers]:
         prim = _prim(stage, path)
         cap = joints.max_velocity_si(prim) if prim else None
         gain, joint = 1.0, path
-        while joint != top and joint in leader_of:       # compose the chain's gains up to top
+        while joint != top and joint in leader_of:  # compose the chain's gains up to top
             gain *= gain_of[joint]
             joint = leader_of[joint]
         if cap is not None and gain != 0 and (best[0] is None or cap / abs(gain) < best[0]):

@@ -34,25 +34,34 @@ SWEPT_FLOOR = 1e-9
 DIRECTION_RANGE_FLOOR = 1e-6
 
 #: per-pair metric suffixes, in the harness's order and with its types
-PAIR_METRICS = ("max_error_rad", "mean_error_rad", "ref_swept_rad", "follower_observed_rad",
-                "follower_expected_rad", "dir_matches_gear", "motion_ratio", "gear_ratio_error",
-                "abs_formula_max_error_rad", "rest_residual_rad")
+PAIR_METRICS = (
+    "max_error_rad",
+    "mean_error_rad",
+    "ref_swept_rad",
+    "follower_observed_rad",
+    "follower_expected_rad",
+    "dir_matches_gear",
+    "motion_ratio",
+    "gear_ratio_error",
+    "abs_formula_max_error_rad",
+    "rest_residual_rad",
+)
 
 
 @dataclass(frozen=True)
 class HarnessPair:
     """One pair's harness measures (SI for ``*_rad``: rad, or m for a prismatic follower)."""
 
-    max_error_rad: float              # max |dq_f - (gearing dq_ref + offset)| over the samples
-    mean_error_rad: float             # mean of the same
-    ref_swept_rad: float              # reference peak-to-peak
-    follower_observed_rad: float      # follower peak-to-peak
-    follower_expected_rad: float      # |gearing| * reference peak-to-peak
-    dir_matches_gear: int             # 1 match, 0 mismatch, -1 undetermined (harness sign rule)
-    motion_ratio: float               # follower / reference peak-to-peak (authored units)
-    gear_ratio_error: float           # |motion_ratio - |gearing||
+    max_error_rad: float  # max |dq_f - (gearing dq_ref + offset)| over the samples
+    mean_error_rad: float  # mean of the same
+    ref_swept_rad: float  # reference peak-to-peak
+    follower_observed_rad: float  # follower peak-to-peak
+    follower_expected_rad: float  # |gearing| * reference peak-to-peak
+    dir_matches_gear: int  # 1 match, 0 mismatch, -1 undetermined (harness sign rule)
+    motion_ratio: float  # follower / reference peak-to-peak (authored units)
+    gear_ratio_error: float  # |motion_ratio - |gearing||
     abs_formula_max_error_rad: float  # max |q_f - (gearing q_ref + offset)|
-    rest_residual_rad: float          # |q_f - (gearing q_ref + offset)| at rest
+    rest_residual_rad: float  # |q_f - (gearing q_ref + offset)| at rest
 
     def passes(self, tolerance: float) -> bool:
         """The harness's verdict: ``|motion_ratio - |gearing|| <= gear_ratio_tolerance``."""
@@ -62,8 +71,9 @@ class HarnessPair:
         return {f"mim_pair_{name}_{k}": v for k, v in asdict(self).items()}
 
 
-def harness_pair(q_ref: np.ndarray, q_f: np.ndarray, gearing: float, offset: float,
-                 reference_scale: float, follower_scale: float) -> HarnessPair:
+def harness_pair(
+    q_ref: np.ndarray, q_f: np.ndarray, gearing: float, offset: float, reference_scale: float, follower_scale: float
+) -> HarnessPair:
     """The harness's measures from the positions (SI) at the samples; the first sample is the rest pose.
 
     ``gearing`` and ``offset`` are as authored (PhysX gearing/offset or Newton coef1/coef0,
@@ -71,7 +81,7 @@ def harness_pair(q_ref: np.ndarray, q_f: np.ndarray, gearing: float, offset: flo
     """
     q_ref = np.asarray(q_ref, dtype=float)
     q_f = np.asarray(q_f, dtype=float)
-    gear_si = gearing * follower_scale / reference_scale    # dq_f(SI) per dq_ref(SI)
+    gear_si = gearing * follower_scale / reference_scale  # dq_f(SI) per dq_ref(SI)
     offset_si = offset * follower_scale
     ref_rest, fol_rest = float(q_ref[0]), float(q_f[0])
     err = np.abs((q_f - fol_rest) - (gear_si * (q_ref - ref_rest) + offset_si))
@@ -90,11 +100,17 @@ def harness_pair(q_ref: np.ndarray, q_f: np.ndarray, gearing: float, offset: flo
         actual = 1.0 if fol_delta * ref_delta >= 0 else -1.0
         direction = 1 if expected == actual else 0
     return HarnessPair(
-        max_error_rad=float(err.max()), mean_error_rad=float(err.mean()), ref_swept_rad=ref_swept,
-        follower_observed_rad=fol_swept, follower_expected_rad=abs(gear_si) * ref_swept,
-        dir_matches_gear=direction, motion_ratio=float(motion_ratio),
+        max_error_rad=float(err.max()),
+        mean_error_rad=float(err.mean()),
+        ref_swept_rad=ref_swept,
+        follower_observed_rad=fol_swept,
+        follower_expected_rad=abs(gear_si) * ref_swept,
+        dir_matches_gear=direction,
+        motion_ratio=float(motion_ratio),
         gear_ratio_error=abs(float(motion_ratio) - abs(gearing)),
-        abs_formula_max_error_rad=float(abs_err.max()), rest_residual_rad=abs(fol_rest - (gear_si * ref_rest + offset_si)))
+        abs_formula_max_error_rad=float(abs_err.max()),
+        rest_residual_rad=abs(fol_rest - (gear_si * ref_rest + offset_si)),
+    )
 
 
 def harness_expected_sign(gearing: float) -> int:
@@ -120,7 +136,9 @@ def sign_rule_note(schema: str, gearing: float, dir_matches_gear: int, direction
         return None
     word = lambda s: "with" if s > 0 else "against"  # noqa: E731
     verdict = {1: "1 (match)", 0: "0 (mismatch)"}.get(dir_matches_gear, "-1 (undetermined)")
-    return (f"sign rules disagree: the harness reads gearing {gearing:g} as moving {word(harness_expected_sign(gearing))} "
-            f"the reference (gearing >= 0: with), PhysX's q_f + gearing*q_ref + offset = 0 moves it "
-            f"{word(convention_expected_sign(schema, gearing))}; so mim_pair_..._dir_matches_gear = {verdict} "
-            f"follows the harness's rule, and the direction by PhysX's equation is '{direction}'")
+    return (
+        f"sign rules disagree: the harness reads gearing {gearing:g} as moving {word(harness_expected_sign(gearing))} "
+        f"the reference (gearing >= 0: with), PhysX's q_f + gearing*q_ref + offset = 0 moves it "
+        f"{word(convention_expected_sign(schema, gearing))}; so mim_pair_..._dir_matches_gear = {verdict} "
+        f"follows the harness's rule, and the direction by PhysX's equation is '{direction}'"
+    )

@@ -26,7 +26,7 @@ class PlannedJoint:
     lo: float
     hi: float
     drive: Drive
-    range_source: str   # "limits" | "default range (unlimited joint)"
+    range_source: str  # "limits" | "default range (unlimited joint)"
 
     @property
     def path(self) -> str:
@@ -120,10 +120,10 @@ class SweepPlan:
         lo = np.array([self.joints[j].lo for j in joints])
         span = np.array([self.joints[j].excursion for j in joints])
         t_end = (np.arange(start, stop) + 1 - self.settle_steps) * self.dt
-        s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)    # (steps,)
+        s = sweep_profile(np.maximum(t_end, 0.0), self.sweep_steps * self.dt)  # (steps,)
         out = np.broadcast_to(lo, (len(t_end), len(envs), len(joints))).copy()
         own = (envs[:, None] if envs.ndim == 1 else envs) == joints[None, :]
-        row, col = np.nonzero(own)                  # the environment's own swept joint
+        row, col = np.nonzero(own)  # the environment's own swept joint
         out[:, row, col] = lo[None, col] + s[:, None] * span[None, col]
         return out
 
@@ -137,7 +137,13 @@ def make_plan(swept: list[SweptJoint], config: SweepConfig) -> SweepPlan:
     planned = []
     for joint in swept:
         lo, hi, source = sweep_range(joint, config)
-        planned.append(PlannedJoint(joint=joint, lo=lo, hi=hi,
-                                    drive=joint.drive or test_drive(joint, config), range_source=source))
-    return SweepPlan(joints=tuple(planned), dt=config.dt, settle_steps=config.settle_steps,
-                     sweep_steps=config.sweep_steps, sample_every=config.sample_every)
+        planned.append(
+            PlannedJoint(joint=joint, lo=lo, hi=hi, drive=joint.drive or test_drive(joint, config), range_source=source)
+        )
+    return SweepPlan(
+        joints=tuple(planned),
+        dt=config.dt,
+        settle_steps=config.settle_steps,
+        sweep_steps=config.sweep_steps,
+        sample_every=config.sample_every,
+    )

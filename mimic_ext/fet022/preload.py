@@ -12,7 +12,7 @@ import os
 import numpy  # noqa: F401
 from pxr import Usd, UsdPhysics  # noqa: F401
 
-import mimic_ext.schema  # noqa: F401
+import mimic_ext.schema
 from mimic_ext.fet022 import analysis, runner  # noqa: F401
 
 try:
@@ -23,15 +23,18 @@ try:
     quiet_warp(wp)
     import mimic_ext.solver  # noqa: F401
 except ImportError:
-    wp = None
+    wp = None  # type: ignore[assignment]  # Warp is optional here: None when absent
 
 # wp.init() would initialise CUDA wherever a driver exists; only do it where none does.
-if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") == "cpu"
-        and ctypes.util.find_library("cuda") is None):
+if (
+    wp is not None
+    and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") == "cpu"
+    and ctypes.util.find_library("cuda") is None
+):
     try:
         from mimic_ext.warp_runtime import announce_cold_compile, init_warp
 
-        init_warp()                       # without the CUDA-driver warning
+        init_warp()  # without the CUDA-driver warning
         from mimic_ext.solver.kernels import kernels
 
         announce_cold_compile("cpu")
@@ -39,5 +42,5 @@ if (wp is not None and os.environ.get("MIMIC_EXT_FET022_PRELOAD_DEVICE", "cpu") 
         # module (the collision module collide() uses, Warp's own, one per kernel file), some
         # 6 s of a cold start that no worker runs
         wp.load_module(wp.get_module(kernels("float32").module), device="cpu")
-    except Exception:  # noqa: BLE001  (preloading is an optimisation: workers load on demand)
+    except Exception:
         pass

@@ -19,8 +19,16 @@ STATUSES = (PASS, FAIL, SKIPPED, ERROR, NOT_APPLICABLE)
 
 #: Our own per-follower measures, beside the harness's (``harness.PAIR_METRICS``): names the
 #: harness does not use, so its dashboards never read them for its own.
-EXTRA_SUFFIXES = ("fit_slope", "fit_ratio_error", "ratio_error_relative", "relation_max_error", "dir_convention",
-                  "bbox_volume_ratio", "offset_error_start", "offset_error_end")
+EXTRA_SUFFIXES = (
+    "fit_slope",
+    "fit_ratio_error",
+    "ratio_error_relative",
+    "relation_max_error",
+    "dir_convention",
+    "bbox_volume_ratio",
+    "offset_error_start",
+    "offset_error_end",
+)
 
 
 def finite_or_none(value: Any) -> Any:
@@ -44,41 +52,41 @@ class FollowerResult:
     reference: str
     swept: str
     schema: str
-    label: str                      # "PhysxMimicJointAPI:rotX" or "NewtonMimicAPI"
+    label: str  # "PhysxMimicJointAPI:rotX" or "NewtonMimicAPI"
     compliant: bool
-    follower_unit: str              # authored unit of the follower ("deg" or "stage units")
+    follower_unit: str  # authored unit of the follower ("deg" or "stage units")
     reference_unit: str
-    gearing: float                  # signed, as authored (PhysX gearing or Newton coef1)
-    offset: float                   # as authored (PhysX offset or Newton coef0)
-    engine: str = ""                # the engine (label) whose run this is
+    gearing: float  # signed, as authored (PhysX gearing or Newton coef1)
+    offset: float  # as authored (PhysX offset or Newton coef0)
+    engine: str = ""  # the engine (label) whose run this is
     status: str = PASS
     #: the harness's motion ratio: follower / reference peak-to-peak (authored units)
     motion_ratio: float = math.nan
     #: our least-squares slope of follower against reference displacement (signed, authored
     #: units; metric ``mim_pair_<name>_fit_slope``)
     measured_ratio: float = math.nan
-    ratio_measure: str = "motion_ratio"   # which of the two the verdict compared with |gearing|
-    ratio_error: float = math.nan         # |that measure - |gearing||
+    ratio_measure: str = "motion_ratio"  # which of the two the verdict compared with |gearing|
+    ratio_error: float = math.nan  # |that measure - |gearing||
     ratio_error_relative: float = math.nan
     #: the harness's measures (``harness.PAIR_METRICS`` -> value); empty when not measured
     harness: dict[str, Any] = field(default_factory=dict)
     relation_max_error: float = math.nan  # SI: max |d_f - m d_ref| with the authored relation
     max_error_unit: str = "rad"
-    direction: str = "undetermined"       # against the schema's own equation (PhysX / Newton)
-    rest_offset: float = math.nan   # offset the start pose implies, authored convention and units
-    rest_offset_error: float = math.nan   # SI
+    direction: str = "undetermined"  # against the schema's own equation (PhysX / Newton)
+    rest_offset: float = math.nan  # offset the start pose implies, authored convention and units
+    rest_offset_error: float = math.nan  # SI
     #: the offset check: |q_f - (multiplier q_ref + offset)| (canonical relation, SI) at the sweep's
     #: first and last samples
     offset_error_start: float = math.nan
     offset_error_end: float = math.nan
     samples_used: int = 0
-    reference_excursion: float = 0.0      # largest |reference displacement|, reference's authored unit
-    bbox_volume_ratio: float = math.nan   # largest box volume over the start volume in this sweep
+    reference_excursion: float = 0.0  # largest |reference displacement|, reference's authored unit
+    bbox_volume_ratio: float = math.nan  # largest box volume over the start volume in this sweep
     #: the relation as the engine read it (``engines.ReadRelation`` fields, SI), None when it cannot say
     read_relation: dict[str, Any] | None = None
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)    # explanations, not findings (e.g. sign rules)
+    notes: list[str] = field(default_factory=list)  # explanations, not findings (e.g. sign rules)
     #: positions at the first sample (authored units): add them to the displacements for positions
     reference_start: float = math.nan
     follower_start: float = math.nan
@@ -115,9 +123,16 @@ class FollowerResult:
         """Our own measures under names of our own (``EXTRA_SUFFIXES``)."""
         if not self.measured:
             return {}
-        values = (self.measured_ratio, abs(abs(self.measured_ratio) - self.abs_gearing), self.ratio_error_relative,
-                  self.relation_max_error, _DIRECTION_CODE.get(self.direction, -1), self.bbox_volume_ratio,
-                  self.offset_error_start, self.offset_error_end)
+        values = (
+            self.measured_ratio,
+            abs(abs(self.measured_ratio) - self.abs_gearing),
+            self.ratio_error_relative,
+            self.relation_max_error,
+            _DIRECTION_CODE.get(self.direction, -1),
+            self.bbox_volume_ratio,
+            self.offset_error_start,
+            self.offset_error_end,
+        )
         return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in zip(EXTRA_SUFFIXES, values)}
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
@@ -130,8 +145,9 @@ class FollowerResult:
         d["metrics"] = self.metrics
         d["extra_metrics"] = self.extra_metrics
         if samples:
-            d["samples"] = finite_or_none({"t": self.sample_t, "reference": self.sample_reference,
-                                           "follower": self.sample_follower})
+            d["samples"] = finite_or_none(
+                {"t": self.sample_t, "reference": self.sample_reference, "follower": self.sample_follower}
+            )
         return d
 
 
@@ -142,15 +158,15 @@ class ReferenceResult:
     path: str
     kind: str | None
     unit: str
-    lo: float                 # planned sweep range (authored unit): the limits less the margin
+    lo: float  # planned sweep range (authored unit): the limits less the margin
     hi: float
     range_source: str
-    drive_source: str         # "authored" | "test"
-    stiffness: float          # SI
+    drive_source: str  # "authored" | "test"
+    stiffness: float  # SI
     damping: float
-    excursion: float = math.nan      # measured max displacement from the sweep start, authored unit
+    excursion: float = math.nan  # measured max displacement from the sweep start, authored unit
     followers: list[str] = field(default_factory=list)
-    limits: list[float] | None = None    # authored [lower, upper] (authored unit); None when unlimited
+    limits: list[float] | None = None  # authored [lower, upper] (authored unit); None when unlimited
 
     def to_dict(self) -> dict[str, Any]:
         return finite_or_none(asdict(self))
@@ -162,8 +178,8 @@ class SweepResult:
 
     asset: str
     status: str = PASS
-    reason: str = ""                           # why skipped or errored
-    details: str = ""                          # e.g. the traceback of an internal error (JSON only)
+    reason: str = ""  # why skipped or errored
+    details: str = ""  # e.g. the traceback of an internal error (JSON only)
     followers: list[FollowerResult] = field(default_factory=list)
     references: list[ReferenceResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -174,7 +190,7 @@ class SweepResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
-        c = {s: 0 for s in STATUSES}
+        c = dict.fromkeys(STATUSES, 0)
         for f in self.followers:
             c[f.status] = c.get(f.status, 0) + 1
         return c
@@ -217,9 +233,12 @@ class SweepResult:
     def harness_counts(self) -> dict[str, int]:
         """The harness's stage metrics: pairs detected, skipped (not measured), passed, failed."""
         c = self.counts()
-        return {"mim_mimic_pairs_detected": len(self.followers),
-                "mim_skipped_pairs": c[SKIPPED] + c[ERROR] + c[NOT_APPLICABLE],
-                "mim_pairs_passed": c[PASS], "mim_pairs_failed": c[FAIL]}
+        return {
+            "mim_mimic_pairs_detected": len(self.followers),
+            "mim_skipped_pairs": c[SKIPPED] + c[ERROR] + c[NOT_APPLICABLE],
+            "mim_pairs_passed": c[PASS],
+            "mim_pairs_failed": c[FAIL],
+        }
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -235,12 +254,19 @@ class SweepResult:
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
         return {
-            "asset": self.asset, "status": self.status, "reason": self.reason, "details": self.details,
-            "counts": self.counts(), "engine": self.engine, "num_envs": self.num_envs,
-            "warnings": list(self.warnings), "timings": {k: round(v, 6) for k, v in self.timings.items()},
+            "asset": self.asset,
+            "status": self.status,
+            "reason": self.reason,
+            "details": self.details,
+            "counts": self.counts(),
+            "engine": self.engine,
+            "num_envs": self.num_envs,
+            "warnings": list(self.warnings),
+            "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "references": [r.to_dict() for r in self.references],
             "followers": [f.to_dict(samples) for f in self.followers],
-            "metrics": self.metrics, "extra_metrics": self.extra_metrics,
+            "metrics": self.metrics,
+            "extra_metrics": self.extra_metrics,
         }
 
 
@@ -253,7 +279,7 @@ class RunResult:
     versions: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     jobs: int = 1
-    retried: int = 0     # units run again because the process or Dask worker sweeping them died
+    retried: int = 0  # units run again because the process or Dask worker sweeping them died
 
     @property
     def exit_code(self) -> int:
@@ -261,14 +287,18 @@ class RunResult:
         return max((s.exit_code for s in self.stages), default=EXIT_OK)
 
     def summary(self) -> dict[str, int]:
-        stages = {s: 0 for s in STATUSES}
-        followers = {s: 0 for s in STATUSES}
+        stages = dict.fromkeys(STATUSES, 0)
+        followers = dict.fromkeys(STATUSES, 0)
         warnings = 0
         for st in self.stages:
             stages[st.status] += 1
             for k, v in st.counts().items():
                 followers[k] += v
             warnings += sum(len(f.warnings) for f in st.followers)
-        return {"stages": len(self.stages), **{f"stages_{k}": v for k, v in stages.items()},
-                "followers": sum(followers.values()), **{f"followers_{k}": v for k, v in followers.items()},
-                "warnings": warnings}
+        return {
+            "stages": len(self.stages),
+            **{f"stages_{k}": v for k, v in stages.items()},
+            "followers": sum(followers.values()),
+            **{f"followers_{k}": v for k, v in followers.items()},
+            "warnings": warnings,
+        }

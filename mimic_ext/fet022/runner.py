@@ -13,8 +13,9 @@ import math
 import os
 import platform
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,14 @@ from .harness import sign_rule_note
 from .identity import NO_FOLLOWERS
 from .plan import SweepPlan, make_plan
 from .result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, FollowerResult, ReferenceResult, SweepResult
-from .stage_checks import (ignored_by_physx, massless_stage, nonfinite_physics, reversed_limits, unread_attributes,
-                           why_not_simulated)
+from .stage_checks import (
+    ignored_by_physx,
+    massless_stage,
+    nonfinite_physics,
+    reversed_limits,
+    unread_attributes,
+    why_not_simulated,
+)
 
 
 def _no_simulation(result: SweepResult, status: str, reason: str) -> None:
@@ -50,14 +57,19 @@ def _no_simulation(result: SweepResult, status: str, reason: str) -> None:
 def versions() -> dict[str, str]:
     from pxr import Usd
 
-    return {"mimic_ext": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "usd": ".".join(str(v) for v in Usd.GetVersion()), "platform": platform.platform()}
+    return {
+        "mimic_ext": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "usd": ".".join(str(v) for v in Usd.GetVersion()),
+        "platform": platform.platform(),
+    }
 
 
 def _open(stage_or_path):
     """(stage, asset name, composition warning or None, seconds spent opening)."""
     if isinstance(stage_or_path, (str, os.PathLike)):
-        from ..importers.opening import open_stage_or_robot   # a URDF/MJCF file is imported in memory
+        from ..importers.opening import open_stage_or_robot  # a URDF/MJCF file is imported in memory
 
         t0 = time.perf_counter()
         opened = open_stage_or_robot(stage_or_path)
@@ -76,7 +88,7 @@ class _Findings:
         self.note = None
         try:
             from ..schema.validation import validate
-        except ImportError as exc:   # a checkout without the validator still sweeps
+        except ImportError as exc:  # a checkout without the validator still sweeps
             self.note = f"relations not validated: mimic_ext.schema.validation unavailable ({exc})"
             findings = []
         else:
@@ -102,19 +114,32 @@ class _Findings:
     def stray_errors(self, relations: list[MimicRelation]) -> list[str]:
         """Errors on prims that are neither a follower nor a reference (reported on the stage)."""
         known = {r.follower for r in relations} | {r.leader for r in relations if r.leader}
-        return [f"validator {f.code} at {path or 'stage'}: {f.message}"
-                for path, items in self.by_path.items() if path not in known
-                for f in items if f.severity == "error"]
+        return [
+            f"validator {f.code} at {path or 'stage'}: {f.message}"
+            for path, items in self.by_path.items()
+            if path not in known
+            for f in items
+            if f.severity == "error"
+        ]
 
 
 def _record(case: FollowerCase) -> FollowerResult:
     rel = case.relation
     unit = lambda kind: PHYSX_UNITS.get(kind or "", "?")  # noqa: E731
     return FollowerResult(
-        follower=case.follower, name=case.name, reference=case.reference, swept=case.swept, schema=rel.schema,
-        label=case.label, compliant=rel.compliant, follower_unit=unit(case.follower_kind),
-        reference_unit=unit(case.reference_kind), gearing=case.gearing, offset=case.offset,
-        max_error_unit="m" if case.follower_kind == joints.PRISMATIC else "rad")
+        follower=case.follower,
+        name=case.name,
+        reference=case.reference,
+        swept=case.swept,
+        schema=rel.schema,
+        label=case.label,
+        compliant=rel.compliant,
+        follower_unit=unit(case.follower_kind),
+        reference_unit=unit(case.reference_kind),
+        gearing=case.gearing,
+        offset=case.offset,
+        max_error_unit="m" if case.follower_kind == joints.PRISMATIC else "rad",
+    )
 
 
 def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Findings) -> dict[tuple, FollowerResult]:
@@ -130,8 +155,10 @@ def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Find
             rec.messages.append("relation disabled (newton:mimicEnabled = false): not checked")
         elif not case.swept:
             rec.status = ERROR
-            rec.messages.append("the relation names no reference joint (physxMimicJoint:<axis>:referenceJoint "
-                                "or newton:mimicJoint needs exactly one target)")
+            rec.messages.append(
+                "the relation names no reference joint (physxMimicJoint:<axis>:referenceJoint "
+                "or newton:mimicJoint needs exactly one target)"
+            )
         rec.warnings.extend(findings.warnings_on(case.follower))
         records[case.relation.key] = rec
     return records
@@ -140,13 +167,15 @@ def _records(found: Discovery, rejected: dict[tuple, list[str]], findings: _Find
 def _velocity_cap_reason(pj, cfg: SweepConfig) -> str | None:
     """Why the swept joint cannot cover its range in time, when an authored velocity cap says so."""
     cap, source = pj.joint.velocity_cap, pj.joint.velocity_cap_source
-    rise = cfg.sweep_seconds / 2.0                      # lo -> hi takes half the sweep
+    rise = cfg.sweep_seconds / 2.0  # lo -> hi takes half the sweep
     if cap is None or cap * rise >= pj.excursion:
         return None
     si = "m" if pj.joint.kind == joints.PRISMATIC else "rad"
-    return (f"{pj.joint.velocity_cap_attr} on {source} caps the swept joint at {cap:.4g} {si}/s, so it can "
-            f"cover at most {cap * rise:.4g} {si} in the sweep's {rise:g} s rise: raise that velocity limit "
-            f"(authored in USD units per second: deg/s for a revolute joint) or lengthen sweep_seconds")
+    return (
+        f"{pj.joint.velocity_cap_attr} on {source} caps the swept joint at {cap:.4g} {si}/s, so it can "
+        f"cover at most {cap * rise:.4g} {si} in the sweep's {rise:g} s rise: raise that velocity limit "
+        f"(authored in USD units per second: deg/s for a revolute joint) or lengthen sweep_seconds"
+    )
 
 
 def _first_nonfinite(arrays: dict[str, np.ndarray], env: int) -> tuple[str, int] | None:
@@ -161,7 +190,7 @@ def _first_nonfinite(arrays: dict[str, np.ndarray], env: int) -> tuple[str, int]
 
 def _read_relations(trace: Trace) -> dict:
     """(follower, leader) -> the relation as the engine read it (indexed once per trace)."""
-    cached = getattr(trace, "_read_index", None)
+    cached = trace._read_index
     if cached is None or cached[0] is not trace.relations:
         cached = (trace.relations, {(r.follower, r.leader): r for r in (trace.relations or [])})
         trace._read_index = cached
@@ -174,37 +203,70 @@ def _first_nonfinite_body(body_positions, env: int) -> tuple[str, int] | None:
     return own(env) if own is not None else _first_nonfinite(body_positions, env)
 
 
-def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, records: dict, cfg: SweepConfig,
-               result: SweepResult, stage, boxes: BoxCheck) -> None:
+def _judge_env(
+    env: int,
+    plan: SweepPlan,
+    trace: Trace,
+    found: Discovery,
+    records: dict,
+    cfg: SweepConfig,
+    result: SweepResult,
+    stage,
+    boxes: BoxCheck,
+) -> None:
     """Judge every follower moved by the joint swept in environment ``env``."""
     pj = plan.joints[env]
     q_top = trace.positions[pj.path][env]
     finite = np.isfinite(q_top)
     excursion = float(np.max(np.abs(q_top[finite] - q_top[0]))) if finite.all() else math.nan
-    result.references.append(ReferenceResult(
-        path=pj.path, kind=pj.joint.kind, unit=pj.joint.unit, lo=pj.lo / pj.joint.scale,
-        hi=pj.hi / pj.joint.scale, range_source=pj.range_source, drive_source=pj.drive.source,
-        stiffness=pj.drive.stiffness, damping=pj.drive.damping, excursion=excursion / pj.joint.scale,
-        followers=list(pj.joint.followers),
-        limits=None if pj.joint.limits is None else [v / pj.joint.scale for v in pj.joint.limits]))
+    result.references.append(
+        ReferenceResult(
+            path=pj.path,
+            kind=pj.joint.kind,
+            unit=pj.joint.unit,
+            lo=pj.lo / pj.joint.scale,
+            hi=pj.hi / pj.joint.scale,
+            range_source=pj.range_source,
+            drive_source=pj.drive.source,
+            stiffness=pj.drive.stiffness,
+            damping=pj.drive.damping,
+            excursion=excursion / pj.joint.scale,
+            followers=list(pj.joint.followers),
+            limits=None if pj.joint.limits is None else [v / pj.joint.scale for v in pj.joint.limits],
+        )
+    )
     times = plan.sample_times.tolist()
-    watched = {p: trace.positions[p] for c in found.cases_of(pj.path) for p in (c.follower, c.reference, pj.path)
-               if p in trace.positions}
+    watched = {
+        p: trace.positions[p]
+        for c in found.cases_of(pj.path)
+        for p in (c.follower, c.reference, pj.path)
+        if p in trace.positions
+    }
     # body positions are read only where geometry is bounded
-    bad = _first_nonfinite(watched, env) or (_first_nonfinite_body(trace.body_positions, env) if boxes.bounded else None)
+    bad = _first_nonfinite(watched, env) or (
+        _first_nonfinite_body(trace.body_positions, env) if boxes.bounded else None
+    )
     boom = None if bad else boxes.explosion(env)
     read = _read_relations(trace)
     for case in found.cases_of(pj.path):
         rec = records[case.relation.key]
         rr = read.get((case.follower, case.reference))
         if rr is not None:
-            rec.read_relation = {"follower": rr.follower, "leader": rr.leader, "multiplier": rr.multiplier,
-                                 "offset": rr.offset, "hard": rr.hard, "note": rr.note}
+            rec.read_relation = {
+                "follower": rr.follower,
+                "leader": rr.leader,
+                "multiplier": rr.multiplier,
+                "offset": rr.offset,
+                "hard": rr.hard,
+                "note": rr.note,
+            }
         why_na = trace.not_applicable.get(case.follower)
         if why_na is None and rr is not None and case.relation.compliant and rr.hard:
-            why_na = (f"the {result.engine} engine simulates this compliant relation (naturalFrequency, dampingRatio) "
-                      f"as a hard one: it cannot represent a compliant mimic joint, so its motion says nothing "
-                      f"about the asset's")
+            why_na = (
+                f"the {result.engine} engine simulates this compliant relation (naturalFrequency, dampingRatio) "
+                f"as a hard one: it cannot represent a compliant mimic joint, so its motion says nothing "
+                f"about the asset's"
+            )
         if why_na:
             rec.status = NOT_APPLICABLE
             rec.messages.append(f"not applicable: {why_na}")
@@ -220,19 +282,36 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
             rec.messages.append(
                 f"the {result.engine} engine's output is not finite: {path} at sample {k} (t = {times[k]:.4g} s "
                 f"into the sweep of {pj.path}); the simulation diverged, so nothing can be measured (look for "
-                f"zero or extreme masses, inertias or gains on the stage)")
+                f"zero or extreme masses, inertias or gains on the stage)"
+            )
             continue
         q_ref, q_f = trace.positions[case.reference][env], trace.positions[case.follower][env]
-        m = judge(case, q_ref, q_f, cfg, reference_excursion_si=excursion, planned_excursion_si=pj.excursion,
-                  blocked_because=_velocity_cap_reason(pj, cfg))
+        m = judge(
+            case,
+            q_ref,
+            q_f,
+            cfg,
+            reference_excursion_si=excursion,
+            planned_excursion_si=pj.excursion,
+            blocked_because=_velocity_cap_reason(pj, cfg),
+        )
         rec.status = m.status
         rec.messages.extend(m.messages)
         rec.warnings.extend(m.warnings)
         rec.harness = dict(vars(m.harness))
         rec.motion_ratio = m.harness.motion_ratio
         rec.ratio_measure = cfg.ratio_measure
-        for name in ("measured_ratio", "ratio_error", "ratio_error_relative", "direction",
-                     "rest_offset", "samples_used", "reference_excursion", "offset_error_start", "offset_error_end"):
+        for name in (
+            "measured_ratio",
+            "ratio_error",
+            "ratio_error_relative",
+            "direction",
+            "rest_offset",
+            "samples_used",
+            "reference_excursion",
+            "offset_error_start",
+            "offset_error_end",
+        ):
             setattr(rec, name, getattr(m, name))
         rec.relation_max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
         note = sign_rule_note(case.relation.schema, case.gearing, m.harness.dir_matches_gear, m.direction)
@@ -245,7 +324,8 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
                     f"bounding box exploded during the sweep of {pj.path}: its volume reached "
                     f"{boom.ratio:.3g} times the start volume (limit bbox_explode_ratio {cfg.bbox_explode_ratio:g}), "
                     f"first at t = {times[trace.body_samples[boom.sample]]:.4g} s; the coupling is unstable: "
-                    f"lower naturalFrequency or raise dampingRatio on {case.label}, or check the gearing")
+                    f"lower naturalFrequency or raise dampingRatio on {case.label}, or check the gearing"
+                )
             elif boom.why_not:
                 rec.notes.append(f"bounding-box explosion check not run: {boom.why_not}")
         rec.sample_t = times
@@ -254,8 +334,12 @@ def _judge_env(env: int, plan: SweepPlan, trace: Trace, found: Discovery, record
         rec.sample_follower = ((q_f - q_f[0]) / case.follower_scale).tolist()
 
 
-def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = None,
-        engine: str | SweepEngine = "warp", label: str | None = None) -> SweepResult:
+def run(
+    stage,
+    config: SweepConfig | Mapping[str, Any] | str | Path | None = None,
+    engine: str | SweepEngine = "warp",
+    label: str | None = None,
+) -> SweepResult:
     """Run FET022 mimic_joint on ``stage`` (a ``Usd.Stage`` or a USD file path).
 
     ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None for the
@@ -269,8 +353,13 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     be = get_engine(engine)
     label = label or (engine if isinstance(engine, str) else be.name)
     stage, asset, composition, t_open = _open(stage)
-    result = SweepResult(asset=asset, config=cfg.to_dict(), engine=label,
-                         versions={**versions(), **be.versions()}, timings={"open_s": t_open})
+    result = SweepResult(
+        asset=asset,
+        config=cfg.to_dict(),
+        engine=label,
+        versions={**versions(), **be.versions()},
+        timings={"open_s": t_open},
+    )
     if composition:
         result.warnings.append(composition)
 
@@ -292,8 +381,9 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     result.timings["validate_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     result.warnings.extend(([findings.note] if findings.note else []) + findings.stray_errors(relations))
-    rejected = {r.key: [f"rejected by the validator: {m}" for m in msgs]
-                for r in relations if (msgs := findings.rejection(r))}
+    rejected = {
+        r.key: [f"rejected by the validator: {m}" for m in msgs] for r in relations if (msgs := findings.rejection(r))
+    }
     for r in relations:
         for why in (ignored_by_physx(r), unread_attributes(stage, r)):
             if why and r.enabled:
@@ -308,9 +398,12 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     result.timings["checks_s"] = t_relations + time.perf_counter() - t0
     if broken or massless:
         result.status = ERROR
-        result.reason = (f"cannot simulate {asset}: {broken[0]}"
-                         + (f" (+{len(broken) - 1} more non-finite value(s))" if len(broken) > 1 else "")
-                         if broken else f"cannot judge {asset}: {massless}")
+        result.reason = (
+            f"cannot simulate {asset}: {broken[0]}"
+            + (f" (+{len(broken) - 1} more non-finite value(s))" if len(broken) > 1 else "")
+            if broken
+            else f"cannot judge {asset}: {massless}"
+        )
         for rec in result.followers:
             if rec.status == PASS:
                 rec.status = ERROR
@@ -320,9 +413,14 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     t0 = time.perf_counter()
     sweepable = []
     for s in found.swept:
-        why = None if s.kind in be.supported_kinds else (
-            f"not applicable: swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only "
-            f"drive {' or '.join(be.supported_kinds)} joints")
+        why = (
+            None
+            if s.kind in be.supported_kinds
+            else (
+                f"not applicable: swept joint {s.path} is a {s.kind or 'missing'} joint: the {be.name} engine can only "
+                f"drive {' or '.join(be.supported_kinds)} joints"
+            )
+        )
         status = NOT_APPLICABLE if s.kind else ERROR
         if why is None and (flipped := reversed_limits(stage, s.path)):
             why, status = flipped, FAIL
@@ -335,15 +433,16 @@ def run(stage, config: SweepConfig | Mapping[str, Any] | str | Path | None = Non
     if sweepable:
         plan = make_plan(sweepable, cfg)
         result.num_envs = plan.num_envs
-        watch = sorted({p for sj in sweepable for c in found.cases_of(sj.path)
-                        for p in (c.follower, c.reference, c.swept)})
+        watch = sorted(
+            {p for sj in sweepable for c in found.cases_of(sj.path) for p in (c.follower, c.reference, c.swept)}
+        )
         simulated = [r for r in relations if r.enabled and r.key not in rejected]
         result.timings["checks_s"] += time.perf_counter() - t0
         try:
             trace = be.simulate(stage, plan, watch, simulated, fix_base=cfg.fix_base)
         except EngineNotApplicable as exc:
             _no_simulation(result, NOT_APPLICABLE, f"not applicable on {label}: {exc}")
-            if any(rec.status == FAIL for rec in result.followers):   # a validator reject still fails
+            if any(rec.status == FAIL for rec in result.followers):  # a validator reject still fails
                 result.status = FAIL
             return done()
         except MimicInputError as exc:

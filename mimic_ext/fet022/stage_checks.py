@@ -20,8 +20,15 @@ from ..schema.physics_values import nonfinite_value
 from ..schema.relation import PHYSX, PHYSX_INSTANCES, MimicRelation
 
 #: attribute namespaces whose numbers the simulation reads (mimic attributes are the validator's)
-PHYSICS_NAMESPACES = ("physics:", "drive:", "physxJoint:", "physxArticulation:", "physxRigidBody:", "newton:",
-                      "xformOp:")
+PHYSICS_NAMESPACES = (
+    "physics:",
+    "drive:",
+    "physxJoint:",
+    "physxArticulation:",
+    "physxRigidBody:",
+    "newton:",
+    "xformOp:",
+)
 _SKIP_PREFIXES = ("newton:mimic",)
 
 
@@ -31,7 +38,7 @@ def nonfinite_physics(stage: Usd.Stage) -> list[str]:
     may be infinite)."""
     out: list[str] = []
     for prim in stage.Traverse():
-        for attr in prim.GetAuthoredAttributes():       # a value only the schema's fallback gives is fine
+        for attr in prim.GetAuthoredAttributes():  # a value only the schema's fallback gives is fine
             name = attr.GetName()
             if not name.startswith(PHYSICS_NAMESPACES) or name.startswith(_SKIP_PREFIXES):
                 continue
@@ -63,16 +70,21 @@ def massless_stage(stage: Usd.Stage) -> str | None:
     engine's default, not the asset. One body with a mass is enough: the solver's note names
     the others it defaults.
     """
-    bodies = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)
-              and UsdPhysics.RigidBodyAPI(p).GetRigidBodyEnabledAttr().Get() is not False
-              and not UsdPhysics.RigidBodyAPI(p).GetKinematicEnabledAttr().Get()]
+    bodies = [
+        p
+        for p in stage.Traverse()
+        if p.HasAPI(UsdPhysics.RigidBodyAPI)
+        and UsdPhysics.RigidBodyAPI(p).GetRigidBodyEnabledAttr().Get() is not False
+        and not UsdPhysics.RigidBodyAPI(p).GetKinematicEnabledAttr().Get()
+    ]
     if not bodies:
         return None
     for body in bodies:
         zero = False
         for prim in Usd.PrimRange(body, Usd.TraverseInstanceProxies()):
-            if prim.HasAPI(UsdPhysics.MassAPI) and (_positive(prim, "physics:mass")
-                                                    or _positive(prim, "physics:density")):
+            if prim.HasAPI(UsdPhysics.MassAPI) and (
+                _positive(prim, "physics:mass") or _positive(prim, "physics:density")
+            ):
                 return None
             zero = zero or _authored_zero(prim, "physics:mass")
         # no mass authored at all: the engines' documented defaults apply (USD Physics computes
@@ -81,9 +93,11 @@ def massless_stage(stage: Usd.Stage) -> str | None:
         if not zero:
             return None
     shown = ", ".join(str(b.GetPath()) for b in bodies[:3]) + (f" (+{len(bodies) - 3} more)" if len(bodies) > 3 else "")
-    return (f"every rigid body has mass 0 ({shown}): with no positive physics:mass or physics:density the "
-            "asset gives no inertia, so each engine substitutes its own default and a PASS would judge that "
-            "default, not the asset: author the bodies' physics:mass (kg)")
+    return (
+        f"every rigid body has mass 0 ({shown}): with no positive physics:mass or physics:density the "
+        "asset gives no inertia, so each engine substitutes its own default and a PASS would judge that "
+        "default, not the asset: author the bodies' physics:mass (kg)"
+    )
 
 
 def reversed_limits(stage: Usd.Stage, path: str) -> str | None:
@@ -97,16 +111,20 @@ def reversed_limits(stage: Usd.Stage, path: str) -> str | None:
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or lo <= hi:
         return None
     unit = "deg" if kind == joints.REVOLUTE else "stage units"
-    return (f"reference joint {path} has physics:lowerLimit {lo:g} above physics:upperLimit {hi:g} {unit}: "
-            f"the range is upside down, so it cannot be swept; swap the two limits")
+    return (
+        f"reference joint {path} has physics:lowerLimit {lo:g} above physics:upperLimit {hi:g} {unit}: "
+        f"the range is upside down, so it cannot be swept; swap the two limits"
+    )
 
 
 def ignored_by_physx(rel: MimicRelation) -> str | None:
     """Why PhysX would not couple this relation at all (its instance name), or None."""
     if rel.schema != PHYSX or rel.instance in PHYSX_INSTANCES:
         return None
-    return (f"PhysX ignores PhysxMimicJointAPI:{rel.instance} (it reads only rotX, rotY and rotZ), so on PhysX this "
-            f"follower is not coupled at all: rename the instance to PhysxMimicJointAPI:rotX")
+    return (
+        f"PhysX ignores PhysxMimicJointAPI:{rel.instance} (it reads only rotX, rotY and rotZ), so on PhysX this "
+        f"follower is not coupled at all: rename the instance to PhysxMimicJointAPI:rotX"
+    )
 
 
 def _declared(api: str) -> set[str]:
@@ -130,13 +148,16 @@ def unread_attributes(stage: Usd.Stage, rel: MimicRelation) -> str | None:
         prefix, known, what = "newton:mimic", _declared("NewtonMimicAPI"), "NewtonMimicAPI"
     if not known:
         return None
-    stray = sorted(p.GetName() for p in prim.GetAuthoredProperties()
-                   if p.GetName().startswith(prefix) and p.GetName() not in known)
+    stray = sorted(
+        p.GetName() for p in prim.GetAuthoredProperties() if p.GetName().startswith(prefix) and p.GetName() not in known
+    )
     if not stray:
         return None
-    return (f"{', '.join(stray)} on {rel.follower} is not a property of {what} (it declares "
-            f"{', '.join(sorted(known))}): no engine reads it, so the relation falls back to the schema's default "
-            f"for the property meant; fix the name")
+    return (
+        f"{', '.join(stray)} on {rel.follower} is not a property of {what} (it declares "
+        f"{', '.join(sorted(known))}): no engine reads it, so the relation falls back to the schema's default "
+        f"for the property meant; fix the name"
+    )
 
 
 def why_not_simulated(stage: Usd.Stage, path: str) -> str | None:
@@ -148,8 +169,10 @@ def why_not_simulated(stage: Usd.Stage, path: str) -> str | None:
         return f"{path} is a {prim.GetTypeName() or 'typeless prim'}, not a joint"
     b0, b1 = joints.joint_bodies(prim)
     if b0 is None and b1 is None:
-        return (f"joint {path} has no bodies (physics:body0 and physics:body1 are unset), so it moves nothing: "
-                f"set them to the two links it connects")
+        return (
+            f"joint {path} has no bodies (physics:body0 and physics:body1 are unset), so it moves nothing: "
+            f"set them to the two links it connects"
+        )
     for rel_name, target in (("physics:body0", b0), ("physics:body1", b1)):
         if target is not None and not stage.GetPrimAtPath(target):
             return f"joint {path} {rel_name} targets {target}, which does not exist on the stage"

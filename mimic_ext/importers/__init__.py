@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from ..lazy_exports import lazy_getattr
 
-_EXPORTS = {"ImportResult": "importing", "import_robot": "importing", "read_robot": "importing",
-            "export_urdf": "urdf_export"}
+_EXPORTS = {
+    "ImportResult": "importing",
+    "import_robot": "importing",
+    "read_robot": "importing",
+    "export_urdf": "urdf_export",
+}
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

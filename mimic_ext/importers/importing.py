@@ -28,10 +28,12 @@ from .xmltree import parse_xml
 DEFAULT_SCHEMA = NEWTON
 SCHEMA_CHOICES = (NEWTON, PHYSX)
 #: why ``both`` is refused (it was the default before): one line for the CLI and the API
-BOTH_REFUSED = ("'both' is no longer offered: PhysX reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
-                "would apply two constraints on every follower; use newton (the default: PhysX, Newton and "
-                "mimic_ext read it) or physx (for older PhysX builds that read only "
-                "PhysxMimicJointAPI)")
+BOTH_REFUSED = (
+    "'both' is no longer offered: PhysX reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
+    "would apply two constraints on every follower; use newton (the default: PhysX, Newton and "
+    "mimic_ext read it) or physx (for older PhysX builds that read only "
+    "PhysxMimicJointAPI)"
+)
 _LIST_MAX = 8
 
 
@@ -89,21 +91,26 @@ def check_relations(model: RobotModel) -> None:
             if joint is None:
                 raise MimicInputError(f"{where}: mimic {role} joint '{name}' does not exist")
             if joint.kind not in (REVOLUTE, PRISMATIC):
-                raise MimicInputError(f"{where}: mimic {role} '{name}' is a {joint.kind} joint; a mimic relation "
-                                      "needs revolute, continuous or prismatic joints")
+                raise MimicInputError(
+                    f"{where}: mimic {role} '{name}' is a {joint.kind} joint; a mimic relation "
+                    "needs revolute, continuous or prismatic joints"
+                )
         key = f"'{m.follower}' (line {m.line})"
         try:
             status = forest.add(key, m.follower, m.leader, m.multiplier, m.offset)
         except MimicConflictError as exc:
             raise MimicInputError(f"{where}: {exc}") from None
         if status == REDUNDANT:
-            model.warnings.append(f"{where}: the relation of '{m.follower}' on '{m.leader}' repeats others "
-                                  "(redundant): not written")
+            model.warnings.append(
+                f"{where}: the relation of '{m.follower}' on '{m.leader}' repeats others (redundant): not written"
+            )
             continue
         if m.follower in leader_of:
             first = leader_of[m.follower]
-            raise MimicInputError(f"{where}: joint '{m.follower}' already follows '{first.leader}' "
-                                  f"(line {first.line}); a joint can mimic only one leader")
+            raise MimicInputError(
+                f"{where}: joint '{m.follower}' already follows '{first.leader}' "
+                f"(line {first.line}); a joint can mimic only one leader"
+            )
         leader_of[m.follower] = m
         keep.append(m)
     model.mimics = keep
@@ -112,44 +119,63 @@ def check_relations(model: RobotModel) -> None:
 def _summarise(model: RobotModel, writer) -> list[str]:
     warnings = list(model.warnings)
     src = model.source
-    massless = [b for b in model.massless_bodies
-                if b not in model.mesh_inertia_bodies and not model.bodies[b].chain_link]
+    massless = [
+        b for b in model.massless_bodies if b not in model.mesh_inertia_bodies and not model.bodies[b].chain_link
+    ]
     if massless:
         what = "<inertial>" if model.format == "URDF" else "mass (no <inertial> and no massive geoms)"
-        warnings.append(f"{src}: {len(massless)} body(ies) have no {what}, so no mass is written "
-                        f"(a simulator applies its default): {_listing(massless)}")
+        warnings.append(
+            f"{src}: {len(massless)} body(ies) have no {what}, so no mass is written "
+            f"(a simulator applies its default): {_listing(massless)}"
+        )
     if model.unresolved_meshes:
-        warnings.append(f"{src}: {len(set(model.unresolved_meshes))} mesh file(s) cannot be found "
-                        f"(unresolvable package:// or missing path), skipped: {_listing(model.unresolved_meshes)}")
-    missing = [g.mesh_ref for b in model.bodies.values() for g in b.geoms
-               if g.shape == "mesh" and g.mesh_file is None and model.format == "MJCF"]
+        warnings.append(
+            f"{src}: {len(set(model.unresolved_meshes))} mesh file(s) cannot be found "
+            f"(unresolvable package:// or missing path), skipped: {_listing(model.unresolved_meshes)}"
+        )
+    missing = [
+        g.mesh_ref
+        for b in model.bodies.values()
+        for g in b.geoms
+        if g.shape == "mesh" and g.mesh_file is None and model.format == "MJCF"
+    ]
     if missing:
         warnings.append(f"{src}: {len(set(missing))} mesh file(s) do not exist, skipped: {_listing(missing)}")
     if writer.meshes_left_out:
-        warnings.append(f"{src}: {len(set(writer.meshes_left_out))} mesh(es) left out (no mesh library installed: "
-                        f"pip install trimesh to convert them; bodies, mass, joints and primitive shapes are "
-                        f"imported): {_listing(writer.meshes_left_out)}")
+        warnings.append(
+            f"{src}: {len(set(writer.meshes_left_out))} mesh(es) left out (no mesh library installed: "
+            f"pip install trimesh to convert them; bodies, mass, joints and primitive shapes are "
+            f"imported): {_listing(writer.meshes_left_out)}"
+        )
     if writer.mixed:
-        warnings.append(f"{src}: {len(writer.mixed)} relation(s) couple a revolute and a prismatic joint, which "
-                        "NewtonMimicAPI does not support (PhysX and Newton read its coef1 in different units): "
-                        f"written as PhysxMimicJointAPI instead: {_listing(writer.mixed)}")
+        warnings.append(
+            f"{src}: {len(writer.mixed)} relation(s) couple a revolute and a prismatic joint, which "
+            "NewtonMimicAPI does not support (PhysX and Newton read its coef1 in different units): "
+            f"written as PhysxMimicJointAPI instead: {_listing(writer.mixed)}"
+        )
     if writer.mesh_failures:
-        warnings.append(f"{src}: {len(writer.mesh_failures)} mesh(es) could not be read, left out: "
-                        f"{_listing(writer.mesh_failures)}")
+        warnings.append(
+            f"{src}: {len(writer.mesh_failures)} mesh(es) could not be read, left out: {_listing(writer.mesh_failures)}"
+        )
     if writer.follower_caps_dropped:
-        warnings.append(f"{src}: {len(writer.follower_caps_dropped)} mimic follower(s) keep no velocity limit "
-                        f"(as Isaac Sim's URDF importer: a follower moves at multiplier times its leader, so a cap "
-                        f"of its own can make the relation infeasible; the leader's cap bounds it): "
-                        f"{_listing(writer.follower_caps_dropped)}")
+        warnings.append(
+            f"{src}: {len(writer.follower_caps_dropped)} mimic follower(s) keep no velocity limit "
+            f"(as Isaac Sim's URDF importer: a follower moves at multiplier times its leader, so a cap "
+            f"of its own can make the relation infeasible; the leader's cap bounds it): "
+            f"{_listing(writer.follower_caps_dropped)}"
+        )
     if writer.leader_caps_physx_only:
-        warnings.append(f"{src}: {len(writer.leader_caps_physx_only)} mimic leader(s) keep their velocity limit as "
-                        f"physxJoint:maxJointVelocity only, not newton:velocityLimit (ovphysx reads that one as a "
-                        f"cap that makes it diverge with the relation): {_listing(writer.leader_caps_physx_only)}")
+        warnings.append(
+            f"{src}: {len(writer.leader_caps_physx_only)} mimic leader(s) keep their velocity limit as "
+            f"physxJoint:maxJointVelocity only, not newton:velocityLimit (ovphysx reads that one as a "
+            f"cap that makes it diverge with the relation): {_listing(writer.leader_caps_physx_only)}"
+        )
     return warnings
 
 
-def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
-                 schema: str = DEFAULT_SCHEMA) -> ImportResult:
+def import_robot(
+    path: str | os.PathLike, out: str | os.PathLike | None = None, schema: str = DEFAULT_SCHEMA
+) -> ImportResult:
     """Import a URDF or MJCF robot into a USD stage with its mimic relations.
 
     ``schema``: 'newton' (default: NewtonMimicAPI, which PhysX, Newton and our solver read;
@@ -167,13 +193,21 @@ def import_robot(path: str | os.PathLike, out: str | os.PathLike | None = None,
         raise MimicInputError(f"{out}: the output must be a .usda, .usdc or .usd file")
     model = read_robot(path)
     stage, relations, writer = write_stage(model, schema)
-    result = ImportResult(stage=stage, relations=relations, warnings=_summarise(model, writer),
-                          source=Path(path), format=model.format, robot_path=writer.robot,
-                          joint_paths=dict(writer.joint_paths), body_paths=dict(writer.body_paths),
-                          massless_bodies=list(model.massless_bodies),
-                          meshes_left_out=list(writer.meshes_left_out))
+    result = ImportResult(
+        stage=stage,
+        relations=relations,
+        warnings=_summarise(model, writer),
+        source=Path(path),
+        format=model.format,
+        robot_path=writer.robot,
+        joint_paths=dict(writer.joint_paths),
+        body_paths=dict(writer.body_paths),
+        massless_bodies=list(model.massless_bodies),
+        meshes_left_out=list(writer.meshes_left_out),
+    )
     if out is not None:
-        result.files = save_with_mesh_library(stage.GetRootLayer(), out, library=writer.shapes.library,
-                                              mesh_bytes=writer.shapes.mesh_bytes)
+        result.files = save_with_mesh_library(
+            stage.GetRootLayer(), out, library=writer.shapes.library, mesh_bytes=writer.shapes.mesh_bytes
+        )
         result.out = result.files[-1]
     return result

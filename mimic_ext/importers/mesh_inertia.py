@@ -56,7 +56,7 @@ def _hull_faces(points: np.ndarray) -> np.ndarray:
     try:
         from scipy.spatial import ConvexHull
     except ImportError as exc:  # pragma: no cover - scipy comes with the mesh extra
-        raise MeshInertiaError("inertia=\"convex\" needs scipy (pip install mimic-ext[mesh])") from exc
+        raise MeshInertiaError('inertia="convex" needs scipy (pip install mimic-ext[mesh])') from exc
     hull = ConvexHull(points, qhull_options="Qt")
     faces = hull.simplices.copy()
     a, b, c = points[faces[:, 0]], points[faces[:, 1]], points[faces[:, 2]]
@@ -68,7 +68,7 @@ def _hull_faces(points: np.ndarray) -> np.ndarray:
 def mesh_mass(points, faces, mode: str = "legacy") -> MeshMass:
     """MuJoCo's mass properties of a triangle mesh (points already scaled)."""
     if mode not in MODES:
-        raise MeshInertiaError(f"unknown mesh inertia \"{mode}\" (use {', '.join(MODES)})")
+        raise MeshInertiaError(f'unknown mesh inertia "{mode}" (use {", ".join(MODES)})')
     vert = np.asarray(points, dtype=np.float32).astype(np.float64)  # MuJoCo keeps float vertices
     face = np.asarray(faces, dtype=np.int64)
     area, normal, center = _triangles(vert, face)
@@ -91,7 +91,7 @@ def mesh_mass(points, faces, mode: str = "legacy") -> MeshMass:
     if volume < MINVAL:
         if volume < 0:
             raise MeshInertiaError("mesh volume is negative (misoriented triangles)")
-        raise MeshInertiaError("mesh volume is too small (inertia=\"shell\" suits an open surface)")
+        raise MeshInertiaError('mesh volume is too small (inertia="shell" suits an open surface)')
     com = (weight[:, None] * (center * 0.75 + facecen * 0.25)).sum(axis=0) / volume
 
     # inertia integrals about the centre of mass, volume recomputed from there
@@ -109,9 +109,15 @@ def mesh_mass(points, faces, mode: str = "legacy") -> MeshMass:
     P = np.zeros((3, 3))
     for i in range(3):
         for j in range(i, 3):
-            term = (2 * (D[:, i] * D[:, j] + E[:, i] * E[:, j] + F[:, i] * F[:, j])
-                    + D[:, i] * E[:, j] + D[:, j] * E[:, i] + D[:, i] * F[:, j] + D[:, j] * F[:, i]
-                    + E[:, i] * F[:, j] + E[:, j] * F[:, i])
+            term = (
+                2 * (D[:, i] * D[:, j] + E[:, i] * E[:, j] + F[:, i] * F[:, j])
+                + D[:, i] * E[:, j]
+                + D[:, j] * E[:, i]
+                + D[:, i] * F[:, j]
+                + D[:, j] * F[:, i]
+                + E[:, i] * F[:, j]
+                + E[:, j] * F[:, i]
+            )
             P[i, j] = P[j, i] = (w / C * term).sum()
     inertia = np.trace(P) * np.eye(3) - P
     if volume < MINVAL:

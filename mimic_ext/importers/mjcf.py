@@ -22,6 +22,9 @@ import numpy as np
 
 from ..errors import MimicInputError
 from ..math3d import axis_angle, quat_to_mat
+from . import meshes
+from .mesh_inertia import MODES as MESH_INERTIA_MODES
+from .mesh_inertia import MeshInertiaError, mesh_mass
 from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Closure, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import (
     AXES,
@@ -33,17 +36,40 @@ from .transforms import (
     xyaxes_to_rot,
     z_to_vec,
 )
-from . import meshes
-from .mesh_inertia import MODES as MESH_INERTIA_MODES
-from .mesh_inertia import MeshInertiaError, mesh_mass
 from .values import ascii_split, number, numbers, parse_number
 from .xmltree import Element, parse_xml
 
 DEG = math.pi / 180.0
-ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",
-                 "muscle", "adhesion", "plugin")
-IGNORED_TOP = {"option", "size", "visual", "statistic", "custom", "extension", "keyframe", "sensor",
-               "asset", "default", "compiler", "contact", "tendon", "actuator", "equality", "worldbody"}
+ACTUATOR_TAGS = (
+    "general",
+    "motor",
+    "position",
+    "velocity",
+    "intvelocity",
+    "damper",
+    "cylinder",
+    "muscle",
+    "adhesion",
+    "plugin",
+)
+IGNORED_TOP = {
+    "option",
+    "size",
+    "visual",
+    "statistic",
+    "custom",
+    "extension",
+    "keyframe",
+    "sensor",
+    "asset",
+    "default",
+    "compiler",
+    "contact",
+    "tendon",
+    "actuator",
+    "equality",
+    "worldbody",
+}
 UNSUPPORTED = {"composite", "flexcomp", "replicate", "attach", "plugin", "deformable", "flex", "skin"}
 BODY_CHILDREN = {"inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body", "frame"}
 PRIMITIVES = ("sphere", "capsule", "cylinder", "box", "ellipsoid")
@@ -72,7 +98,7 @@ def _bool(text: str | None, el: Element, name: str, default: bool | None) -> boo
         return True
     if text in ("false", "0"):
         return False
-    raise MimicInputError(f"{el.where}: <{el.tag}> {name}=\"{text}\" must be true or false")
+    raise MimicInputError(f'{el.where}: <{el.tag}> {name}="{text}" must be true or false')
 
 
 class _Attrs:
@@ -102,8 +128,9 @@ class MjcfReader:
         self.source = Path(path)
         root = parse_xml(self.source)
         if root.tag != "mujoco":
-            raise MimicInputError(f"{root.where}: expected <mujoco> as the root element of an MJCF file, "
-                                  f"found <{root.tag}>")
+            raise MimicInputError(
+                f"{root.where}: expected <mujoco> as the root element of an MJCF file, found <{root.tag}>"
+            )
         self.root = self._expand(root, {self.source.resolve()})
         name = root.get("model") or self.source.stem
         self.model = RobotModel(name=name, source=self.source, format="MJCF")
@@ -152,19 +179,21 @@ class MjcfReader:
             self.compiler_el = el
         el = self.compiler_el if self.compiler_el is not None else self.root
         if c.get("coordinate", "local") != "local":
-            raise MimicInputError(f"{el.where}: <compiler coordinate=\"{c['coordinate']}\"> is not supported "
-                                  "(MuJoCo 2.3.3 and later read only local coordinates)")
+            raise MimicInputError(
+                f'{el.where}: <compiler coordinate="{c["coordinate"]}"> is not supported '
+                "(MuJoCo 2.3.3 and later read only local coordinates)"
+            )
         angle = c.get("angle", "degree")
         if angle not in ("degree", "radian"):
-            raise MimicInputError(f"{el.where}: <compiler angle=\"{angle}\"> must be degree or radian")
+            raise MimicInputError(f'{el.where}: <compiler angle="{angle}"> must be degree or radian')
         self.angle = DEG if angle == "degree" else 1.0
         self.eulerseq = c.get("eulerseq", "xyz")
         if len(self.eulerseq) != 3 or any(ch not in "xyzXYZ" for ch in self.eulerseq):
-            raise MimicInputError(f"{el.where}: <compiler eulerseq=\"{self.eulerseq}\"> must be 3 of xyzXYZ")
+            raise MimicInputError(f'{el.where}: <compiler eulerseq="{self.eulerseq}"> must be 3 of xyzXYZ')
         self.autolimits = _bool(c.get("autolimits"), el, "autolimits", True)
         ifg = c.get("inertiafromgeom", "auto")
         if ifg not in ("auto", "true", "false"):
-            raise MimicInputError(f"{el.where}: <compiler inertiafromgeom=\"{ifg}\"> must be auto, true or false")
+            raise MimicInputError(f'{el.where}: <compiler inertiafromgeom="{ifg}"> must be auto, true or false')
         self.inertiafromgeom = ifg
         rng = numbers(Element("compiler", c, el.line, el.file), "inertiagrouprange", 2, default=(0, 5))
         self.groups = (int(rng[0]), int(rng[1]))
@@ -209,15 +238,22 @@ class MjcfReader:
                 what = f"mesh '{name}'"
                 inertia = a.get("inertia", "legacy")
                 if inertia not in MESH_INERTIA_MODES:
-                    raise MimicInputError(f"{el.where}: {what} inertia=\"{inertia}\" must be one of "
-                                          f"{', '.join(MESH_INERTIA_MODES)}")
+                    raise MimicInputError(
+                        f'{el.where}: {what} inertia="{inertia}" must be one of {", ".join(MESH_INERTIA_MODES)}'
+                    )
                 refquat = a.numbers("refquat", 4, default=(1, 0, 0, 0), what=what)
                 if np.linalg.norm(refquat) == 0:
                     raise MimicInputError(f"{el.where}: {what} refquat is zero")
                 self.meshes[name] = MeshAsset(
-                    path=self.meshdir / file, ref=file, scale=tuple(a.numbers("scale", 3, default=(1, 1, 1), what=what)),
-                    inertia=inertia, refpos=a.numbers("refpos", 3, default=(0, 0, 0), what=what),
-                    refquat=refquat, line=el.line, file=el.file)
+                    path=self.meshdir / file,
+                    ref=file,
+                    scale=tuple(a.numbers("scale", 3, default=(1, 1, 1), what=what)),
+                    inertia=inertia,
+                    refpos=a.numbers("refpos", 3, default=(0, 0, 0), what=what),
+                    refquat=refquat,
+                    line=el.line,
+                    file=el.file,
+                )
             for el in asset.findall("texture"):
                 a = self._attrs(el)
                 file = a.get("file")
@@ -293,7 +329,8 @@ class MjcfReader:
         if self._mesh_inertia_bodies:
             model.warnings.append(
                 f"{self.source}: mass left out for {len(self._mesh_inertia_bodies)} body(ies) whose inertia "
-                f"MuJoCo computes from meshes ({', '.join(self._mesh_inertia_bodies)}); add <inertial> to import it")
+                f"MuJoCo computes from meshes ({', '.join(self._mesh_inertia_bodies)}); add <inertial> to import it"
+            )
         if self.not_imported:
             model.warnings.append(f"{self.source}: not imported (not mimic relations): " + "; ".join(self.not_imported))
         return model
@@ -376,15 +413,18 @@ class MjcfReader:
         model = self.model
         if not joints:
             if parent is not None:
-                model.joints.append(Joint(f"{body.name}_weld", FIXED, parent, body.name,
-                                          local, Transform.identity(), line=body.line))
+                model.joints.append(
+                    Joint(f"{body.name}_weld", FIXED, parent, body.name, local, Transform.identity(), line=body.line)
+                )
             return
         kinds = [(el, self._attrs(el, j_cls, tag="joint")) for el, _, j_cls in joints]
         free = [el for el, a in kinds if el.tag == "freejoint" or a.get("type", "hinge") == "free"]
         if free:
             if len(joints) > 1:
-                raise MimicInputError(f"{free[0].where}: body '{body.name}' has a free joint and other joints; "
-                                      "a free joint must be the body's only joint (as MuJoCo requires)")
+                raise MimicInputError(
+                    f"{free[0].where}: body '{body.name}' has a free joint and other joints; "
+                    "a free joint must be the body's only joint (as MuJoCo requires)"
+                )
             a = kinds[0][1]
             name = a.get("name") or f"{body.name}_joint"
             if parent is not None:
@@ -408,8 +448,9 @@ class MjcfReader:
             name, k = f"{base}_{k}", k + 1
         return name
 
-    def _joint(self, el: Element, a: "_Attrs", j_frame: Transform, name: str, parent: str | None, child: str,
-               local: Transform) -> None:
+    def _joint(
+        self, el: Element, a: _Attrs, j_frame: Transform, name: str, parent: str | None, child: str, local: Transform
+    ) -> None:
         """One hinge, slide or ball joint from ``parent`` to ``child``; ``local`` is the
         child's frame in the parent, ``j_frame`` the joint's ``<frame>`` in the child."""
         model = self.model
@@ -417,8 +458,9 @@ class MjcfReader:
         if jtype not in ("hinge", "slide", "ball"):
             raise MimicInputError(f"{el.where}: joint '{name}' has unknown type \"{jtype}\"")
         if name in self.joint_info:
-            raise MimicInputError(f"{el.where}: joint '{name}' is defined twice "
-                                  f"(first at line {self.joint_info[name]['el'].line})")
+            raise MimicInputError(
+                f"{el.where}: joint '{name}' is defined twice (first at line {self.joint_info[name]['el'].line})"
+            )
         what = f"joint '{name}'"
         pos = j_frame.apply(a.numbers("pos", 3, default=(0, 0, 0), what=what))
         axis = j_frame.R @ a.numbers("axis", 3, default=(0, 0, 1), what=what)
@@ -437,16 +479,26 @@ class MjcfReader:
         token, R = joint_axis_frame(axis)
         frame0 = local * Transform.make(pos, R)
         if jtype == "ball":
-            joint = Joint(name, SPHERICAL, parent, child, local * Transform.make(pos), Transform.make(pos),
-                          line=el.line)
+            joint = Joint(
+                name, SPHERICAL, parent, child, local * Transform.make(pos), Transform.make(pos), line=el.line
+            )
             if limited:
                 joint.cone_limit = float(rng[1]) * scale
         elif jtype == "hinge":
-            joint = Joint(name, REVOLUTE, parent, child, frame0,
-                          Transform.make(pos, R @ axis_angle(AXES[token], ref)), axis=token, line=el.line)
+            joint = Joint(
+                name,
+                REVOLUTE,
+                parent,
+                child,
+                frame0,
+                Transform.make(pos, R @ axis_angle(AXES[token], ref)),
+                axis=token,
+                line=el.line,
+            )
         else:
-            joint = Joint(name, PRISMATIC, parent, child, frame0, Transform.make(pos + axis * ref, R),
-                          axis=token, line=el.line)
+            joint = Joint(
+                name, PRISMATIC, parent, child, frame0, Transform.make(pos + axis * ref, R), axis=token, line=el.line
+            )
         if limited and jtype != "ball":
             lo, hi = float(rng[0]) * scale, float(rng[1]) * scale
             if lo > hi:
@@ -458,11 +510,10 @@ class MjcfReader:
         for field_name in ("damping", "armature", "friction"):
             if getattr(joint, field_name) < 0:
                 attr = "frictionloss" if field_name == "friction" else field_name
-                raise MimicInputError(f"{el.where}: {what} {attr}=\"{a.get(attr)}\" is negative; it must be >= 0")
+                raise MimicInputError(f'{el.where}: {what} {attr}="{a.get(attr)}" is negative; it must be >= 0')
         stiffness = a.number("stiffness", 0.0, what)
         if stiffness < 0:
-            raise MimicInputError(f"{el.where}: {what} stiffness=\"{a.get('stiffness')}\" is negative; "
-                                  "it must be >= 0")
+            raise MimicInputError(f'{el.where}: {what} stiffness="{a.get("stiffness")}" is negative; it must be >= 0')
         if stiffness:
             joint.stiffness = stiffness
             joint.target = a.number("springref", 0.0, what) * scale
@@ -505,8 +556,13 @@ class MjcfReader:
         # not a visual, so it is written purpose=guide and never covers the visual meshes
         visible = int(a.number("group", 0, what)) <= 2 and rgba[3] > 0
         friction = a.numbers("friction", (1, 2, 3), default=(1,), what=what)[0]
-        extra = dict(rgba=tuple(float(x) for x in rgba), friction=float(friction), visible=visible,
-                     contype=contype, conaffinity=conaffinity)
+        extra = dict(
+            rgba=tuple(float(x) for x in rgba),
+            friction=float(friction),
+            visible=visible,
+            contype=contype,
+            conaffinity=conaffinity,
+        )
         if gtype == "box":
             return Geom(name, "box", pose, tuple(2 * size), collision, **extra)
         if gtype == "sphere":
@@ -517,31 +573,43 @@ class MjcfReader:
             return Geom(name, "plane", pose, (size[0], size[1]), collision, **extra)
         if gtype == "mesh":
             if a.get("mesh") in self.inline_meshes:
-                self.model.warnings.append(f"{a.el.where}: mesh '{a.get('mesh')}' is made of vertices in the file, "
-                                           "which are not converted: left out")
+                self.model.warnings.append(
+                    f"{a.el.where}: mesh '{a.get('mesh')}' is made of vertices in the file, "
+                    "which are not converted: left out"
+                )
                 return None
             mesh = self._mesh_asset(a, body)
-            return Geom(name, "mesh", pose * self._mesh_offset(mesh), mesh.scale, collision,
-                        mesh_file=mesh.path if mesh.path.exists() else None, mesh_ref=mesh.ref, **extra)
+            return Geom(
+                name,
+                "mesh",
+                pose * self._mesh_offset(mesh),
+                mesh.scale,
+                collision,
+                mesh_file=mesh.path if mesh.path.exists() else None,
+                mesh_ref=mesh.ref,
+                **extra,
+            )
         self.model.warnings.append(f"{a.el.where}: {gtype} geom in body '{body}' has no USD collision shape: left out")
         return None
 
-    def _mesh_asset(self, a: _Attrs, body: str) -> "MeshAsset":
+    def _mesh_asset(self, a: _Attrs, body: str) -> MeshAsset:
         ref = a.get("mesh")
         if ref not in self.meshes:
             raise MimicInputError(f"{a.el.where}: geom in body '{body}' names mesh '{ref}', which is not an asset")
         return self.meshes[ref]
 
     @staticmethod
-    def _mesh_offset(mesh: "MeshAsset") -> Transform:
+    def _mesh_offset(mesh: MeshAsset) -> Transform:
         """MuJoCo moves a mesh's vertices to ``scale * refquat^-1 (v - refpos)``; as a rigid
         pose applied to the scaled vertices (exact for a uniform scale or no refquat)."""
         R = quat_to_mat(mesh.refquat)
         S = np.asarray(mesh.scale, dtype=float)
         turned = not np.allclose(R, np.eye(3), atol=1e-12)
         if turned and not np.allclose(S, S[0]):
-            raise MimicInputError(f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' combines refquat with a non-uniform "
-                                  "scale, which is not a rigid motion of the mesh: rotate the file instead")
+            raise MimicInputError(
+                f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' combines refquat with a non-uniform "
+                "scale, which is not a rigid motion of the mesh: rotate the file instead"
+            )
         return Transform.make(-(R.T @ (S * mesh.refpos)), R.T)
 
     def _rgba(self, a: _Attrs, what: str) -> np.ndarray:
@@ -589,7 +657,7 @@ class MjcfReader:
             shell = _bool(a.get("shellinertia"), g_el, "shellinertia", False)
             given = a.number("mass", None, what)
             density = a.number("density", 1000.0, what)
-            if given is not None and given < 0 or density < 0:
+            if (given is not None and given < 0) or density < 0:
                 raise MimicInputError(f"{g_el.where}: {what} has a negative mass or density")
             if given == 0 or (given is None and density == 0):
                 continue
@@ -600,8 +668,9 @@ class MjcfReader:
                 mesh = self._mesh_asset(a, body)
                 if shell:  # MuJoCo before 3.2 read this as the mesh's surface; MuJoCo 3.2+ refuses it
                     self.model.warnings.append(
-                        f"{g_el.where}: {what}: shellinertia on a mesh geom, taken as the mesh's inertia=\"shell\" "
-                        "(current MuJoCo refuses it there: set inertia=\"shell\" on the <mesh> asset)")
+                        f'{g_el.where}: {what}: shellinertia on a mesh geom, taken as the mesh\'s inertia="shell" '
+                        '(current MuJoCo refuses it there: set inertia="shell" on the <mesh> asset)'
+                    )
                     mesh = dataclasses.replace(mesh, inertia="shell")
                 props = self._mesh_mass(mesh, g_el, body)
                 if props is None:
@@ -621,7 +690,7 @@ class MjcfReader:
         tensor = sum(shift_inertia(p.R @ I @ p.R.T, m, p.p - com) for m, p, I in parts)
         return Inertia.from_tensor(total, com, tensor)
 
-    def _mesh_mass(self, mesh: "MeshAsset", geom: Element, body: str):
+    def _mesh_mass(self, mesh: MeshAsset, geom: Element, body: str):
         """MuJoCo's mass properties of a mesh asset (cached), or None when no mesh library
         can read it (then the body gets no mass, said once)."""
         key = (str(mesh.path), mesh.scale, mesh.inertia)
@@ -632,14 +701,17 @@ class MjcfReader:
             try:
                 data = meshes.load_mesh(mesh.path, mesh.scale)
             except Exception as exc:  # a file the parser cannot read: said by the writer too
-                self.model.warnings.append(f"{geom.where}: mesh '{mesh.ref}' cannot be read for its mass "
-                                           f"({type(exc).__name__}: {exc})")
+                self.model.warnings.append(
+                    f"{geom.where}: mesh '{mesh.ref}' cannot be read for its mass ({type(exc).__name__}: {exc})"
+                )
             else:
                 try:
                     props = mesh_mass(data.points, data.faces, mesh.inertia)
                 except MeshInertiaError as exc:
-                    raise MimicInputError(f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' (used for the mass of body "
-                                          f"'{body}'): {exc}, as MuJoCo says too") from None
+                    raise MimicInputError(
+                        f"{mesh.file}:{mesh.line}: mesh '{mesh.ref}' (used for the mass of body "
+                        f"'{body}'): {exc}, as MuJoCo says too"
+                    ) from None
         if props is None:
             self._mesh_inertia_bodies.append(body)
         self._mesh_mass_cache[key] = props
@@ -657,7 +729,9 @@ class MjcfReader:
                 joint_name = a.get("joint")
                 info = self.joint_info.get(joint_name) if joint_name else None
                 if joint_name and info is None:
-                    raise MimicInputError(f"{el.where}: actuator {label} names joint '{joint_name}', which does not exist")
+                    raise MimicInputError(
+                        f"{el.where}: actuator {label} names joint '{joint_name}', which does not exist"
+                    )
                 gains = self._drive_gains(el.tag, a) if info and info["type"] in ("hinge", "slide") else None
                 if gains is None:
                     skipped.append(label)
@@ -665,19 +739,23 @@ class MjcfReader:
                 kp, kv, dampratio = gains
                 for gain_name, value in (("kp", kp), ("kv", kv), ("dampratio", dampratio)):
                     if value < 0:
-                        raise MimicInputError(f"{el.where}: actuator {label} has {gain_name} = {value:g} < 0: a USD "
-                                              "drive has no negative gains (use kp, kv, dampratio >= 0)")
+                        raise MimicInputError(
+                            f"{el.where}: actuator {label} has {gain_name} = {value:g} < 0: a USD "
+                            "drive has no negative gains (use kp, kv, dampratio >= 0)"
+                        )
                 gear = a.numbers("gear", (1, 2, 3, 4, 5, 6), default=(1,))[0]
                 if gear == 0:
                     raise MimicInputError(f"{el.where}: actuator {label} has gear 0, which drives nothing")
                 joint: Joint = info["joint"]
                 if dampratio:
-                    kv = dampratio * 2.0 * math.sqrt(kp * self._reflected_mass(joint, el, label) / gear ** 2)
+                    kv = dampratio * 2.0 * math.sqrt(kp * self._reflected_mass(joint, el, label) / gear**2)
                 if joint.stiffness:
-                    self.model.warnings.append(f"{el.where}: joint '{joint.name}' has a passive spring and a servo; "
-                                               "one USD drive holds the servo, the spring is dropped")
-                joint.stiffness = kp * gear ** 2
-                joint.damping += kv * gear ** 2
+                    self.model.warnings.append(
+                        f"{el.where}: joint '{joint.name}' has a passive spring and a servo; "
+                        "one USD drive holds the servo, the spring is dropped"
+                    )
+                joint.stiffness = kp * gear**2
+                joint.damping += kv * gear**2
                 joint.target = 0.0
                 frc = a.numbers("forcerange", 2)
                 limited = _bool(a.get("forcelimited"), el, "forcelimited", None)
@@ -685,8 +763,10 @@ class MjcfReader:
                     effort = float(max(abs(frc[0]), abs(frc[1]))) * abs(gear)
                     joint.effort_limit = min(effort, joint.effort_limit or math.inf)
         if skipped:
-            self.model.warnings.append(f"{self.source}: actuators not imported as joint drives (only position, "
-                                       f"velocity and affine general actuators on a joint are): {', '.join(skipped)}")
+            self.model.warnings.append(
+                f"{self.source}: actuators not imported as joint drives (only position, "
+                f"velocity and affine general actuators on a joint are): {', '.join(skipped)}"
+            )
 
     def _merged_actuator(self, el: Element) -> _Attrs:
         cls = el.get("class") or "main"
@@ -731,9 +811,11 @@ class MjcfReader:
         except np.linalg.LinAlgError:
             inv = None
         if inv is None or not np.isfinite(inv[k, k]) or inv[k, k] <= 0:
-            raise MimicInputError(f"{el.where}: actuator {label} uses dampratio, which needs the mass that joint "
-                                  f"'{joint.name}' moves, but a body of its tree moves no mass (MuJoCo refuses that "
-                                  "model too): give each moving body mass, or set kv instead of dampratio")
+            raise MimicInputError(
+                f"{el.where}: actuator {label} uses dampratio, which needs the mass that joint "
+                f"'{joint.name}' moves, but a body of its tree moves no mass (MuJoCo refuses that "
+                "model too): give each moving body mass, or set kv instead of dampratio"
+            )
         return 1.0 / inv[k, k]
 
     def _equalities(self) -> None:
@@ -753,39 +835,47 @@ class MjcfReader:
                 if not j1:
                     raise MimicInputError(f"{el.where}: {label} needs joint1 (the follower)")
                 if not j2:
-                    raise MimicInputError(f"{el.where}: {label} has no joint2: it fixes '{j1}' to a constant, "
-                                          "which is not a mimic relation (name the leader in joint2)")
+                    raise MimicInputError(
+                        f"{el.where}: {label} has no joint2: it fixes '{j1}' to a constant, "
+                        "which is not a mimic relation (name the leader in joint2)"
+                    )
                 for j in (j1, j2):
                     if j not in self.joint_info:
                         raise MimicInputError(f"{el.where}: {label} names joint '{j}', which does not exist")
                     if self.joint_info[j]["type"] not in ("hinge", "slide"):
-                        raise MimicInputError(f"{el.where}: {label}: joint '{j}' is a {self.joint_info[j]['type']} "
-                                              "joint; mimic relations need hinge or slide joints")
+                        raise MimicInputError(
+                            f"{el.where}: {label}: joint '{j}' is a {self.joint_info[j]['type']} "
+                            "joint; mimic relations need hinge or slide joints"
+                        )
                 text = a.get("polycoef")
                 coef = [0.0, 1.0, 0.0, 0.0, 0.0]
                 if text is not None:
                     parts = ascii_split(text)
                     vals = [parse_number(p) for p in parts]
                     if not parts or len(parts) > 5 or any(v is None for v in vals):
-                        raise MimicInputError(f"{el.where}: {label} polycoef=\"{text}\" must be up to 5 finite numbers")
-                    coef[:len(vals)] = vals
+                        raise MimicInputError(f'{el.where}: {label} polycoef="{text}" must be up to 5 finite numbers')
+                    coef[: len(vals)] = vals
                 if any(c != 0.0 for c in coef[2:]):
-                    raise MimicInputError(f"{el.where}: {label} has nonzero higher-order polycoef "
-                                          f"({' '.join(f'{c:g}' for c in coef)}): only a0 and a1 make a mimic relation")
+                    raise MimicInputError(
+                        f"{el.where}: {label} has nonzero higher-order polycoef "
+                        f"({' '.join(f'{c:g}' for c in coef)}): only a0 and a1 make a mimic relation"
+                    )
                 if not active:
-                    model.warnings.append(f"{el.where}: {label} has active=\"false\": not loaded "
-                                          "(an inactive relation could not be switched on later)")
+                    model.warnings.append(
+                        f'{el.where}: {label} has active="false": not loaded '
+                        "(an inactive relation could not be switched on later)"
+                    )
                     continue
                 ref1, ref2 = self.joint_info[j1]["ref"], self.joint_info[j2]["ref"]
                 a0, a1 = coef[0], coef[1]
                 model.mimics.append(Mimic(j1, j2, a1, a0 + ref1 - a1 * ref2, Path(el.file), el.line))
 
-    def _closure(self, el: Element, a: "_Attrs", label: str) -> None:
+    def _closure(self, el: Element, a: _Attrs, label: str) -> None:
         """``connect`` (a ball joint) or ``weld`` (a fixed one) between two bodies or sites:
         a loop closure, written as a joint excluded from the articulation."""
         model = self.model
         if not _bool(a.get("active"), el, "active", True):
-            model.warnings.append(f"{el.where}: {label} has active=\"false\": not loaded")
+            model.warnings.append(f'{el.where}: {label} has active="false": not loaded')
             return
         kind = SPHERICAL if el.tag == "connect" else FIXED
         world = Transform.identity()
@@ -794,7 +884,7 @@ class MjcfReader:
             for key in ("site1", "site2"):
                 site = a.get(key)
                 if site not in self.sites:
-                    raise MimicInputError(f"{el.where}: {label} {key}=\"{site}\" names no site")
+                    raise MimicInputError(f'{el.where}: {label} {key}="{site}" names no site')
                 ends.append(self.sites[site])
             (b0, f0), (b1, f1) = ends
             if kind == SPHERICAL:  # the points meet; the frames turn freely
@@ -818,8 +908,11 @@ class MjcfReader:
                 f1 = Transform(pose1.R.T @ pose0.R, pose1.inverse().apply(pose0.apply(anchor)))
             else:  # weld: body2 held at relpose in body1 (the file's pose when its quat is 0)
                 rel = a.numbers("relpose", 7, default=(0, 1, 0, 0, 0, 0, 0), what=label)
-                relpose = (Transform.make(rel[:3], quat_to_mat(rel[3:])) if np.linalg.norm(rel[3:]) > 0
-                           else pose0.inverse() * pose1)
+                relpose = (
+                    Transform.make(rel[:3], quat_to_mat(rel[3:]))
+                    if np.linalg.norm(rel[3:]) > 0
+                    else pose0.inverse() * pose1
+                )
                 f1 = Transform.make(anchor)  # the weld point, in body2
                 f0 = relpose * f1
         if b0 is None:  # body0 of a USD joint is a body; the world goes second
@@ -847,26 +940,28 @@ class MjcfReader:
         colliders = [(b.name, g) for b in model.bodies.values() for g in b.geoms if g.collision]
         colliders += [(None, g) for g in model.world_geoms if g.collision]
         masks = sorted({(g.contype, g.conaffinity) for _, g in colliders})
-        apart = {(m1, m2) for m1 in masks for m2 in masks
-                 if not (m1[0] & m2[1]) and not (m2[0] & m1[1])}
+        apart = {(m1, m2) for m1 in masks for m2 in masks if not (m1[0] & m2[1]) and not (m2[0] & m1[1])}
         if not apart:
             return
         pairs = []
         for i, (b1, g1) in enumerate(colliders):
-            for b2, g2 in colliders[i + 1:]:
+            for b2, g2 in colliders[i + 1 :]:
                 if b1 != b2 and ((g1.contype, g1.conaffinity), (g2.contype, g2.conaffinity)) in apart:
                     pairs.append((g1, g2))
         if len(pairs) > MAX_FILTERED_PAIRS:
-            model.warnings.append(f"{self.source}: contype/conaffinity keep {len(pairs)} collider pairs apart, more "
-                                  f"than the {MAX_FILTERED_PAIRS} written as filtered pairs: none written")
+            model.warnings.append(
+                f"{self.source}: contype/conaffinity keep {len(pairs)} collider pairs apart, more "
+                f"than the {MAX_FILTERED_PAIRS} written as filtered pairs: none written"
+            )
             return
         model.filtered_geoms.extend(pairs)
 
     def _tendons(self) -> None:
         for section in self.root.findall("tendon"):
             for el in section.children:
-                self.not_imported.append(f"tendon {el.tag}" + (f" '{el.get('name')}'" if el.get("name") else "")
-                                         + f" (line {el.line})")
+                self.not_imported.append(
+                    f"tendon {el.tag}" + (f" '{el.get('name')}'" if el.get("name") else "") + f" (line {el.line})"
+                )
 
 
 def _primitive_inertia(gtype: str, size, shell: bool = False) -> tuple[float, np.ndarray]:
@@ -876,7 +971,7 @@ def _primitive_inertia(gtype: str, size, shell: bool = False) -> tuple[float, np
         r = size[0]
         if shell:
             return 4 * math.pi * r * r, np.eye(3) * 2 * r * r / 3
-        return 4.0 / 3.0 * math.pi * r ** 3, np.eye(3) * 0.4 * r * r
+        return 4.0 / 3.0 * math.pi * r**3, np.eye(3) * 0.4 * r * r
     if gtype == "box":
         x, y, z = size[:3]
         if not shell:
@@ -899,8 +994,10 @@ def _primitive_inertia(gtype: str, size, shell: bool = False) -> tuple[float, np
         eps = 1e-6  # MuJoCo: the expanded ellipsoid minus the solid one
         va, vb = 4 * math.pi * a * b * c / 3, 4 * math.pi * (a + eps) * (b + eps) * (c + eps) / 3
         density = 1.0 / (vb - va)
-        outer = np.diag([(b + eps) ** 2 + (c + eps) ** 2, (a + eps) ** 2 + (c + eps) ** 2,
-                         (a + eps) ** 2 + (b + eps) ** 2]) / 5.0
+        outer = (
+            np.diag([(b + eps) ** 2 + (c + eps) ** 2, (a + eps) ** 2 + (c + eps) ** 2, (a + eps) ** 2 + (b + eps) ** 2])
+            / 5.0
+        )
         return area, vb * density * outer - va * density * solid
     r, half = size[0], size[1]
     h = 2 * half
@@ -923,7 +1020,7 @@ def _primitive_inertia(gtype: str, size, shell: bool = False) -> tuple[float, np
         return total, np.diag([ix, ix, mc * r * r + 2 * ms * r * r / 3])
     # capsule: a cylinder plus two hemispheres, with their offset centres
     v_cyl = math.pi * r * r * h
-    v_sph = 4.0 / 3.0 * math.pi * r ** 3
+    v_sph = 4.0 / 3.0 * math.pi * r**3
     v = v_cyl + v_sph
     f_cyl, f_sph = v_cyl / v, v_sph / v
     i_zz = f_cyl * r * r / 2 + f_sph * 0.4 * r * r

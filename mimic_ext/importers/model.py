@@ -30,7 +30,7 @@ class Inertia:
     axes: np.ndarray  # columns: principal axes in the body frame
 
     @staticmethod
-    def from_tensor(mass: float, com, tensor) -> "Inertia":
+    def from_tensor(mass: float, com, tensor) -> Inertia:
         """From an inertia tensor about the COM, expressed in the body frame."""
         moments, axes = principal_inertia(tensor)
         return Inertia(float(mass), np.asarray(com, dtype=float), np.maximum(moments, 0.0), axes)

@@ -23,5 +23,6 @@ def open_stage_or_robot(path: str | os.PathLike, schema: str = "physx") -> Opene
     from .importing import import_robot
 
     result = import_robot(path, schema=schema)
-    return OpenedStage(stage=result.stage, path=Path(path), files=[Path(os.path.realpath(path))],
-                       warnings=list(result.warnings))
+    return OpenedStage(
+        stage=result.stage, path=Path(path), files=[Path(os.path.realpath(path))], warnings=list(result.warnings)
+    )

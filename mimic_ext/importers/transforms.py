@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..math3d import axis_angle, mat_to_quat, quat_to_mat
+from ..math3d import axis_angle, mat_to_quat
 
 AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
 
@@ -99,18 +99,20 @@ class Transform:
     p: np.ndarray
 
     @staticmethod
-    def identity() -> "Transform":
+    def identity() -> Transform:
         return Transform(np.eye(3), np.zeros(3))
 
     @staticmethod
-    def make(p=None, R=None) -> "Transform":
-        return Transform(np.eye(3) if R is None else np.asarray(R, dtype=float),
-                         np.zeros(3) if p is None else np.asarray(p, dtype=float))
+    def make(p=None, R=None) -> Transform:
+        return Transform(
+            np.eye(3) if R is None else np.asarray(R, dtype=float),
+            np.zeros(3) if p is None else np.asarray(p, dtype=float),
+        )
 
-    def __mul__(self, other: "Transform") -> "Transform":
+    def __mul__(self, other: Transform) -> Transform:
         return Transform(self.R @ other.R, self.R @ other.p + self.p)
 
-    def inverse(self) -> "Transform":
+    def inverse(self) -> Transform:
         Rt = self.R.T
         return Transform(Rt, -Rt @ self.p)
 

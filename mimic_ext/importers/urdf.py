@@ -40,10 +40,10 @@ def resolve_mesh_uri(uri: str, source: Path) -> Path | None:
     """A mesh filename as a local path: ``package://pkg/..`` is looked up in the folders
     above the URDF and in ROS_PACKAGE_PATH; None when it cannot be found."""
     if uri.startswith("file://"):
-        p = Path(uri[len("file://"):])
+        p = Path(uri[len("file://") :])
         return p if p.exists() else None
     if uri.startswith("package://"):
-        pkg, _, rest = uri[len("package://"):].partition("/")
+        pkg, _, rest = uri[len("package://") :].partition("/")
         candidates = [d / pkg for d in source.resolve().parents]
         candidates += [Path(d) / pkg for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
         for base in candidates:
@@ -91,7 +91,9 @@ def _geoms(link: Element, model: RobotModel, source: Path, named: dict[str, tupl
             rgba = None if collision else _color(el.find("material"), named, f"link '{link.get('name')}'")
             extra = dict(rgba=rgba, visible=not collision)
             if shape.tag == "box":
-                size = tuple(numbers(shape, "size", 3, what=what) if shape.get("size") else _missing(shape, "size", what))
+                size = tuple(
+                    numbers(shape, "size", 3, what=what) if shape.get("size") else _missing(shape, "size", what)
+                )
                 out.append(Geom(name, "box", pose, size, collision, **extra))
             elif shape.tag == "sphere":
                 out.append(Geom(name, "sphere", pose, (_req(shape, "radius", what),), collision, **extra))
@@ -108,8 +110,10 @@ def _geoms(link: Element, model: RobotModel, source: Path, named: dict[str, tupl
                     model.unresolved_meshes.append(uri)
                 out.append(Geom(name, "mesh", pose, scale, collision, mesh_file=path, mesh_ref=uri, **extra))
             else:
-                raise MimicInputError(f"{shape.where}: unsupported geometry <{shape.tag}> in link "
-                                      f"'{link.get('name')}' (use box, sphere, cylinder, capsule or mesh)")
+                raise MimicInputError(
+                    f"{shape.where}: unsupported geometry <{shape.tag}> in link "
+                    f"'{link.get('name')}' (use box, sphere, cylinder, capsule or mesh)"
+                )
     return out
 
 
@@ -179,8 +183,9 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
             raise MimicInputError(f"{el.where}: joint '{name}' is defined twice (first at line {joint_els[name].line})")
         jtype = el.get("type")
         if jtype not in JOINT_TYPES:
-            raise MimicInputError(f"{el.where}: joint '{name}' has unknown type \"{jtype}\" "
-                                  f"(use one of {', '.join(JOINT_TYPES)})")
+            raise MimicInputError(
+                f"{el.where}: joint '{name}' has unknown type \"{jtype}\" (use one of {', '.join(JOINT_TYPES)})"
+            )
         ends = {}
         for end in ("parent", "child"):
             e = el.find(end)
@@ -188,12 +193,16 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
             if not link:
                 raise MimicInputError(f"{el.where}: joint '{name}' needs <{end} link=\"...\"/>")
             if link not in links:
-                raise MimicInputError(f"{(e or el).where}: joint '{name}' names {end} link '{link}', which does not exist")
+                raise MimicInputError(
+                    f"{(e or el).where}: joint '{name}' names {end} link '{link}', which does not exist"
+                )
             ends[end] = link
         if ends["child"] in parent_of:
             other = parent_of[ends["child"]]
-            raise MimicInputError(f"{el.where}: link '{ends['child']}' is the child of two joints "
-                                  f"('{other.get('name')}' at line {other.line} and '{name}'): URDF must be a tree")
+            raise MimicInputError(
+                f"{el.where}: link '{ends['child']}' is the child of two joints "
+                f"('{other.get('name')}' at line {other.line} and '{name}'): URDF must be a tree"
+            )
         parent_of[ends["child"]] = el
         children.setdefault(ends["parent"], []).append(el)
         joint_els[name] = el
@@ -202,8 +211,9 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     if len(roots) != 1:
         if not roots:
             raise MimicInputError(f"{root.where}: the joints form a loop (no root link): URDF must be a tree")
-        raise MimicInputError(f"{root.where}: {len(roots)} root links ({', '.join(roots)}): "
-                              "connect them with joints into one tree")
+        raise MimicInputError(
+            f"{root.where}: {len(roots)} root links ({', '.join(roots)}): connect them with joints into one tree"
+        )
     root_link = roots[0]
     world_is_link = root_link == WORLD and not links[WORLD].children
     model.floating[0] = False
@@ -234,8 +244,10 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
         for tag in ("mimic", "limit", "axis", "dynamics", "origin"):
             extra = el.findall(tag)
             if len(extra) > 1:
-                raise MimicInputError(f"{extra[1].where}: joint '{name}' has a second <{tag}> (the first is at "
-                                      f"line {extra[0].line}); URDF allows one: remove one of them")
+                raise MimicInputError(
+                    f"{extra[1].where}: joint '{name}' has a second <{tag}> (the first is at "
+                    f"line {extra[0].line}); URDF allows one: remove one of them"
+                )
         mimic = el.find("mimic")
         if mimic is None:
             continue
@@ -272,8 +284,9 @@ def _joint(el: Element, parent: str | None, child: str, origin: Transform, model
         raise MimicInputError(f"{(axis_el or el).where}: {what} has a zero <axis>")
     token, R = joint_axis_frame(axis)
     kind = PRISMATIC if jtype == "prismatic" else REVOLUTE
-    joint = Joint(name, kind, parent, child, origin * Transform.make(R=R), Transform.make(R=R),
-                  axis=token, line=el.line)
+    joint = Joint(
+        name, kind, parent, child, origin * Transform.make(R=R), Transform.make(R=R), axis=token, line=el.line
+    )
     limit = el.find("limit")
     if limit is not None:
         lw = f"{what} <limit>"

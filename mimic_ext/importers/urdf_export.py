@@ -22,15 +22,15 @@ from pxr import Usd, UsdGeom, UsdPhysics
 
 from ..atomic_write import write_text_atomically
 from ..errors import MimicInputError
+from ..math3d import gf_wxyz, quat_to_mat
 from ..schema import joints as J
 from ..schema.authoring import read_relations
 from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
 from .model import chain_root
-from ..math3d import gf_wxyz, quat_to_mat
 from .transforms import AXES, Transform, rot_to_rpy
-from .values import UNBOUNDED
 from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
+from .values import UNBOUNDED
 
 WORLD = "world"
 EPS = 1e-9
@@ -91,11 +91,13 @@ def _gf_transform(pos, rot) -> Transform:
 def _joint_frames(prim: Usd.Prim, mpu: float) -> tuple[Transform, Transform]:
     j = UsdPhysics.Joint(prim)
     out = []
-    for pos_attr, rot_attr in ((j.GetLocalPos0Attr(), j.GetLocalRot0Attr()), (j.GetLocalPos1Attr(), j.GetLocalRot1Attr())):
+    for pos_attr, rot_attr in (
+        (j.GetLocalPos0Attr(), j.GetLocalRot0Attr()),
+        (j.GetLocalPos1Attr(), j.GetLocalRot1Attr()),
+    ):
         pos = pos_attr.Get() if pos_attr.HasAuthoredValue() else (0.0, 0.0, 0.0)
         rot = rot_attr.Get()
-        _finite(prim, "a joint frame (localPos/localRot)", list(pos), [] if rot is None else
-                list(gf_wxyz(rot)))
+        _finite(prim, "a joint frame (localPos/localRot)", list(pos), [] if rot is None else list(gf_wxyz(rot)))
         t = _gf_transform(pos, rot) if rot is not None else Transform.make(np.array([float(x) for x in pos]))
         out.append(Transform(t.R, t.p * mpu))
     return out[0], out[1]
@@ -146,12 +148,17 @@ class _UrdfJoint:
         return 'type="fixed"' not in self.head[0]
 
     def lines(self) -> list[str]:
-        return ([self.head[0].format(name=quoteattr(self.name)[1:-1]), *self.head[1:],
-                 f"    <parent link={quoteattr(self.parent)}/>", f"    <child link={quoteattr(self.child)}/>",
-                 *self.body, "  </joint>"])
+        return [
+            self.head[0].format(name=quoteattr(self.name)[1:-1]),
+            *self.head[1:],
+            f"    <parent link={quoteattr(self.parent)}/>",
+            f"    <child link={quoteattr(self.child)}/>",
+            *self.body,
+            "  </joint>",
+        ]
 
 
-def _moving_links(joints: list["_UrdfJoint"]) -> set[str]:
+def _moving_links(joints: list[_UrdfJoint]) -> set[str]:
     """Links below a moving joint (what MuJoCo calls moving bodies)."""
     children: dict[str, list] = {}
     for j in joints:
@@ -166,8 +173,9 @@ def _moving_links(joints: list["_UrdfJoint"]) -> set[str]:
     return moving
 
 
-def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]], names, link_names,
-                         warnings) -> list[str]:
+def _order_for_pinocchio(
+    joints: list[_UrdfJoint], mimics: list[tuple[str, str]], names, link_names, warnings
+) -> list[str]:
     """Make every leader come before its followers in urdfdom's traversal.
 
     urdfdom (Pinocchio, ROS) visits the children of a link in the order of their joint
@@ -195,8 +203,10 @@ def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]]
         if l in af:
             continue  # the leader is above the follower: already visited first
         if f in al:
-            warnings.append(f"{follower}: follows {leader}, which lies below it in the tree; URDF readers that "
-                            "build the tree first (Pinocchio) cannot take that relation")
+            warnings.append(
+                f"{follower}: follows {leader}, which lies below it in the tree; URDF readers that "
+                "build the tree first (Pinocchio) cannot take that relation"
+            )
             continue
         k = 0
         while k < min(len(af), len(al)) and af[k] is al[k]:
@@ -209,14 +219,22 @@ def _order_for_pinocchio(joints: list[_UrdfJoint], mimics: list[tuple[str, str]]
             continue  # the names already sort right (urdfdom compares bytes, as str does)
         ordered = _topological(children, pairs)
         if ordered is None:
-            warnings.append(f"link {link}: its mimic relations ask for a cyclic order of its children; "
-                            "Pinocchio may refuse the file")
+            warnings.append(
+                f"link {link}: its mimic relations ask for a cyclic order of its children; "
+                "Pinocchio may refuse the file"
+            )
             continue
         width = len(str(len(ordered)))
         for k, child in enumerate(ordered):
             hub = link_names(f"{link}_order_{k:0{width}d}")
-            joints.append(_UrdfJoint(names(f"{link}_order_{k:0{width}d}_joint"), link, hub,
-                                     ['  <joint name="{name}" type="fixed">', '    <origin xyz="0 0 0" rpy="0 0 0"/>']))
+            joints.append(
+                _UrdfJoint(
+                    names(f"{link}_order_{k:0{width}d}_joint"),
+                    link,
+                    hub,
+                    ['  <joint name="{name}" type="fixed">', '    <origin xyz="0 0 0" rpy="0 0 0"/>'],
+                )
+            )
             child.parent = hub
             added.append(hub)
     return added
@@ -259,19 +277,25 @@ class UrdfExporter:
         if default and any(r.GetPath().HasPrefix(default.GetPath()) for r in roots):
             return default
         # no default prim holding an articulation: never guess among several, and name the one used
-        why = (f"the default prim {default.GetPath()} holds no articulation" if default
-               else "the stage has no default prim")
+        why = (
+            f"the default prim {default.GetPath()} holds no articulation"
+            if default
+            else "the stage has no default prim"
+        )
         if len(roots) > 1:
             listed = ", ".join(str(r.GetPath()) for r in roots)
-            raise MimicInputError(f"{stage.GetRootLayer().identifier}: {len(roots)} articulations ({listed}) and "
-                                  f"{why}: choose one with --robot PRIM (robot_path in Python)")
+            raise MimicInputError(
+                f"{stage.GetRootLayer().identifier}: {len(roots)} articulations ({listed}) and "
+                f"{why}: choose one with --robot PRIM (robot_path in Python)"
+            )
         if roots:
             self.warnings.append(f"{why}; exporting the stage's only articulation, {roots[0].GetPath()}")
             return roots[0]
         if default:
             return default
-        raise MimicInputError(f"{stage.GetRootLayer().identifier}: no articulation to export "
-                              "(no ArticulationRootAPI and no default prim)")
+        raise MimicInputError(
+            f"{stage.GetRootLayer().identifier}: no articulation to export (no ArticulationRootAPI and no default prim)"
+        )
 
     # ---------------------------------------------------------------- structure
     def _collect(self):
@@ -324,8 +348,9 @@ class UrdfExporter:
             f0, f1 = _joint_frames(prim, self.mpu)
             edge = _Edge(prim, None, b1, f0, f1, 1.0) if b0 is None else _Edge(prim, None, b0, f1, f0, -1.0)
             if edge.child in world_children:
-                self.warnings.append(f"{prim.GetPath()}: a second joint from the world to the same body; "
-                                     "URDF is a tree, not written")
+                self.warnings.append(
+                    f"{prim.GetPath()}: a second joint from the world to the same body; URDF is a tree, not written"
+                )
                 continue
             world_children.add(edge.child)
             edges.append(edge)
@@ -354,8 +379,10 @@ class UrdfExporter:
                 queue.append(other)
         unreached = [b for b in bodies if b not in visited]
         if unreached:
-            self.warnings.append(f"{len(unreached)} body(ies) not connected to {root} by joints, not written: "
-                                 + ", ".join(Path(b).name for b in unreached))
+            self.warnings.append(
+                f"{len(unreached)} body(ies) not connected to {root} by joints, not written: "
+                + ", ".join(Path(b).name for b in unreached)
+            )
         return bodies, root, edges
 
     def _ends(self, prim: Usd.Prim, bodies: dict) -> tuple[str | None, str | None]:
@@ -384,25 +411,42 @@ class UrdfExporter:
         link_frame: dict[str, Transform] = {root: Transform.identity()}
         joint_name: dict[str, str] = {}
         sign: dict[str, float] = {}
-        lines = ['<?xml version="1.0"?>',
-                 f"<!-- written by mimic_ext from {self.stage.GetRootLayer().realPath or 'an in-memory stage'} -->",
-                 f"<robot name={quoteattr(_source_name(self.root_prim))}>"]
+        lines = [
+            '<?xml version="1.0"?>',
+            f"<!-- written by mimic_ext from {self.stage.GetRootLayer().realPath or 'an in-memory stage'} -->",
+            f"<robot name={quoteattr(_source_name(self.root_prim))}>",
+        ]
         if world_name:
             lines.append(f"  <link name={quoteattr(world_name)}/>")
         joints: list[_UrdfJoint] = []
         if base is not None:
             jtype, pose = base
-            joints.append(_UrdfJoint(names("root_joint"), world_name, link_name[root], [
-                f"  <joint name=\"{{name}}\" type=\"{jtype}\">",
-                f"    <origin xyz=\"{_vec(_clean(pose.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(pose.R)))}\"/>"]))
+            joints.append(
+                _UrdfJoint(
+                    names("root_joint"),
+                    world_name,
+                    link_name[root],
+                    [
+                        f'  <joint name="{{name}}" type="{jtype}">',
+                        f'    <origin xyz="{_vec(_clean(pose.p))}" rpy="{_vec(_clean(rot_to_rpy(pose.R)))}"/>',
+                    ],
+                )
+            )
         servo_joints = []
         for e in edges:
             kind = J.joint_kind(e.prim)
             if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
-                raise MimicInputError(f"{e.prim.GetPath()}: a {kind} joint cannot be written as URDF "
-                                      "(URDF has revolute, continuous, prismatic and fixed joints)")
-            token = UsdPhysics.RevoluteJoint(e.prim).GetAxisAttr().Get() if kind == J.REVOLUTE else \
-                UsdPhysics.PrismaticJoint(e.prim).GetAxisAttr().Get() if kind == J.PRISMATIC else "X"
+                raise MimicInputError(
+                    f"{e.prim.GetPath()}: a {kind} joint cannot be written as URDF "
+                    "(URDF has revolute, continuous, prismatic and fixed joints)"
+                )
+            token = (
+                UsdPhysics.RevoluteJoint(e.prim).GetAxisAttr().Get()
+                if kind == J.REVOLUTE
+                else UsdPhysics.PrismaticJoint(e.prim).GetAxisAttr().Get()
+                if kind == J.PRISMATIC
+                else "X"
+            )
             axis_local = AXES[str(token or "X")]
             off_origin = kind != J.FIXED and np.linalg.norm(e.frame1.p) > EPS
             G = e.frame1 if off_origin else Transform.identity()
@@ -417,11 +461,13 @@ class UrdfExporter:
             limits = J.limits_si(e.prim) if kind != J.FIXED else None
             usd_scale = J.unit_scale(e.prim) if kind != J.FIXED else 1.0
             jtype = {J.FIXED: "fixed", J.PRISMATIC: "prismatic"}.get(kind, "revolute" if limits else "continuous")
-            out = [f"  <joint name=\"{{name}}\" type=\"{jtype}\">",
-                   f"    <origin xyz=\"{_vec(_clean(origin.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(origin.R)))}\"/>"]
+            out = [
+                f'  <joint name="{{name}}" type="{jtype}">',
+                f'    <origin xyz="{_vec(_clean(origin.p))}" rpy="{_vec(_clean(rot_to_rpy(origin.R)))}"/>',
+            ]
             body = []
             if kind != J.FIXED:
-                body.append(f"    <axis xyz=\"{_vec(_clean(axis, 1e-7))}\"/>")
+                body.append(f'    <axis xyz="{_vec(_clean(axis, 1e-7))}"/>')
                 body.extend(self._limit_and_dynamics(e.prim, kind, limits, e.sign, usd_scale, servo_joints, name))
             joints.append(_UrdfJoint(name, parent, link_name[e.child], out, body, str(e.prim.GetPath())))
         offset = len(joints) - len(edges)
@@ -443,24 +489,42 @@ class UrdfExporter:
             # URDF reader takes compiler options from a <mujoco> element (other readers ignore
             # it), so the links stay as they are and MuJoCo gets its documented lower bounds
             balance = ' balanceinertia="true"' if self.degenerate_inertia else ""
-            lines.insert(3, f"  <mujoco><compiler boundmass=\"{_plain(BOUND_MASS)}\" "
-                            f"boundinertia=\"{_plain(BOUND_INERTIA)}\"{balance}/></mujoco>")
-            self.warnings.append(f"{len(weightless)} moving link(s) without mass or with a zero moment of inertia "
-                                 f"({', '.join(weightless[:8])}); MuJoCo is told boundmass={_plain(BOUND_MASS)} kg, "
-                                 f"boundinertia={_plain(BOUND_INERTIA)} kg m^2"
-                                 + (f"; zero moments written as {_plain(BOUND_INERTIA)} kg m^2 for "
-                                    + ", ".join(self.degenerate_inertia[:8]) if self.degenerate_inertia else ""))
+            lines.insert(
+                3,
+                f'  <mujoco><compiler boundmass="{_plain(BOUND_MASS)}" '
+                f'boundinertia="{_plain(BOUND_INERTIA)}"{balance}/></mujoco>',
+            )
+            self.warnings.append(
+                f"{len(weightless)} moving link(s) without mass or with a zero moment of inertia "
+                f"({', '.join(weightless[:8])}); MuJoCo is told boundmass={_plain(BOUND_MASS)} kg, "
+                f"boundinertia={_plain(BOUND_INERTIA)} kg m^2"
+                + (
+                    f"; zero moments written as {_plain(BOUND_INERTIA)} kg m^2 for "
+                    + ", ".join(self.degenerate_inertia[:8])
+                    if self.degenerate_inertia
+                    else ""
+                )
+            )
         lines.append("</robot>")
         if self.partial_mass:
-            self.warnings.append("mass without authored centre of mass or inertia (USD computes those from the "
-                                 "colliders; written as 0): " + ", ".join(self.partial_mass))
+            self.warnings.append(
+                "mass without authored centre of mass or inertia (USD computes those from the "
+                "colliders; written as 0): " + ", ".join(self.partial_mass)
+            )
         if servo_joints:
-            self.warnings.append("drive stiffness has no URDF equivalent (URDF has no controllers); not written for: "
-                                 + ", ".join(servo_joints))
-        return ExportResult(text="\n".join(lines) + "\n", warnings=self.warnings,
-                            joints=list(joint_name.values()), links=list(link_name.values()),
-                            link_frames={link_name[b]: link_frame[b] for b in order},
-                            joint_paths=dict(joint_name), joint_signs=dict(sign))
+            self.warnings.append(
+                "drive stiffness has no URDF equivalent (URDF has no controllers); not written for: "
+                + ", ".join(servo_joints)
+            )
+        return ExportResult(
+            text="\n".join(lines) + "\n",
+            warnings=self.warnings,
+            joints=list(joint_name.values()),
+            links=list(link_name.values()),
+            link_frames={link_name[b]: link_frame[b] for b in order},
+            joint_paths=dict(joint_name),
+            joint_signs=dict(sign),
+        )
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
         """("fixed" | "floating", the root's world pose) when the URDF needs a joint from the
@@ -504,20 +568,22 @@ class UrdfExporter:
             _finite(prim, "a joint limit", lo, hi)
             if sgn < 0:
                 lo, hi = -hi, -lo
-            parts += [f"lower=\"{_f32(lo, usd_scale)}\"", f"upper=\"{_f32(hi, usd_scale)}\""]
+            parts += [f'lower="{_f32(lo, usd_scale)}"', f'upper="{_f32(hi, usd_scale)}"']
         # URDF readers (urdfdom: Pinocchio, ROS) require effort and velocity; with no limit in
         # the USD they get UNBOUNDED, which MuJoCo, Pinocchio and Newton take as a limit never
         # reached and our importer reads back as "no limit". (0 would mean "cannot move" to
         # Newton's MuJoCo solver and a zero limit to Pinocchio.)
-        parts += [f"effort=\"{_f32(effort) if effort else _plain(UNBOUNDED)}\"",
-                  f"velocity=\"{_f32(velocity, usd_scale) if velocity else _plain(UNBOUNDED)}\""]
+        parts += [
+            f'effort="{_f32(effort) if effort else _plain(UNBOUNDED)}"',
+            f'velocity="{_f32(velocity, usd_scale) if velocity else _plain(UNBOUNDED)}"',
+        ]
         out.append(f"    <limit {' '.join(parts)}/>")
-        friction_name = J.physx_joint_attr(prim, "friction")       # where PhysX reads it, if anywhere
+        friction_name = J.physx_joint_attr(prim, "friction")  # where PhysX reads it, if anywhere
         friction_attr = prim.GetAttribute(friction_name) if friction_name else None
         friction = float(friction_attr.Get()) if friction_attr and friction_attr.Get() else 0.0
         _finite(prim, "joint friction", friction)
         if damping or friction:
-            out.append(f"    <dynamics damping=\"{_f32(damping, 1 / usd_scale)}\" friction=\"{_f32(friction)}\"/>")
+            out.append(f'    <dynamics damping="{_f32(damping, 1 / usd_scale)}" friction="{_f32(friction)}"/>')
         return out
 
     def _chosen_relations(self, joint_name) -> list:
@@ -534,13 +600,17 @@ class UrdfExporter:
                 self.warnings.append(f"{follower}: disabled NewtonMimicAPI relation not written")
                 continue
             if len(physx) > 1:
-                self.warnings.append(f"{follower}: {len(physx)} PhysxMimicJointAPI instances; URDF keeps one "
-                                     f"(instance {physx[0].instance})")
+                self.warnings.append(
+                    f"{follower}: {len(physx)} PhysxMimicJointAPI instances; URDF keeps one "
+                    f"(instance {physx[0].instance})"
+                )
             r = (physx or newton)[0]
             if physx and newton:
                 newton_of[follower] = newton[0]
             if r.compliant:
-                self.warnings.append(f"{follower}: compliant relation written as a hard <mimic> (URDF has no compliance)")
+                self.warnings.append(
+                    f"{follower}: compliant relation written as a hard <mimic> (URDF has no compliance)"
+                )
             if r.leader not in joint_name:
                 self.warnings.append(f"{follower}: leader {r.leader} is not an exported joint; <mimic> not written")
                 continue
@@ -548,8 +618,10 @@ class UrdfExporter:
             _finite(self.stage.GetPrimAtPath(follower), "the mimic offset", r.offset)
             kinds = {J.joint_kind(self.stage.GetPrimAtPath(p)) for p in (follower, r.leader)}
             if not kinds <= {J.REVOLUTE, J.PRISMATIC}:
-                self.warnings.append(f"{follower}: a relation with a {'/'.join(sorted(k for k in kinds if k))} joint "
-                                     "is not a URDF <mimic> (revolute and prismatic joints only); not written")
+                self.warnings.append(
+                    f"{follower}: a relation with a {'/'.join(sorted(k for k in kinds if k))} joint "
+                    "is not a URDF <mimic> (revolute and prismatic joints only); not written"
+                )
                 continue
             if r.multiplier == 0.0:
                 self.warnings.append(f"{follower}: multiplier 0 couples nothing; <mimic> not written")
@@ -629,19 +701,26 @@ class UrdfExporter:
                 ratio = (J.unit_scale(follower_prim) or 1.0) / (J.unit_scale(leader_prim) or 1.0)
                 scale_c = J.unit_scale(follower_prim) or 1.0
                 joint_lines[index[j]].append(
-                    f"    <mimic joint={quoteattr(joint_name[root])} multiplier=\"{_f32(s_f * s_l * mj, ratio)}\" "
-                    f"offset=\"{_f32(s_f * cj, scale_c)}\"/>")
+                    f'    <mimic joint={quoteattr(joint_name[root])} multiplier="{_f32(s_f * s_l * mj, ratio)}" '
+                    f'offset="{_f32(s_f * cj, scale_c)}"/>'
+                )
                 written.append((j, root))
         chained = [Path(r.follower).name for r in chosen if r.leader in followers]
         if chained:
-            self.warnings.append(f"mimic chains written onto their roots (Pinocchio refuses a leader that is itself a "
-                                 f"follower; the motion is the same): {', '.join(chained)}")
+            self.warnings.append(
+                f"mimic chains written onto their roots (Pinocchio refuses a leader that is itself a "
+                f"follower; the motion is the same): {', '.join(chained)}"
+            )
         if cycles:
-            self.warnings.append("relations that contradict the others in a cycle are not written (URDF keeps one "
-                                 f"relation per follower): {', '.join(sorted(cycles))}")
+            self.warnings.append(
+                "relations that contradict the others in a cycle are not written (URDF keeps one "
+                f"relation per follower): {', '.join(sorted(cycles))}"
+            )
         if moved:
-            self.warnings.append("relations written from the joint highest in the tree (Pinocchio needs the leader "
-                                 "above its followers; the constraint is the same): " + "; ".join(moved))
+            self.warnings.append(
+                "relations written from the joint highest in the tree (Pinocchio needs the leader "
+                "above its followers; the constraint is the same): " + "; ".join(moved)
+            )
         return written
 
     def _link(self, prim: Usd.Prim, name: str, G: Transform) -> list[str]:
@@ -654,7 +733,7 @@ class UrdfExporter:
                 _finite(prim, "physics:mass", mass)
             if mass_api.GetMassAttr().HasAuthoredValue() and mass and mass > 0:
                 com = np.array(mass_api.GetCenterOfMassAttr().Get() or (0, 0, 0), dtype=float) * self.mpu
-                diag = np.array(mass_api.GetDiagonalInertiaAttr().Get() or (0, 0, 0), dtype=float) * self.mpu ** 2
+                diag = np.array(mass_api.GetDiagonalInertiaAttr().Get() or (0, 0, 0), dtype=float) * self.mpu**2
                 if mass_api.GetDiagonalInertiaAttr().HasAuthoredValue():
                     _finite(prim, "physics:diagonalInertia", diag)
                 if mass_api.GetCenterOfMassAttr().HasAuthoredValue() and not np.all(np.isinf(com)):
@@ -666,8 +745,11 @@ class UrdfExporter:
                 pa = mass_api.GetPrincipalAxesAttr().Get()
                 if pa is not None:
                     _finite(prim, "physics:principalAxes", list(gf_wxyz(pa)))
-                Rp = quat_to_mat(gf_wxyz(pa)) if pa is not None and pa.GetReal() ** 2 + \
-                    sum(x * x for x in pa.GetImaginary()) > 0 else np.eye(3)
+                Rp = (
+                    quat_to_mat(gf_wxyz(pa))
+                    if pa is not None and pa.GetReal() ** 2 + sum(x * x for x in pa.GetImaginary()) > 0
+                    else np.eye(3)
+                )
                 c = Ginv.apply(com)
                 rpy = np.zeros(3)
                 if float(np.min(diag)) <= 1e-12 * max(float(np.max(diag)), 1e-300):
@@ -681,13 +763,25 @@ class UrdfExporter:
                     tensor = Ginv.R @ Rp @ np.diag(diag) @ Rp.T @ Ginv.R.T
                     tiny = 1e-7 * max(float(np.max(np.abs(diag))), 1e-300)
                     tensor = np.where(np.abs(tensor) < tiny, 0.0, tensor)
-                out += ["    <inertial>",
-                        f"      <origin xyz=\"{_vec(c)}\" rpy=\"{_vec(rpy)}\"/>",
-                        f"      <mass value=\"{_f32(mass)}\"/>",
-                        "      <inertia " + " ".join(f"{k}=\"{_f32(tensor[i, j])}\"" for k, (i, j) in
-                                                    (("ixx", (0, 0)), ("ixy", (0, 1)), ("ixz", (0, 2)),
-                                                     ("iyy", (1, 1)), ("iyz", (1, 2)), ("izz", (2, 2)))) + "/>",
-                        "    </inertial>"]
+                out += [
+                    "    <inertial>",
+                    f'      <origin xyz="{_vec(c)}" rpy="{_vec(rpy)}"/>',
+                    f'      <mass value="{_f32(mass)}"/>',
+                    "      <inertia "
+                    + " ".join(
+                        f'{k}="{_f32(tensor[i, j])}"'
+                        for k, (i, j) in (
+                            ("ixx", (0, 0)),
+                            ("ixy", (0, 1)),
+                            ("ixz", (0, 2)),
+                            ("iyy", (1, 1)),
+                            ("iyz", (1, 2)),
+                            ("izz", (2, 2)),
+                        )
+                    )
+                    + "/>",
+                    "    </inertial>",
+                ]
         body_world, _ = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(prim), self.mpu)
         for child in Usd.PrimRange(prim):
             if child == prim:
@@ -712,25 +806,31 @@ class UrdfExporter:
         if prim.IsA(UsdGeom.Cube):
             size = float(UsdGeom.Cube(prim).GetSizeAttr().Get())
             _finite(prim, "the box size", size * s)
-            shape = f"<box size=\"{_vec(size * s)}\"/>"
+            shape = f'<box size="{_vec(size * s)}"/>'
         elif prim.IsA(UsdGeom.Sphere):
             radius = UsdGeom.Sphere(prim).GetRadiusAttr().Get() * s[0]
             _finite(prim, "the sphere radius", radius)
-            shape = f"<sphere radius=\"{_f32(radius)}\"/>"
+            shape = f'<sphere radius="{_f32(radius)}"/>'
         elif prim.IsA(UsdGeom.Cylinder) or prim.IsA(UsdGeom.Capsule):
             g = UsdGeom.Cylinder(prim) if prim.IsA(UsdGeom.Cylinder) else UsdGeom.Capsule(prim)
             axis = str(g.GetAxisAttr().Get() or "Z")
             if axis != "Z":
                 from .transforms import align
+
                 pose = pose * Transform.make(R=align(AXES["Z"], AXES[axis]))
             radius = g.GetRadiusAttr().Get() * s[0]
             length = g.GetHeightAttr().Get() * s["XYZ".index(axis)]
             _finite(prim, "the radius or height", radius, length)
-            shape = f"<cylinder radius=\"{_f32(radius)}\" length=\"{_f32(length)}\"/>"
+            shape = f'<cylinder radius="{_f32(radius)}" length="{_f32(length)}"/>'
             if prim.IsA(UsdGeom.Capsule):  # URDF has no capsule: its exact union of parts
-                return self._shapes(prim, [(pose, shape)] + [
-                    (pose * Transform.make((0.0, 0.0, z)), f"<sphere radius=\"{_f32(radius)}\"/>")
-                    for z in (-length / 2, length / 2)])
+                return self._shapes(
+                    prim,
+                    [(pose, shape)]
+                    + [
+                        (pose * Transform.make((0.0, 0.0, z)), f'<sphere radius="{_f32(radius)}"/>')
+                        for z in (-length / 2, length / 2)
+                    ],
+                )
         else:
             if prim.IsA(UsdGeom.Mesh):
                 self._mesh_skipped = getattr(self, "_mesh_skipped", 0) + 1
@@ -743,10 +843,12 @@ class UrdfExporter:
         out = []
         for k, (pose, shape) in enumerate(parts):
             name = prim.GetName() if k == 0 else f"{prim.GetName()}_{k}"
-            out += [f"    <{kind} name={quoteattr(name)}>",
-                    f"      <origin xyz=\"{_vec(_clean(pose.p))}\" rpy=\"{_vec(_clean(rot_to_rpy(pose.R)))}\"/>",
-                    f"      <geometry>{shape}</geometry>",
-                    f"    </{kind}>"]
+            out += [
+                f"    <{kind} name={quoteattr(name)}>",
+                f'      <origin xyz="{_vec(_clean(pose.p))}" rpy="{_vec(_clean(rot_to_rpy(pose.R)))}"/>',
+                f"      <geometry>{shape}</geometry>",
+                f"    </{kind}>",
+            ]
         return out
 
 
@@ -773,8 +875,9 @@ class _UniqueNames:
         return out
 
 
-def export_urdf(stage: Usd.Stage | str | os.PathLike, out: str | os.PathLike | None = None,
-                robot_path: str | None = None) -> ExportResult:
+def export_urdf(
+    stage: Usd.Stage | str | os.PathLike, out: str | os.PathLike | None = None, robot_path: str | None = None
+) -> ExportResult:
     """Write the stage's articulation as URDF (``out`` atomically; None: text only)."""
     if not isinstance(stage, Usd.Stage):
         stage = open_stage(stage).stage

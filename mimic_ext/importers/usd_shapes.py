@@ -153,8 +153,7 @@ class ShapeWriter:
                 UsdPhysics.MeshCollisionAPI.Apply(prim).CreateApproximationAttr(UsdPhysics.Tokens.convexHull)
             if geom.friction is not None:
                 material = UsdShade.Material(stage.GetPrimAtPath(self._friction_material(geom.friction)))
-                UsdShade.MaterialBindingAPI.Apply(prim).Bind(
-                    material, UsdShade.Tokens.weakerThanDescendants, "physics")
+                UsdShade.MaterialBindingAPI.Apply(prim).Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")
         drawn = geom.visible and not (geom.collision and self.source_format == "URDF")
         if not drawn:
             g.CreatePurposeAttr(UsdGeom.Tokens.guide)
@@ -162,8 +161,13 @@ class ShapeWriter:
         return path
 
 
-def save_with_mesh_library(layer: Sdf.Layer, out: str | Path, library: str = f"/{LIBRARY}",
-                           inline_max_bytes: int = LIBRARY_INLINE_MAX_BYTES, mesh_bytes: int = 0) -> list[Path]:
+def save_with_mesh_library(
+    layer: Sdf.Layer,
+    out: str | Path,
+    library: str = f"/{LIBRARY}",
+    inline_max_bytes: int = LIBRARY_INLINE_MAX_BYTES,
+    mesh_bytes: int = 0,
+) -> list[Path]:
     """Save ``layer`` to ``out`` atomically; a text stage whose mesh library holds more than
     ``inline_max_bytes`` keeps it in ``<stem>.meshes.usdc`` beside it (written first, so the
     stage never names a file that is not there). Returns the files written."""
@@ -190,8 +194,10 @@ def save_with_mesh_library(layer: Sdf.Layer, out: str | Path, library: str = f"/
         items = list(refs.prependedItems)
         if not any(r.primPath.HasPrefix(prefix) and not r.assetPath for r in items):
             return
-        refs.prependedItems = [Sdf.Reference(f"./{lib_name}", r.primPath) if r.primPath.HasPrefix(prefix)
-                               and not r.assetPath else r for r in items]
+        refs.prependedItems = [
+            Sdf.Reference(f"./{lib_name}", r.primPath) if r.primPath.HasPrefix(prefix) and not r.assetPath else r
+            for r in items
+        ]
 
     stage_layer.Traverse(Sdf.Path.absoluteRootPath, repath)
     written = [save_layer_atomically(lib, out.with_name(lib_name))]

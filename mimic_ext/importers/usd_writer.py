@@ -44,8 +44,10 @@ def _no_self_collisions(root: Usd.Prim) -> None:
     default), the articulation's links do not collide with each other, for PhysX
     (``PhysxArticulationAPI``) and Newton (``NewtonArticulationRootAPI``). PhysX's own
     default (on) makes the Inspire hand's overlapping hulls diverge on the first step."""
-    for api, attr in (("PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions"),
-                      ("NewtonArticulationRootAPI", "newton:selfCollisionEnabled")):
+    for api, attr in (
+        ("PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions"),
+        ("NewtonArticulationRootAPI", "newton:selfCollisionEnabled"),
+    ):
         root.AddAppliedSchema(api)
         root.CreateAttribute(attr, Sdf.ValueTypeNames.Bool).Set(False)
 
@@ -321,9 +323,14 @@ class StageWriter:
         return out
 
     def _relate(self, follower: str, leader: str, multiplier: float, offset: float, schema: str) -> MimicRelation:
-        rel = MimicRelation(follower=self.joint_paths[follower], leader=self.joint_paths[leader],
-                            multiplier=float(multiplier), offset=float(offset) + 0.0,
-                            instance="rotX" if schema == PHYSX else None, schema=schema)
+        rel = MimicRelation(
+            follower=self.joint_paths[follower],
+            leader=self.joint_paths[leader],
+            multiplier=float(multiplier),
+            offset=float(offset) + 0.0,
+            instance="rotX" if schema == PHYSX else None,
+            schema=schema,
+        )
         set_relation(self.stage, rel)
         return rel
 

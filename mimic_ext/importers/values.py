@@ -57,13 +57,16 @@ def number(el: Element, name: str, default: float | None = None, what: str | Non
         return default
     value = parse_number(text)
     if value is None:
-        raise MimicInputError(f"{el.where}: {what or '<' + el.tag + '>'} {name}=\"{text}\" "
-                              "is not one complete finite number (ASCII digits, within float32's range)")
+        raise MimicInputError(
+            f'{el.where}: {what or "<" + el.tag + ">"} {name}="{text}" '
+            "is not one complete finite number (ASCII digits, within float32's range)"
+        )
     return value
 
 
-def numbers(el: Element, name: str, count: int | tuple[int, ...] | None = None,
-            default=None, what: str | None = None) -> np.ndarray | None:
+def numbers(
+    el: Element, name: str, count: int | tuple[int, ...] | None = None, default=None, what: str | None = None
+) -> np.ndarray | None:
     """Attribute ``name`` as a whitespace-separated list of finite numbers."""
     text = el.get(name)
     if text is None:
@@ -72,10 +75,11 @@ def numbers(el: Element, name: str, count: int | tuple[int, ...] | None = None,
     values = [parse_number(p) for p in parts]
     label = what or f"<{el.tag}>"
     if any(v is None for v in values):
-        raise MimicInputError(f"{el.where}: {label} {name}=\"{text}\" must be finite numbers "
-                              "(ASCII digits, within float32's range)")
+        raise MimicInputError(
+            f'{el.where}: {label} {name}="{text}" must be finite numbers (ASCII digits, within float32\'s range)'
+        )
     counts = (count,) if isinstance(count, int) else count
     if counts is not None and len(values) not in counts:
         want = " or ".join(str(c) for c in counts)
-        raise MimicInputError(f"{el.where}: {label} {name}=\"{text}\" needs {want} numbers, got {len(values)}")
+        raise MimicInputError(f'{el.where}: {label} {name}="{text}" needs {want} numbers, got {len(values)}')
     return np.asarray(values, dtype=float)

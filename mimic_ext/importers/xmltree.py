@@ -9,9 +9,9 @@ standard library, so this costs no dependency (defusedxml would, and still not g
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 from xml.parsers import expat
 
 from ..errors import MimicInputError
@@ -31,22 +31,22 @@ class Element:
     attrib: dict[str, str]
     line: int
     file: Path
-    children: list["Element"] = field(default_factory=list)
+    children: list[Element] = field(default_factory=list)
     text: str = ""
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self.attrib.get(name, default)
 
-    def find(self, tag: str) -> "Element | None":
+    def find(self, tag: str) -> Element | None:
         for child in self.children:
             if child.tag == tag:
                 return child
         return None
 
-    def findall(self, tag: str) -> list["Element"]:
+    def findall(self, tag: str) -> list[Element]:
         return [c for c in self.children if c.tag == tag]
 
-    def iter(self, tag: str | None = None) -> Iterator["Element"]:
+    def iter(self, tag: str | None = None) -> Iterator[Element]:
         stack = [self]
         while stack:
             el = stack.pop()
@@ -80,16 +80,18 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
     root: list[Element] = []
 
     def refuse_entity(name, *args):
-        raise _Refused(f"entity declaration '{name}' refused (robot files do not need entities)",
-                       parser.CurrentLineNumber)
+        raise _Refused(
+            f"entity declaration '{name}' refused (robot files do not need entities)", parser.CurrentLineNumber
+        )
 
     def refuse_external(*args):
         raise _Refused("external entity reference refused", parser.CurrentLineNumber)
 
     def start(tag, attrs):
         if len(stack) >= MAX_DEPTH:
-            raise _Refused(f"<{tag}> is nested deeper than {MAX_DEPTH} elements (MuJoCo stops there too)",
-                           parser.CurrentLineNumber)
+            raise _Refused(
+                f"<{tag}> is nested deeper than {MAX_DEPTH} elements (MuJoCo stops there too)", parser.CurrentLineNumber
+            )
         el = Element(tag=tag, attrib=dict(attrs), line=parser.CurrentLineNumber, file=path)
         if stack:
             stack[-1].children.append(el)
@@ -119,8 +121,10 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
     except LookupError as exc:  # <?xml encoding="..."?> naming a codec Python does not have
         raise MimicInputError(f"{path}:1: unknown XML encoding ({exc}): save the file as UTF-8") from None
     except UnicodeError as exc:
-        raise MimicInputError(f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
-                              f"encoding ({exc.reason}): save the file as UTF-8") from None
+        raise MimicInputError(
+            f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
+            f"encoding ({exc.reason}): save the file as UTF-8"
+        ) from None
     if not root:
         raise MimicInputError(f"{path}: no XML element found")
     return root[0]

@@ -20,8 +20,16 @@ from .property_widget import MimicPropertiesWidget
 from .stage_sweep import StageSweepRunner
 
 __all__ = [
-    "MimicExtension", "get_extension", "MimicPropertiesWidget", "StageSweepRunner",
-    "AddMimicJointCommand", "RemoveMimicJointCommand", "SetMimicGearingCommand", "SetMimicOffsetCommand",
-    "SetMimicReferenceJointCommand", "SetMimicComplianceCommand", "ConvertMimicSchemaCommand",
+    "AddMimicJointCommand",
+    "ConvertMimicSchemaCommand",
+    "MimicExtension",
+    "MimicPropertiesWidget",
     "RemoveMimicDuplicateCommand",
+    "RemoveMimicJointCommand",
+    "SetMimicComplianceCommand",
+    "SetMimicGearingCommand",
+    "SetMimicOffsetCommand",
+    "SetMimicReferenceJointCommand",
+    "StageSweepRunner",
+    "get_extension",
 ]

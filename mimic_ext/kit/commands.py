@@ -120,29 +120,45 @@ class AddMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
-    def __init__(self, prim_path: str, reference_joint_path: str, gearing: float = -1.0,
-                 offset: float = 0.0, instance: str = "rotX", reference_axis: str = "rotX",
-                 natural_frequency: float = 0.0, damping_ratio: float = 0.0, usd_context_name: str = ""):
+    def __init__(
+        self,
+        prim_path: str,
+        reference_joint_path: str,
+        gearing: float = -1.0,
+        offset: float = 0.0,
+        instance: str = "rotX",
+        reference_axis: str = "rotX",
+        natural_frequency: float = 0.0,
+        damping_ratio: float = 0.0,
+        usd_context_name: str = "",
+    ):
         super().__init__(prim_path, instance, usd_context_name)
         self._reference = str(reference_joint_path)
-        self._values = {"gearing": gearing, "offset": offset, "natural_frequency": natural_frequency,
-                        "damping_ratio": damping_ratio}
+        self._values = {
+            "gearing": gearing,
+            "offset": offset,
+            "natural_frequency": natural_frequency,
+            "damping_ratio": damping_ratio,
+        }
         self._axis = reference_axis
 
     def _problem(self, stage):
         v = self._values
-        return (other_schema_problem(stage.GetPrimAtPath(self._prim_path), PHYSX)
-                or edits.instance_problem(stage, self._prim_path, self._instance, must_exist=False)
-                or edits.reference_problem(stage, self._prim_path, self._reference)
-                or edits.axis_problem(self._axis)
-                or edits.value_problem("gearing", v["gearing"], nonzero=True)
-                or edits.value_problem("offset", v["offset"])
-                or edits.value_problem("natural frequency", v["natural_frequency"], non_negative=True)
-                or edits.value_problem("damping ratio", v["damping_ratio"], non_negative=True))
+        return (
+            other_schema_problem(stage.GetPrimAtPath(self._prim_path), PHYSX)
+            or edits.instance_problem(stage, self._prim_path, self._instance, must_exist=False)
+            or edits.reference_problem(stage, self._prim_path, self._reference)
+            or edits.axis_problem(self._axis)
+            or edits.value_problem("gearing", v["gearing"], nonzero=True)
+            or edits.value_problem("offset", v["offset"])
+            or edits.value_problem("natural frequency", v["natural_frequency"], non_negative=True)
+            or edits.value_problem("damping ratio", v["damping_ratio"], non_negative=True)
+        )
 
     def _apply(self, stage, prim):
-        return edits.add_relation(stage, self._prim_path, self._reference, instance=self._instance,
-                                  reference_axis=self._axis, **self._values)
+        return edits.add_relation(
+            stage, self._prim_path, self._reference, instance=self._instance, reference_axis=self._axis, **self._values
+        )
 
 
 class RemoveMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
@@ -156,8 +172,9 @@ class RemoveMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
-    def __init__(self, prim_path: str, instance: str | None = None, schema: str | None = None,
-                 usd_context_name: str = ""):
+    def __init__(
+        self, prim_path: str, instance: str | None = None, schema: str | None = None, usd_context_name: str = ""
+    ):
         super().__init__(prim_path, instance, usd_context_name)
         self._schema = schema
 
@@ -173,8 +190,11 @@ class RemoveMimicJointCommand(_MimicEdit, omni.kit.commands.Command):
         if self._schema is not None and self._schema not in SCHEMAS:
             return f"unknown schema '{self._schema}': use one of {', '.join(SCHEMAS)}"
         prim = stage.GetPrimAtPath(self._prim_path)
-        if not any((self._schema is None or r.schema == self._schema)
-                   and (self._instance is None or r.instance == self._instance) for r in read_joint_relations(prim)):
+        if not any(
+            (self._schema is None or r.schema == self._schema)
+            and (self._instance is None or r.instance == self._instance)
+            for r in read_joint_relations(prim)
+        ):
             which = f" {self._instance}" if self._instance else ""
             return f"{self._prim_path} has no mimic relation{which} to remove"
         return None
@@ -198,8 +218,9 @@ class SetMimicGearingCommand(_MimicEdit, omni.kit.commands.Command):
         self._gearing = gearing
 
     def _problem(self, stage):
-        return (edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
-                or edits.value_problem("gearing", self._gearing, nonzero=True))
+        return edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True) or edits.value_problem(
+            "gearing", self._gearing, nonzero=True
+        )
 
     def _apply(self, stage, prim):
         edits.author_value(prim, self._instance, "gearing", float(self._gearing))
@@ -221,8 +242,9 @@ class SetMimicOffsetCommand(_MimicEdit, omni.kit.commands.Command):
         self._offset = offset
 
     def _problem(self, stage):
-        return (edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
-                or edits.value_problem("offset", self._offset))
+        return edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True) or edits.value_problem(
+            "offset", self._offset
+        )
 
     def _apply(self, stage, prim):
         edits.author_value(prim, self._instance, "offset", float(self._offset))
@@ -240,16 +262,24 @@ class SetMimicReferenceJointCommand(_MimicEdit, omni.kit.commands.Command):
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
-    def __init__(self, prim_path: str, reference_joint_path: str, instance: str = "rotX",
-                 reference_axis: str | None = None, usd_context_name: str = ""):
+    def __init__(
+        self,
+        prim_path: str,
+        reference_joint_path: str,
+        instance: str = "rotX",
+        reference_axis: str | None = None,
+        usd_context_name: str = "",
+    ):
         super().__init__(prim_path, instance, usd_context_name)
         self._reference = str(reference_joint_path)
         self._axis = reference_axis
 
     def _problem(self, stage):
-        return (edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
-                or edits.reference_problem(stage, self._prim_path, self._reference)
-                or (edits.axis_problem(self._axis) if self._axis is not None else None))
+        return (
+            edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
+            or edits.reference_problem(stage, self._prim_path, self._reference)
+            or (edits.axis_problem(self._axis) if self._axis is not None else None)
+        )
 
     def _apply(self, stage, prim):
         edits.author_reference(prim, self._instance, self._reference)
@@ -269,16 +299,24 @@ class SetMimicComplianceCommand(_MimicEdit, omni.kit.commands.Command):
         usd_context_name (str): The USD context whose stage is edited ("" is the default one).
     """
 
-    def __init__(self, prim_path: str, natural_frequency: float, damping_ratio: float,
-                 instance: str = "rotX", usd_context_name: str = ""):
+    def __init__(
+        self,
+        prim_path: str,
+        natural_frequency: float,
+        damping_ratio: float,
+        instance: str = "rotX",
+        usd_context_name: str = "",
+    ):
         super().__init__(prim_path, instance, usd_context_name)
         self._nf = natural_frequency
         self._dr = damping_ratio
 
     def _problem(self, stage):
-        return (edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
-                or edits.value_problem("natural frequency", self._nf, non_negative=True)
-                or edits.value_problem("damping ratio", self._dr, non_negative=True))
+        return (
+            edits.instance_problem(stage, self._prim_path, self._instance, must_exist=True)
+            or edits.value_problem("natural frequency", self._nf, non_negative=True)
+            or edits.value_problem("damping ratio", self._dr, non_negative=True)
+        )
 
     def _apply(self, stage, prim):
         edits.author_value(prim, self._instance, "naturalFrequency", float(self._nf))
@@ -342,9 +380,16 @@ class RemoveMimicDuplicateCommand(_MimicEdit, omni.kit.commands.Command):
 
 
 #: Registered on extension startup, unregistered on shutdown.
-COMMANDS = (AddMimicJointCommand, RemoveMimicJointCommand, SetMimicGearingCommand, SetMimicOffsetCommand,
-            SetMimicReferenceJointCommand, SetMimicComplianceCommand, ConvertMimicSchemaCommand,
-            RemoveMimicDuplicateCommand)
+COMMANDS = (
+    AddMimicJointCommand,
+    RemoveMimicJointCommand,
+    SetMimicGearingCommand,
+    SetMimicOffsetCommand,
+    SetMimicReferenceJointCommand,
+    SetMimicComplianceCommand,
+    ConvertMimicSchemaCommand,
+    RemoveMimicDuplicateCommand,
+)
 
 
 def register_commands() -> None:

@@ -44,7 +44,7 @@ class PrimEditUndo:
         layer = target.GetLayer()
         self.layer_identifier = layer.identifier
         self.path = target.MapToSpecPath(Sdf.Path(str(prim_path)))
-        self._layer = layer                    # held only until commit()
+        self._layer = layer  # held only until commit()
         self._copy = Sdf.Layer.CreateAnonymous("mimic_undo.usda")
         self._created_root = next((p for p in self.path.GetPrefixes() if not layer.GetPrimAtPath(p)), None)
         spec = layer.GetPrimAtPath(self.path)
@@ -105,10 +105,13 @@ class PrimEditUndo:
         spec = layer.GetPrimAtPath(self.path) or Sdf.CreatePrimInLayer(layer, self.path)
         current = _items(spec.GetInfo(_API) if spec.HasInfo(_API) else None)
         before = _items(self._api_before)
-        explicit = (self._api_before.isExplicit if self._api_before is not None
-                    else spec.HasInfo(_API) and spec.GetInfo(_API).isExplicit)
+        explicit = (
+            self._api_before.isExplicit
+            if self._api_before is not None
+            else spec.HasInfo(_API) and spec.GetInfo(_API).isExplicit
+        )
         restored = Sdf.TokenListOp()
-        for f in (("explicitItems",) if explicit else _LIST_FIELDS[1:]):
+        for f in ("explicitItems",) if explicit else _LIST_FIELDS[1:]:
             items = [x for x in current[f] if x not in self._api_added[f]]
             for x in self._api_removed[f]:
                 if x not in items:
@@ -127,12 +130,19 @@ class PrimEditUndo:
         while True:
             spec = layer.GetPrimAtPath(path)
             if spec:
-                empty = (not spec.properties and not spec.nameChildren and spec.specifier == Sdf.SpecifierOver
-                         and set(spec.ListInfoKeys()) <= {"specifier"})
+                empty = (
+                    not spec.properties
+                    and not spec.nameChildren
+                    and spec.specifier == Sdf.SpecifierOver
+                    and set(spec.ListInfoKeys()) <= {"specifier"}
+                )
                 if not empty:
                     return
-                parent = layer.pseudoRoot if path.GetParentPath() == Sdf.Path.absoluteRootPath \
+                parent = (
+                    layer.pseudoRoot
+                    if path.GetParentPath() == Sdf.Path.absoluteRootPath
                     else layer.GetPrimAtPath(path.GetParentPath())
+                )
                 del parent.nameChildren[path.name]
             if path == self._created_root:
                 return

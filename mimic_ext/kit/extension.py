@@ -46,10 +46,10 @@ MENU_NAME = "Tools"
 SUBMENU = "Mimic Joints"
 CONTEXT_MENU_ITEM = "Run FET022 mimic sweep"
 
-_instance: "MimicExtension | None" = None
+_instance: MimicExtension | None = None
 
 
-def get_extension() -> "MimicExtension | None":
+def get_extension() -> MimicExtension | None:
     """The running extension (None when disabled): tests and scripts reach the runner through it."""
     return _instance
 
@@ -66,7 +66,7 @@ class MimicExtension(omni.ext.IExt):
         self._ext_name = omni.ext.get_extension_name(ext_id)
         carb.log_info(f"mimic_ext: mimic schemas declared by {registration.schema_sources()}")
         warp_problem = warp_version_problem()
-        if warp_problem:     # the app's omni.warp.core may be older than pip's requirement says
+        if warp_problem:  # the app's omni.warp.core may be older than pip's requirement says
             carb.log_error(f"mimic_ext: {warp_problem}")
         register_commands()
         register_engine(ENGINE_NAME, KitPhysxEngine, check=check_available)
@@ -80,11 +80,18 @@ class MimicExtension(omni.ext.IExt):
             carb.log_warn("mimic_ext: the Property window is not running; the mimic section is not available")
         registry = omni.kit.actions.core.get_action_registry()
         self._action = registry.register_action(
-            ACTION_EXT, ACTION_ID, self.runner.run_action, display_name=f"Mimic Joints: {ACTION_NAME}",
+            ACTION_EXT,
+            ACTION_ID,
+            self.runner.run_action,
+            display_name=f"Mimic Joints: {ACTION_NAME}",
             description="FET022 mimic_joint sweep of the open stage (or of the selected articulations)",
-            tag="Mimic Joints")
-        self.menu_items = [MenuItemDescription(name=SUBMENU, sub_menu=[
-            MenuItemDescription(name=ACTION_NAME, onclick_action=(ACTION_EXT, ACTION_ID))])]
+            tag="Mimic Joints",
+        )
+        self.menu_items = [
+            MenuItemDescription(
+                name=SUBMENU, sub_menu=[MenuItemDescription(name=ACTION_NAME, onclick_action=(ACTION_EXT, ACTION_ID))]
+            )
+        ]
         omni.kit.menu.utils.add_menu_items(self.menu_items, MENU_NAME)
         self._stage_menu = self._add_stage_context_menu()
         _instance = self
@@ -92,17 +99,20 @@ class MimicExtension(omni.ext.IExt):
     def _add_stage_context_menu(self):
         try:
             import omni.kit.context_menu
-        except ImportError:   # an app without the Stage window's context menus
+        except ImportError:  # an app without the Stage window's context menus
             return None
-        entry = {"name": CONTEXT_MENU_ITEM, "show_fn": [_articulation_selected],
-                 "onclick_action": (ACTION_EXT, ACTION_ID)}
+        entry = {
+            "name": CONTEXT_MENU_ITEM,
+            "show_fn": [_articulation_selected],
+            "onclick_action": (ACTION_EXT, ACTION_ID),
+        }
         return omni.kit.context_menu.add_menu(entry, "MENU", "omni.kit.widget.stage")
 
     def on_shutdown(self) -> None:
         global _instance
         omni.kit.menu.utils.remove_menu_items(self.menu_items, MENU_NAME)
         self.menu_items = []
-        self._stage_menu = None        # dropping the subscription removes the context menu entry
+        self._stage_menu = None  # dropping the subscription removes the context menu entry
         omni.kit.actions.core.get_action_registry().deregister_action(self._action)
         self._action = None
         window = omni.kit.window.property.get_window()

@@ -18,7 +18,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: How often a waiting job thread wakes up to notice a cancel (seconds).
 POLL_S = 0.005
@@ -34,7 +35,7 @@ class _Call:
     def run(self) -> None:
         try:
             self.value = self.fn(*self.args, **self.kwargs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+        except BaseException as exc:
             self.error = exc
         finally:
             self.done.set()

@@ -86,8 +86,10 @@ def value_problem(label: str, value: Any, *, nonzero: bool = False, non_negative
     if not math.isfinite(value):
         return f"{label} must be finite, got {value}"
     if nonzero and value == 0:
-        return (f"{label} cannot be 0 (q_f + gearing*q_ref + offset = 0 would lock the follower): "
-                "type the gear ratio, e.g. -1 to follow 1:1")
+        return (
+            f"{label} cannot be 0 (q_f + gearing*q_ref + offset = 0 would lock the follower): "
+            "type the gear ratio, e.g. -1 to follow 1:1"
+        )
     if non_negative and value < 0:
         return f"{label} must be >= 0 (0 makes the relation hard), got {value}"
     return None
@@ -138,19 +140,38 @@ def author_reference(prim: Usd.Prim, instance: str, reference: str) -> None:
     rel.SetTargets([Sdf.Path(str(reference))])
 
 
-def add_relation(stage: Usd.Stage, follower: str, reference: str, *, instance: str = "rotX",
-                 reference_axis: str = "rotX", gearing: float = -1.0, offset: float = 0.0,
-                 natural_frequency: float = 0.0, damping_ratio: float = 0.0) -> MimicRelation:
+def add_relation(
+    stage: Usd.Stage,
+    follower: str,
+    reference: str,
+    *,
+    instance: str = "rotX",
+    reference_axis: str = "rotX",
+    gearing: float = -1.0,
+    offset: float = 0.0,
+    natural_frequency: float = 0.0,
+    damping_ratio: float = 0.0,
+) -> MimicRelation:
     """Apply PhysxMimicJointAPI:<instance> with every field authored; gearing/offset exactly as given."""
     prim = stage.GetPrimAtPath(follower)
     leader = stage.GetPrimAtPath(reference)
     s_f = joints.unit_scale(prim) or joints.unit_scale(leader, reference_axis) or 1.0
     s_l = joints.unit_scale(leader, reference_axis) or s_f
     multiplier, canonical_offset = physx_to_canonical(float(gearing), float(offset), s_f, s_l)
-    set_relation(stage, MimicRelation(
-        follower=str(follower), leader=str(reference), multiplier=multiplier, offset=canonical_offset,
-        instance=instance, reference_axis=reference_axis, natural_frequency=float(natural_frequency),
-        damping_ratio=float(damping_ratio), schema=PHYSX))
+    set_relation(
+        stage,
+        MimicRelation(
+            follower=str(follower),
+            leader=str(reference),
+            multiplier=multiplier,
+            offset=canonical_offset,
+            instance=instance,
+            reference_axis=reference_axis,
+            natural_frequency=float(natural_frequency),
+            damping_ratio=float(damping_ratio),
+            schema=PHYSX,
+        ),
+    )
     # set_relation converted SI back to USD units; write the typed values themselves.
     author_value(prim, instance, "gearing", float(gearing))
     author_value(prim, instance, "offset", float(offset))

@@ -43,7 +43,7 @@ import contextlib
 import importlib.util
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pxr import Sdf, Usd, UsdUtils
@@ -79,8 +79,10 @@ def check_available() -> None:
         except (ImportError, ValueError):
             found = False
         if not found:
-            raise MimicInputError(f"the {ENGINE_NAME} engine needs {module}, which this Kit app does not load: "
-                                  f"enable the omni.physx and omni.physx.tensors extensions, or sweep with warp")
+            raise MimicInputError(
+                f"the {ENGINE_NAME} engine needs {module}, which this Kit app does not load: "
+                f"enable the omni.physx and omni.physx.tensors extensions, or sweep with warp"
+            )
 
 
 def _extension(name: str) -> tuple[str, dict]:
@@ -119,10 +121,15 @@ class KitPhysxEngine:
     name = ENGINE_NAME
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, live_stage: Usd.Stage | None = None, calls: KitThreadCalls | None = None,
-                 default_masses: bool = True, frame_budget_s: float = FRAME_BUDGET_S):
+    def __init__(
+        self,
+        live_stage: Usd.Stage | None = None,
+        calls: KitThreadCalls | None = None,
+        default_masses: bool = True,
+        frame_budget_s: float = FRAME_BUDGET_S,
+    ):
         check_available()
-        import omni.physics.tensors  # noqa: F401  (loaded as the engine is made: versions() lists both)
+        import omni.physics.tensors
         import omni.physx  # noqa: F401
 
         self._live = live_stage
@@ -139,12 +146,15 @@ class KitPhysxEngine:
         if self._calls is not None:
             return self._calls.call(fn, *args)
         if threading.current_thread() is not threading.main_thread():
-            raise MimicInputError(f"the {ENGINE_NAME} engine steps the open stage on Kit's thread: call it there, "
-                                  f"or through the extension's runner")
+            raise MimicInputError(
+                f"the {ENGINE_NAME} engine steps the open stage on Kit's thread: call it there, "
+                f"or through the extension's runner"
+            )
         return fn(*args)
 
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         target = self._live if self._live is not None else stage
         budget = self.frame_budget_s if self._calls is not None and not self._calls.on_kit_thread() else None
         try:
@@ -158,7 +168,7 @@ class KitPhysxEngine:
         finally:
             self._on_kit(self.close)
 
-    def _open(self, stage, plan, watch, relations, fix_base) -> "_OpenStageRun":
+    def _open(self, stage, plan, watch, relations, fix_base) -> _OpenStageRun:
         # kept on Kit's thread together with its creation, so that close() always finds it
         self._run = _OpenStageRun(stage, plan, watch, relations, fix_base, self.default_masses)
         return self._run
@@ -173,8 +183,15 @@ class KitPhysxEngine:
 class _OpenStageRun:
     """One ``simulate`` on the open stage: its temporary edits, PhysX attached per environment."""
 
-    def __init__(self, stage: Usd.Stage, plan: SweepPlan, watch: Sequence[str],
-                 relations: Sequence[MimicRelation], fix_base: bool, masses: bool):
+    def __init__(
+        self,
+        stage: Usd.Stage,
+        plan: SweepPlan,
+        watch: Sequence[str],
+        relations: Sequence[MimicRelation],
+        fix_base: bool,
+        masses: bool,
+    ):
         import carb.settings
         import omni.physx
         from omni.physx.bindings._physx import SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD
@@ -193,8 +210,10 @@ class _OpenStageRun:
         self._gpu_setting = None
         name = stage.GetRootLayer().realPath or stage.GetRootLayer().identifier
         if self._physx.is_running():
-            raise MimicInputError(f"PhysX is already simulating {name} (the timeline is playing, or another tool "
-                                  f"attached it): stop it and run the sweep again")
+            raise MimicInputError(
+                f"PhysX is already simulating {name} (the timeline is playing, or another tool "
+                f"attached it): stop it and run the sweep again"
+            )
         # Kit's open stage is in UsdUtils.StageCache already; another stage is put there (and left there:
         # erasing a stage from the cache expires it, also for its other holders), as NVIDIA's asset
         # validator does before it attaches PhysX (isaacsim.asset.validator PhysicsRules)
@@ -205,19 +224,22 @@ class _OpenStageRun:
         try:
             self._edit(relations, fix_base, masses)
             for key in (SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD, SETTING_FABRIC):
-                self._saved[key] = self._settings.get(key)      # None: not set (put back as not set)
+                self._saved[key] = self._settings.get(key)  # None: not set (put back as not set)
                 self._settings.set(key, False)
             self._gpu_setting = self._physx.get_overwrite_gpu_setting()
             self._physx.overwrite_gpu_setting(FORCE_CPU)
         except BaseException:
             self.close()
             raise
-        self.notes.insert(0, f"stepped by the stage's own PhysX ({physx_label()}) on the open stage {name}; the "
-                             f"sweep's edits below were made in a temporary anonymous sublayer of its session layer and "
-                             f"removed afterwards; while PhysX stepped, /physics/updateToUsd, "
-                             f"/physics/updateVelocitiesToUsd and /physics/fabricEnabled were off (nothing written to "
-                             f"USD or Fabric) and the CPU pipeline was forced; PhysX was detached after each run, "
-                             f"discarding its simulation state")
+        self.notes.insert(
+            0,
+            f"stepped by the stage's own PhysX ({physx_label()}) on the open stage {name}; the "
+            f"sweep's edits below were made in a temporary anonymous sublayer of its session layer and "
+            f"removed afterwards; while PhysX stepped, /physics/updateToUsd, "
+            f"/physics/updateVelocitiesToUsd and /physics/fabricEnabled were off (nothing written to "
+            f"USD or Fabric) and the CPU pipeline was forced; PhysX was detached after each run, "
+            f"discarding its simulation state",
+        )
         mpu = joints.meters_per_unit(stage)
         self._scale = {}
         for path in dict.fromkeys([pj.path for pj in plan.joints] + list(watch)):
@@ -227,8 +249,9 @@ class _OpenStageRun:
         self.roots = [str(p.GetPath()) for p in prepared.articulation_roots(stage)]
         if not self.roots:
             self.close()
-            raise MimicInputError(f"{name}: no PhysicsArticulationRootAPI: PhysX simulates mimic joints only inside "
-                                  f"an articulation")
+            raise MimicInputError(
+                f"{name}: no PhysicsArticulationRootAPI: PhysX simulates mimic joints only inside an articulation"
+            )
         self.watch = list(self._scale)
         self.samples = [int(s) for s in plan.sample_steps]
         self.body_samples = body_sample_indices(len(self.samples))
@@ -261,8 +284,10 @@ class _OpenStageRun:
         self.env, self._step, self._k, self._time = env, 0, 0, 0.0
         self._block, self._block_start = None, 0
         if not self._sim.attach_stage(self.stage_id):
-            raise MimicInputError(f"omni.physx could not attach the stage {self.stage.GetRootLayer().identifier} "
-                                  f"(PhysX's messages in the console say why)")
+            raise MimicInputError(
+                f"omni.physx could not attach the stage {self.stage.GetRootLayer().identifier} "
+                f"(PhysX's messages in the console say why)"
+            )
         self._attached = True
         self._view = tensors.create_simulation_view("numpy", self.stage_id)
         self._arts = []
@@ -271,8 +296,9 @@ class _OpenStageRun:
         for a, root in enumerate(self.roots):
             art = self._view.create_articulation_view(root)
             if art.count != 1:
-                raise MimicInputError(f"PhysX built {art.count} articulation(s) at {root}: it did not take the "
-                                      f"stage's articulation there")
+                raise MimicInputError(
+                    f"PhysX built {art.count} articulation(s) at {root}: it did not take the stage's articulation there"
+                )
             self._arts.append(art)
             for col, path in enumerate(art.dof_paths[0]):
                 self._cols.setdefault(str(path), (a, col))
@@ -286,8 +312,9 @@ class _OpenStageRun:
                     self.missing[path] = "not a degree of freedom of any PhysX articulation (not simulated by PhysX)"
             absent = [pj.path for pj in self.plan.joints if pj.path not in self._cols]
             if absent:
-                raise MimicInputError(f"cannot drive {', '.join(absent)} on PhysX: not a degree of freedom of any "
-                                      f"PhysX articulation")
+                raise MimicInputError(
+                    f"cannot drive {', '.join(absent)} on PhysX: not a degree of freedom of any PhysX articulation"
+                )
             n_body = len(self.body_samples)
             self.body_positions = {p: np.full((self.plan.num_envs, n_body, 3), np.nan) for p in self._links}
         self._live = [p for p in self.watch if p in self._cols]
@@ -349,10 +376,15 @@ class _OpenStageRun:
 
     # -- results and clean-up -------------------------------------------------------------
     def trace(self) -> Trace:
-        return Trace(positions={p: v for p, v in self.positions.items() if p not in self.missing},
-                     missing=dict(self.missing), relations=list(self.relations), timings=dict(self.timings),
-                     notes=list(self.notes), body_positions=self.body_positions,
-                     body_samples=list(self.body_samples) if self.body_positions else [])
+        return Trace(
+            positions={p: v for p, v in self.positions.items() if p not in self.missing},
+            missing=dict(self.missing),
+            relations=list(self.relations),
+            timings=dict(self.timings),
+            notes=list(self.notes),
+            body_positions=self.body_positions,
+            body_samples=list(self.body_samples) if self.body_positions else [],
+        )
 
     def close(self) -> None:
         """Detach PhysX, restore the settings, the edit target and the session layer (idempotent)."""

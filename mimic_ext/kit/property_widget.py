@@ -64,10 +64,12 @@ TITLE_WITH_PHYSX_UI = "Mimic Joint Check"
 TITLE_ALONE = "Mimic Joint"
 #: Joints the section is shown for: the ones a mimic relation can drive one-to-one.
 SHOWN_KINDS = (joints.REVOLUTE, joints.PRISMATIC)
-_FIELDS = (("Gearing", "gearing", "q_f + gearing * q_ref + offset = 0 (-1 follows 1:1)"),
-           ("Offset", "offset", "in the follower's unit"),
-           ("Natural frequency", "naturalFrequency", "> 0 with damping ratio > 0 makes the relation compliant"),
-           ("Damping ratio", "dampingRatio", "> 0 with natural frequency > 0 makes the relation compliant"))
+_FIELDS = (
+    ("Gearing", "gearing", "q_f + gearing * q_ref + offset = 0 (-1 follows 1:1)"),
+    ("Offset", "offset", "in the follower's unit"),
+    ("Natural frequency", "naturalFrequency", "> 0 with damping ratio > 0 makes the relation compliant"),
+    ("Damping ratio", "dampingRatio", "> 0 with natural frequency > 0 makes the relation compliant"),
+)
 
 
 def physx_ui_present() -> bool:
@@ -94,11 +96,11 @@ class ReferenceJointPicker:
                 with ui.VStack(height=0, spacing=2):
                     ui.Label(f"Reference joint for {Sdf.Path(follower).name}", identifier="mimic.picker.title")
                     if not candidates:
-                        ui.Label("No other revolute or prismatic joint on this stage",
-                                 identifier="mimic.picker.none")
+                        ui.Label("No other revolute or prismatic joint on this stage", identifier="mimic.picker.none")
                     for path in candidates:
-                        ui.Button(path, identifier=f"mimic.picker.{path}",
-                                  clicked_fn=functools.partial(self._pick, path))
+                        ui.Button(
+                            path, identifier=f"mimic.picker.{path}", clicked_fn=functools.partial(self._pick, path)
+                        )
 
     def _pick(self, path: str) -> None:
         on_pick, self._on_pick = self._on_pick, None
@@ -132,11 +134,11 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             runner.add_listener(self._on_sweep_changed)
 
     def _forget_built(self) -> None:
-        self._field_models: dict = {}          # (instance, attribute) -> value model of a field
-        self._axis_models: dict = {}     # instance -> ComboBox item model
-        self._words: dict = {}           # relation key -> Label with the relation in words
-        self._editing: set = set()       # models between begin_edit and end_edit
-        self._keys: list = []            # [(schema, instance)] the section was built for
+        self._field_models: dict = {}  # (instance, attribute) -> value model of a field
+        self._axis_models: dict = {}  # instance -> ComboBox item model
+        self._words: dict = {}  # relation key -> Label with the relation in words
+        self._editing: set = set()  # models between begin_edit and end_edit
+        self._keys: list = []  # [(schema, instance)] the section was built for
         self._leaders: set[Sdf.Path] = set()
         self._findings_frame = None
         self._fet_frame = None
@@ -185,10 +187,17 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         with ui.VStack(height=0, spacing=6):
             for rel in relations:
                 self._build_block(stage, prim, rel)
-            if not self._physx_ui and not any(r.schema == PHYSX for r in relations) and \
-                    self._row_visible("Add mimic joint"):
-                ui.Button("Add mimic joint", identifier="mimic.add", clicked_fn=self._on_add,
-                          tooltip="Make this joint follow another joint 1:1 (gearing -1); then pick its reference")
+            if (
+                not self._physx_ui
+                and not any(r.schema == PHYSX for r in relations)
+                and self._row_visible("Add mimic joint")
+            ):
+                ui.Button(
+                    "Add mimic joint",
+                    identifier="mimic.add",
+                    clicked_fn=self._on_add,
+                    tooltip="Make this joint follow another joint 1:1 (gearing -1); then pick its reference",
+                )
             if self._row_visible("Checks"):
                 with ui.CollapsableFrame("Checks", identifier="mimic.findings", height=0):
                     self._findings_frame = ui.Frame(height=0, build_fn=self._build_findings)
@@ -205,7 +214,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     # -- USD changes ------------------------------------------------------------------------
     def request_rebuild(self):
-        self._cancel_refresh()       # the rebuild reads everything afresh (as Kit's UsdPropertiesWidget)
+        self._cancel_refresh()  # the rebuild reads everything afresh (as Kit's UsdPropertiesWidget)
         super().request_rebuild()
 
     def _cancel_refresh(self) -> None:
@@ -226,21 +235,20 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                     findings = True
                     values |= path.GetPrimPath() == me
                 elif path.GetPrimPath() in self._leaders:
-                    values = True          # a reference's type or limits: units of the sentence
+                    values = True  # a reference's type or limits: units of the sentence
             elif path == me or me.HasPrefix(path):
-                structure = True           # applied schemas, a removed or renamed ancestor
+                structure = True  # applied schemas, a removed or renamed ancestor
             elif any(leader.HasPrefix(path) for leader in self._leaders):
                 values = True
-        changes = {name for name, hit in (("values", values), ("findings", findings), ("structure", structure))
-                   if hit}
+        changes = {name for name, hit in (("values", values), ("findings", findings), ("structure", structure)) if hit}
         if not changes:
             return
         self._pending_changes |= changes
         if self._pending_refresh is None:
-            self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())   # on Kit's loop
+            self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())  # on Kit's loop
 
     async def _delayed_refresh(self) -> None:
-        self._pending_refresh = None           # cleared first: the refresh's own edits may schedule another
+        self._pending_refresh = None  # cleared first: the refresh's own edits may schedule another
         changes, self._pending_changes = self._pending_changes, set()
         stage = self._stage()
         if not changes or stage is None or self._pending_rebuild_task is not None:
@@ -332,7 +340,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                     self._build_newton_fields(rel, ident)
 
     def _watch_edits(self, model, on_end) -> None:
-        model.add_begin_edit_fn(lambda m: self._editing.add(m))
+        model.add_begin_edit_fn(self._editing.add)
 
         def end(m):
             self._editing.discard(m)
@@ -349,18 +357,27 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 ui.StringField(model=model, identifier=f"{ident}.reference_joint")
                 self._field_models[(inst, "referenceJoint")] = model
                 self._watch_edits(model, lambda m, i=inst: self._set_reference(i, m.as_string.strip()))
-                ui.Button("...", width=24, identifier=f"{ident}.pick_reference",
-                          tooltip="Pick the reference joint from the stage's joints",
-                          clicked_fn=lambda i=inst: self._open_picker(i))
+                ui.Button(
+                    "...",
+                    width=24,
+                    identifier=f"{ident}.pick_reference",
+                    tooltip="Pick the reference joint from the stage's joints",
+                    clicked_fn=lambda i=inst: self._open_picker(i),
+                )
         if self._row_visible("Reference axis"):
             with self._row("Reference axis"):
                 axis = str(raw.get("referenceJointAxis", "rotX"))
                 index = REFERENCE_AXES.index(axis) if axis in REFERENCE_AXES else 0
-                combo = ui.ComboBox(index, *REFERENCE_AXES, identifier=f"{ident}.reference_axis",
-                                    tooltip="Used only when the reference is a multi-DOF (D6) joint")
+                combo = ui.ComboBox(
+                    index,
+                    *REFERENCE_AXES,
+                    identifier=f"{ident}.reference_axis",
+                    tooltip="Used only when the reference is a multi-DOF (D6) joint",
+                )
                 self._axis_models[inst] = combo.model
-                combo.model.add_item_changed_fn(lambda m, _item, i=inst: self._set_axis(
-                    i, REFERENCE_AXES[m.get_item_value_model().as_int]))
+                combo.model.add_item_changed_fn(
+                    lambda m, _item, i=inst: self._set_axis(i, REFERENCE_AXES[m.get_item_value_model().as_int])
+                )
         for label, name, tip in _FIELDS:
             shown = f"Offset ({unit})" if name == "offset" else label
             if not self._row_visible(shown):
@@ -374,19 +391,29 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         if buttons:
             with ui.HStack(height=0, spacing=4):
                 if "Flip direction" in buttons:
-                    ui.Button("Flip direction", identifier=f"{ident}.flip", clicked_fn=lambda i=inst: self._flip(i),
-                              tooltip="Negate the gearing: the follower moves the other way")
+                    ui.Button(
+                        "Flip direction",
+                        identifier=f"{ident}.flip",
+                        clicked_fn=lambda i=inst: self._flip(i),
+                        tooltip="Negate the gearing: the follower moves the other way",
+                    )
                 if "Remove" in buttons:
-                    ui.Button("Remove", identifier=f"{ident}.remove",
-                              clicked_fn=lambda i=inst: self._execute("RemoveMimicJoint", instance=i, schema=PHYSX))
+                    ui.Button(
+                        "Remove",
+                        identifier=f"{ident}.remove",
+                        clicked_fn=lambda i=inst: self._execute("RemoveMimicJoint", instance=i, schema=PHYSX),
+                    )
 
     def _build_newton_fields(self, rel: MimicRelation, ident: str) -> None:
         raw = rel.authored or {}
         targets = raw.get(NEWTON_REL) or []
         if self._row_visible("Reference joint"):
             with self._row("Reference joint"):
-                ui.StringField(model=ui.SimpleStringModel(targets[0] if targets else ""), read_only=True,
-                               identifier=f"{ident}.reference_joint")
+                ui.StringField(
+                    model=ui.SimpleStringModel(targets[0] if targets else ""),
+                    read_only=True,
+                    identifier=f"{ident}.reference_joint",
+                )
         for label, name in (("coef0", "newton:mimicCoef0"), ("coef1", "newton:mimicCoef1")):
             if self._row_visible(label):
                 with self._row(label):
@@ -395,10 +422,15 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             with self._row("Enabled"):
                 ui.Label(str(bool(raw.get("newton:mimicEnabled", True))), identifier=f"{ident}.enabled")
         if self._row_visible("Remove"):
-            ui.Label("NewtonMimicAPI is shown read-only; edit its attributes in the Raw USD Properties section",
-                     word_wrap=True)
-            ui.Button("Remove", identifier=f"{ident}.remove",
-                      clicked_fn=lambda: self._execute("RemoveMimicJoint", schema=NEWTON))
+            ui.Label(
+                "NewtonMimicAPI is shown read-only; edit its attributes in the Raw USD Properties section",
+                word_wrap=True,
+            )
+            ui.Button(
+                "Remove",
+                identifier=f"{ident}.remove",
+                clicked_fn=lambda: self._execute("RemoveMimicJoint", schema=NEWTON),
+            )
 
     def _build_findings(self) -> None:
         stage = self._stage()
@@ -427,16 +459,21 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 text = "not swept yet in this session: press Sweep this joint"
             else:
                 on = f" on {res.engine}" if res.engine else ""
-                text = (f"{res.status}{on}: measured ratio {number_or_dash(res.measured_ratio)} "
-                        f"(expected {number_or_dash(abs(res.gearing))}), error {number_or_dash(res.ratio_error)}")
+                text = (
+                    f"{res.status}{on}: measured ratio {number_or_dash(res.measured_ratio)} "
+                    f"(expected {number_or_dash(abs(res.gearing))}), error {number_or_dash(res.ratio_error)}"
+                )
                 notes = res.messages + res.warnings
                 if notes:
                     text += "; " + "; ".join(notes)
             ui.Label(text, identifier="mimic.fet022.result", word_wrap=True)
-            ui.Button("Sweep this joint", identifier="mimic.sweep", enabled=not running,
-                      clicked_fn=lambda: runner.start(scope=[self._prim_path]),
-                      tooltip="FET022 mimic_joint on this follower only (its reference is driven; "
-                              "reports like the menu's)")
+            ui.Button(
+                "Sweep this joint",
+                identifier="mimic.sweep",
+                enabled=not running,
+                clicked_fn=lambda: runner.start(scope=[self._prim_path]),
+                tooltip="FET022 mimic_joint on this follower only (its reference is driven; reports like the menu's)",
+            )
 
     # -- edits ------------------------------------------------------------------------------
     def _execute(self, command: str, **kwargs) -> bool:
@@ -455,7 +492,7 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
 
     def _refuse(self, problem: str) -> None:
         carb.log_error(f"Mimic Joint: {problem}")
-        self._refresh_values(force=True)   # put the authored value back in the field
+        self._refresh_values(force=True)  # put the authored value back in the field
 
     def _current(self, instance: str, name: str):
         prim = self._stage().GetPrimAtPath(self._prim_path)
@@ -467,8 +504,9 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         if stage is None or not self._prim_path or not stage.GetPrimAtPath(self._prim_path):
             return False
         if omni.usd.get_context(self._usd_context_name).get_stage() is not stage:
-            carb.log_error("Mimic Joint: the selected joint is not on the stage of the USD context "
-                           f"'{self._usd_context_name}'")
+            carb.log_error(
+                f"Mimic Joint: the selected joint is not on the stage of the USD context '{self._usd_context_name}'"
+            )
             return False
         return True
 
@@ -484,8 +522,10 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             kwargs = {"offset": value}
             command = "SetMimicOffset"
         else:
-            kwargs = {"natural_frequency": float(self._current(instance, "naturalFrequency")),
-                      "damping_ratio": float(self._current(instance, "dampingRatio"))}
+            kwargs = {
+                "natural_frequency": float(self._current(instance, "naturalFrequency")),
+                "damping_ratio": float(self._current(instance, "dampingRatio")),
+            }
             kwargs["natural_frequency" if name == "naturalFrequency" else "damping_ratio"] = value
             command = "SetMimicCompliance"
         self._execute(command, instance=instance, **kwargs)
@@ -520,8 +560,9 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             return
         reference = edits.default_reference(self._stage(), self._prim_path)
         if reference is None:
-            carb.log_warn(f"Mimic Joint: no other revolute or prismatic joint on the stage for {self._prim_path} "
-                          "to follow")
+            carb.log_warn(
+                f"Mimic Joint: no other revolute or prismatic joint on the stage for {self._prim_path} to follow"
+            )
             return
         self._execute("AddMimicJoint", reference_joint_path=reference, gearing=-1.0)
 
@@ -530,11 +571,11 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         if not self._live():
             return
         candidates = edits.reference_candidates(self._stage(), self._prim_path)
-        self._picker = ReferenceJointPicker(self._prim_path, candidates,
-                                            lambda path, i=instance: self._set_reference(i, path))
+        self._picker = ReferenceJointPicker(
+            self._prim_path, candidates, lambda path, i=instance: self._set_reference(i, path)
+        )
 
     def _close_picker(self) -> None:
         if self._picker is not None:
             self._picker.destroy()
             self._picker = None
-

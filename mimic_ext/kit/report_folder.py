@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 
@@ -62,9 +62,13 @@ def folder_writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
-def report_location(identifier: str, real_path: str, chosen: str | os.PathLike | None = None,
-                    fallback: str | os.PathLike | None = None,
-                    writable: Callable[[Path], bool] | None = None) -> tuple[Path, str]:
+def report_location(
+    identifier: str,
+    real_path: str,
+    chosen: str | os.PathLike | None = None,
+    fallback: str | os.PathLike | None = None,
+    writable: Callable[[Path], bool] | None = None,
+) -> tuple[Path, str]:
     """(folder, stem) for the reports of the stage whose root layer is ``identifier`` / ``real_path``.
 
     ``chosen``: a folder the user picked (argument, the window's field, the ``reportDir``

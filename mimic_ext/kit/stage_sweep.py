@@ -31,8 +31,8 @@ import functools
 import threading
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import carb
 import carb.settings
@@ -89,8 +89,16 @@ def _limit_to(private: Usd.Stage, scope: Sequence[str]) -> None:
             remove_relation(private, rel.follower, rel.instance, rel.schema)
 
 
-def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path, stem: str, job_cancelled, engine="warp",
-                      label: str = WARP, note: str = ""):
+def _sweep_and_report(
+    private: Usd.Stage,
+    asset: str,
+    out_dir: Path,
+    stem: str,
+    job_cancelled,
+    engine="warp",
+    label: str = WARP,
+    note: str = "",
+):
     """The job: sweep the private copy with ``engine``, then write the three reports (unless cancelled)."""
     from .. import fet022
     from ..fet022.reports import write_html, write_json, write_junit
@@ -102,9 +110,11 @@ def _sweep_and_report(private: Usd.Stage, asset: str, out_dir: Path, stem: str, 
         result.warnings.insert(0, note)
     result.asset = asset
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"json": write_json(result, out_dir / f"{stem}.fet022.json"),
-             "junit": write_junit(result, out_dir / f"{stem}.fet022.junit.xml"),
-             "html": write_html(result, out_dir / f"{stem}.fet022.html")}
+    paths = {
+        "json": write_json(result, out_dir / f"{stem}.fet022.json"),
+        "junit": write_junit(result, out_dir / f"{stem}.fet022.junit.xml"),
+        "html": write_html(result, out_dir / f"{stem}.fet022.html"),
+    }
     return result, {k: Path(v) for k, v in paths.items()}
 
 
@@ -122,8 +132,8 @@ class StageSweepRunner:
         self._cancel_button: ui.Button | None = None
         self._folder_model = ui.SimpleStringModel("")
         self.progress_model = ui.SimpleFloatModel(0.0, min=0.0, max=1.0)
-        self._calls = KitThreadCalls()     # made on Kit's thread: the thread that runs what the job posts
-        self._engine = None                # the kit-physx engine of the running sweep (restored when it ends)
+        self._calls = KitThreadCalls()  # made on Kit's thread: the thread that runs what the job posts
+        self._engine = None  # the kit-physx engine of the running sweep (restored when it ends)
         chosen = carb.settings.get_settings().get_as_string(SETTING_ENGINE).strip() or KIT_PHYSX
         #: the engine the next sweep uses (the window's Engine field)
         self.engine_choice = chosen
@@ -146,8 +156,9 @@ class StageSweepRunner:
         scope = [str(p.GetPath()) for p in (prim_list or []) if p]
         self.start(scope=scope or None)
 
-    def start(self, report_dir: str | Path | None = None, scope: Sequence[str] | None = None,
-              engine: str | None = None):
+    def start(
+        self, report_dir: str | Path | None = None, scope: Sequence[str] | None = None, engine: str | None = None
+    ):
         """Schedule a sweep of the open stage (only followers under ``scope`` when given) with ``engine``
         ("kit-physx" or "warp"; default: the window's choice); returns the task."""
         if self.is_running():
@@ -160,8 +171,9 @@ class StageSweepRunner:
         settings = carb.settings.get_settings()
         chosen = report_dir or self._folder_model.as_string.strip() or settings.get_as_string(SETTING_REPORT_DIR)
         layer = stage.GetRootLayer()
-        out_dir, stem = report_location(layer.identifier, layer.realPath, chosen,
-                                        settings.get_as_string(SETTING_FALLBACK_DIR))
+        out_dir, stem = report_location(
+            layer.identifier, layer.realPath, chosen, settings.get_as_string(SETTING_FALLBACK_DIR)
+        )
         choice = (engine or self.engine_choice or KIT_PHYSX).strip()
         if choice not in ENGINE_CHOICES:
             carb.log_error(f"FET022 sweep: unknown engine '{choice}': choose {' or '.join(ENGINE_CHOICES)}")
@@ -201,8 +213,10 @@ class StageSweepRunner:
         if self._job is not None and not self._job.done():
             self._job.cancel()
             if not self._wait_for(self._job, SHUTDOWN_JOIN_S):
-                carb.log_warn("FET022 sweep: the sweep did not stop within "
-                              f"{SHUTDOWN_JOIN_S:.0f} s; it ends with its current native call")
+                carb.log_warn(
+                    "FET022 sweep: the sweep did not stop within "
+                    f"{SHUTDOWN_JOIN_S:.0f} s; it ends with its current native call"
+                )
         self._job = None
         self._restore_engine()
         if self._task is not None and not self._task.done():
@@ -227,8 +241,8 @@ class StageSweepRunner:
         engine, self._engine = self._engine, None
         if engine is not None:
             try:
-                engine.close()      # idempotent: the open stage and PhysX as they were before the sweep
-            except Exception:  # noqa: BLE001 - reported, never raised into Kit's shutdown
+                engine.close()  # idempotent: the open stage and PhysX as they were before the sweep
+            except Exception:
                 carb.log_error("FET022 sweep: could not restore the stage after the sweep:\n" + traceback.format_exc())
 
     def _engine_for(self, choice: str, stage: Usd.Stage):
@@ -247,8 +261,9 @@ class StageSweepRunner:
         return engine, engine.label, ""
 
     # -- the run ----------------------------------------------------------------------------
-    async def _run(self, stage: Usd.Stage, out_dir: Path, stem: str, scope: tuple[str, ...],
-                   choice: str = KIT_PHYSX) -> None:
+    async def _run(
+        self, stage: Usd.Stage, out_dir: Path, stem: str, scope: tuple[str, ...], choice: str = KIT_PHYSX
+    ) -> None:
         app = omni.kit.app.get_app()
         layer = stage.GetRootLayer()
         asset = layer.realPath or layer.identifier
@@ -260,7 +275,7 @@ class StageSweepRunner:
             private = Usd.Stage.Open(stage.Flatten())
             if scope:
                 _limit_to(private, scope)
-        except Exception as exc:  # noqa: BLE001 - reported in the window and the log
+        except Exception as exc:
             self._fail(f"cannot copy the stage for the sweep: {exc}")
             return
         what = f"{name} ({', '.join(Sdf.Path(s).name for s in scope)})" if scope else name
@@ -269,8 +284,11 @@ class StageSweepRunner:
         self._set_state(RUNNING, f"Sweeping {what} on {label}")
         started = time.monotonic()
         cancelled = threading.Event()
-        job = Job(functools.partial(_sweep_and_report, private, asset, out_dir, stem, cancelled, engine, label, note),
-                  name="mimic_ext FET022 sweep", cancelled=cancelled)
+        job = Job(
+            functools.partial(_sweep_and_report, private, asset, out_dir, stem, cancelled, engine, label, note),
+            name="mimic_ext FET022 sweep",
+            cancelled=cancelled,
+        )
         self._job = job.start()
         try:
             while not job.done():
@@ -295,7 +313,7 @@ class StageSweepRunner:
         except MimicInputError as exc:
             self._fail(str(exc))
             return
-        except Exception:  # noqa: BLE001
+        except Exception:
             self._fail("the sweep failed:\n" + traceback.format_exc())
             return
         self.result, self.report_paths = result, paths
@@ -305,8 +323,10 @@ class StageSweepRunner:
         self._set_state(DONE, f"{result.status.upper()}: {summary}")
         ran_on = result.engine or label
         carb.log_info(f"FET022 sweep of {asset} on {ran_on}: {result.status}; reports in {out_dir}")
-        _notify(f"FET022 sweep of {what}: {result.status.upper()} ({summary}) on {ran_on}; reports in {out_dir}",
-                warning=result.status != "pass" or bool(note))
+        _notify(
+            f"FET022 sweep of {what}: {result.status.upper()} ({summary}) on {ran_on}; reports in {out_dir}",
+            warning=result.status != "pass" or bool(note),
+        )
 
     def _fail(self, message: str) -> None:
         carb.log_error(f"FET022 sweep: {message}")
@@ -336,9 +356,14 @@ class StageSweepRunner:
                 ui.Label(self.message, identifier="fet022.status", word_wrap=True)
                 with ui.HStack(height=0, spacing=4):
                     ui.ProgressBar(model=self.progress_model, identifier="fet022.progress_bar", height=16)
-                    self._cancel_button = ui.Button("Cancel", identifier="fet022.cancel", width=80,
-                                                    enabled=running, clicked_fn=self.cancel,
-                                                    tooltip="Stop the sweep; no reports are written")
+                    self._cancel_button = ui.Button(
+                        "Cancel",
+                        identifier="fet022.cancel",
+                        width=80,
+                        enabled=running,
+                        clicked_fn=self.cancel,
+                        tooltip="Stop the sweep; no reports are written",
+                    )
                 self._progress_label = ui.Label("", identifier="fet022.progress")
                 if self.engine_label and self.status not in (IDLE,):
                     ui.Label(f"Engine: {self.engine_label}", identifier="fet022.engine", word_wrap=True)
@@ -350,17 +375,29 @@ class StageSweepRunner:
                 with ui.HStack(height=0, spacing=4):
                     ui.Label("Engine", width=100)
                     index = ENGINE_CHOICES.index(self.engine_choice) if self.engine_choice in ENGINE_CHOICES else 0
-                    combo = ui.ComboBox(index, *ENGINE_CHOICES, identifier="fet022.engine_choice",
-                                        tooltip="kit-physx: the stage's own PhysX (omni.physx); "
-                                                "warp: mimic_ext's solver on a copy of the stage")
-                    combo.model.add_item_changed_fn(lambda m, _item: self._choose_engine(
-                        ENGINE_CHOICES[m.get_item_value_model().as_int]))
+                    combo = ui.ComboBox(
+                        index,
+                        *ENGINE_CHOICES,
+                        identifier="fet022.engine_choice",
+                        tooltip="kit-physx: the stage's own PhysX (omni.physx); "
+                        "warp: mimic_ext's solver on a copy of the stage",
+                    )
+                    combo.model.add_item_changed_fn(
+                        lambda m, _item: self._choose_engine(ENGINE_CHOICES[m.get_item_value_model().as_int])
+                    )
                 with ui.HStack(height=0, spacing=4):
                     ui.Label("Report folder", width=100)
-                    ui.StringField(model=self._folder_model, identifier="fet022.report_dir",
-                                   tooltip="Empty: next to a local stage, else the fallbackReportDir setting")
-                    ui.Button("Run again", identifier="fet022.run", enabled=not running,
-                              clicked_fn=lambda: self.start(scope=self.result_scope or None))
+                    ui.StringField(
+                        model=self._folder_model,
+                        identifier="fet022.report_dir",
+                        tooltip="Empty: next to a local stage, else the fallbackReportDir setting",
+                    )
+                    ui.Button(
+                        "Run again",
+                        identifier="fet022.run",
+                        enabled=not running,
+                        clicked_fn=lambda: self.start(scope=self.result_scope or None),
+                    )
 
     def _choose_engine(self, choice: str) -> None:
         self.engine_choice = choice
@@ -372,10 +409,19 @@ class StageSweepRunner:
                 ui.Label(text, name="header", width=ui.Fraction(3 if text == "messages" else 1))
         for i, f in enumerate(self.result.followers):
             notes = "; ".join(f.messages + f.warnings)
-            cells = (f.name, f.status, number_or_dash(f.measured_ratio), number_or_dash(abs(f.gearing)),
-                     number_or_dash(f.ratio_error), notes)
+            cells = (
+                f.name,
+                f.status,
+                number_or_dash(f.measured_ratio),
+                number_or_dash(abs(f.gearing)),
+                number_or_dash(f.ratio_error),
+                notes,
+            )
             with ui.HStack(height=0, spacing=4, identifier=f"fet022.row.{i}"):
                 for col, text in zip(header, cells):
-                    ui.Label(text, identifier=f"fet022.row.{i}.{col}", word_wrap=col == "messages",
-                             width=ui.Fraction(3 if col == "messages" else 1))
-
+                    ui.Label(
+                        text,
+                        identifier=f"fet022.row.{i}.{col}",
+                        word_wrap=col == "messages",
+                        width=ui.Fraction(3 if col == "messages" else 1),
+                    )

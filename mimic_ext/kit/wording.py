@@ -21,8 +21,7 @@ def offset_unit(prim: Usd.Prim, dof: str | None = None) -> str:
     kind = joints.joint_kind(prim)
     if kind == joints.PRISMATIC or (kind == joints.D6 and dof in joints.TRANS_DOFS):
         mpu = float(UsdGeom.GetStageMetersPerUnit(prim.GetStage()))
-        return next((name for size, name in _DISTANCE_UNITS.items() if abs(mpu - size) <= 1e-12 * size),
-                    "stage units")
+        return next((name for size, name in _DISTANCE_UNITS.items() if abs(mpu - size) <= 1e-12 * size), "stage units")
     return "deg"
 
 
@@ -42,8 +41,11 @@ def number_or_dash(value: float | None) -> str:
 def _scales(stage: Usd.Stage, relation: MimicRelation) -> tuple[float, float]:
     """SI per USD unit of follower and leader, as the authoring module resolves them."""
     follower = stage.GetPrimAtPath(relation.follower)
-    leader = (stage.GetPrimAtPath(relation.leader)
-              if relation.leader and Sdf.Path.IsValidPathString(relation.leader) else None)
+    leader = (
+        stage.GetPrimAtPath(relation.leader)
+        if relation.leader and Sdf.Path.IsValidPathString(relation.leader)
+        else None
+    )
     s_l = joints.unit_scale(leader, relation.reference_axis) if leader else None
     s_f = joints.unit_scale(follower) or s_l or 1.0
     return s_f, s_l or s_f
@@ -60,8 +62,10 @@ def describe(stage: Usd.Stage, relation: MimicRelation) -> str:
     name = Sdf.Path(relation.leader).name if Sdf.Path.IsValidPathString(relation.leader) else relation.leader
     text = f"follows {name}: q = {number(coef1, always_decimal=True)} x q_ref {sign} {number(abs(coef0))} {unit}"
     if relation.compliant:
-        text += (f" (compliant: natural frequency {number(relation.natural_frequency)}, "
-                 f"damping ratio {number(relation.damping_ratio)})")
+        text += (
+            f" (compliant: natural frequency {number(relation.natural_frequency)}, "
+            f"damping ratio {number(relation.damping_ratio)})"
+        )
     if not relation.enabled:
         text += " (disabled)"
     return text

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class JobCancelled(Exception):
@@ -36,7 +37,7 @@ class Job:
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self._thread = threading.Thread(target=self._body, name=name, daemon=True)
 
-    def start(self) -> "Job":
+    def start(self) -> Job:
         self._thread.start()
         return self
 
@@ -51,7 +52,7 @@ class Job:
             finally:
                 with self._lock:
                     self._finished = True
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through .error
+        except BaseException as exc:
             self.error = JobCancelled("cancelled") if self.cancelled.is_set() else exc
 
     def done(self) -> bool:
@@ -73,10 +74,11 @@ class Job:
                 return False
             self.cancelled.set()
             if not self._started:
-                return True   # the job raises JobCancelled as soon as it starts
-            hit = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
-                                                             ctypes.py_object(JobCancelled))
-            if hit > 1:   # never expected; undo a request that reached more than one thread
+                return True  # the job raises JobCancelled as soon as it starts
+            hit = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self._thread.ident), ctypes.py_object(JobCancelled)
+            )
+            if hit > 1:  # never expected; undo a request that reached more than one thread
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident), None)
                 return False
             return hit == 1

@@ -8,10 +8,12 @@ plugin declares yet (Kit's compiled PhysxSchema is used as it is); see registrat
 try:
     import pxr  # noqa: F401
 except ImportError:  # pragma: no cover - depends on the environment
-    raise ImportError("mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
-                      "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)") from None
+    raise ImportError(
+        "mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
+        "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)"
+    ) from None
 
-from .registration import register_schemas, schema_resolvable  # noqa: E402
+from .registration import register_schemas, schema_resolvable
 
 register_schemas()
 
@@ -36,10 +38,27 @@ from .stage_io import OpenedStage, open_stage, save_stage_atomically  # noqa: E4
 from .validation import CODES, Finding, validate  # noqa: E402
 
 __all__ = [
-    "MimicRelation", "PHYSX", "NEWTON",
-    "read_relations", "read_joint_relations", "set_relation", "edit_relation", "find_relation",
-    "remove_relation", "register_schemas", "schema_resolvable",
-    "OpenedStage", "open_stage", "save_stage_atomically",
-    "CODES", "Finding", "validate",
-    "Conversion", "carried_schemas", "convert_relation", "convert_stage", "remove_duplicate", "schema_for_edit",
+    "CODES",
+    "NEWTON",
+    "PHYSX",
+    "Conversion",
+    "Finding",
+    "MimicRelation",
+    "OpenedStage",
+    "carried_schemas",
+    "convert_relation",
+    "convert_stage",
+    "edit_relation",
+    "find_relation",
+    "open_stage",
+    "read_joint_relations",
+    "read_relations",
+    "register_schemas",
+    "remove_duplicate",
+    "remove_relation",
+    "save_stage_atomically",
+    "schema_for_edit",
+    "schema_resolvable",
+    "set_relation",
+    "validate",
 ]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from functools import lru_cache
+from functools import cache
 
 from pxr import Usd
 
@@ -47,15 +47,30 @@ _LOG = logging.getLogger(__name__)
 CATEGORY = "MimicJoints"
 DJ_007 = "DJ.007"
 DJ_007_VERSION = "0.1.0"
-DJ_007_DOC = ("https://nvidia.github.io/simready-foundation/capabilities/physics_bodies/physics_driven_joints/"
-              "requirements/mimic-api-check.html")
+DJ_007_DOC = (
+    "https://nvidia.github.io/simready-foundation/capabilities/physics_bodies/physics_driven_joints/"
+    "requirements/mimic-api-check.html"
+)
 #: our codes that are DJ.007's checks (mimic-api-check's "additional checks")
-DJ_007_CODES = frozenset({
-    "MIMIC_REFERENCE_MISSING", "MIMIC_REFERENCE_NOT_FOUND", "MIMIC_REFERENCE_NOT_JOINT", "MIMIC_REFERENCE_TYPE",
-    "MIMIC_SELF_REFERENCE", "MIMIC_ZERO_GEARING", "MIMIC_NONFINITE", "MIMIC_INSTANCE_NAME", "MIMIC_NO_LIMITS",
-    "MIMIC_RANGE_OUTSIDE_LIMITS", "MIMIC_EXCLUDED_FROM_ARTICULATION", "MIMIC_CONTRADICTION", "MIMIC_CYCLE_GAIN",
-    "MIMIC_CHAIN", "MIMIC_SCHEMAS_DISAGREE",
-})
+DJ_007_CODES = frozenset(
+    {
+        "MIMIC_REFERENCE_MISSING",
+        "MIMIC_REFERENCE_NOT_FOUND",
+        "MIMIC_REFERENCE_NOT_JOINT",
+        "MIMIC_REFERENCE_TYPE",
+        "MIMIC_SELF_REFERENCE",
+        "MIMIC_ZERO_GEARING",
+        "MIMIC_NONFINITE",
+        "MIMIC_INSTANCE_NAME",
+        "MIMIC_NO_LIMITS",
+        "MIMIC_RANGE_OUTSIDE_LIMITS",
+        "MIMIC_EXCLUDED_FROM_ARTICULATION",
+        "MIMIC_CONTRADICTION",
+        "MIMIC_CYCLE_GAIN",
+        "MIMIC_CHAIN",
+        "MIMIC_SCHEMAS_DISAGREE",
+    }
+)
 
 
 def _av():
@@ -68,15 +83,21 @@ def _requirement(code: str, version: str, name: str, message: str, path: str | N
     return Requirement(code=code, version=version, display_name=name, message=message, path=path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def requirements() -> dict:
     """Requirement objects the validator files issues under: each of our codes, and DJ.007."""
     doc = "docs/conventions.md#validator-codes"
-    out = {code: _requirement(code, __version__, code.lower().replace("_", "-"), description, doc)
-           for code, (_, description) in CODES.items()}
-    out[DJ_007] = _requirement(DJ_007, DJ_007_VERSION, "mimic-api-check",
-                               "Mimic API configuration must be properly validated for coordinated joint motion.",
-                               DJ_007_DOC)
+    out = {
+        code: _requirement(code, __version__, code.lower().replace("_", "-"), description, doc)
+        for code, (_, description) in CODES.items()
+    }
+    out[DJ_007] = _requirement(
+        DJ_007,
+        DJ_007_VERSION,
+        "mimic-api-check",
+        "Mimic API configuration must be properly validated for coordinated joint motion.",
+        DJ_007_DOC,
+    )
     return out
 
 
@@ -103,26 +124,27 @@ def _at(stage: Usd.Stage, path: str):
     return prim if prim and prim.IsValid() else stage
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_classes() -> tuple[type, type]:
     """(MimicJointChecker, MimicApiCheck), built on first use so that omni is imported only then."""
     base = _av().BaseRuleChecker
     reqs = requirements()
 
-    class MimicJointChecker(base):
+    # the validator's base class, imported at run time: mypy cannot check a class built on it
+    class MimicJointChecker(base):  # type: ignore[misc,valid-type]
         """Mimic joints (PhysxMimicJointAPI, NewtonMimicAPI) checked by mimic-ext: every relation PhysX or
         Newton would ignore, reject or fight (codes MIMIC_*; docs/conventions.md)."""
 
-        def CheckStage(self, usdStage):  # noqa: N802, N803 (the validator's names)
+        def CheckStage(self, usdStage):
             for f in _findings(self, usdStage) or []:
                 _report(self, f, reqs[f.code], f"{f.code}: {f.message}", _at(usdStage, f.path))
 
-    class MimicApiCheck(base):
+    class MimicApiCheck(base):  # type: ignore[misc,valid-type]
         """SimReady DJ.007 mimic-api-check for PhysxMimicJointAPI, from mimic-ext's checks: one valid
         reference joint, finite nonzero gearing, known axis, limits on both joints that the relation
         respects, both joints in the articulation, no contradicting or locking cycles."""
 
-        def CheckStage(self, usdStage):  # noqa: N802, N803
+        def CheckStage(self, usdStage):
             findings = _findings(self, usdStage)
             if not findings:
                 return

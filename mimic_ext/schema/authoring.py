@@ -22,7 +22,8 @@ value that is not finite or that a 32-bit float would turn into inf or 0.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from pxr import Sdf, Usd
@@ -46,14 +47,15 @@ NEWTON_API = "NewtonMimicAPI"
 PHYSX_PREFIX = "physxMimicJoint"
 
 #: name -> (USD type, fallback) for each PhysxMimicJointAPI attribute.
-PHYSX_ATTRS = {
+#: attribute -> (its USD value type, its fallback)
+PHYSX_ATTRS: dict[str, tuple[Any, Any]] = {
     "referenceJointAxis": (Sdf.ValueTypeNames.Token, "rotX"),
     "gearing": (Sdf.ValueTypeNames.Float, 1.0),
     "offset": (Sdf.ValueTypeNames.Float, 0.0),
     "naturalFrequency": (Sdf.ValueTypeNames.Float, 0.0),
     "dampingRatio": (Sdf.ValueTypeNames.Float, 0.0),
 }
-NEWTON_ATTRS = {
+NEWTON_ATTRS: dict[str, tuple[Any, Any]] = {
     "newton:mimicCoef0": (Sdf.ValueTypeNames.Float, 0.0),
     "newton:mimicCoef1": (Sdf.ValueTypeNames.Float, 1.0),
     "newton:mimicEnabled": (Sdf.ValueTypeNames.Bool, True),
@@ -178,22 +180,45 @@ def read_joint_relations(prim: Usd.Prim, strict: bool = False) -> list[MimicRela
         leader = raw["referenceJoint"][0] if raw["referenceJoint"] else None
         s_f, s_l = _scales(stage, prim, leader, raw["referenceJointAxis"])
         m, c = physx_to_canonical(raw["gearing"], raw["offset"], s_f, s_l)
-        out.append(MimicRelation(
-            follower=follower, leader=leader, multiplier=m, offset=c, instance=inst,
-            reference_axis=raw["referenceJointAxis"],
-            natural_frequency=raw["naturalFrequency"], damping_ratio=raw["dampingRatio"],
-            schema=PHYSX, enabled=True, authored=raw, invalid=read.invalid))
+        out.append(
+            MimicRelation(
+                follower=follower,
+                leader=leader,
+                multiplier=m,
+                offset=c,
+                instance=inst,
+                reference_axis=raw["referenceJointAxis"],
+                natural_frequency=raw["naturalFrequency"],
+                damping_ratio=raw["dampingRatio"],
+                schema=PHYSX,
+                enabled=True,
+                authored=raw,
+                invalid=read.invalid,
+            )
+        )
     if has_newton(prim):
         read = _Reader(prim)
-        raw = {n: (read.flag(n, fb) if type_name == Sdf.ValueTypeNames.Bool else read.number(n, fb))
-               for n, (type_name, fb) in NEWTON_ATTRS.items()}
+        raw = {
+            n: (read.flag(n, fb) if type_name == Sdf.ValueTypeNames.Bool else read.number(n, fb))
+            for n, (type_name, fb) in NEWTON_ATTRS.items()
+        }
         raw[NEWTON_REL] = _targets(prim, NEWTON_REL)
         leader = raw[NEWTON_REL][0] if raw[NEWTON_REL] else None
         s_f, s_l = _scales(stage, prim, leader, "rotX")
         m, c = newton_to_canonical(raw["newton:mimicCoef0"], raw["newton:mimicCoef1"], s_f, s_l)
-        out.append(MimicRelation(
-            follower=follower, leader=leader, multiplier=m, offset=c, instance=None,
-            schema=NEWTON, enabled=raw["newton:mimicEnabled"], authored=raw, invalid=read.invalid))
+        out.append(
+            MimicRelation(
+                follower=follower,
+                leader=leader,
+                multiplier=m,
+                offset=c,
+                instance=None,
+                schema=NEWTON,
+                enabled=raw["newton:mimicEnabled"],
+                authored=raw,
+                invalid=read.invalid,
+            )
+        )
     if strict:
         for rel in out:
             if rel.invalid:
@@ -262,11 +287,16 @@ def check_instance_name(follower: str, instance: str) -> None:
     base_names = ("referenceJoint", *PHYSX_ATTRS)
     # USD's own rule (which also knows the schema's property names) answers only when its
     # registry holds the schema; otherwise the same base names are checked by hand
-    if (not isinstance(instance, str) or not Sdf.Path.IsValidIdentifier(instance) or instance in base_names
-            or (register_schemas() and not Usd.SchemaRegistry.IsAllowedAPISchemaInstanceName(PHYSX_API, instance))):
+    if (
+        not isinstance(instance, str)
+        or not Sdf.Path.IsValidIdentifier(instance)
+        or instance in base_names
+        or (register_schemas() and not Usd.SchemaRegistry.IsAllowedAPISchemaInstanceName(PHYSX_API, instance))
+    ):
         raise MimicInputError(
             f"{follower}: '{instance}' cannot name a {PHYSX_API} instance: use one identifier (letters, digits "
-            "and _, no spaces or ':', not starting with a digit), normally rotX, rotY or rotZ")
+            "and _, no spaces or ':', not starting with a digit), normally rotX, rotY or rotZ"
+        )
 
 
 def _storable(follower: str, name: str, value: float) -> float:
@@ -275,12 +305,16 @@ def _storable(follower: str, name: str, value: float) -> float:
     if not math.isfinite(value):
         raise MimicInputError(f"{follower}: {name} would be {value}: give finite numbers")
     if abs(value) > F32_MAX:
-        raise MimicInputError(f"{follower}: {name} would be {value:.7g} (as stored), which overflows a 32-bit "
-                              f"USD float (largest {F32_MAX:.7g}) and would be stored as inf: give a smaller value")
+        raise MimicInputError(
+            f"{follower}: {name} would be {value:.7g} (as stored), which overflows a 32-bit "
+            f"USD float (largest {F32_MAX:.7g}) and would be stored as inf: give a smaller value"
+        )
     if value != 0.0 and abs(value) < F32_TINY:
-        raise MimicInputError(f"{follower}: {name} would be {value:.7g} (as stored), below the smallest normal "
-                              f"32-bit USD float ({F32_TINY:.7g}), so it would be stored as 0 or lose precision: "
-                              "give 0 or a larger value")
+        raise MimicInputError(
+            f"{follower}: {name} would be {value:.7g} (as stored), below the smallest normal "
+            f"32-bit USD float ({F32_TINY:.7g}), so it would be stored as 0 or lose precision: "
+            "give 0 or a larger value"
+        )
     return value
 
 
@@ -307,8 +341,13 @@ def set_relation(stage: Usd.Stage, relation: MimicRelation) -> MimicRelation:
         inst = relation.instance or "rotX"
         check_instance_name(follower, inst)
         gearing, offset = canonical_to_physx(relation.multiplier, relation.offset, s_f, s_l)
-        values = {"referenceJointAxis": relation.reference_axis, "gearing": gearing, "offset": offset,
-                  "naturalFrequency": relation.natural_frequency, "dampingRatio": relation.damping_ratio}
+        values: dict[str, Any] = {
+            "referenceJointAxis": relation.reference_axis,
+            "gearing": gearing,
+            "offset": offset,
+            "naturalFrequency": relation.natural_frequency,
+            "dampingRatio": relation.damping_ratio,
+        }
         for name, (type_name, _) in PHYSX_ATTRS.items():
             if type_name == Sdf.ValueTypeNames.Float:
                 values[name] = _storable(follower, physx_attr_name(inst, name), values[name])
@@ -319,9 +358,11 @@ def set_relation(stage: Usd.Stage, relation: MimicRelation) -> MimicRelation:
         match = [r for r in read_joint_relations(prim) if r.schema == PHYSX and r.instance == inst]
     else:
         coef0, coef1 = canonical_to_newton(relation.multiplier, relation.offset, s_f, s_l)
-        values = {"newton:mimicCoef0": _storable(follower, "newton:mimicCoef0", coef0),
-                  "newton:mimicCoef1": _storable(follower, "newton:mimicCoef1", coef1),
-                  "newton:mimicEnabled": bool(relation.enabled)}
+        values = {
+            "newton:mimicCoef0": _storable(follower, "newton:mimicCoef0", coef0),
+            "newton:mimicCoef1": _storable(follower, "newton:mimicCoef1", coef1),
+            "newton:mimicEnabled": bool(relation.enabled),
+        }
         _apply(prim, NEWTON_API, None)
         prim.CreateRelationship(NEWTON_REL, False).SetTargets([Sdf.Path(relation.leader)])
         for name, (type_name, _) in NEWTON_ATTRS.items():
@@ -330,27 +371,40 @@ def set_relation(stage: Usd.Stage, relation: MimicRelation) -> MimicRelation:
     return match[0]
 
 
-def find_relation(stage: Usd.Stage, follower: str, instance: str | None = None,
-                  schema: str | None = None) -> MimicRelation:
+def find_relation(
+    stage: Usd.Stage, follower: str, instance: str | None = None, schema: str | None = None
+) -> MimicRelation:
     """The one relation on ``follower`` matching instance/schema; error when none or several."""
     prim = _follower_prim(stage, follower)
-    found = [r for r in read_joint_relations(prim)
-             if (schema is None or r.schema == schema) and (instance is None or r.instance == instance)]
+    found = [
+        r
+        for r in read_joint_relations(prim)
+        if (schema is None or r.schema == schema) and (instance is None or r.instance == instance)
+    ]
     if not found:
-        raise MimicInputError(f"{follower} has no mimic relation"
-                              + (f" with instance '{instance}'" if instance else ""))
+        raise MimicInputError(
+            f"{follower} has no mimic relation" + (f" with instance '{instance}'" if instance else "")
+        )
     if len(found) > 1:
         names = ", ".join(r.instance or r.schema for r in found)
         raise MimicInputError(f"{follower} has several mimic relations ({names}); name one with an instance or schema")
     return found[0]
 
 
-def edit_relation(stage: Usd.Stage, follower: str, instance: str | None = None,
-                  schema: str | None = None, **changes: Any) -> MimicRelation:
+def edit_relation(
+    stage: Usd.Stage, follower: str, instance: str | None = None, schema: str | None = None, **changes: Any
+) -> MimicRelation:
     """Change fields of an existing relation (canonical units) and author the result."""
     current = find_relation(stage, follower, instance, schema)
-    bad = set(changes) - {"leader", "multiplier", "offset", "reference_axis", "natural_frequency",
-                          "damping_ratio", "enabled"}
+    bad = set(changes) - {
+        "leader",
+        "multiplier",
+        "offset",
+        "reference_axis",
+        "natural_frequency",
+        "damping_ratio",
+        "enabled",
+    }
     if bad:
         raise MimicInputError(f"cannot edit {', '.join(sorted(bad))} of a mimic relation")
     return set_relation(stage, current.replace(**changes))
@@ -362,21 +416,26 @@ def _remove_properties(prim: Usd.Prim, names: Iterable[str]) -> None:
             prim.RemoveProperty(name)
 
 
-def remove_relation(stage: Usd.Stage, follower: str, instance: str | None = None,
-                    schema: str | None = None) -> list[MimicRelation]:
+def remove_relation(
+    stage: Usd.Stage, follower: str, instance: str | None = None, schema: str | None = None
+) -> list[MimicRelation]:
     """Remove the matching relation(s) and their properties; returns what was removed."""
     prim = _follower_prim(stage, follower)
-    removed = [r for r in read_joint_relations(prim)
-               if (schema is None or r.schema == schema) and (instance is None or r.instance == instance)]
+    removed = [
+        r
+        for r in read_joint_relations(prim)
+        if (schema is None or r.schema == schema) and (instance is None or r.instance == instance)
+    ]
     if not removed:
-        raise MimicInputError(f"{follower} has no mimic relation"
-                              + (f" with instance '{instance}'" if instance else "") + " to remove")
+        raise MimicInputError(
+            f"{follower} has no mimic relation" + (f" with instance '{instance}'" if instance else "") + " to remove"
+        )
     for rel in removed:
         # RemoveAppliedSchema edits the apiSchemas list op directly, so it also works
         # when USD's registry does not know the schema.
         if rel.schema == PHYSX:
             prim.RemoveAppliedSchema(f"{PHYSX_API}:{rel.instance}")
-            _remove_properties(prim, physx_property_names(rel.instance))
+            _remove_properties(prim, physx_property_names(str(rel.instance)))
         else:
             prim.RemoveAppliedSchema(NEWTON_API)
             _remove_properties(prim, newton_property_names())

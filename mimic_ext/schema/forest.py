@@ -10,16 +10,16 @@ edges must stay readable to name the relations involved in a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Hashable
 
 from ..errors import MimicInputError
 
 ACTIVE = "active"
 REDUNDANT = "redundant"
 
-GAIN_RTOL = 1e-6     # float32 authoring (USD `float`) carries ~6e-8 relative error per value
-OFFSET_ATOL = 1e-6   # rad or m: same float32 round-off on offsets of a few radians
+GAIN_RTOL = 1e-6  # float32 authoring (USD `float`) carries ~6e-8 relative error per value
+OFFSET_ATOL = 1e-6  # rad or m: same float32 round-off on offsets of a few radians
 
 
 class MimicConflictError(MimicInputError):
@@ -63,18 +63,17 @@ class MimicForest:
             joint = e.parent
         return joint, a, beta
 
-    def add(self, key: Hashable, follower: Hashable, leader: Hashable,
-            multiplier: float, offset: float) -> str:
+    def add(self, key: Hashable, follower: Hashable, leader: Hashable, multiplier: float, offset: float) -> str:
         """Add ``q_follower = multiplier q_leader + offset``; return ACTIVE or REDUNDANT.
 
         Raises ``MimicConflictError`` naming the relations when it contradicts the others.
         """
         if follower == leader:
-            raise MimicConflictError(f"relation {key}: a joint cannot follow itself", [key],
-                                     MimicConflictError.SELF)
+            raise MimicConflictError(f"relation {key}: a joint cannot follow itself", [key], MimicConflictError.SELF)
         if multiplier == 0.0:
-            raise MimicConflictError(f"relation {key}: multiplier 0 does not couple the joints", [key],
-                                     MimicConflictError.ZERO_GAIN)
+            raise MimicConflictError(
+                f"relation {key}: multiplier 0 does not couple the joints", [key], MimicConflictError.ZERO_GAIN
+            )
         r_f, a_f, b_f = self.find(follower)
         r_l, a_l, b_l = self.find(leader)
         if r_f != r_l:
@@ -88,14 +87,18 @@ class MimicForest:
         if abs(gain - want_gain) > self.gain_rtol * max(abs(gain), abs(want_gain)):
             raise MimicConflictError(
                 f"relations {', '.join(map(str, involved))} form a cycle whose gains multiply to "
-                f"{want_gain / gain:.6g}, not 1: it would lock the joints", involved,
-                MimicConflictError.GAIN_CYCLE)
+                f"{want_gain / gain:.6g}, not 1: it would lock the joints",
+                involved,
+                MimicConflictError.GAIN_CYCLE,
+            )
         want_offset = multiplier * b_l + offset
         if abs(b_f - want_offset) > self.offset_atol:
             raise MimicConflictError(
                 f"relations {', '.join(map(str, involved))} contradict each other: they require an "
-                f"offset of {b_f:.6g} and {want_offset:.6g} (SI) between the same joints", involved,
-                MimicConflictError.CONTRADICTION)
+                f"offset of {b_f:.6g} and {want_offset:.6g} (SI) between the same joints",
+                involved,
+                MimicConflictError.CONTRADICTION,
+            )
         self.status[key] = REDUNDANT
         return REDUNDANT
 
@@ -111,7 +114,7 @@ class MimicForest:
                     queue.append(other)
         keys = []
         j = b
-        while came.get(j):
-            j, key = came[j]
+        while (step := came.get(j)) is not None:
+            j, key = step
             keys.append(key)
         return keys[::-1]

@@ -36,15 +36,16 @@ PHYSX_AXIS_API = "PhysxJointAxisAPI"
 def physx_axis(prim: Usd.Prim) -> str | None:
     """The ``PhysxJointAxisAPI`` instance that counts on this 1-DOF joint (``angular`` for a
     revolute, ``linear`` for a prismatic) when applied, else None."""
-    dof = "angular" if prim.IsA(UsdPhysics.RevoluteJoint) else "linear" if prim.IsA(UsdPhysics.PrismaticJoint) \
-        else None
+    dof = "angular" if prim.IsA(UsdPhysics.RevoluteJoint) else "linear" if prim.IsA(UsdPhysics.PrismaticJoint) else None
     return dof if dof and has_api(prim, f"{PHYSX_AXIS_API}:{dof}") else None
 
 
 #: each joint term PhysX reads: (PhysxJointAPI's attribute, the per-axis API's attribute name)
-PHYSX_JOINT_TERMS = {"maxJointVelocity": ("physxJoint:maxJointVelocity", "maxJointVelocity"),
-                     "armature": ("physxJoint:armature", "armature"),
-                     "friction": ("physxJoint:jointFriction", "dynamicFrictionEffort")}
+PHYSX_JOINT_TERMS = {
+    "maxJointVelocity": ("physxJoint:maxJointVelocity", "maxJointVelocity"),
+    "armature": ("physxJoint:armature", "armature"),
+    "friction": ("physxJoint:jointFriction", "dynamicFrictionEffort"),
+}
 
 
 def physx_joint_attr(prim: Usd.Prim, term: str) -> str | None:
@@ -74,7 +75,7 @@ def has_api(prim: Usd.Prim, api: str) -> bool:
 
 def joint_kind(prim: Usd.Prim) -> str | None:
     """The joint's kind, or None when the prim is not a UsdPhysics joint."""
-    if not prim or not prim.IsValid() or not prim.IsA(UsdPhysics.Joint):    # most prims: one test
+    if not prim or not prim.IsValid() or not prim.IsA(UsdPhysics.Joint):  # most prims: one test
         return None
     if prim.IsA(UsdPhysics.RevoluteJoint):
         return REVOLUTE
@@ -99,7 +100,8 @@ def meters_per_unit(stage: Usd.Stage) -> float:
     if not math.isfinite(mpu) or mpu <= 0.0:
         raise MimicInputError(
             f"{stage.GetRootLayer().identifier}: metersPerUnit is {mpu:g}, but it must be a positive number "
-            "(1 for metres, 0.01 for centimetres): fix the stage's metersPerUnit metadata")
+            "(1 for metres, 0.01 for centimetres): fix the stage's metersPerUnit metadata"
+        )
     return mpu
 
 
@@ -147,6 +149,7 @@ def limits_si(prim: Usd.Prim) -> tuple[float, float] | None:
     if lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
         return None
     scale = unit_scale(prim)
+    assert scale is not None  # a revolute or prismatic joint always has a unit
     return float(lo) * scale, float(hi) * scale
 
 

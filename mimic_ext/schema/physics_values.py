@@ -23,7 +23,7 @@ def _numbers(value) -> list[float]:
         items = list(value)
     except TypeError:
         return []
-    if all(type(v) is float for v in items):       # a Gf vector or a float array: no recursion
+    if all(type(v) is float for v in items):  # a Gf vector or a float array: no recursion
         return items
     out: list[float] = []
     for v in items:
@@ -49,7 +49,7 @@ def nonfinite_value(attr: Usd.Attribute):
     if not attr.HasAuthoredValue():
         return None
     value = attr.Get()
-    if value is None or (type(value) is float and math.isfinite(value)):   # the common case first
+    if value is None or (type(value) is float and math.isfinite(value)):  # the common case first
         return None
     parts = _quaternion_parts(value)
     numbers = parts if parts is not None else _numbers(value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pxr import Plug, Usd
 
@@ -32,7 +32,7 @@ KIT_EXTENSIONS = {
     "NewtonMimicAPI": "omni.usd.schema.newton",
 }
 
-_state = {"done": False, "resolvable": False, "sources": {}}
+_state: dict[str, Any] = {"done": False, "resolvable": False, "sources": {}}
 
 
 def in_kit() -> bool:
@@ -50,11 +50,15 @@ def _undeclared_message(name: str, package: str, exc: Exception) -> tuple[int, s
         ext = KIT_EXTENSIONS[name]
         # an app without Newton's schema (Isaac Sim 4.x/5.x, USD Composer) is normal: nothing is lost
         level = logging.INFO if name == "NewtonMimicAPI" else logging.WARNING
-        return level, (f"{name} is not declared by any USD plugin in this Kit app ({ext} is not loaded); {still}. "
-                       f"To have USD know it, use an app that ships {ext} (Kit's schemas come with the app, "
-                       "never from pip)")
-    return logging.WARNING, (f"{name} is not declared by any USD plugin and {package} cannot be imported ({exc}); "
-                             f"{still}. Fix: pip install {package.replace('_', '-')}")
+        return level, (
+            f"{name} is not declared by any USD plugin in this Kit app ({ext} is not loaded); {still}. "
+            f"To have USD know it, use an app that ships {ext} (Kit's schemas come with the app, "
+            "never from pip)"
+        )
+    return logging.WARNING, (
+        f"{name} is not declared by any USD plugin and {package} cannot be imported ({exc}); "
+        f"{still}. Fix: pip install {package.replace('_', '-')}"
+    )
 
 
 class SchemaSource(NamedTuple):
@@ -117,7 +121,11 @@ def register_schemas() -> bool:
         _LOG.warning(
             "USD's schema registry was built before %s was registered; prim.ApplyAPI('%s', ...) will not resolve "
             "in this process. mimic_ext's own functions still work. Import mimic_ext.schema (or %s) before "
-            "opening the first stage to fix this.", names, late[0], " and ".join(OWNERS[n] for n in late))
+            "opening the first stage to fix this.",
+            names,
+            late[0],
+            " and ".join(OWNERS[n] for n in late),
+        )
     _state.update(done=True, resolvable=resolvable, sources=sources)
     return resolvable
 

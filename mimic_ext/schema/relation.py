@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 #: SI per USD unit of a revolute joint (radians per degree)
 DEG = math.pi / 180.0
@@ -63,7 +64,7 @@ class MimicRelation:
         """Identifies the authored instance: (follower, schema, instance)."""
         return (self.follower, self.schema, self.instance)
 
-    def replace(self, **changes: Any) -> "MimicRelation":
+    def replace(self, **changes: Any) -> MimicRelation:
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
@@ -108,5 +109,3 @@ def newton_to_canonical(coef0: float, coef1: float, s_f: float, s_l: float) -> t
 def canonical_to_newton(multiplier: float, offset: float, s_f: float, s_l: float) -> tuple[float, float]:
     """(multiplier, offset) in SI -> (coef0 in the follower's USD units, dimensionless coef1)."""
     return _clean(offset / s_f, multiplier / _newton_ratio(s_f, s_l))
-
-

@@ -25,8 +25,10 @@ from .authoring import NEWTON_API, PHYSX_API, read_joint_relations, remove_relat
 from .relation import NEWTON, PHYSX, SCHEMAS, MimicRelation
 
 #: what a host does with a follower that carries both APIs (the validator's and the commands' wording)
-HOST_BEHAVIOUR = ("PhysX (ovphysx, Isaac Sim 6) reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
-                  "applies each as its own constraint on this joint")
+HOST_BEHAVIOUR = (
+    "PhysX (ovphysx, Isaac Sim 6) reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
+    "applies each as its own constraint on this joint"
+)
 
 
 def api_label(rel: MimicRelation) -> str:
@@ -61,10 +63,12 @@ def other_schema_problem(prim: Usd.Prim, schema: str) -> str | None:
     if not other:
         return None
     rel = other[0]
-    return (f"{rel.follower} already follows {rel.leader} through {api_label(rel)}, and {HOST_BEHAVIOUR}: a "
-            f"{'NewtonMimicAPI' if schema == NEWTON else PHYSX_API} beside it would be a second constraint. "
-            f"Edit that relation, or convert it first (mimic-ext convert STAGE --to {schema} --follower "
-            f"{rel.follower})")
+    return (
+        f"{rel.follower} already follows {rel.leader} through {api_label(rel)}, and {HOST_BEHAVIOUR}: a "
+        f"{'NewtonMimicAPI' if schema == NEWTON else PHYSX_API} beside it would be a second constraint. "
+        f"Edit that relation, or convert it first (mimic-ext convert STAGE --to {schema} --follower "
+        f"{rel.follower})"
+    )
 
 
 def schema_for_edit(prim: Usd.Prim, requested: str | None, default: str = PHYSX) -> str:
@@ -72,11 +76,12 @@ def schema_for_edit(prim: Usd.Prim, requested: str | None, default: str = PHYSX)
     is None (``default`` when it carries none); ``MimicInputError`` when ``requested`` is the
     other one, since the joint would then carry two constraints."""
     carried = carried_schemas(prim)
-    if len(carried) == 2:          # already two constraints: editing one would also make them disagree
+    if len(carried) == 2:  # already two constraints: editing one would also make them disagree
         raise MimicInputError(
             f"{prim.GetPath()} carries both PhysxMimicJointAPI and NewtonMimicAPI, and {HOST_BEHAVIOUR}: "
             f"editing one of them would leave two constraints that disagree. Keep one first (mimic-ext convert "
-            f"STAGE --to newton|physx --follower {prim.GetPath()} --duplicates-only), then edit it")
+            f"STAGE --to newton|physx --follower {prim.GetPath()} --duplicates-only), then edit it"
+        )
     if requested is None:
         return carried[0] if carried else default
     _check_schema(requested)
@@ -109,20 +114,28 @@ def _convertible(stage: Usd.Stage, rel: MimicRelation, to: str) -> None:
         raise MimicInputError(f"{where}: {rel.invalid}; fix it before converting")
     if to == NEWTON:
         if rel.compliant:
-            raise MimicInputError(f"{where} is compliant (naturalFrequency {rel.natural_frequency:g}, dampingRatio "
-                                  f"{rel.damping_ratio:g}) and NewtonMimicAPI is always hard: keep it in "
-                                  f"{PHYSX_API}, or make it hard first")
+            raise MimicInputError(
+                f"{where} is compliant (naturalFrequency {rel.natural_frequency:g}, dampingRatio "
+                f"{rel.damping_ratio:g}) and NewtonMimicAPI is always hard: keep it in "
+                f"{PHYSX_API}, or make it hard first"
+            )
         kinds = [joints.joint_kind(stage.GetPrimAtPath(p)) for p in (rel.follower, rel.leader or "")]
         if joints.D6 in kinds:
-            raise MimicInputError(f"{where}: NewtonMimicAPI couples single-DOF joints only (revolute, prismatic), "
-                                  f"and a D6 joint takes part here: keep it in {PHYSX_API}")
+            raise MimicInputError(
+                f"{where}: NewtonMimicAPI couples single-DOF joints only (revolute, prismatic), "
+                f"and a D6 joint takes part here: keep it in {PHYSX_API}"
+            )
         if mixed_units(stage, rel.follower, rel.leader):
-            raise MimicInputError(f"{where} couples a revolute and a prismatic joint, which newton-usd-schemas "
-                                  "does not support and PhysX and Newton read in different units (coef1 per "
-                                  f"degree or per radian): keep it in {PHYSX_API}")
+            raise MimicInputError(
+                f"{where} couples a revolute and a prismatic joint, which newton-usd-schemas "
+                "does not support and PhysX and Newton read in different units (coef1 per "
+                f"degree or per radian): keep it in {PHYSX_API}"
+            )
     elif not rel.enabled:
-        raise MimicInputError(f"{where} is disabled (newton:mimicEnabled = false) and {PHYSX_API} has no switch: "
-                              "enable it first, or remove it")
+        raise MimicInputError(
+            f"{where} is disabled (newton:mimicEnabled = false) and {PHYSX_API} has no switch: "
+            "enable it first, or remove it"
+        )
 
 
 def convert_relation(stage: Usd.Stage, follower: str, to: str, instance: str = "rotX") -> Conversion:
@@ -149,12 +162,11 @@ def convert_relation(stage: Usd.Stage, follower: str, to: str, instance: str = "
         raise MimicInputError(f"{follower} has several relations ({names}); keep one before converting")
     (rel,) = source
     _convertible(stage, rel, to)
-    new = rel.replace(schema=to, instance=instance if to == PHYSX else None,
-                      enabled=True, authored=None, invalid=None)
+    new = rel.replace(schema=to, instance=instance if to == PHYSX else None, enabled=True, authored=None, invalid=None)
     if to == NEWTON:
         new = new.replace(reference_axis="rotX", natural_frequency=0.0, damping_ratio=0.0)
         new = _chain_root(stage, new)
-    kept = set_relation(stage, new)           # refuses before writing; then the source goes
+    kept = set_relation(stage, new)  # refuses before writing; then the source goes
     removed = remove_relation(stage, follower, schema=rel.schema)
     return Conversion(follower, kept, removed, converted=True)
 
@@ -166,13 +178,19 @@ def _chain_root(stage: Usd.Stage, rel: MimicRelation) -> MimicRelation:
     seen = {rel.follower}
     while rel.leader and rel.leader not in seen:
         leader = stage.GetPrimAtPath(rel.leader)
-        up = [r for r in read_joint_relations(leader) if r.enabled and not r.compliant and not r.invalid] \
-            if leader else []
+        up = (
+            [r for r in read_joint_relations(leader) if r.enabled and not r.compliant and not r.invalid]
+            if leader
+            else []
+        )
         if not up:
             break
         seen.add(rel.leader)
-        rel = rel.replace(leader=up[0].leader, multiplier=rel.multiplier * up[0].multiplier,
-                          offset=rel.multiplier * up[0].offset + rel.offset)
+        rel = rel.replace(
+            leader=up[0].leader,
+            multiplier=rel.multiplier * up[0].multiplier,
+            offset=rel.multiplier * up[0].offset + rel.offset,
+        )
     return rel
 
 
@@ -197,26 +215,37 @@ def followers_with_relations(stage: Usd.Stage) -> list[str]:
     return out
 
 
-def convert_stage(stage: Usd.Stage, to: str, followers: list[str] | None = None,
-                  duplicates_only: bool = False) -> list[Conversion]:
+def convert_stage(
+    stage: Usd.Stage, to: str, followers: list[str] | None = None, duplicates_only: bool = False
+) -> list[Conversion]:
     """``convert_relation`` on every follower (or those named); ``duplicates_only`` touches only
     followers that carry both schemas. All refusals are checked before anything is written."""
     _check_schema(to)
     todo = list(followers) if followers else followers_with_relations(stage)
     if duplicates_only:
         todo = [f for f in todo if len(carried_schemas(stage.GetPrimAtPath(f))) > 1]
-    for f in todo:                       # refuse before the first write
+    for f in todo:  # refuse before the first write
         prim = stage.GetPrimAtPath(f)
         rels = read_joint_relations(prim) if prim else []
         if not rels:
             raise MimicInputError(f"{f} has no mimic relation to convert")
         if not any(r.schema == to for r in rels):
             if len(rels) > 1:
-                raise MimicInputError(f"{f} has several relations ({', '.join(api_label(r) for r in rels)}); "
-                                      "keep one before converting")
+                raise MimicInputError(
+                    f"{f} has several relations ({', '.join(api_label(r) for r in rels)}); keep one before converting"
+                )
             _convertible(stage, rels[0], to)
     return [convert_relation(stage, f, to) for f in todo]
 
 
-__all__ = ["Conversion", "HOST_BEHAVIOUR", "carried_schemas", "convert_relation", "convert_stage",
-           "mixed_units", "other_schema_problem", "remove_duplicate", "schema_for_edit"]
+__all__ = [
+    "HOST_BEHAVIOUR",
+    "Conversion",
+    "carried_schemas",
+    "convert_relation",
+    "convert_stage",
+    "mixed_units",
+    "other_schema_problem",
+    "remove_duplicate",
+    "schema_for_edit",
+]

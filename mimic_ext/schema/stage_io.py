@@ -53,9 +53,10 @@ class OpenedStage:
             return None
         first = self.composition_errors[0].splitlines()[0]
         more = len(self.composition_errors) - 1
-        return (f"{self.path}: {len(self.composition_errors)} composition error(s) "
-                f"(missing payloads or references); first: {first}"
-                + (f" (+{more} more)" if more else ""))
+        return (
+            f"{self.path}: {len(self.composition_errors)} composition error(s) "
+            f"(missing payloads or references); first: {first}" + (f" (+{more} more)" if more else "")
+        )
 
 
 def _first_usd_message(exc: Exception) -> str:
@@ -92,7 +93,7 @@ def _open_layer(path: str) -> Sdf.Layer | None:
 
 def _local_dependency(layer: Sdf.Layer, asset_path: str) -> str | None:
     """The local file a composition arc of ``layer`` names, when it exists on this machine."""
-    if not asset_path or "`" in asset_path:       # empty, or an expression evaluated later
+    if not asset_path or "`" in asset_path:  # empty, or an expression evaluated later
         return None
     resolver = Ar.GetResolver()
     try:
@@ -121,7 +122,7 @@ def composed_layer_files(root: str | os.PathLike) -> tuple[list[Path], list[Sdf.
     seen = set(pending)
     while pending:
         path = pending.pop(0)
-        if files:                              # the root was checked above, with its own message
+        if files:  # the root was checked above, with its own message
             try:
                 _check_layer_file(path)
             except MimicInputError as exc:
@@ -130,7 +131,7 @@ def composed_layer_files(root: str | os.PathLike) -> tuple[list[Path], list[Sdf.
         layer = _open_layer(path)
         if layer is None:
             if len(files) == 1:
-                return files, layers           # the root itself: Usd.Stage.Open reports why
+                return files, layers  # the root itself: Usd.Stage.Open reports why
             continue
         layers.append(layer)
         for asset_path in layer.GetCompositionAssetDependencies():
@@ -149,8 +150,11 @@ def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
     if p.is_dir():
         raise MimicInputError(f"{p}: is a folder, not a USD file")
     if p.suffix.lower() not in USD_EXTENSIONS or Sdf.FileFormat.FindByExtension(p.suffix.lstrip(".")) is None:
-        hint = (f"; for a URDF or MJCF robot run 'mimic-ext import {p} -o {p.with_suffix('.usda').name}' first"
-                if p.suffix.lower() in ROBOT_SUFFIXES else "")
+        hint = (
+            f"; for a URDF or MJCF robot run 'mimic-ext import {p} -o {p.with_suffix('.usda').name}' first"
+            if p.suffix.lower() in ROBOT_SUFFIXES
+            else ""
+        )
         raise MimicInputError(f"{p}: not a USD file (expected one of {', '.join(USD_EXTENSIONS)}){hint}")
     files, layers = composed_layer_files(p)
     ctx = quiet_native_stderr() if quiet else contextlib.nullcontext()
@@ -161,7 +165,7 @@ def open_stage(path: str | os.PathLike, quiet: bool = True) -> OpenedStage:
         raise MimicInputError(f"{p}: cannot be read as USD: {_first_usd_message(exc)}") from None
     if stage is None:
         raise MimicInputError(f"{p}: cannot be read as USD")
-    del layers                                 # the stage holds what it uses now
+    del layers  # the stage holds what it uses now
     errors = [str(e) for e in stage.GetCompositionErrors()]
     return OpenedStage(stage=stage, path=p, composition_errors=errors, files=files)
 
@@ -182,8 +186,9 @@ def save_layer_atomically(layer: Sdf.Layer, out_path: str | os.PathLike, through
     return write_atomically(out, export, through_link=through_link)
 
 
-def save_stage_atomically(stage: Usd.Stage, out_path: str | os.PathLike | None = None,
-                          through_link: bool = False) -> Path:
+def save_stage_atomically(
+    stage: Usd.Stage, out_path: str | os.PathLike | None = None, through_link: bool = False
+) -> Path:
     """Save the stage's root layer (the edit target of our edits) atomically.
 
     ``out_path`` None means in place. Only the root layer is written: sublayers and

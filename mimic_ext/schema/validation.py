@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any
 
 import numpy as np
 from pxr import Sdf, Usd, UsdPhysics
@@ -82,48 +83,69 @@ MAX_GEAR_RATIO = 1.0 / float(np.finfo(np.float32).eps)
 
 CODES: dict[str, tuple[str, str]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": (ERROR, "the prim carrying the mimic API is not a UsdPhysics joint"),
-    "MIMIC_FOLLOWER_TYPE": (ERROR,
-                            "the follower is not revolute, prismatic, nor a D6 joint with its linear DOFs locked"),
+    "MIMIC_FOLLOWER_TYPE": (
+        ERROR,
+        "the follower is not revolute, prismatic, nor a D6 joint with its linear DOFs locked",
+    ),
     "MIMIC_REFERENCE_MISSING": (ERROR, "referenceJoint / newton:mimicJoint has no target or more than one"),
     "MIMIC_REFERENCE_NOT_FOUND": (ERROR, "the reference joint's target prim does not exist"),
     "MIMIC_REFERENCE_NOT_JOINT": (ERROR, "the reference target is not a UsdPhysics joint"),
-    "MIMIC_REFERENCE_TYPE": (ERROR,
-                             "the reference is a fixed, spherical, distance or other joint without the referenced DOF"),
+    "MIMIC_REFERENCE_TYPE": (
+        ERROR,
+        "the reference is a fixed, spherical, distance or other joint without the referenced DOF",
+    ),
     "MIMIC_SELF_REFERENCE": (ERROR, "the follower references itself"),
-    "MIMIC_NONFINITE": (ERROR,
-                        "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
-                        "(or a mimic attribute is authored with the wrong type)"),
+    "MIMIC_NONFINITE": (
+        ERROR,
+        "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
+        "(or a mimic attribute is authored with the wrong type)",
+    ),
     "MIMIC_ZERO_GEARING": (ERROR, "gearing (or newton:mimicCoef1) is 0, which couples nothing"),
     "MIMIC_EXTREME_GEARING": (ERROR, "a gear ratio of 2^23 (1/eps of float32) or more: no float32 solver holds it"),
-    "MIMIC_BODY_MASS_NONFINITE": (ERROR, ("a body's authored mass, density, inertia, centre of mass or principal "
-                                          "axes is NaN or infinite")),
+    "MIMIC_BODY_MASS_NONFINITE": (
+        ERROR,
+        ("a body's authored mass, density, inertia, centre of mass or principal axes is NaN or infinite"),
+    ),
     "MIMIC_BAD_REFERENCE_AXIS": (ERROR, "referenceJointAxis is not rotX, rotY or rotZ"),
-    "MIMIC_INSTANCE_NAME": (WARNING,
-                            "the PhysxMimicJointAPI instance name is not rotX, rotY or rotZ (PhysX ignores it)"),
+    "MIMIC_INSTANCE_NAME": (
+        WARNING,
+        "the PhysxMimicJointAPI instance name is not rotX, rotY or rotZ (PhysX ignores it)",
+    ),
     "MIMIC_MULTIPLE_INSTANCES": (ERROR, "two or more PhysxMimicJointAPI instances on a 1-DOF joint"),
     "MIMIC_EXCLUDED_FROM_ARTICULATION": (ERROR, "the follower or reference has physics:excludeFromArticulation = true"),
     "MIMIC_NO_ARTICULATION": (ERROR, "the follower or reference belongs to no articulation"),
     "MIMIC_DIFFERENT_ARTICULATIONS": (ERROR, "the follower and reference belong to different articulations"),
     "MIMIC_NO_LIMITS": (WARNING, "a revolute follower or reference has no limits (PhysX rejects it)"),
-    "MIMIC_FOLLOWER_DRIVE": (WARNING,
-                             "the follower has a drive with nonzero stiffness (or damping toward a nonzero target "
-                             "velocity) that fights the coupling; passive damping is allowed"),
-    "MIMIC_RANGE_OUTSIDE_LIMITS": (WARNING,
-                                   "the reference's range mapped through the relation leaves the follower's limits"),
-    "MIMIC_PARTIAL_COMPLIANCE": (INFO,
-                                 "only one of naturalFrequency / dampingRatio is positive, so the relation stays hard"),
+    "MIMIC_FOLLOWER_DRIVE": (
+        WARNING,
+        "the follower has a drive with nonzero stiffness (or damping toward a nonzero target "
+        "velocity) that fights the coupling; passive damping is allowed",
+    ),
+    "MIMIC_RANGE_OUTSIDE_LIMITS": (
+        WARNING,
+        "the reference's range mapped through the relation leaves the follower's limits",
+    ),
+    "MIMIC_PARTIAL_COMPLIANCE": (
+        INFO,
+        "only one of naturalFrequency / dampingRatio is positive, so the relation stays hard",
+    ),
     "MIMIC_CHAIN": (INFO, "the reference joint is itself a follower (a chain; supported)"),
-    "MIMIC_REDUNDANT": (WARNING,
-                        "the relation is implied by others (duplicate, reciprocal, consistent cycle): changes nothing"),
+    "MIMIC_REDUNDANT": (
+        WARNING,
+        "the relation is implied by others (duplicate, reciprocal, consistent cycle): changes nothing",
+    ),
     "MIMIC_CONTRADICTION": (ERROR, "relations that no configuration satisfies (offsets disagree)"),
     "MIMIC_CYCLE_GAIN": (ERROR, "a cycle of relations whose gains do not multiply to 1 (it would lock the joints)"),
     "MIMIC_DISABLED": (INFO, "NewtonMimicAPI with newton:mimicEnabled = false: not simulated"),
-    "MIMIC_BOTH_SCHEMAS": (WARNING,
-                           "the follower carries PhysxMimicJointAPI and NewtonMimicAPI saying the same relation: "
-                           "PhysX reads both and applies two constraints"),
-    "MIMIC_SCHEMAS_DISAGREE": (ERROR,
-                               "the follower's PhysxMimicJointAPI and NewtonMimicAPI say different relations, and "
-                               "PhysX applies both"),
+    "MIMIC_BOTH_SCHEMAS": (
+        WARNING,
+        "the follower carries PhysxMimicJointAPI and NewtonMimicAPI saying the same relation: "
+        "PhysX reads both and applies two constraints",
+    ),
+    "MIMIC_SCHEMAS_DISAGREE": (
+        ERROR,
+        "the follower's PhysxMimicJointAPI and NewtonMimicAPI say different relations, and PhysX applies both",
+    ),
 }
 
 _BAD_REFERENCE_KINDS = (joints.FIXED, joints.SPHERICAL, joints.DISTANCE, joints.OTHER)
@@ -151,7 +173,7 @@ class _Articulations:
     def __init__(self, stage: Usd.Stage):
         self._stage = stage
         self.roots: list[str] = []
-        self.mass_prims: list[Usd.Prim] = []     # prims with MassAPI (bodies, and colliders that carry mass)
+        self.mass_prims: list[Usd.Prim] = []  # prims with MassAPI (bodies, and colliders that carry mass)
         bodies: list[str] = []
         joint_prims: list[Usd.Prim] = []
         for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
@@ -173,9 +195,9 @@ class _Articulations:
                 adjacency.setdefault(b0, []).append(b1)
                 adjacency.setdefault(b1, []).append(b0)
         self._body_root: dict[str, str] = {}
-        under: dict[str, list[str]] = {}      # root -> the bodies at or below it, in stage order
+        under: dict[str, list[str]] = {}  # root -> the bodies at or below it, in stage order
         root_set = set(self.roots)
-        for b in bodies:                      # (one walk up per body: a scan per root is quadratic)
+        for b in bodies:  # (one walk up per body: a scan per root is quadratic)
             p = Sdf.Path(b)
             while p != Sdf.Path.absoluteRootPath and not p.isEmpty:
                 if str(p) in root_set:
@@ -247,7 +269,7 @@ class _Checker:
         self.stage = stage
         self.findings: set[Finding] = set()
         self.art = _Articulations(stage)
-        self.errored: set[tuple] = set()   # keys of relations with an error of their own
+        self.errored: set[tuple] = set()  # keys of relations with an error of their own
 
     def add(self, code: str, path: str, message: str, rel: MimicRelation | None = None) -> None:
         severity = CODES[code][0]
@@ -263,9 +285,13 @@ class _Checker:
         kind = joints.joint_kind(prim)
         if kind is None:
             for rel in rels:
-                self.add("MIMIC_FOLLOWER_NOT_JOINT", path,
-                         f"{_api_name(rel)} is applied to a {prim.GetTypeName() or 'typeless'} prim, not a UsdPhysics "
-                         "joint: move the API to the follower joint or remove it", rel)
+                self.add(
+                    "MIMIC_FOLLOWER_NOT_JOINT",
+                    path,
+                    f"{_api_name(rel)} is applied to a {prim.GetTypeName() or 'typeless'} prim, not a UsdPhysics "
+                    "joint: move the API to the follower joint or remove it",
+                    rel,
+                )
             return rels
         follower_ok = True
         if kind == joints.D6:
@@ -273,22 +299,34 @@ class _Checker:
             if free_linear:
                 follower_ok = False
                 for rel in rels:
-                    self.add("MIMIC_FOLLOWER_TYPE", path,
-                             f"follower is a D6 joint with free linear DOFs ({', '.join(free_linear)}): lock them "
-                             "(LimitAPI with low > high) or use a revolute/prismatic follower", rel)
+                    self.add(
+                        "MIMIC_FOLLOWER_TYPE",
+                        path,
+                        f"follower is a D6 joint with free linear DOFs ({', '.join(free_linear)}): lock them "
+                        "(LimitAPI with low > high) or use a revolute/prismatic follower",
+                        rel,
+                    )
         elif kind not in (joints.REVOLUTE, joints.PRISMATIC):
             follower_ok = False
             for rel in rels:
-                self.add("MIMIC_FOLLOWER_TYPE", path,
-                         f"follower is a {kind} joint ({prim.GetTypeName()}); a follower must be revolute, "
-                         "prismatic or a D6 joint with transX/Y/Z locked: move the relation to such a joint", rel)
+                self.add(
+                    "MIMIC_FOLLOWER_TYPE",
+                    path,
+                    f"follower is a {kind} joint ({prim.GetTypeName()}); a follower must be revolute, "
+                    "prismatic or a D6 joint with transX/Y/Z locked: move the relation to such a joint",
+                    rel,
+                )
         physx = [r for r in rels if r.schema == PHYSX]
         if kind in (joints.REVOLUTE, joints.PRISMATIC) and len(physx) > 1:
-            names = ", ".join(r.instance for r in physx)
+            names = ", ".join(str(r.instance) for r in physx)
             for rel in physx:
-                self.add("MIMIC_MULTIPLE_INSTANCES", path,
-                         f"{len(physx)} PhysxMimicJointAPI instances ({names}) on a 1-DOF {kind} joint: keep one and "
-                         "remove the others (a 1-DOF joint can follow only one reference)", rel)
+                self.add(
+                    "MIMIC_MULTIPLE_INSTANCES",
+                    path,
+                    f"{len(physx)} PhysxMimicJointAPI instances ({names}) on a 1-DOF {kind} joint: keep one and "
+                    "remove the others (a 1-DOF joint can follow only one reference)",
+                    rel,
+                )
         for rel in rels:
             self.check_relation(prim, kind, rel, follower_ok)
         return rels
@@ -297,61 +335,89 @@ class _Checker:
         path = rel.follower
         raw = rel.authored or {}
         if rel.schema == PHYSX:
-            rel_name = physx_attr_name(rel.instance, "referenceJoint")
+            rel_name = physx_attr_name(str(rel.instance), "referenceJoint")
             if rel.instance not in PHYSX_INSTANCES:
-                self.add("MIMIC_INSTANCE_NAME", path,
-                         f"instance '{rel.instance}' is not rotX, rotY or rotZ, so PhysX ignores this relation: "
-                         f"rename it to PhysxMimicJointAPI:rotX (the instance does not pick the axis of a 1-DOF joint)")
-            values = {n: raw.get(n) for n in ("gearing", "offset", "naturalFrequency", "dampingRatio")}
-            names = {n: physx_attr_name(rel.instance, n) for n in values}
+                self.add(
+                    "MIMIC_INSTANCE_NAME",
+                    path,
+                    f"instance '{rel.instance}' is not rotX, rotY or rotZ, so PhysX ignores this relation: "
+                    f"rename it to PhysxMimicJointAPI:rotX (the instance does not pick the axis of a 1-DOF joint)",
+                )
+            values: dict[str, Any] = {n: raw.get(n) for n in ("gearing", "offset", "naturalFrequency", "dampingRatio")}
+            names = {n: physx_attr_name(str(rel.instance), n) for n in values}
             gear_name = names["gearing"]
             if str(raw.get("referenceJointAxis")) not in REFERENCE_AXES:
-                self.add("MIMIC_BAD_REFERENCE_AXIS", path,
-                         f"{physx_attr_name(rel.instance, 'referenceJointAxis')} is '{raw.get('referenceJointAxis')}': "
-                         "set it to rotX, rotY or rotZ (the reference DOF; any of them for a 1-DOF reference)", rel)
+                self.add(
+                    "MIMIC_BAD_REFERENCE_AXIS",
+                    path,
+                    f"{physx_attr_name(str(rel.instance), 'referenceJointAxis')} is '{raw.get('referenceJointAxis')}': "
+                    "set it to rotX, rotY or rotZ (the reference DOF; any of them for a 1-DOF reference)",
+                    rel,
+                )
         else:
             rel_name = NEWTON_REL
             values = {n: raw.get(n) for n in ("newton:mimicCoef0", "newton:mimicCoef1")}
             names = {n: n for n in values}
             gear_name = "newton:mimicCoef1"
             if not rel.enabled and "newton:mimicEnabled " not in (rel.invalid or ""):
-                self.add("MIMIC_DISABLED", path,
-                         "newton:mimicEnabled is false, so this relation is not simulated: set it to true to use it")
+                self.add(
+                    "MIMIC_DISABLED",
+                    path,
+                    "newton:mimicEnabled is false, so this relation is not simulated: set it to true to use it",
+                )
         if rel.invalid:
             self.add("MIMIC_NONFINITE", path, f"{_api_name(rel)}: {rel.invalid}", rel)
         # a wrongly typed value reads as NaN and is reported above, not again as non-finite
-        bad = [names[n] for n, v in values.items()
-               if not (isinstance(v, (int, float)) and math.isfinite(v)) and f"{names[n]} " not in (rel.invalid or "")]
+        bad = [
+            names[n]
+            for n, v in values.items()
+            if not (isinstance(v, (int, float)) and math.isfinite(v)) and f"{names[n]} " not in (rel.invalid or "")
+        ]
         if bad:
-            self.add("MIMIC_NONFINITE", path,
-                     f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: set "
-                     f"{'it' if len(bad) == 1 else 'them'} to a finite number", rel)
+            self.add(
+                "MIMIC_NONFINITE",
+                path,
+                f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: set "
+                f"{'it' if len(bad) == 1 else 'them'} to a finite number",
+                rel,
+            )
         if not bad and not rel.invalid and abs(rel.multiplier) >= MAX_GEAR_RATIO:
-            self.add("MIMIC_EXTREME_GEARING", path,
-                     f"{gear_name} = {_fmt(values.get('gearing', values.get('newton:mimicCoef1')))} makes the follower "
-                     f"move {_fmt(abs(rel.multiplier))} times as far as its reference ({rel.describe()}, rad/m): at "
-                     f"{_fmt(MAX_GEAR_RATIO)} (1/eps of float32) or more one float32 step of the reference moves the "
-                     "follower by over a radian or metre, so no float32 solver (PhysX, Newton, mimic_ext) can hold it: "
-                     "author the real gear ratio (a wrong exponent or unit?)", rel)
+            self.add(
+                "MIMIC_EXTREME_GEARING",
+                path,
+                f"{gear_name} = {_fmt(values['gearing'] if 'gearing' in values else values['newton:mimicCoef1'])} "
+                f"makes the follower "
+                f"move {_fmt(abs(rel.multiplier))} times as far as its reference ({rel.describe()}, rad/m): at "
+                f"{_fmt(MAX_GEAR_RATIO)} (1/eps of float32) or more one float32 step of the reference moves the "
+                "follower by over a radian or metre, so no float32 solver (PhysX, Newton, mimic_ext) can hold it: "
+                "author the real gear ratio (a wrong exponent or unit?)",
+                rel,
+            )
         gear = values.get("gearing", values.get("newton:mimicCoef1"))
         if isinstance(gear, (int, float)) and gear == 0:
-            form = ("q_f + gearing*q_ref + offset = 0" if rel.schema == PHYSX else "q_f = coef0 + coef1*q_leader")
+            form = "q_f + gearing*q_ref + offset = 0" if rel.schema == PHYSX else "q_f = coef0 + coef1*q_leader"
             what = "gearing" if rel.schema == PHYSX else "newton:mimicCoef1"
             self.add("MIMIC_ZERO_GEARING", path, f"{what} is 0: set {gear_name} to the gear ratio ({form})", rel)
         if rel.schema == PHYSX and 0 < sum(v > 0 for v in (rel.natural_frequency, rel.damping_ratio)) < 2:
-            self.add("MIMIC_PARTIAL_COMPLIANCE", path,
-                     f"only one of naturalFrequency ({_fmt(rel.natural_frequency)}) and dampingRatio "
-                     f"({_fmt(rel.damping_ratio)}) is positive, so the relation stays hard: set both > 0 for a "
-                     "compliant coupling, or both to 0")
+            self.add(
+                "MIMIC_PARTIAL_COMPLIANCE",
+                path,
+                f"only one of naturalFrequency ({_fmt(rel.natural_frequency)}) and dampingRatio "
+                f"({_fmt(rel.damping_ratio)}) is positive, so the relation stays hard: set both > 0 for a "
+                "compliant coupling, or both to 0",
+            )
 
         leader = self.check_reference(prim, rel, rel_name)
         if kind in (joints.REVOLUTE, joints.PRISMATIC, joints.D6) and follower_ok:
             self.check_follower_drive(prim, kind, rel)
         self.check_articulation(prim, leader, rel)
         if kind == joints.REVOLUTE and joints.limits_si(prim) is None:
-            self.add("MIMIC_NO_LIMITS", path,
-                     "revolute follower has no limits and PhysX rejects mimic joints without them: author "
-                     "physics:lowerLimit and physics:upperLimit (degrees)")
+            self.add(
+                "MIMIC_NO_LIMITS",
+                path,
+                "revolute follower has no limits and PhysX rejects mimic joints without them: author "
+                "physics:lowerLimit and physics:upperLimit (degrees)",
+            )
 
     def check_reference(self, prim: Usd.Prim, rel: MimicRelation, rel_name: str) -> Usd.Prim | None:
         """Reference checks; the reference prim when it is a joint that can take part."""
@@ -359,39 +425,63 @@ class _Checker:
         targets = list((rel.authored or {}).get("referenceJoint" if rel.schema == PHYSX else NEWTON_REL) or [])
         if len(targets) != 1:
             what = "no target" if not targets else f"{len(targets)} targets ({', '.join(targets)})"
-            self.add("MIMIC_REFERENCE_MISSING", path,
-                     f"{rel_name} has {what}: point it at exactly one reference joint", rel)
+            self.add(
+                "MIMIC_REFERENCE_MISSING", path, f"{rel_name} has {what}: point it at exactly one reference joint", rel
+            )
             return None
         target = targets[0]
         if target == path:
-            self.add("MIMIC_SELF_REFERENCE", path,
-                     f"{rel_name} points at the follower itself: point it at the joint this one should follow", rel)
+            self.add(
+                "MIMIC_SELF_REFERENCE",
+                path,
+                f"{rel_name} points at the follower itself: point it at the joint this one should follow",
+                rel,
+            )
             return None
         leader = self.stage.GetPrimAtPath(target) if Sdf.Path(target).IsPrimPath() else None
         if not leader or not leader.IsValid():
-            self.add("MIMIC_REFERENCE_NOT_FOUND", path,
-                     f"{rel_name} points at {target}, which does not exist: fix the path", rel)
+            self.add(
+                "MIMIC_REFERENCE_NOT_FOUND",
+                path,
+                f"{rel_name} points at {target}, which does not exist: fix the path",
+                rel,
+            )
             return None
         kind = joints.joint_kind(leader)
         if kind is None:
-            self.add("MIMIC_REFERENCE_NOT_JOINT", path,
-                     f"{rel_name} points at {target}, a {leader.GetTypeName() or 'typeless'} prim, not a joint: "
-                     "point it at the reference joint", rel)
+            self.add(
+                "MIMIC_REFERENCE_NOT_JOINT",
+                path,
+                f"{rel_name} points at {target}, a {leader.GetTypeName() or 'typeless'} prim, not a joint: "
+                "point it at the reference joint",
+                rel,
+            )
             return None
         if kind in _BAD_REFERENCE_KINDS:
-            self.add("MIMIC_REFERENCE_TYPE", path,
-                     f"the reference {target} is a {kind} joint ({leader.GetTypeName()}), which has no DOF to follow: "
-                     "reference a revolute, prismatic or D6 joint", rel)
+            self.add(
+                "MIMIC_REFERENCE_TYPE",
+                path,
+                f"the reference {target} is a {kind} joint ({leader.GetTypeName()}), which has no DOF to follow: "
+                "reference a revolute, prismatic or D6 joint",
+                rel,
+            )
             return None
         if kind == joints.D6 and rel.schema == PHYSX and rel.reference_axis in joints.d6_locked_dofs(leader):
-            self.add("MIMIC_REFERENCE_TYPE", path,
-                     f"the reference DOF {rel.reference_axis} of D6 joint {target} is locked: set "
-                     f"{physx_attr_name(rel.instance, 'referenceJointAxis')} to a free rotational DOF", rel)
+            self.add(
+                "MIMIC_REFERENCE_TYPE",
+                path,
+                f"the reference DOF {rel.reference_axis} of D6 joint {target} is locked: set "
+                f"{physx_attr_name(str(rel.instance), 'referenceJointAxis')} to a free rotational DOF",
+                rel,
+            )
             return None
         if kind == joints.REVOLUTE and joints.limits_si(leader) is None:
-            self.add("MIMIC_NO_LIMITS", target,
-                     "revolute joint is a mimic reference but has no limits, and PhysX rejects mimic joints "
-                     "without them: author physics:lowerLimit and physics:upperLimit (degrees)")
+            self.add(
+                "MIMIC_NO_LIMITS",
+                target,
+                "revolute joint is a mimic reference but has no limits, and PhysX rejects mimic joints "
+                "without them: author physics:lowerLimit and physics:upperLimit (degrees)",
+            )
         return leader
 
     def check_follower_drive(self, prim: Usd.Prim, kind: str, rel: MimicRelation) -> None:
@@ -410,15 +500,21 @@ class _Checker:
         d = drive.GetDampingAttr().Get() or 0.0
         v = drive.GetTargetVelocityAttr().Get() or 0.0
         if k != 0:
-            self.add("MIMIC_FOLLOWER_DRIVE", rel.follower,
-                     f"follower has PhysicsDriveAPI:{name} with stiffness {_fmt(k)} (USD units), which pulls it to the "
-                     "drive's own target and fights the coupling: remove the drive (drive only the reference joint) "
-                     "or set its stiffness to 0 (damping alone is passive and allowed)")
+            self.add(
+                "MIMIC_FOLLOWER_DRIVE",
+                rel.follower,
+                f"follower has PhysicsDriveAPI:{name} with stiffness {_fmt(k)} (USD units), which pulls it to the "
+                "drive's own target and fights the coupling: remove the drive (drive only the reference joint) "
+                "or set its stiffness to 0 (damping alone is passive and allowed)",
+            )
         elif d != 0 and v != 0:
-            self.add("MIMIC_FOLLOWER_DRIVE", rel.follower,
-                     f"follower has PhysicsDriveAPI:{name} with damping {_fmt(d)} toward a target velocity of "
-                     f"{_fmt(v)} (USD units), which drives it and fights the coupling: set the target velocity to 0 "
-                     "(passive damping) or remove the drive")
+            self.add(
+                "MIMIC_FOLLOWER_DRIVE",
+                rel.follower,
+                f"follower has PhysicsDriveAPI:{name} with damping {_fmt(d)} toward a target velocity of "
+                f"{_fmt(v)} (USD units), which drives it and fights the coupling: set the target velocity to 0 "
+                "(passive damping) or remove the drive",
+            )
 
     def check_articulation(self, prim: Usd.Prim, leader: Usd.Prim | None, rel: MimicRelation) -> None:
         if joints.joint_kind(prim) is None:
@@ -430,22 +526,34 @@ class _Checker:
             jpath = str(joint.GetPath())
             what = f"its {_api_name(rel)} relation" if role == "follower" else "a mimic reference joint"
             if _excluded(joint):
-                self.add("MIMIC_EXCLUDED_FROM_ARTICULATION", jpath,
-                         f"physics:excludeFromArticulation is true, but {what} works only inside an articulation: "
-                         "set it to false (or remove the relation)", rel)
+                self.add(
+                    "MIMIC_EXCLUDED_FROM_ARTICULATION",
+                    jpath,
+                    f"physics:excludeFromArticulation is true, but {what} works only inside an articulation: "
+                    "set it to false (or remove the relation)",
+                    rel,
+                )
                 continue
             root = self.art.of_joint(joint)
             if root is None:
-                self.add("MIMIC_NO_ARTICULATION", jpath,
-                         f"joint is in no articulation, but {what} works only inside one: apply "
-                         "PhysicsArticulationRootAPI to the robot's root prim (or connect the joint's bodies to an "
-                         "articulated body)", rel)
+                self.add(
+                    "MIMIC_NO_ARTICULATION",
+                    jpath,
+                    f"joint is in no articulation, but {what} works only inside one: apply "
+                    "PhysicsArticulationRootAPI to the robot's root prim (or connect the joint's bodies to an "
+                    "articulated body)",
+                    rel,
+                )
             roots[role] = root
         f_root, l_root = roots.get("follower"), roots.get("reference")
         if f_root and l_root and f_root != l_root:
-            self.add("MIMIC_DIFFERENT_ARTICULATIONS", rel.follower,
-                     f"follower is in the articulation {f_root} but its reference {rel.leader} is in {l_root}: "
-                     "reference a joint of the same articulation", rel)
+            self.add(
+                "MIMIC_DIFFERENT_ARTICULATIONS",
+                rel.follower,
+                f"follower is in the articulation {f_root} but its reference {rel.leader} is in {l_root}: "
+                "reference a joint of the same articulation",
+                rel,
+            )
 
     # -- bodies -------------------------------------------------------------
 
@@ -456,9 +564,12 @@ class _Checker:
         for prim in self.art.mass_prims:
             bad = [f"{n} = {v}" for n in names if (a := prim.GetAttribute(n)) and (v := nonfinite_value(a)) is not None]
             if bad:
-                self.add("MIMIC_BODY_MASS_NONFINITE", str(prim.GetPath()),
-                         f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: author finite mass "
-                         "properties (kg, kg m^2; or leave them unauthored for the engine to compute)")
+                self.add(
+                    "MIMIC_BODY_MASS_NONFINITE",
+                    str(prim.GetPath()),
+                    f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: author finite mass "
+                    "properties (kg, kg m^2; or leave them unauthored for the engine to compute)",
+                )
 
     # -- stage level --------------------------------------------------------
 
@@ -469,20 +580,31 @@ class _Checker:
         forest = MimicForest()
         active: list[MimicRelation] = []
         for rel in hard:
+            assert rel.leader is not None  # a relation without one is errored (MIMIC_REFERENCE_MISSING)
             try:
-                status = forest.add(_label(rel), _node(self.stage, rel.follower, rel.instance),
-                                    _node(self.stage, rel.leader, rel.reference_axis), rel.multiplier, rel.offset)
+                status = forest.add(
+                    _label(rel),
+                    _node(self.stage, rel.follower, rel.instance),
+                    _node(self.stage, rel.leader, rel.reference_axis),
+                    rel.multiplier,
+                    rel.offset,
+                )
             except MimicConflictError as exc:
                 twin = _twin(rel, active, exc.relations)
                 if twin is not None:
                     self.add("MIMIC_SCHEMAS_DISAGREE", rel.follower, _disagree_message(twin, rel), rel)
                     continue
-                code = {MimicConflictError.CONTRADICTION: "MIMIC_CONTRADICTION",
-                        MimicConflictError.GAIN_CYCLE: "MIMIC_CYCLE_GAIN",
-                        MimicConflictError.SELF: "MIMIC_SELF_REFERENCE",
-                        MimicConflictError.ZERO_GAIN: "MIMIC_ZERO_GEARING"}[exc.kind]
-                fix = ("make the offsets agree or remove one of these relations"
-                       if code == "MIMIC_CONTRADICTION" else "fix the gearings or remove one of these relations")
+                code = {
+                    MimicConflictError.CONTRADICTION: "MIMIC_CONTRADICTION",
+                    MimicConflictError.GAIN_CYCLE: "MIMIC_CYCLE_GAIN",
+                    MimicConflictError.SELF: "MIMIC_SELF_REFERENCE",
+                    MimicConflictError.ZERO_GAIN: "MIMIC_ZERO_GEARING",
+                }[exc.kind]
+                fix = (
+                    "make the offsets agree or remove one of these relations"
+                    if code == "MIMIC_CONTRADICTION"
+                    else "fix the gearings or remove one of these relations"
+                )
                 self.add(code, rel.follower, f"{exc}: {fix}", rel)
                 continue
             twin = _twin(rel, active) if status == REDUNDANT else None
@@ -490,19 +612,26 @@ class _Checker:
                 self.add("MIMIC_BOTH_SCHEMAS", rel.follower, _both_message(twin, rel))
                 continue
             if status == REDUNDANT:
-                self.add("MIMIC_REDUNDANT", rel.follower,
-                         f"the {_api_name(rel)} relation (follow {rel.leader}) is implied by the other relations "
-                         "between these joints (a duplicate, reciprocal or consistent cycle) and changes nothing: "
-                         "remove it")
+                self.add(
+                    "MIMIC_REDUNDANT",
+                    rel.follower,
+                    f"the {_api_name(rel)} relation (follow {rel.leader}) is implied by the other relations "
+                    "between these joints (a duplicate, reciprocal or consistent cycle) and changes nothing: "
+                    "remove it",
+                )
             else:
                 active.append(rel)
         # chains among the hard relations the forest kept (a compliant row is not composed)
         followers = {_node(self.stage, r.follower, r.instance) for r in active}
         for rel in active:
+            assert rel.leader is not None  # as in the loop above
             if _node(self.stage, rel.leader, rel.reference_axis) in followers:
-                self.add("MIMIC_CHAIN", rel.follower,
-                         f"follows {rel.leader}, which itself follows another joint: a chain (supported; the "
-                         "relations compose). Reference the chain's root directly if that is what you meant")
+                self.add(
+                    "MIMIC_CHAIN",
+                    rel.follower,
+                    f"follows {rel.leader}, which itself follows another joint: a chain (supported; the "
+                    "relations compose). Reference the chain's root directly if that is what you meant",
+                )
 
     def check_ranges(self, rels: list[MimicRelation]) -> None:
         for rel in rels:
@@ -518,12 +647,16 @@ class _Checker:
             tol = RANGE_RTOL * (lim_f[1] - lim_f[0]) + RANGE_F32 * max(abs(v) for v in (lo, hi, *lim_f, rel.offset))
             if lo < lim_f[0] - tol or hi > lim_f[1] + tol:
                 s_f, s_l = joints.unit_scale(follower), joints.unit_scale(leader)
+                assert s_f is not None and s_l is not None  # both have limits: revolute or prismatic
                 uf, ul = _unit(follower), _unit(leader)
-                self.add("MIMIC_RANGE_OUTSIDE_LIMITS", rel.follower,
-                         f"the reference {rel.leader} range [{_fmt(lim_l[0] / s_l)}, {_fmt(lim_l[1] / s_l)}] {ul} maps "
-                         f"through {rel.describe()} (rad/m) to [{_fmt(lo / s_f)}, {_fmt(hi / s_f)}] {uf}, outside the "
-                         f"follower's limits [{_fmt(lim_f[0] / s_f)}, {_fmt(lim_f[1] / s_f)}] {uf}: widen the "
-                         "follower's limits or narrow the reference's")
+                self.add(
+                    "MIMIC_RANGE_OUTSIDE_LIMITS",
+                    rel.follower,
+                    f"the reference {rel.leader} range [{_fmt(lim_l[0] / s_l)}, {_fmt(lim_l[1] / s_l)}] {ul} maps "
+                    f"through {rel.describe()} (rad/m) to [{_fmt(lo / s_f)}, {_fmt(hi / s_f)}] {uf}, outside the "
+                    f"follower's limits [{_fmt(lim_f[0] / s_f)}, {_fmt(lim_f[1] / s_f)}] {uf}: widen the "
+                    "follower's limits or narrow the reference's",
+                )
 
 
 def _node(stage: Usd.Stage, path: str, dof: str | None) -> str:
@@ -552,7 +685,7 @@ def validate(stage: Usd.Stage) -> list[Finding]:
     return sorted(checker.findings, key=lambda f: (_RANK[f.severity], f.path, f.code, f.message))
 
 
-__all__ = ["CODES", "ERROR", "Finding", "INFO", "SEVERITIES", "WARNING", "validate"]
+__all__ = ["CODES", "ERROR", "INFO", "SEVERITIES", "WARNING", "Finding", "validate"]
 
 
 def _twin(rel: MimicRelation, kept: list[MimicRelation], involved: list | None = None) -> MimicRelation | None:
@@ -566,17 +699,23 @@ def _twin(rel: MimicRelation, kept: list[MimicRelation], involved: list | None =
 
 
 def _pair_text(a: MimicRelation, b: MimicRelation) -> str:
-    return (f"{_api_name(a)} (follow {a.leader}: {a.describe()}) and {_api_name(b)} (follow {b.leader}: "
-            f"{b.describe()}) (rad/m)")
+    return (
+        f"{_api_name(a)} (follow {a.leader}: {a.describe()}) and {_api_name(b)} (follow {b.leader}: "
+        f"{b.describe()}) (rad/m)"
+    )
 
 
 def _both_message(a: MimicRelation, b: MimicRelation) -> str:
-    return (f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. "
-            "Keep one: mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds "
-            "that read only PhysxMimicJointAPI)")
+    return (
+        f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. "
+        "Keep one: mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds "
+        "that read only PhysxMimicJointAPI)"
+    )
 
 
 def _disagree_message(a: MimicRelation, b: MimicRelation) -> str:
-    return (f"{_pair_text(a, b)} disagree, and {HOST_BEHAVIOUR}: where gearings differ it locks both joints, "
-            "where offsets differ one of them is violated. Keep the right one: mimic-ext remove STAGE "
-            f"{b.follower} --schema {b.schema} (or --schema {a.schema})")
+    return (
+        f"{_pair_text(a, b)} disagree, and {HOST_BEHAVIOUR}: where gearings differ it locks both joints, "
+        "where offsets differ one of them is violated. Keep the right one: mimic-ext remove STAGE "
+        f"{b.follower} --schema {b.schema} (or --schema {a.schema})"
+    )

@@ -3,13 +3,36 @@
 docs/solver_design.md)."""
 
 from .devices import default_device, set_default_device
-from .errors import (LoopConflictError, MimicConflictError, MimicParticipantError, NonFiniteStateError,
-                     StageValueError, StepInProgressError, StepInputError, UnsupportedStageError,
-                     WorkSpaceOverrunError)
+from .errors import (
+    LoopConflictError,
+    MimicConflictError,
+    MimicParticipantError,
+    NonFiniteStateError,
+    StageValueError,
+    StepInProgressError,
+    StepInputError,
+    UnsupportedStageError,
+    WorkSpaceOverrunError,
+)
 from .model import Control, Model, State, build_model
 from .solver import MimicRow, Solver
 
-__all__ = ["build_model", "Solver", "Model", "State", "Control", "MimicRow", "default_device",
-           "set_default_device", "MimicConflictError",
-           "LoopConflictError", "MimicParticipantError", "NonFiniteStateError", "StageValueError",
-           "StepInProgressError", "StepInputError", "UnsupportedStageError", "WorkSpaceOverrunError"]
+__all__ = [
+    "Control",
+    "LoopConflictError",
+    "MimicConflictError",
+    "MimicParticipantError",
+    "MimicRow",
+    "Model",
+    "NonFiniteStateError",
+    "Solver",
+    "StageValueError",
+    "State",
+    "StepInProgressError",
+    "StepInputError",
+    "UnsupportedStageError",
+    "WorkSpaceOverrunError",
+    "build_model",
+    "default_device",
+    "set_default_device",
+]

@@ -22,7 +22,7 @@ def set_default_device(device: str) -> str:
     """Build models on ``device`` (a Warp device name Warp has here) when their caller names
     none; returns the previous default, for a caller that puts it back."""
     global _default
-    name = str(wp.get_device(device))          # raises for a device this machine lacks
+    name = str(wp.get_device(device))  # raises for a device this machine lacks
     previous, _default = _default, name
     return previous
 

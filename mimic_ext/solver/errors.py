@@ -11,9 +11,17 @@ from __future__ import annotations
 from ..errors import MimicInputError
 from ..schema.forest import MimicConflictError
 
-__all__ = ["MimicInputError", "MimicConflictError", "LoopConflictError", "UnsupportedStageError",
-           "StageValueError", "MimicParticipantError", "StepInProgressError", "StepInputError",
-           "NonFiniteStateError"]
+__all__ = [
+    "LoopConflictError",
+    "MimicConflictError",
+    "MimicInputError",
+    "MimicParticipantError",
+    "NonFiniteStateError",
+    "StageValueError",
+    "StepInProgressError",
+    "StepInputError",
+    "UnsupportedStageError",
+]
 
 
 class UnsupportedStageError(MimicInputError):

@@ -24,11 +24,11 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
             qs, us = n1 + 7 * b, n1 + 6 * b
             b += 1
             t = np.eye(4)
-            t[:3, :3] = quat_to_mat(quat_wxyz(q[qs + 3:qs + 7]))     # joint_q keeps Warp's (x, y, z, w)
-            t[:3, 3] = q[qs:qs + 3]
+            t[:3, :3] = quat_to_mat(quat_wxyz(q[qs + 3 : qs + 7]))  # joint_q keeps Warp's (x, y, z, w)
+            t[:3, 3] = q[qs : qs + 3]
             poses.append(t)
-            omegas.append(u[us:us + 3].copy())
-            vels.append(u[us + 3:us + 6].copy())
+            omegas.append(u[us : us + 3].copy())
+            vels.append(u[us + 3 : us + 6].copy())
             continue
         parent = poses[lk.parent] if lk.parent >= 0 else np.eye(4)
         w_p = omegas[lk.parent] if lk.parent >= 0 else np.zeros(3)

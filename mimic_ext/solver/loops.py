@@ -13,7 +13,7 @@ state that closes the loops (Gauss-Newton on the 1-DOF joints).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,13 +24,20 @@ from .projection import RelationRow
 class LoopSpace:
     """The loops of one model and the relations already eliminated, as linear algebra."""
 
-    def __init__(self, evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], q0: np.ndarray,
-                 n1: int, row_owner: list[str], tol: float, close_tol: float):
+    def __init__(
+        self,
+        evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+        q0: np.ndarray,
+        n1: int,
+        row_owner: list[str],
+        tol: float,
+        close_tol: float,
+    ):
         self.evaluate = evaluate
         self.n1 = n1
-        self.row_owner = row_owner          # loop-closing joint of each loop row
-        self.tol = tol                      # relative rank tolerance of the kernel's precision
-        self.close_tol = close_tol          # m or rad: a loop error this small is closed
+        self.row_owner = row_owner  # loop-closing joint of each loop row
+        self.tol = tol  # relative rank tolerance of the kernel's precision
+        self.close_tol = close_tol  # m or rad: a loop error this small is closed
         self.q0 = np.asarray(q0, float)
         self.q_closed, self.closed = self.close(self.q0, [])
         _, self.J = self.evaluate(self.q_closed)
@@ -42,7 +49,7 @@ class LoopSpace:
         q = np.array(q, float)
         for _ in range(iterations):
             err, J = self.evaluate(q)
-            rows = [J[:, :self.n1]]
+            rows = [J[:, : self.n1]]
             res = [err]
             for r in relations:
                 g = np.zeros(self.n1)
@@ -54,7 +61,7 @@ class LoopSpace:
             if np.abs(b).max(initial=0.0) < self.close_tol:
                 return q, True
             step = np.linalg.lstsq(A, -b, rcond=None)[0]
-            q[:self.n1] += step
+            q[: self.n1] += step
         err, _ = self.evaluate(q)
         return q, bool(np.abs(err).max(initial=0.0) < self.close_tol)
 
@@ -94,22 +101,31 @@ class LoopSpace:
             q, ok = self.close(self.q_closed, active)
             err = q[row.fi] - row.multiplier * q[row.li] - row.offset
             if ok and abs(err) > 1e2 * self.close_tol:
-                self._conflict(row, f"where the loops close, {row.follower} - {row.multiplier:g} * {row.leader} is "
-                                    f"{err + row.offset:.6g}, not the offset {row.offset:.6g} (SI); fix the offset or "
-                                    f"remove the relation", LoopConflictError.LOOP_OFFSET)
+                self._conflict(
+                    row,
+                    f"where the loops close, {row.follower} - {row.multiplier:g} * {row.leader} is "
+                    f"{err + row.offset:.6g}, not the offset {row.offset:.6g} (SI); fix the offset or "
+                    f"remove the relation",
+                    LoopConflictError.LOOP_OFFSET,
+                )
             return True
         nf, nl = N[row.fi], N[row.li]
         scale = max(np.linalg.norm(nf), np.linalg.norm(nl))
         if np.linalg.norm(nf) > self.tol * 1e2 and np.linalg.norm(nl) > self.tol * 1e2:
             s = np.linalg.svd(np.vstack([nf, nl]), compute_uv=False)
-            if len(s) < 2 or s[1] <= self.tol * 1e2 * scale:     # the loops move the two in a fixed ratio
+            if len(s) < 2 or s[1] <= self.tol * 1e2 * scale:  # the loops move the two in a fixed ratio
                 ratio = float(nf @ nl / (nl @ nl))
-                self._conflict(row, f"the loops already move {row.follower} at {ratio:.6g} times {row.leader}, not "
-                                    f"{row.multiplier:g}, so both could only stand still; remove the relation or fix "
-                                    f"its multiplier", LoopConflictError.LOOP_GAIN)
+                self._conflict(
+                    row,
+                    f"the loops already move {row.follower} at {ratio:.6g} times {row.leader}, not "
+                    f"{row.multiplier:g}, so both could only stand still; remove the relation or fix "
+                    f"its multiplier",
+                    LoopConflictError.LOOP_GAIN,
+                )
         return False
 
     def _conflict(self, row: RelationRow, why: str, kind: str):
         owners = self._owners(row)
-        raise LoopConflictError(f"relation {row.key} contradicts the loop closure(s) {', '.join(owners)}: {why}",
-                                [row.key, *owners], kind)
+        raise LoopConflictError(
+            f"relation {row.key} contradicts the loop closure(s) {', '.join(owners)}: {why}", [row.key, *owners], kind
+        )

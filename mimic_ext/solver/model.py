@@ -14,27 +14,27 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping
 
 import numpy as np
 import warp as wp
 from pxr import Usd
 
 from ..schema import read_relations
+from .collision import CollisionModel, CollisionSpec, FrameLayout, read_colliders
 from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
+from .kernels.contact_rows import active_rows, active_size, block_size, path_size
 from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
+from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .workspace import Dims, guards_requested
 from .workspace import layout as workspace_layout
-from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
-from .collision import CollisionSpec, CollisionModel, FrameLayout, read_colliders
-from .kernels.contact_rows import active_rows, active_size, block_size, path_size
-from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -47,8 +47,7 @@ _RESPONSE_SLOTS = 16
 _PAIRS_PER_DOF = 8
 
 #: Options each ``Solver`` holds for itself (once attributes of the shared Model).
-_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step",
-                             "drive_discretisation"})
+_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation"})
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -68,8 +67,11 @@ _NEW_NAMES = {"joint_target_pos": "joint_target_q", "joint_target_vel": "joint_t
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, "
-                  f"Newton's name", DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, Newton's name",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def _alias(old: str):
@@ -83,6 +85,7 @@ def _alias(old: str):
     def put(self, value) -> None:
         _deprecated(old)
         setattr(self, new, value)
+
     return get, put
 
 
@@ -95,11 +98,21 @@ class Control:
     joint_target_qd: wp.array
     joint_f: wp.array
 
-    def __init__(self, joint_target_q=None, joint_target_qd=None, joint_f=None, *, joint_target_pos=None,
-                 joint_target_vel=None, joint_effort=None):
-        for new, old, name in ((joint_target_q, joint_target_pos, "joint_target_pos"),
-                               (joint_target_qd, joint_target_vel, "joint_target_vel"),
-                               (joint_f, joint_effort, "joint_effort")):
+    def __init__(
+        self,
+        joint_target_q=None,
+        joint_target_qd=None,
+        joint_f=None,
+        *,
+        joint_target_pos=None,
+        joint_target_vel=None,
+        joint_effort=None,
+    ):
+        for new, old, name in (
+            (joint_target_q, joint_target_pos, "joint_target_pos"),
+            (joint_target_qd, joint_target_vel, "joint_target_vel"),
+            (joint_f, joint_effort, "joint_effort"),
+        ):
             if old is not None:
                 _deprecated(name)
                 if new is not None:
@@ -117,8 +130,15 @@ class Model:
     """Articulation trees of a stage, their joints' limits and drives, loop closures and the
     mimic relations, in float32 or float64 (``precision``)."""
 
-    def __init__(self, spec: StageSpec, num_envs: int = 1, device: str | None = None, precision: str = "float32",
-                 collision: CollisionSpec | None = None, contact_capacity: int | None = None):
+    def __init__(
+        self,
+        spec: StageSpec,
+        num_envs: int = 1,
+        device: str | None = None,
+        precision: str = "float32",
+        collision: CollisionSpec | None = None,
+        contact_capacity: int | None = None,
+    ):
         if precision not in PRECISIONS:
             raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
         self.precision = precision
@@ -163,14 +183,21 @@ class Model:
             self.contact_capacity = cap
             # detection keeps its own (larger) buffer: speculative pairs that get no rows must
             # not crowd out the ones that do
-            self.collision = CollisionModel(collision, FrameLayout.from_model(self), num_envs=self.num_envs,
-                                            device=self.device, capacity=max(cap, 2 * CONTACTS_PER_SHAPE * n_shapes))
+            self.collision = CollisionModel(
+                collision,
+                FrameLayout.from_model(self),
+                num_envs=self.num_envs,
+                device=self.device,
+                capacity=max(cap, 2 * CONTACTS_PER_SHAPE * n_shapes),
+            )
             self.warnings += [w for w in collision.warnings if w not in self.warnings]
-            if self.collision.live_pairs == 0:     # nothing can touch: the plain kernels, no detection
+            if self.collision.live_pairs == 0:  # nothing can touch: the plain kernels, no detection
                 self.collision = None
-                self.warnings.append(f"contacts: none of the {n_shapes} collider(s) can touch another (same body, "
-                                     f"filtered pairs, collision groups or self-collision off), so the step "
-                                     f"simulates no contacts")
+                self.warnings.append(
+                    f"contacts: none of the {n_shapes} collider(s) can touch another (same body, "
+                    f"filtered pairs, collision groups or self-collision off), so the step "
+                    f"simulates no contacts"
+                )
         self.kernels = kernels(precision, contacts=self.collision is not None)
         self.dtype = self.kernels.T
         self._relation_count = 0
@@ -180,10 +207,12 @@ class Model:
         self.projection = Projection(self.dof_count, loops=self.loop_space)
 
     def __getattr__(self, name: str):
-        if name in _SOLVER_OPTIONS:       # the 0.1 attributes, now each solver's own
-            raise AttributeError(f"Model.{name} is a solver option: give it to the solver, "
-                                 f"Solver(model, {name}=...), or set solver.set_options({name}=...); a Model "
-                                 f"is shared by its solvers and holds none of their options")
+        if name in _SOLVER_OPTIONS:  # the 0.1 attributes, now each solver's own
+            raise AttributeError(
+                f"Model.{name} is a solver option: give it to the solver, "
+                f"Solver(model, {name}=...), or set solver.set_options({name}=...); a Model "
+                f"is shared by its solvers and holds none of their options"
+            )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value) -> None:
@@ -204,21 +233,39 @@ class Model:
 
     def continuous(self) -> np.ndarray:
         """Per 1-DOF joint: True for a continuous joint (revolute without limits), whose angle wraps."""
-        return np.array([lk.jtype == REVOLUTE for lk in self.links if lk.joint is not None], bool) \
-            & ~np.isfinite(self.lower) & ~np.isfinite(self.upper)
+        return (
+            np.array([lk.jtype == REVOLUTE for lk in self.links if lk.joint is not None], bool)
+            & ~np.isfinite(self.lower)
+            & ~np.isfinite(self.upper)
+        )
 
     def drive(self, path: str) -> dict:
         i = self.dof_index(path)
-        return {"stiffness": float(self.stiffness[i]), "damping": float(self.drive_damping[i]),
-                "max_force": float(self.max_force[i]), "enabled": bool(self.has_drive[i]),
-                "target_pos": float(self.drive_target_pos[i]), "target_vel": float(self.drive_target_vel[i])}
+        return {
+            "stiffness": float(self.stiffness[i]),
+            "damping": float(self.drive_damping[i]),
+            "max_force": float(self.max_force[i]),
+            "enabled": bool(self.has_drive[i]),
+            "target_pos": float(self.drive_target_pos[i]),
+            "target_vel": float(self.drive_target_vel[i]),
+        }
 
-    def set_drive(self, path: str, stiffness: float, damping: float, max_force: float = math.inf,
-                  target_pos: float | None = None, target_vel: float | None = None) -> None:
+    def set_drive(
+        self,
+        path: str,
+        stiffness: float,
+        damping: float,
+        max_force: float = math.inf,
+        target_pos: float | None = None,
+        target_vel: float | None = None,
+    ) -> None:
         """Add or override the PD drive of one joint (SI: N m/rad or N/m, N m s/rad or N s/m)."""
         i = self.dof_index(path)
-        for name, value, inf_ok in (("stiffness", stiffness, False), ("damping", damping, False),
-                                    ("max_force", max_force, True)):
+        for name, value, inf_ok in (
+            ("stiffness", stiffness, False),
+            ("damping", damping, False),
+            ("max_force", max_force, True),
+        ):
             v = float(value)
             if math.isnan(v) or v < 0 or (math.isinf(v) and not inf_ok):
                 raise MimicInputError(f"{path}: drive {name} {v} must be a number >= 0")
@@ -249,16 +296,29 @@ class Model:
         if kind is None:
             raise MimicParticipantError(f"mimic {role} {path} is not a joint of {self.spec.source}")
         if path in self.spec.excluded:
-            raise MimicParticipantError(f"mimic {role} {path} is excluded from the articulation (a loop "
-                                        f"closure); only tree joints can take part")
+            raise MimicParticipantError(
+                f"mimic {role} {path} is excluded from the articulation (a loop "
+                f"closure); only tree joints can take part"
+            )
         if path in self.spec.unmoved:
-            raise MimicParticipantError(f"mimic {role} {path} moves no body: it {self.spec.unmoved[path]}; "
-                                        f"connect it to the bodies it should move")
-        raise MimicParticipantError(f"mimic {role} {path} is a {kind} joint; only revolute and "
-                                    f"prismatic joints can take part")
+            raise MimicParticipantError(
+                f"mimic {role} {path} moves no body: it {self.spec.unmoved[path]}; "
+                f"connect it to the bodies it should move"
+            )
+        raise MimicParticipantError(
+            f"mimic {role} {path} is a {kind} joint; only revolute and prismatic joints can take part"
+        )
 
-    def make_row(self, follower: str, leader: str | None, multiplier: float, offset: float,
-                 natural_frequency: float = 0.0, damping_ratio: float = 0.0, label: str | None = None) -> RelationRow:
+    def make_row(
+        self,
+        follower: str,
+        leader: str | None,
+        multiplier: float,
+        offset: float,
+        natural_frequency: float = 0.0,
+        damping_ratio: float = 0.0,
+        label: str | None = None,
+    ) -> RelationRow:
         follower = str(follower)
         if leader is None:
             raise MimicParticipantError(f"mimic relation on {follower} has no reference joint")
@@ -266,21 +326,36 @@ class Model:
         if follower == leader:
             raise MimicParticipantError(f"{follower}: a joint cannot follow itself")
         if not (math.isfinite(multiplier) and math.isfinite(offset)) or multiplier == 0.0:
-            raise MimicParticipantError(f"mimic relation {follower} -> {leader}: multiplier must be finite "
-                                        f"and nonzero, offset finite (got {multiplier}, {offset})")
-        if not (math.isfinite(natural_frequency) and math.isfinite(damping_ratio)) \
-                or natural_frequency < 0 or damping_ratio < 0:
-            raise MimicParticipantError(f"mimic relation {follower} -> {leader}: naturalFrequency and dampingRatio "
-                                        f"must be finite and >= 0 (got {natural_frequency}, {damping_ratio})")
+            raise MimicParticipantError(
+                f"mimic relation {follower} -> {leader}: multiplier must be finite "
+                f"and nonzero, offset finite (got {multiplier}, {offset})"
+            )
+        if (
+            not (math.isfinite(natural_frequency) and math.isfinite(damping_ratio))
+            or natural_frequency < 0
+            or damping_ratio < 0
+        ):
+            raise MimicParticipantError(
+                f"mimic relation {follower} -> {leader}: naturalFrequency and dampingRatio "
+                f"must be finite and >= 0 (got {natural_frequency}, {damping_ratio})"
+            )
         fi = self._participant(follower, "follower")
         li = self._participant(leader, "reference joint")
         self._relation_count += 1
         key = label or f"{follower} -> {leader}"
         if key in self._row_keys():
             key = f"{key} #{self._relation_count}"
-        return RelationRow(key=key, follower=follower, leader=leader, fi=fi, li=li,
-                           multiplier=float(multiplier), offset=float(offset),
-                           natural_frequency=float(natural_frequency), damping_ratio=float(damping_ratio))
+        return RelationRow(
+            key=key,
+            follower=follower,
+            leader=leader,
+            fi=fi,
+            li=li,
+            multiplier=float(multiplier),
+            offset=float(offset),
+            natural_frequency=float(natural_frequency),
+            damping_ratio=float(damping_ratio),
+        )
 
     def _row_keys(self) -> set[str]:
         """The keys of the projection's rows (kept up to date as rows are appended; rebuilt for a
@@ -289,7 +364,7 @@ class Model:
         seen = getattr(self, "_keys", None)
         if seen is None or seen[0] is not rows or seen[1] > len(rows):
             seen = (rows, 0, set())
-        seen[2].update(r.key for r in rows[seen[1]:])
+        seen[2].update(r.key for r in rows[seen[1] :])
         self._keys = (rows, len(rows), seen[2])
         return seen[2]
 
@@ -302,8 +377,17 @@ class Model:
         return STATUS[trial.kinds[-1]]
 
     def relations(self) -> list[dict]:
-        return [{"key": r.key, "follower": r.follower, "leader": r.leader, "multiplier": r.multiplier,
-                 "offset": r.offset, "status": STATUS[k]} for r, k in zip(self.projection.rows, self.projection.kinds)]
+        return [
+            {
+                "key": r.key,
+                "follower": r.follower,
+                "leader": r.leader,
+                "multiplier": r.multiplier,
+                "offset": r.offset,
+                "status": STATUS[k],
+            }
+            for r, k in zip(self.projection.rows, self.projection.kinds)
+        ]
 
     # ---- arrays ---------------------------------------------------------------------------
     def _initial_q(self) -> np.ndarray:
@@ -312,8 +396,8 @@ class Model:
             q[i] = j.q0
         n1 = len(self.joints)
         for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
-            q[n1 + 7 * b:n1 + 7 * b + 3] = link.pose0[:3, 3]
-            q[n1 + 7 * b + 3:n1 + 7 * b + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
+            q[n1 + 7 * b : n1 + 7 * b + 3] = link.pose0[:3, 3]
+            q[n1 + 7 * b + 3 : n1 + 7 * b + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
         return q
 
     def _rows(self, a: np.ndarray, dtype=None) -> wp.array:
@@ -332,8 +416,9 @@ class Model:
         are untouched; ``Solver.nonfinite_envs()`` reports the next step's state."""
         idx = np.asarray(envs, dtype=np.int64).reshape(-1)
         if idx.size and (idx.min() < -self.num_envs or idx.max() >= self.num_envs):
-            raise MimicInputError(f"Model.reset_envs: environments {idx.tolist()} are not all in 0 .. "
-                                  f"{self.num_envs - 1}")
+            raise MimicInputError(
+                f"Model.reset_envs: environments {idx.tolist()} are not all in 0 .. {self.num_envs - 1}"
+            )
         q0, u0, t0 = self._initial_state()
         if state.joint_turns is None:
             state.joint_turns = wp.zeros((self.num_envs, t0.size), dtype=wp.int32, device=self.device)
@@ -351,10 +436,10 @@ class Model:
         n1 = len(self.joints)
         for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
             if link.base_velocity is not None:
-                u[n1 + 6 * b:n1 + 6 * b + 6] = link.base_velocity
+                u[n1 + 6 * b : n1 + 6 * b + 6] = link.base_velocity
         turns = np.zeros(max(len(self.joints), 1), np.int32)
         cont = self.continuous()
-        if cont.any():          # a stage's initial angle past +-pi: the angle wrapped, the turns kept
+        if cont.any():  # a stage's initial angle past +-pi: the angle wrapped, the turns kept
             n1 = len(self.joints)
             k = np.where(cont, np.floor((q[:n1] + math.pi) / (2 * math.pi)), 0.0)
             q[:n1] -= 2 * math.pi * k
@@ -367,8 +452,9 @@ class Model:
         tv = np.zeros(self.dof_count)
         n1 = len(self.joints)
         tp[:n1], tv[:n1] = self.drive_target_pos, self.drive_target_vel
-        return Control(joint_target_q=self._rows(tp), joint_target_qd=self._rows(tv),
-                       joint_f=self._rows(np.zeros(self.dof_count)))
+        return Control(
+            joint_target_q=self._rows(tp), joint_target_qd=self._rows(tv), joint_f=self._rows(np.zeros(self.dof_count))
+        )
 
     def sync(self) -> None:
         """Upload the model (joint properties, relations) to the device; arrays keep their identity.
@@ -400,9 +486,11 @@ class Model:
         space = LoopSpace(evaluate, self._initial_q(), len(self.joints), owners, rank_tol, close_tol)
         if not space.closed:
             e0, _ = evaluate(space.q_closed)
-            self.warnings.append(f"the loop closures {', '.join(self.closure_paths)} do not close near the stage's "
-                                 f"initial state (largest error {np.abs(e0).max():.3g} m or rad); relations are "
-                                 f"checked against them there anyway")
+            self.warnings.append(
+                f"the loop closures {', '.join(self.closure_paths)} do not close near the stage's "
+                f"initial state (largest error {np.abs(e0).max():.3g} m or rad); relations are "
+                f"checked against them there anyway"
+            )
         return space
 
     # ---- device data ----------------------------------------------------------------------
@@ -430,7 +518,7 @@ class Model:
         # The kernel works in each link's joint frame turned so that the joint axis is x, after
         # the joint motion; the link frame X_c is folded into the children's joint frames and
         # into the link's own COM and inertia (one transform per link less per step).
-        to_link = []                            # link-frame coordinates -> joint-motion frame
+        to_link = []  # link-frame coordinates -> joint-motion frame
         for lk in links:
             t = np.eye(4)
             if lk.jtype != FREE:
@@ -458,8 +546,16 @@ class Model:
         cols, gains, betas, roots, k = projection.columns()
         # the reduced system's sparsity: columns renumbered into groups, leaves first
         soft_pairs = [(r.fi, r.li) for r, kd in zip(projection.rows, projection.kinds) if kd == SOFT_ROW]
-        sp = reduced_sparsity([lk.parent for lk in links], u_of, [6 if lk.jtype == FREE else 1 for lk in links],
-                              cols, gains, k, soft_pairs, [(c.link_a, c.link_b) for c in self.closures])
+        sp = reduced_sparsity(
+            [lk.parent for lk in links],
+            u_of,
+            [6 if lk.jtype == FREE else 1 for lk in links],
+            cols,
+            gains,
+            k,
+            soft_pairs,
+            [(c.link_a, c.link_b) for c in self.closures],
+        )
         cols = [sp.new_col[c] for c in cols]
         self.sparsity = sp
         flags = np.zeros(n1, int)
@@ -467,7 +563,7 @@ class Model:
         flags[np.isfinite(self.upper)] |= F_UPPER
         flags[np.isfinite(self.max_velocity)] |= F_VMAX
         flags[self.friction > 0] |= F_FRICTION
-        driven = self.has_drive & ((self.stiffness > 0) | (self.drive_damping > 0))   # zero gains: no drive
+        driven = self.has_drive & ((self.stiffness > 0) | (self.drive_damping > 0))  # zero gains: no drive
         flags[driven] |= F_DRIVE
         flags[driven & np.isfinite(self.max_force)] |= F_DSAT
         flags[self.continuous()] |= F_CONT
@@ -477,8 +573,9 @@ class Model:
         # the position term, moved along the mass-only response, went unstable on the compliant
         # Isaac 2F-85; two drives on one column each assume the other constant)
         col_drives = np.bincount(np.asarray(cols[:n1], int)[driven], minlength=max(k, 1)) if n1 else np.zeros(1, int)
-        busy = {sp.group_lo[cols[d]] for pair in soft_pairs for d in pair} | \
-            {sp.group_lo[cols[u_of[la]]] for c in self.closures for la in (c.link_a, c.link_b) if la >= 0}
+        busy = {sp.group_lo[cols[d]] for pair in soft_pairs for d in pair} | {
+            sp.group_lo[cols[u_of[la]]] for c in self.closures for la in (c.link_a, c.link_b) if la >= 0
+        }
         for jj in np.flatnonzero(driven & (self.stiffness > 0)):
             if col_drives[cols[jj]] == 1 and sp.group_lo[cols[jj]] not in busy:
                 flags[jj] |= F_DEXACT
@@ -496,11 +593,13 @@ class Model:
         # inertias on a deep one (the pairs are O(n d); measured: pairs win up to a mean depth of ~8)
         md.tree_mass = int(len(sp.pairs) > _PAIRS_PER_DOF * max(self.dof_count, 1))
         # a deep tree's composite pass takes each run of one column's ancestors as one product
-        pairs, pslot, pcoef = (sp.runs, sp.run_slot, sp.run_coef) if md.tree_mass else \
-            (sp.pairs, sp.pair_slot, sp.pair_coef)
+        pairs, pslot, pcoef = (
+            (sp.runs, sp.run_slot, sp.run_coef) if md.tree_mass else (sp.pairs, sp.pair_slot, sp.pair_coef)
+        )
         md.n_pairs = len(pairs)
-        md.pairs = wp.array(pairs.astype(np.int32) if len(pairs) else np.zeros((1, 3), np.int32),
-                            dtype=wp.vec3i, device=d)
+        md.pairs = wp.array(
+            pairs.astype(np.int32) if len(pairs) else np.zeros((1, 3), np.int32), dtype=wp.vec3i, device=d
+        )
         md.dof_up = arr(sp.dof_up if len(sp.dof_up) else [-1], int)
         lp = K.FactorPattern()
         lp.k, lp.colptr, lp.row = k, arr(sp.colptr, int), arr(sp.row if k else [0], int)
@@ -581,32 +680,53 @@ class Model:
         # the loops' rows, their responses and their Schur complement live in the groups the
         # closures join (H^-1 is block diagonal by group): the loop work skips the other columns
         # (a free body's, a second robot's), so it does not grow with them
-        spans = [(sp.group_lo[cols[u_of[la]]], sp.group_hi[cols[u_of[la]]])
-                 for c in self.closures for la in (c.link_a, c.link_b) if la >= 0]
+        spans = [
+            (sp.group_lo[cols[u_of[la]]], sp.group_hi[cols[u_of[la]]])
+            for c in self.closures
+            for la in (c.link_a, c.link_b)
+            if la >= 0
+        ]
         md.loop_c0 = int(min((a for a, _ in spans), default=0))
         md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
         n, m = self.dof_count, row0
-        dims = Dims(n=n, n1=n1, k=k, m=m, nnz=sp.nnz, pairs=0 if md.tree_mass else len(sp.pairs),
-                    slots=md.n_rslots, rel_rows=max(len(rows), 1), contacts=bool(K.contacts),
-                    # the mass-only factor HM: compliant relations' inertia, and a solver's exact drives
-                    # (``Solver(drive_discretisation='exact')``): reserved wherever a joint has a drive
-                    soft=md.n_soft > 0 or bool(self.has_drive.any()))
-        if K.contacts:              # contact rows (``kernels.contact_rows``) and their generalized impulse
+        dims = Dims(
+            n=n,
+            n1=n1,
+            k=k,
+            m=m,
+            nnz=sp.nnz,
+            pairs=0 if md.tree_mass else len(sp.pairs),
+            slots=md.n_rslots,
+            rel_rows=max(len(rows), 1),
+            contacts=bool(K.contacts),
+            # the mass-only factor HM: compliant relations' inertia, and a solver's exact drives
+            # (``Solver(drive_discretisation='exact')``): reserved wherever a joint has a drive
+            soft=md.n_soft > 0 or bool(self.has_drive.any()),
+        )
+        if K.contacts:  # contact rows (``kernels.contact_rows``) and their generalized impulse
             cap = self.contact_capacity
-            md.c_cap, md.c_block = cap, block_size(n, k)     # c_iter: the solver's option
+            md.c_cap, md.c_block = cap, block_size(n, k)  # c_iter: the solver's option
             md.c_bmax = active_rows(cap, n1)
-            dims = replace(dims, contact_cap=cap, contact_block=md.c_block, active_size=active_size(cap, n1),
-                           path_size=path_size(k))
+            dims = replace(
+                dims,
+                contact_cap=cap,
+                contact_block=md.c_block,
+                active_size=active_size(cap, n1),
+                path_size=path_size(k),
+            )
         ws = workspace_layout(dims, guards=self.workspace_guards)
         for name, (offset, _size) in ws.fields.items():
             setattr(md, "o_" + name, offset)
         self.workspace = ws
         # whether floating bases step, and whether one's momentum is restored (kernels.structs)
-        md.float_bases = ((int(FLOAT_RESTORED) if any(lk.jtype == FREE and lk.restore for lk in links)
-                           else int(FLOAT_FREE)) if self.base_bodies else int(NO_FLOAT))
+        md.float_bases = (
+            (int(FLOAT_RESTORED) if any(lk.jtype == FREE and lk.restore for lk in links) else int(FLOAT_FREE))
+            if self.base_bodies
+            else int(NO_FLOAT)
+        )
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step
@@ -627,10 +747,14 @@ def _same_struct(a, b) -> bool:
     for name in a._cls.vars:
         x, y = getattr(a, name), getattr(b, name)
         if isinstance(x, wp.array):
-            if not isinstance(y, wp.array) or x.shape != y.shape or x.dtype != y.dtype \
-                    or x.numpy().tobytes() != y.numpy().tobytes():
+            if (
+                not isinstance(y, wp.array)
+                or x.shape != y.shape
+                or x.dtype != y.dtype
+                or x.numpy().tobytes() != y.numpy().tobytes()
+            ):
                 return False
-        elif hasattr(x, "_cls"):                     # a nested struct
+        elif hasattr(x, "_cls"):  # a nested struct
             if not _same_struct(x, y):
                 return False
         elif np.asarray(x).tobytes() != np.asarray(y).tobytes():
@@ -678,7 +802,10 @@ def _contact_ctx(K, model: Model, num_envs: int):
     cx.frame_move = wp.zeros((num_envs, L), dtype=wp.vec2, device=d)
     cx.nc, cx.prev_n = wp.zeros(num_envs, dtype=int, device=d), wp.zeros(num_envs, dtype=int, device=d)
     cx.cmap = wp.zeros((num_envs, R), dtype=int, device=d)
-    cx.imp, cx.prev_imp = wp.zeros((num_envs, C), dtype=wp.vec3, device=d), wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
+    cx.imp, cx.prev_imp = (
+        wp.zeros((num_envs, C), dtype=wp.vec3, device=d),
+        wp.zeros((num_envs, R), dtype=wp.vec3, device=d),
+    )
     cx.prev_point = wp.zeros((num_envs, R), dtype=wp.vec3, device=d)
     cx.prev_shapes = wp.zeros((num_envs, R), dtype=wp.vec2i, device=d)
     cx.prev_vin = wp.zeros((num_envs, R), dtype=wp.float32, device=d)
@@ -691,24 +818,36 @@ def _relations_from_stage(model: Model, stage: Usd.Stage) -> None:
             model.warnings.append(f"{rel.follower}: disabled Newton mimic relation skipped")
             continue
         label = f"{rel.follower} [{rel.instance or rel.schema}] -> {rel.leader}"
-        row = model.make_row(rel.follower, rel.leader, rel.multiplier, rel.offset,
-                             rel.natural_frequency, rel.damping_ratio, label=label)
+        row = model.make_row(
+            rel.follower, rel.leader, rel.multiplier, rel.offset, rel.natural_frequency, rel.damping_ratio, label=label
+        )
         model.projection.add(row)
 
 
 def _has_colliders(stage: Usd.Stage) -> bool:
     """Whether any prim carries an enabled ``CollisionAPI``."""
     from pxr import UsdPhysics
+
     for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
-        if prim.HasAPI(UsdPhysics.CollisionAPI) and \
-                UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get() is not False:
+        if (
+            prim.HasAPI(UsdPhysics.CollisionAPI)
+            and UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get() is not False
+        ):
             return True
     return False
 
 
-def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = None, fix_base: bool = False,
-                relations: Iterable | None = None, precision: str = "float32", contacts: bool | None = None,
-                ground_plane: float | None = None, contact_capacity: int | None = None) -> Model:
+def build_model(
+    stage: Usd.Stage,
+    num_envs: int = 1,
+    device: str | None = None,
+    fix_base: bool = False,
+    relations: Iterable | None = None,
+    precision: str = "float32",
+    contacts: bool | None = None,
+    ground_plane: float | None = None,
+    contact_capacity: int | None = None,
+) -> Model:
     """Model of every articulation tree on ``stage`` with its loop closures and mimic relations.
 
     ``device``: the Warp device of its arrays and kernels ("cpu", "cuda:0"); None is
@@ -730,16 +869,23 @@ def build_model(stage: Usd.Stage, num_envs: int = 1, device: str | None = None, 
     spec = read_stage(stage, fix_base=fix_base, free_bodies=bool(contacts))
     cspec = None
     if contacts:
-        cspec = read_colliders(stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies],
-                               ground_plane=ground_plane)
+        cspec = read_colliders(
+            stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies], ground_plane=ground_plane
+        )
         if not cspec.shapes:
             cspec = None
-    return model_from_spec(spec, relations, num_envs, device, precision, stage=stage, collision=cspec,
-                           contact_capacity=contact_capacity)
+    return model_from_spec(
+        spec, relations, num_envs, device, precision, stage=stage, collision=cspec, contact_capacity=contact_capacity
+    )
 
 
-def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable | None = None,
-                  num_envs: int = 1, device: str | None = None) -> Model | None:
+def contact_model(
+    stage: Usd.Stage,
+    fix_base: bool = False,
+    relations: Iterable | None = None,
+    num_envs: int = 1,
+    device: str | None = None,
+) -> Model | None:
     """The stage's model when two of its colliders can touch (contacts join what would
     otherwise be independent parts), else None (cheap without colliders)."""
     if not _has_colliders(stage):
@@ -748,28 +894,45 @@ def contact_model(stage: Usd.Stage, fix_base: bool = False, relations: Iterable 
     return model if model.collision is not None else None
 
 
-def model_from_spec(spec: StageSpec, relations: Iterable | None, num_envs: int = 1, device: str | None = None,
-                    precision: str = "float32", stage: Usd.Stage | None = None,
-                    collision: CollisionSpec | None = None, contact_capacity: int | None = None,
-                    drives: Mapping[str, tuple] | None = None, upload: bool = True) -> Model:
+def model_from_spec(
+    spec: StageSpec,
+    relations: Iterable | None,
+    num_envs: int = 1,
+    device: str | None = None,
+    precision: str = "float32",
+    stage: Usd.Stage | None = None,
+    collision: CollisionSpec | None = None,
+    contact_capacity: int | None = None,
+    drives: Mapping[str, tuple] | None = None,
+    upload: bool = True,
+) -> Model:
     """``build_model`` on a stage already read (``read_stage``), or on a part of one
     (``solver.parts``); ``relations`` None reads them from ``stage``. ``drives``: joint path ->
     ``Model.set_drive``'s (stiffness, damping, max_force), applied before the one upload.
     ``upload`` False leaves the upload (``Model.sync``) to the ``Solver`` the model is given to,
     which makes its own: a model stepped at once is then uploaded once."""
-    model = Model(spec, num_envs=num_envs, device=device, precision=precision, collision=collision,
-                  contact_capacity=contact_capacity)
+    model = Model(
+        spec,
+        num_envs=num_envs,
+        device=device,
+        precision=precision,
+        collision=collision,
+        contact_capacity=contact_capacity,
+    )
     for path, gains in (drives or {}).items():
         model.set_drive(path, *gains)
     if relations is None:
         _relations_from_stage(model, stage)
     else:
         for rel in relations:
-            model.projection.add(model.make_row(rel.follower, rel.leader, rel.multiplier, rel.offset,
-                                                rel.natural_frequency, rel.damping_ratio))
+            model.projection.add(
+                model.make_row(
+                    rel.follower, rel.leader, rel.multiplier, rel.offset, rel.natural_frequency, rel.damping_ratio
+                )
+            )
     if upload:
         model.sync()
     return model
 
 
-__all__ = ["Model", "State", "Control", "build_model", "contact_model", "model_from_spec"]
+__all__ = ["Control", "Model", "State", "build_model", "contact_model", "model_from_spec"]

@@ -12,8 +12,8 @@ environment would cost every environment the whole stage.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 import numpy as np
 
@@ -60,10 +60,15 @@ def part_spec(spec: StageSpec, links: list[int]) -> StageSpec:
     the whole stage's business (left empty here); bodies welded to the world are not copied
     (nothing of a part moves them)."""
     new = {old: k for k, old in enumerate(links)}
-    out_links = [replace(spec.links[i], parent=new.get(spec.links[i].parent, -1), bodies=list(spec.links[i].bodies))
-                 for i in links]
-    closures = [replace(c, link_a=new.get(c.link_a, -1), link_b=new.get(c.link_b, -1)) for c in spec.closures
-                if c.link_a in new or c.link_b in new]
+    out_links = [
+        replace(spec.links[i], parent=new.get(spec.links[i].parent, -1), bodies=list(spec.links[i].bodies))
+        for i in links
+    ]
+    closures = [
+        replace(c, link_a=new.get(c.link_a, -1), link_b=new.get(c.link_b, -1))
+        for c in spec.closures
+        if c.link_a in new or c.link_b in new
+    ]
     return replace(spec, links=out_links, warnings=[], closures=closures, world_bodies={})
 
 
@@ -92,16 +97,54 @@ def copy_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple[t
     index = {lk.joint.path: i for i, lk in enumerate(part.links) if lk.joint is not None}
     links = []
     for lk in part.links:
-        joint = None if lk.joint is None else tuple(
-            v if isinstance(v, (str, bool)) else round(float(v), COPY_DIGITS)
-            for k, v in vars(lk.joint).items() if k != "path")
-        links.append((lk.parent, lk.jtype, joint, placed(lk.X_p, lk.parent < 0), _num(lk.X_c), _num(lk.axis),
-                      placed(lk.pose0, lk.jtype == FREE), tuple(_num(pose) for _, pose in lk.bodies), round(lk.mass, COPY_DIGITS),
-                      _num(lk.com), _num(lk.inertia), lk.restore))
-    closures = tuple((c.kind, c.link_a, placed(c.frame_a, c.link_a < 0), c.link_b, placed(c.frame_b, c.link_b < 0),
-                      c.mask, c.angmode) for c in part.closures)
-    rels = tuple((index[str(r.follower)], index[str(r.leader)], float(r.multiplier), float(r.offset),
-                  float(r.natural_frequency), float(r.damping_ratio)) for r in relations)
+        joint = (
+            None
+            if lk.joint is None
+            else tuple(
+                v if isinstance(v, (str, bool)) else round(float(v), COPY_DIGITS)
+                for k, v in vars(lk.joint).items()
+                if k != "path"
+            )
+        )
+        links.append(
+            (
+                lk.parent,
+                lk.jtype,
+                joint,
+                placed(lk.X_p, lk.parent < 0),
+                _num(lk.X_c),
+                _num(lk.axis),
+                placed(lk.pose0, lk.jtype == FREE),
+                tuple(_num(pose) for _, pose in lk.bodies),
+                round(lk.mass, COPY_DIGITS),
+                _num(lk.com),
+                _num(lk.inertia),
+                lk.restore,
+            )
+        )
+    closures = tuple(
+        (
+            c.kind,
+            c.link_a,
+            placed(c.frame_a, c.link_a < 0),
+            c.link_b,
+            placed(c.frame_b, c.link_b < 0),
+            c.mask,
+            c.angmode,
+        )
+        for c in part.closures
+    )
+    rels = tuple(
+        (
+            index[str(r.follower)],
+            index[str(r.leader)],
+            float(r.multiplier),
+            float(r.offset),
+            float(r.natural_frequency),
+            float(r.damping_ratio),
+        )
+        for r in relations
+    )
     return (tuple(links), closures, rels, _num(part.gravity), extra), anchor
 
 
@@ -115,11 +158,25 @@ def structure_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tu
     if part.closures or any(lk.jtype == FREE for lk in part.links):
         return None
     index = {lk.joint.path: i for i, lk in enumerate(part.links) if lk.joint is not None}
-    links = tuple((lk.parent, lk.jtype, math.isfinite(j.lower), math.isfinite(j.upper), math.isfinite(j.max_velocity),
-                   j.friction > 0, j.has_drive, j.stiffness > 0 or j.damping > 0, math.isfinite(j.max_force))
-                  for lk in part.links for j in (lk.joint,))
-    rels = tuple((index[str(r.follower)], index[str(r.leader)],
-                  float(r.natural_frequency) > 0 and float(r.damping_ratio) > 0) for r in relations)
+    links = tuple(
+        (
+            lk.parent,
+            lk.jtype,
+            math.isfinite(j.lower),
+            math.isfinite(j.upper),
+            math.isfinite(j.max_velocity),
+            j.friction > 0,
+            j.has_drive,
+            j.stiffness > 0 or j.damping > 0,
+            math.isfinite(j.max_force),
+        )
+        for lk in part.links
+        for j in (lk.joint,)
+    )
+    rels = tuple(
+        (index[str(r.follower)], index[str(r.leader)], float(r.natural_frequency) > 0 and float(r.damping_ratio) > 0)
+        for r in relations
+    )
     return links, rels, extra
 
 

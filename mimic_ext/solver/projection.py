@@ -44,7 +44,7 @@ class RelationRow:
 class Projection:
     """Relations of one model folded into root columns, gains and an impulse read-out order."""
 
-    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: "LoopSpace | None" = None):
+    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: LoopSpace | None = None):
         self.n_u = n_u
         self.loops = loops
         self.rows: list[RelationRow] = []
@@ -64,9 +64,13 @@ class Projection:
             kind = SOFT_ROW
             if row.fi == row.li:
                 self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)  # raises SELF
-        elif (self.loops is not None and row.fi != row.li and row.multiplier != 0.0
-              and self.forest.find(row.fi)[0] != self.forest.find(row.li)[0]
-              and self.loops.classify(row, self.active_rows())):
+        elif (
+            self.loops is not None
+            and row.fi != row.li
+            and row.multiplier != 0.0
+            and self.forest.find(row.fi)[0] != self.forest.find(row.li)[0]
+            and self.loops.classify(row, self.active_rows())
+        ):
             kind = REDUNDANT_ROW
         else:
             status = self.forest.add(row.key, row.fi, row.li, row.multiplier, row.offset)
@@ -120,7 +124,7 @@ class Projection:
                 incident[end].discard(rel)
                 if len(incident[end]) == 1:
                     heapq.heappush(leaves, position[end])
-        return order       # a forest always empties ``left``; the read-out stays total anyway
+        return order  # a forest always empties ``left``; the read-out stays total anyway
 
     def elimination_terms(self, order: list[tuple[int, int]]) -> list[list[tuple[int, float]]]:
         """Per step of ``order``: the other active relations at its DOF, with the coefficient
@@ -128,11 +132,17 @@ class Projection:
 
         Listed once here so that the kernel sums only those, not every relation per step.
         """
-        at: dict[int, list[int]] = {}           # DOF -> the active relations there, in order
+        at: dict[int, list[int]] = {}  # DOF -> the active relations there, in order
         for i, k in enumerate(self.kinds):
             if k == ACTIVE_ROW:
                 at.setdefault(self.rows[i].fi, []).append(i)
                 if self.rows[i].li != self.rows[i].fi:
                     at.setdefault(self.rows[i].li, []).append(i)
-        return [[(other, -1.0 if self.rows[other].fi == node else self.rows[other].multiplier)
-                 for other in at.get(node, []) if other != rel] for rel, node in order]
+        return [
+            [
+                (other, -1.0 if self.rows[other].fi == node else self.rows[other].multiplier)
+                for other in at.get(node, [])
+                if other != rel
+            ]
+            for rel, node in order
+        ]

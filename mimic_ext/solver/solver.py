@@ -19,9 +19,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import warp as wp
@@ -53,7 +53,6 @@ CALL_OVERHEAD_S = 30e-6
 #: back the whole call (MuJoCo's rollout balances the same way, over its pool)
 CHUNKS_PER_THREAD = 8
 CHUNK_ENV_STEPS = 8192
-
 
 
 def min_time_step(precision: str) -> float:
@@ -135,12 +134,13 @@ def _run(cmds, workers: int) -> None:
         for c in cmds:
             c.launch()
         return
-    rest = iter(cmds[workers:])         # next() on a list iterator is atomic under the GIL
+    rest = iter(cmds[workers:])  # next() on a list iterator is atomic under the GIL
 
     def work(first):
         first.launch()
         for c in rest:
             c.launch()
+
     _short_switch(True)
     try:
         futures = [_pool(workers - 1).submit(work, c) for c in cmds[1:workers]]
@@ -168,7 +168,7 @@ class _Buffer:
     def write(self, data: np.ndarray) -> None:
         """Rows ``0 .. len(data) - 1`` from ``data`` (cast to the buffer's type)."""
         if self.view is not None:
-            np.copyto(self.view[:len(data)], data, casting="unsafe")
+            np.copyto(self.view[: len(data)], data, casting="unsafe")
         elif len(data):
             host = wp.array(np.ascontiguousarray(data, dtype=wp.dtype_to_numpy(self.array.dtype)), device="cpu")
             wp.copy(self.array, host, count=host.size)
@@ -217,9 +217,18 @@ class Solver:
     effective inertia of its column: docs/solver.md). ``set_options`` changes them between steps.
     """
 
-    def __init__(self, model: Model, *, erp: float = 0.3, iterations: int = 8, contact_iterations: int = 16,
-                 coupling_every_step: bool = False, drive_discretisation: str = "implicit",
-                 raise_on_nonfinite: bool = False, threads: int | None = None):
+    def __init__(
+        self,
+        model: Model,
+        *,
+        erp: float = 0.3,
+        iterations: int = 8,
+        contact_iterations: int = 16,
+        coupling_every_step: bool = False,
+        drive_discretisation: str = "implicit",
+        raise_on_nonfinite: bool = False,
+        threads: int | None = None,
+    ):
         if threads is None:
             threads = available_cores()
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
@@ -227,18 +236,22 @@ class Solver:
         self.threads = int(threads) if model.device.is_cpu else 1
         self.model = model
         self._options: dict = {}
-        self._options = self._checked_options(erp=erp, iterations=iterations, contact_iterations=contact_iterations,
-                                              coupling_every_step=coupling_every_step,
-                                              drive_discretisation=drive_discretisation)
-        model.sync()        # the model's arrays as edited so far (a no-op when nothing changed)
+        self._options = self._checked_options(
+            erp=erp,
+            iterations=iterations,
+            contact_iterations=contact_iterations,
+            coupling_every_step=coupling_every_step,
+            drive_discretisation=drive_discretisation,
+        )
+        model.sync()  # the model's arrays as edited so far (a no-op when nothing changed)
         self.raise_on_nonfinite = bool(raise_on_nonfinite)
-        self.callbacks: list[Callable[["Solver"], None]] = []
+        self.callbacks: list[Callable[[Solver], None]] = []
         self._in_step = False
         self._launches: dict = {}
-        self._buffers: dict = {}      # step_many's buffers kept between calls (cleared with the model version)
-        self._many: dict = {}         # step_many's recorded launches per slice layout
-        self._last_history = None     # the last history step_many returned (written again once no one holds it)
-        self._env_step_s = None       # measured seconds of one environment-step on one core (the slicing's)
+        self._buffers: dict = {}  # step_many's buffers kept between calls (cleared with the model version)
+        self._many: dict = {}  # step_many's recorded launches per slice layout
+        self._last_history = None  # the last history step_many returned (written again once no one holds it)
+        self._env_step_s = None  # measured seconds of one environment-step on one core (the slicing's)
         self._cost_samples: list[float] = []
         self._alloc()
 
@@ -259,8 +272,9 @@ class Solver:
     def _checked_options(self, **o) -> dict:
         unknown = set(o) - set(OPTIONS)
         if unknown:
-            raise StepInputError(f"Solver: unknown option(s) {', '.join(sorted(unknown))} (options: "
-                                 f"{', '.join(OPTIONS)})")
+            raise StepInputError(
+                f"Solver: unknown option(s) {', '.join(sorted(unknown))} (options: {', '.join(OPTIONS)})"
+            )
 
         def whole(name: str, low: int) -> int:
             v = o[name]
@@ -270,15 +284,21 @@ class Solver:
 
         erp = o["erp"]
         if isinstance(erp, bool) or not isinstance(erp, (int, float, np.floating)) or not 0.0 <= erp <= 1.0:
-            raise StepInputError(f"Solver: erp = {erp!r}; give a number in [0, 1] (the fraction of a position "
-                                 f"error removed per step)")
+            raise StepInputError(
+                f"Solver: erp = {erp!r}; give a number in [0, 1] (the fraction of a position error removed per step)"
+            )
         if o["drive_discretisation"] not in DRIVE_DISCRETISATIONS:
-            raise StepInputError(f"Solver: drive_discretisation = {o['drive_discretisation']!r}; give one of "
-                                 f"{', '.join(map(repr, DRIVE_DISCRETISATIONS))}")
-        return {"erp": float(erp), "iterations": whole("iterations", 1),
-                "contact_iterations": whole("contact_iterations", 0),
-                "coupling_every_step": bool(o["coupling_every_step"]),
-                "drive_discretisation": o["drive_discretisation"]}
+            raise StepInputError(
+                f"Solver: drive_discretisation = {o['drive_discretisation']!r}; give one of "
+                f"{', '.join(map(repr, DRIVE_DISCRETISATIONS))}"
+            )
+        return {
+            "erp": float(erp),
+            "iterations": whole("iterations", 1),
+            "contact_iterations": whole("contact_iterations", 0),
+            "coupling_every_step": bool(o["coupling_every_step"]),
+            "drive_discretisation": o["drive_discretisation"],
+        }
 
     def _solver_data(self):
         """The model's ``ModelData`` with this solver's options: a copy of the struct (its arrays
@@ -327,14 +347,15 @@ class Solver:
     def _alloc(self) -> None:
         m = self.model
         self._data = self._solver_data()
-        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows),
-                                 deep=bool(m.data.tree_mass))
-        if m.workspace.guards:       # debug: a sentinel after every field, checked after each call
+        self._scratch = _scratch(
+            m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows), deep=bool(m.data.tree_mass)
+        )
+        if m.workspace.guards:  # debug: a sentinel after every field, checked after each call
             rows = self._scratch.ws.numpy()
             rows[:, list(m.workspace.guards.values())] = SENTINEL
             self._scratch.ws.assign(rows)
         self._launches.clear()
-        self._coupling_due = False    # the last step left its coupling impulses to mimic_rows()
+        self._coupling_due = False  # the last step left its coupling impulses to mimic_rows()
         self._buffers.clear()
         self._many.clear()
         self._last_history = None
@@ -343,29 +364,52 @@ class Solver:
     # ---- stepping -------------------------------------------------------------------------
     def _turns(self, state: State) -> wp.array:
         if state.joint_turns is None:
-            state.joint_turns = wp.zeros((self.model.num_envs, max(len(self.model.joints), 1)), dtype=wp.int32,
-                                         device=self.model.device)
+            state.joint_turns = wp.zeros(
+                (self.model.num_envs, max(len(self.model.joints), 1)), dtype=wp.int32, device=self.model.device
+            )
         return state.joint_turns
 
     def _launch(self, state_in: State, state_out: State, control: Control, dt: float):
         if self._version != self.model.version:
             self._alloc()
-        arrays = (state_in.joint_q, state_in.joint_qd, self._turns(state_in), control.joint_target_q,
-                  control.joint_target_qd, control.joint_f, state_out.joint_q, state_out.joint_qd,
-                  self._turns(state_out))
+        arrays = (
+            state_in.joint_q,
+            state_in.joint_qd,
+            self._turns(state_in),
+            control.joint_target_q,
+            control.joint_target_qd,
+            control.joint_f,
+            state_out.joint_q,
+            state_out.joint_qd,
+            self._turns(state_out),
+        )
         key = tuple(id(a) for a in arrays) + (float(dt),)
         hit = self._launches.get(key)
         if hit is not None:
             return hit[0]
         n_q = state_in.joint_q.shape[1]
-        cmds = [wp.launch(self.model.kernels.step_kernel, dim=count,
-                          inputs=[self._data, self._scratch, first, *arrays[:6], float(dt), *arrays[6:],
-                                  self._no_slot(), self._no_history(n_q)],
-                          device=self.model.device, record_cmd=True)
-                for first, count in self.launch_slices()]
+        cmds = [
+            wp.launch(
+                self.model.kernels.step_kernel,
+                dim=count,
+                inputs=[
+                    self._data,
+                    self._scratch,
+                    first,
+                    *arrays[:6],
+                    float(dt),
+                    *arrays[6:],
+                    self._no_slot(),
+                    self._no_history(n_q),
+                ],
+                device=self.model.device,
+                record_cmd=True,
+            )
+            for first, count in self.launch_slices()
+        ]
         if len(self._launches) >= _CACHE_SIZE:
             self._launches.pop(next(iter(self._launches)))
-        self._launches[key] = (cmds, arrays)      # keep the arrays alive so their ids stay unique
+        self._launches[key] = (cmds, arrays)  # keep the arrays alive so their ids stay unique
         return cmds
 
     def _check_dt(self, dt, where: str) -> None:
@@ -377,10 +421,12 @@ class Solver:
             raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s; it must be a finite number > 0")
         least = min_time_step(self.model.precision)
         if dt < least:
-            raise StepInputError(f"Solver.{where}: time step dt = {dt!r} s is below the least a {self.model.precision} "
-                                 f"model steps with, {least:.3g} s (the step forms dt^2, which must stay a normal "
-                                 f"{self.model.precision}); take a larger dt, or build the model with "
-                                 f"precision='float64' (least {min_time_step('float64'):.3g} s)")
+            raise StepInputError(
+                f"Solver.{where}: time step dt = {dt!r} s is below the least a {self.model.precision} "
+                f"model steps with, {least:.3g} s (the step forms dt^2, which must stay a normal "
+                f"{self.model.precision}); take a larger dt, or build the model with "
+                f"precision='float64' (least {min_time_step('float64'):.3g} s)"
+            )
 
     def _check_guards(self, after: str) -> None:
         """With the work-space guards on (``Model.workspace_guards``): raise naming the fields a
@@ -390,16 +436,21 @@ class Solver:
             return
         bad = overrun(guards, self._scratch.ws.numpy())
         if bad:
-            raise WorkSpaceOverrunError(f"{after} wrote past the end of the work-space field(s) {', '.join(bad)} "
-                                        f"(mimic_ext/solver/workspace.py declares their sizes): a solver defect; "
-                                        f"please report it with the stage")
+            raise WorkSpaceOverrunError(
+                f"{after} wrote past the end of the work-space field(s) {', '.join(bad)} "
+                f"(mimic_ext/solver/workspace.py declares their sizes): a solver defect; "
+                f"please report it with the stage"
+            )
 
     def _raise_if_nonfinite(self, after: str) -> None:
         bad = self.nonfinite_envs()
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
-            raise NonFiniteStateError(f"the state of {len(bad)} environment(s) is no longer finite after "
-                                      f"{after}: {shown} (NaN or inf in their state or control?)", bad)
+            raise NonFiniteStateError(
+                f"the state of {len(bad)} environment(s) is no longer finite after "
+                f"{after}: {shown} (NaN or inf in their state or control?)",
+                bad,
+            )
 
     def step(self, state_in: State, state_out: State, control: Control, dt: float) -> None:
         """Advance every environment by ``dt`` (s, finite and > 0); ``state_out`` may be ``state_in``."""
@@ -419,9 +470,16 @@ class Solver:
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite("this step")
 
-    def step_many(self, state: State, schedule, dt: float, steps: int | None = None,
-                  sample_every: int | None = None, control: Control | None = None,
-                  sample_after=None) -> wp.array | None:
+    def step_many(
+        self,
+        state: State,
+        schedule,
+        dt: float,
+        steps: int | None = None,
+        sample_every: int | None = None,
+        control: Control | None = None,
+        sample_after=None,
+    ) -> wp.array | None:
         """Advance every environment of ``state`` (in place) by ``steps`` steps of ``dt`` in one
         launch per slice of environments; returns the positions recorded on the way, or None.
 
@@ -449,9 +507,11 @@ class Solver:
         if self._in_step:
             raise StepInProgressError("Solver.step_many called from inside a step")
         if self.callbacks:
-            raise StepInputError(f"Solver.step_many: {len(self.callbacks)} step callback(s) registered, and a "
-                                 f"run of many steps in one launch cannot call them between steps; remove them "
-                                 f"(solver.callbacks.clear()) or call step() once per step")
+            raise StepInputError(
+                f"Solver.step_many: {len(self.callbacks)} step callback(s) registered, and a "
+                f"run of many steps in one launch cannot call them between steps; remove them "
+                f"(solver.callbacks.clear()) or call step() once per step"
+            )
         self._check_dt(dt, "step_many")
         if self._version != self.model.version:
             self._alloc()
@@ -465,7 +525,7 @@ class Solver:
         n_q = state.joint_q.shape[1]
         if after.size:
             history = self._history((after.size, m.num_envs, n_q))
-        else:                        # nothing is recorded: any array of the right shape serves
+        else:  # nothing is recorded: any array of the right shape serves
             history = self._no_history(n_q)
         cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
@@ -474,10 +534,10 @@ class Solver:
             self._coupling_due = not self._data.coupling_in_step
         finally:
             self._in_step = False
-            if after.size:           # the launches let go of it: only _last_history holds it from here on
+            if after.size:  # the launches let go of it: only _last_history holds it from here on
                 spare = self._no_history(n_q)
                 for cmd in cmds:
-                    cmd.set_param_at_index(len(now) - 1, spare)      # the history is the last argument
+                    cmd.set_param_at_index(len(now) - 1, spare)  # the history is the last argument
                 now[-1] = spare
                 self._last_history = history
         self.last_dt = float(dt)
@@ -509,20 +569,38 @@ class Solver:
         the arguments only those that changed since the last call are set."""
         m = self.model
         other = self._spare_state(state)
-        args = [self._data, self._scratch, 0, m.num_envs, count, state.joint_q, state.joint_qd, self._turns(state),
-                other.joint_q, other.joint_qd, other.joint_turns, pos, vel, eff, dt, slot, history]
+        args = [
+            self._data,
+            self._scratch,
+            0,
+            m.num_envs,
+            count,
+            state.joint_q,
+            state.joint_qd,
+            self._turns(state),
+            other.joint_q,
+            other.joint_qd,
+            other.joint_turns,
+            pos,
+            vel,
+            eff,
+            dt,
+            slot,
+            history,
+        ]
         cuts = tuple(self.launch_slices(count))
         hit = self._many.get(cuts)
-        if hit is None:              # at most min(threads * CHUNKS_PER_THREAD, N) layouts
+        if hit is None:  # at most min(threads * CHUNKS_PER_THREAD, N) layouts
             cmds = []
             for first, cnt in cuts:
                 args[2] = first
-                cmds.append(wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=list(args), device=m.device,
-                                      record_cmd=True))
-            self._many[cuts] = (cmds, args)        # the arguments as recorded (kept alive with them)
+                cmds.append(
+                    wp.launch(m.kernels.step_many_kernel, dim=cnt, inputs=list(args), device=m.device, record_cmd=True)
+                )
+            self._many[cuts] = (cmds, args)  # the arguments as recorded (kept alive with them)
             return cmds, args
         cmds, now = hit
-        for i in range(5, len(args)):               # 0 .. 4: the model, the scratch and the slice's extent
+        for i in range(5, len(args)):  # 0 .. 4: the model, the scratch and the slice's extent
             a = args[i]
             if a is not now[i] and not (isinstance(a, (int, float)) and a == now[i]):
                 for cmd in cmds:
@@ -541,7 +619,7 @@ class Solver:
         of it, which all hold one), else a new array."""
         last = self._last_history
         if last is not None and last.shape == shape:
-            del last                                     # not a third reference
+            del last  # not a third reference
             if sys.getrefcount(self._last_history) == 2:
                 return self._last_history
         self._last_history = None
@@ -558,11 +636,12 @@ class Solver:
         """The history argument of a run that records nothing (never written)."""
         hist = self._buffers.get(("no history", n_q))
         if hist is None:
-            hist = self._buffers[("no history", n_q)] = wp.empty((1, self.model.num_envs, n_q), dtype=self.model.dtype,
-                                                                 device=self.model.device)
+            hist = self._buffers[("no history", n_q)] = wp.empty(
+                (1, self.model.num_envs, n_q), dtype=self.model.dtype, device=self.model.device
+            )
         return hist
 
-    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> "_Buffer":
+    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> _Buffer:
         """A device buffer kept between calls for ``name``, at least ``rows`` x ``cols``
         (``cols`` None: one dimension)."""
         buf = self._buffers.get(name)
@@ -589,8 +668,9 @@ class Solver:
         def rows(a, what: str, need: int | None, name: str):
             if isinstance(a, wp.array):
                 if a.dtype != m.dtype:
-                    raise StepInputError(f"Solver.step_many: {what} is a {a.dtype.__name__} array; the model is "
-                                         f"{m.precision}")
+                    raise StepInputError(
+                        f"Solver.step_many: {what} is a {a.dtype.__name__} array; the model is {m.precision}"
+                    )
                 shape = a.shape
             else:
                 a = np.asarray(a)
@@ -600,15 +680,17 @@ class Solver:
             elif len(shape) == 2 and shape[1] == n_dof and shape[0] % n_env == 0:
                 total = shape[0] // n_env
             else:
-                raise StepInputError(f"Solver.step_many: {what} has shape {tuple(shape)}; it must be (steps, "
-                                     f"{n_env}, {n_dof}) (steps x environments x DOFs)")
+                raise StepInputError(
+                    f"Solver.step_many: {what} has shape {tuple(shape)}; it must be (steps, "
+                    f"{n_env}, {n_dof}) (steps x environments x DOFs)"
+                )
             use = total if need is None else need
             if use > total:
                 raise StepInputError(f"Solver.step_many: steps = {use} but {what} holds {total} steps")
             if isinstance(a, wp.array):
                 return self._device_rows(a, total), use
             buf = self._buffer(name, use * n_env, n_dof, m.dtype)
-            buf.write(a.reshape(total * n_env, n_dof)[:use * n_env])
+            buf.write(a.reshape(total * n_env, n_dof)[: use * n_env])
             return buf.array, use
 
         if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
@@ -643,34 +725,37 @@ class Solver:
         (compared bytewise) or a longer run needs more rows."""
         m = self.model
         rows = count * m.num_envs
-        if control is None:          # the model's own (per model version): its values never change
+        if control is None:  # the model's own (per model version): its values never change
             bufs = self._buffers.get("default held")
             if bufs is None or bufs[0].rows < rows:
                 c = m.control()
                 bufs = self._buffers["default held"] = tuple(
-                    self._tiled(None, a, rows) for a in (c.joint_target_qd, c.joint_f))
+                    self._tiled(None, a, rows) for a in (c.joint_target_qd, c.joint_f)
+                )
             return bufs[0].array, bufs[1].array
         out = []
         for name, a in (("held vel", control.joint_target_qd), ("held eff", control.joint_f)):
             if tuple(a.shape) != (m.num_envs, m.dof_count) or a.dtype != m.dtype:
-                raise StepInputError(f"Solver.step_many: control's arrays are {a.dtype.__name__} {tuple(a.shape)}; "
-                                     f"they must be {m.precision} ({m.num_envs}, {m.dof_count})")
+                raise StepInputError(
+                    f"Solver.step_many: control's arrays are {a.dtype.__name__} {tuple(a.shape)}; "
+                    f"they must be {m.precision} ({m.num_envs}, {m.dof_count})"
+                )
             out.append(self._tiled(name, a, rows).array)
         return out
 
-    def _tiled(self, name: str | None, a: wp.array, rows: int) -> "_Buffer":
+    def _tiled(self, name: str | None, a: wp.array, rows: int) -> _Buffer:
         """A buffer of ``a``'s rows repeated for every step (``name``: kept, and reused while
         ``a`` holds the same bytes)."""
         held = self._buffers.get(name) if name else None
         if held is not None and held.rows >= rows:
-            if held.of is not a:                      # a NumPy view of it: on the CPU, its memory
+            if held.of is not a:  # a NumPy view of it: on the CPU, its memory
                 held.of, held.of_view = a, a.numpy() if a.device.is_cpu else None
             now = (held.of_view if held.of_view is not None else a.numpy()).tobytes()
             if now == held.source:
                 return held
         now_rows = a.numpy()
         buf = held if held is not None and held.rows >= rows else _Buffer(rows, a.shape[1], a.dtype, a.device)
-        buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))     # in place when it is large enough
+        buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))  # in place when it is large enough
         buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if a.device.is_cpu else None
         if name:
             self._buffers[name] = buf
@@ -681,8 +766,15 @@ class Solver:
         return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy())]
 
     # ---- relations ------------------------------------------------------------------------
-    def add_mimic(self, follower_path: str, leader_path: str, multiplier: float, offset: float = 0.0,
-                  natural_frequency: float = 0.0, damping_ratio: float = 0.0) -> str:
+    def add_mimic(
+        self,
+        follower_path: str,
+        leader_path: str,
+        multiplier: float,
+        offset: float = 0.0,
+        natural_frequency: float = 0.0,
+        damping_ratio: float = 0.0,
+    ) -> str:
         """Add ``q_f = multiplier q_l + offset`` (SI) between steps; returns its status.
 
         A position or velocity that violates it is corrected from the next step on (this
@@ -692,7 +784,8 @@ class Solver:
         if self._in_step:
             raise StepInProgressError(
                 f"add_mimic({follower_path}, {leader_path}) called while a step is in progress: "
-                f"the step was set up for the old relations; add it between steps")
+                f"the step was set up for the old relations; add it between steps"
+            )
         row = self.model.make_row(follower_path, leader_path, multiplier, offset, natural_frequency, damping_ratio)
         return self.model.add_relation(row)
 
@@ -701,16 +794,20 @@ class Solver:
         rows = self.model.projection.rows
         if not rows:
             return []
-        if self._version != self.model.version:      # relations changed since the last step
+        if self._version != self.model.version:  # relations changed since the last step
             zero = np.zeros(self.model.num_envs)
-            return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], zero.copy(), zero.copy())
-                    for r, k in zip(rows, self.model.projection.kinds)]
+            return [
+                MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], zero.copy(), zero.copy())
+                for r, k in zip(rows, self.model.projection.kinds)
+            ]
         if self._coupling_due:
             self._coupling_impulses()
         imp = self._scratch.rel_imp.numpy()
         err = self._scratch.rel_err.numpy()
-        return [MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
-                for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))]
+        return [
+            MimicRow(r.follower, r.leader, r.multiplier, r.offset, STATUS[k], imp[:, g].copy(), err[:, g].copy())
+            for g, (r, k) in enumerate(zip(rows, self.model.projection.kinds))
+        ]
 
     def _coupling_impulses(self) -> None:
         """The last step's coupling impulses, computed now from the work space it left (the
@@ -718,8 +815,12 @@ class Solver:
         ``Solver.coupling_every_step``); bitwise what the step would have computed."""
         m = self.model
         u_plus = self._buffer("u+", m.num_envs, max(m.dof_count, 1), m.dtype).array
-        wp.launch(m.kernels.coupling_kernel, dim=m.num_envs,
-                  inputs=[self._data, self._scratch, u_plus, float(self.last_dt)], device=m.device)
+        wp.launch(
+            m.kernels.coupling_kernel,
+            dim=m.num_envs,
+            inputs=[self._data, self._scratch, u_plus, float(self.last_dt)],
+            device=m.device,
+        )
         self._coupling_due = False
 
     # ---- contacts (a contact model: ``build_model`` found colliders) ------------------------

@@ -30,19 +30,19 @@ class Sparsity:
     ``runs``: the same with each run of one column's ancestors merged into one product (kind 2)."""
 
     k: int
-    new_col: list[int]          # the renumbered column of each projection column
+    new_col: list[int]  # the renumbered column of each projection column
     colptr: np.ndarray
     row: np.ndarray
     upd: np.ndarray
     ubase: np.ndarray
-    pairs: np.ndarray           # (n_pairs, 3): i, j, own
+    pairs: np.ndarray  # (n_pairs, 3): i, j, own
     pair_slot: np.ndarray
     pair_coef: np.ndarray
-    dof_up: np.ndarray          # per DOF: where its run continues (-1: it ends there)
-    runs: np.ndarray            # the pairs with runs merged (kind 2), their slots and coefficients
+    dof_up: np.ndarray  # per DOF: where its run continues (-1: it ends there)
+    runs: np.ndarray  # the pairs with runs merged (kind 2), their slots and coefficients
     run_slot: np.ndarray
     run_coef: np.ndarray
-    group_lo: np.ndarray        # per column: its connected group's column range
+    group_lo: np.ndarray  # per column: its connected group's column range
     group_hi: np.ndarray
     _slots: dict
 
@@ -81,8 +81,16 @@ def _find(up: list[int], a: int) -> int:
     return a
 
 
-def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list[int], gains: list[float], k: int,
-                     couplings: list[tuple[int, int]] = (), link_couplings: list[tuple[int, int]] = ()) -> Sparsity:
+def reduced_sparsity(
+    parent: list[int],
+    us: list[int],
+    nd: list[int],
+    cols: list[int],
+    gains: list[float],
+    k: int,
+    couplings: list[tuple[int, int]] = (),
+    link_couplings: list[tuple[int, int]] = (),
+) -> Sparsity:
     """The layout of H for links (``parent``, first DOF ``us``, DOF count ``nd``; topological),
     DOF columns ``cols`` with gains; ``couplings``: DOF pairs a compliant relation couples in H;
     ``link_couplings``: link pairs a loop closure joins into one group (-1: the world)."""
@@ -118,7 +126,7 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
     for members in sorted(groups.values(), key=lambda m: min(key[c] for c in m)):
         start = len(ordered)
         ordered += sorted(members, key=lambda c: -key[c])
-        lo[start:len(ordered)], hi[start:len(ordered)] = start, len(ordered)
+        lo[start : len(ordered)], hi[start : len(ordered)] = start, len(ordered)
     new_col = [0] * k
     for pos, c in enumerate(ordered):
         new_col[c] = pos
@@ -188,9 +196,10 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
         if p >= 0 and nd[lk] == 1 and nd[p] == 1 and cols[us[lk]] == cols[us[p]]:
             dof_up[us[lk]] = us[p]
     merged, mslot, mcoef = [], [], []
+    last = -1  # the previous pair's column (read only once ``merged`` holds a pair)
     for (i, j, own), sl, coef in zip(visit, pslot, pcoef):
         if not own and merged and merged[-1][0] == i and merged[-1][2] != 1 and dof_up[last] == j:
-            if merged[-1][2] == 0:          # the run's first pair becomes its product
+            if merged[-1][2] == 0:  # the run's first pair becomes its product
                 merged[-1] = (i, merged[-1][1], 2)
                 mcoef[-1] = gains[i] * (2.0 if nc[i] == nc[j] else 1.0)
             last = j
@@ -199,9 +208,21 @@ def reduced_sparsity(parent: list[int], us: list[int], nd: list[int], cols: list
         mslot.append(sl)
         mcoef.append(coef)
         last = j
-    return Sparsity(k=k, new_col=new_col, colptr=colptr, row=np.array(row, np.int64), upd=np.array(upd, np.int64),
-                    ubase=ubase,
-                    pairs=np.array(visit, np.int64).reshape(-1, 3), pair_slot=np.array(pslot, np.int64),
-                    pair_coef=np.array(pcoef, float), dof_up=np.array(dof_up, np.int64),
-                    runs=np.array(merged, np.int64).reshape(-1, 3), run_slot=np.array(mslot, np.int64),
-                    run_coef=np.array(mcoef, float), group_lo=lo, group_hi=hi, _slots=slots)
+    return Sparsity(
+        k=k,
+        new_col=new_col,
+        colptr=colptr,
+        row=np.array(row, np.int64),
+        upd=np.array(upd, np.int64),
+        ubase=ubase,
+        pairs=np.array(visit, np.int64).reshape(-1, 3),
+        pair_slot=np.array(pslot, np.int64),
+        pair_coef=np.array(pcoef, float),
+        dof_up=np.array(dof_up, np.int64),
+        runs=np.array(merged, np.int64).reshape(-1, 3),
+        run_slot=np.array(mslot, np.int64),
+        run_coef=np.array(mcoef, float),
+        group_lo=lo,
+        group_hi=hi,
+        _slots=slots,
+    )

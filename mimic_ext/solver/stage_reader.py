@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
-from ..schema import joints as J
 from ..math3d import gf_wxyz, inverse, mat_to_quat, quat_to_mat, quat_xyzw, transform
+from ..schema import joints as J
 from .errors import StageValueError, UnsupportedStageError
 
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
@@ -52,7 +52,7 @@ def _bad(prim, what: str, value, fix: str):
 
 def _check_finite(prim, what: str, values) -> None:
     """Raise naming the prim when any of ``values`` (a number or a sequence) is NaN or infinite."""
-    try:                                    # the common case, without numpy: plain numbers, all finite
+    try:  # the common case, without numpy: plain numbers, all finite
         if all(map(math.isfinite, values if hasattr(values, "__iter__") else (values,))):
             return
     except TypeError:
@@ -114,16 +114,16 @@ class LinkSpec:
     parent: int
     jtype: int
     joint: JointSpec | None
-    X_p: np.ndarray          # joint frame in the parent link frame (world when parent == -1)
-    X_c: np.ndarray          # joint frame in this link's frame
-    axis: np.ndarray         # unit axis in the joint frame (sign folded in)
-    pose0: np.ndarray        # initial world pose (floating bases)
-    bodies: list = field(default_factory=list)   # (path, pose in link frame)
+    X_p: np.ndarray  # joint frame in the parent link frame (world when parent == -1)
+    X_c: np.ndarray  # joint frame in this link's frame
+    axis: np.ndarray  # unit axis in the joint frame (sign folded in)
+    pose0: np.ndarray  # initial world pose (floating bases)
+    bodies: list = field(default_factory=list)  # (path, pose in link frame)
     mass: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
-    restore: bool = True     # a floating root whose tree's momentum the step restores exactly
-    base_velocity: np.ndarray | None = None   # a free body's initial (angular, origin) velocity, world
+    restore: bool = True  # a floating root whose tree's momentum the step restores exactly
+    base_velocity: np.ndarray | None = None  # a free body's initial (angular, origin) velocity, world
 
 
 #: Locked directions of a loop-closing joint in its frame turned so that a free rotation
@@ -156,12 +156,12 @@ class StageSpec:
     links: list[LinkSpec]
     gravity: np.ndarray
     warnings: list[str]
-    joint_kinds: dict[str, str]          # every joint prim on the stage -> kind (for error messages)
-    excluded: list[str]                  # joints that are not tree joints: loop closures, unsupported kinds
+    joint_kinds: dict[str, str]  # every joint prim on the stage -> kind (for error messages)
+    excluded: list[str]  # joints that are not tree joints: loop closures, unsupported kinds
     source: str
     closures: list[ClosureSpec] = field(default_factory=list)
-    world_bodies: dict[str, np.ndarray] = field(default_factory=dict)   # bodies welded to the world: pose
-    unmoved: dict[str, str] = field(default_factory=dict)   # joints that move no body -> why
+    world_bodies: dict[str, np.ndarray] = field(default_factory=dict)  # bodies welded to the world: pose
+    unmoved: dict[str, str] = field(default_factory=dict)  # joints that move no body -> why
 
 
 def _gravity(stage: Usd.Stage, mpu: float) -> np.ndarray:
@@ -194,8 +194,10 @@ def applied_attr(prim: Usd.Prim, api: str, name: str, instead: str, notes: list[
     reader says so in ``notes``, once per prim and attribute (``instead``: what counts then)."""
     v = _attr(prim, name)
     if v is not None and not J.has_api(prim, api):
-        note = (f"{prim.GetPath()}: {name} = {v!r} is authored but {api} is not applied, so PhysX ignores it "
-                f"({instead}), and so does this reader; apply {api} to the prim for it to count")
+        note = (
+            f"{prim.GetPath()}: {name} = {v!r} is authored but {api} is not applied, so PhysX ignores it "
+            f"({instead}), and so does this reader; apply {api} to the prim for it to count"
+        )
         if note not in notes:
             notes.append(note)
         return None
@@ -213,20 +215,26 @@ def _physx_joint_terms(prim: Usd.Prim, notes: list[str]) -> tuple[str | None, st
     for term, instead in terms:
         old = J.PHYSX_JOINT_TERMS[term][0]
         if axis is None:
-            applied_attr(prim, J.PHYSX_JOINT_API, old, instead, notes)      # notes it where the API is missing
+            applied_attr(prim, J.PHYSX_JOINT_API, old, instead, notes)  # notes it where the API is missing
         elif _attr(prim, old) is not None:
-            notes.append(f"{prim.GetPath()}: {old} is authored but {J.PHYSX_AXIS_API}:{axis} is applied, whose "
-                         f"physxJointAxis:{axis}:* PhysX reads instead, and so does this reader; author the value there")
+            notes.append(
+                f"{prim.GetPath()}: {old} is authored but {J.PHYSX_AXIS_API}:{axis} is applied, whose "
+                f"physxJointAxis:{axis}:* PhysX reads instead, and so does this reader; author the value there"
+            )
     if axis is not None:
         pre = f"physxJointAxis:{axis}:"
         static, dynamic = _attr(prim, pre + "staticFrictionEffort"), _attr(prim, pre + "dynamicFrictionEffort")
         if static is not None and static != (dynamic or 0.0):
-            notes.append(f"{prim.GetPath()}: {pre}staticFrictionEffort = {static!r} differs from its "
-                         f"dynamicFrictionEffort ({dynamic!r}); this solver's Coulomb friction is one bound, the "
-                         f"dynamic effort")
+            notes.append(
+                f"{prim.GetPath()}: {pre}staticFrictionEffort = {static!r} differs from its "
+                f"dynamicFrictionEffort ({dynamic!r}); this solver's Coulomb friction is one bound, the "
+                f"dynamic effort"
+            )
         if (_attr(prim, pre + "viscousFrictionCoefficient") or 0.0) != 0.0:
-            notes.append(f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a "
-                         f"drive damping for a velocity-proportional torque")
+            notes.append(
+                f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a "
+                f"drive damping for a velocity-proportional torque"
+            )
     return tuple(J.physx_joint_attr(prim, term) for term, _ in terms)
 
 
@@ -234,7 +242,7 @@ def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
     pos = (joint.GetLocalPos0Attr() if side == 0 else joint.GetLocalPos1Attr()).Get()
     rot = (joint.GetLocalRot0Attr() if side == 0 else joint.GetLocalRot1Attr()).Get()
     if pos is not None:
-        pos = tuple(pos)                    # Gf's elements read once
+        pos = tuple(pos)  # Gf's elements read once
         if not all(map(math.isfinite, pos)):
             _check_finite(joint.GetPrim(), f"physics:localPos{side}", pos)
     if rot is not None:
@@ -256,12 +264,16 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[
     lim = J.limits_si(prim)
     if lim is not None:
         if lim[0] > lim[1]:
-            raise _bad(prim, "physics:lowerLimit > physics:upperLimit", f"{lo} > {hi}",
-                       "swap them (lower <= upper), or lock the joint with a fixed joint")
+            raise _bad(
+                prim,
+                "physics:lowerLimit > physics:upperLimit",
+                f"{lo} > {hi}",
+                "swap them (lower <= upper), or lock the joint with a fixed joint",
+            )
         spec.lower, spec.upper = lim
     ang = kind == J.REVOLUTE
-    s = J.DEG if ang else mpu                                  # SI per USD unit of the DOF
-    force_scale = kgpu * mpu * mpu if ang else kgpu * mpu      # SI per USD torque / force
+    s = J.DEG if ang else mpu  # SI per USD unit of the DOF
+    force_scale = kgpu * mpu * mpu if ang else kgpu * mpu  # SI per USD torque / force
     v_name, f_name, a_name = _physx_joint_terms(prim, notes)
     raw_v = _attr(prim, v_name) if v_name else None
     if raw_v is not None and math.isnan(raw_v):
@@ -287,10 +299,11 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[
         tv = drive.GetTargetVelocityAttr().Get() or 0.0
         _check_finite(prim, f"drive:{dof}:physics:targetPosition / targetVelocity", [tp, tv])
         spec.has_drive = True
-        spec.stiffness = kp * force_scale / s           # per degree (or unit) -> per rad (or m)
+        spec.stiffness = kp * force_scale / s  # per degree (or unit) -> per rad (or m)
         spec.damping = kd * force_scale / s
-        spec.max_force = math.inf if fmax is None or not math.isfinite(fmax) or fmax >= 3.4e38 \
-            else float(fmax) * force_scale
+        spec.max_force = (
+            math.inf if fmax is None or not math.isfinite(fmax) or fmax >= 3.4e38 else float(fmax) * force_scale
+        )
         spec.target_pos = float(tp) * s
         spec.target_vel = float(tv) * s
     # the initial state only where PhysicsJointStateAPI:<dof> is applied, as omni.physx reads it
@@ -312,9 +325,9 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
         api = UsdPhysics.MassAPI(prim)
         m = api.GetMassAttr().Get()
         if m is not None:
-            mass = _check_non_negative(prim, "physics:mass", m) * kgpu    # 0: not authored (default below)
+            mass = _check_non_negative(prim, "physics:mass", m) * kgpu  # 0: not authored (default below)
         c = api.GetCenterOfMassAttr().Get()
-        c = None if c is None else tuple(c)          # Gf's elements read once
+        c = None if c is None else tuple(c)  # Gf's elements read once
         if c is not None and not all(abs(x) == math.inf and x < 0 for x in c):  # (-inf, -inf, -inf): not authored
             if not all(map(math.isfinite, c)):
                 _check_finite(prim, "physics:centerOfMass", c)
@@ -334,7 +347,7 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
             r = quat_to_mat(axes) if pa is not None and pa.GetLength() > 0.5 else np.eye(3)
             inertia = r @ np.diag(np.array(d, float) * kgpu * mpu * mpu) @ r.T
     if inertia is None:
-        inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS ** 2
+        inertia = np.eye(3) * 0.4 * mass * DEFAULT_RADIUS**2
     return mass, com, inertia
 
 
@@ -349,8 +362,9 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     layer = stage.GetRootLayer().identifier
     for name, value in (("metersPerUnit", mpu), ("kilogramsPerUnit", kgpu)):
         if not (math.isfinite(value) and value > 0):
-            raise StageValueError(f"{layer}: stage {name} is {value}; author a positive number "
-                                  f"(1 for SI) in the layer metadata")
+            raise StageValueError(
+                f"{layer}: stage {name} is {value}; author a positive number (1 for SI) in the layer metadata"
+            )
     notes: list[str] = []
     closure_prims: list[tuple[Usd.Prim, str]] = []
     unmoved: dict[str, str] = {}
@@ -373,7 +387,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             rb = UsdPhysics.RigidBodyAPI(prim)
             if rb.GetRigidBodyEnabledAttr().Get() is not False:
-                pose_of(prim)                   # refuses a NaN or infinite transform, naming the body
+                pose_of(prim)  # refuses a NaN or infinite transform, naming the body
                 bodies[str(prim.GetPath())] = prim
                 if rb.GetKinematicEnabledAttr().Get():
                     kinematic.add(str(prim.GetPath()))
@@ -397,7 +411,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
 
     # adjacency over bodies; None stands for the world (static prims, kinematic bodies)
     edges: list[tuple[Usd.Prim, str, str | None, str | None]] = []
-    targets_of: dict[Usd.Prim, tuple[str | None, str | None]] = {}      # joint -> (body0, body1) targets
+    targets_of: dict[Usd.Prim, tuple[str | None, str | None]] = {}  # joint -> (body0, body1) targets
     for prim, kind in joint_prims:
         b0, b1 = targets_of[prim] = J.joint_bodies(prim)
         s0, s1 = side_body(b0), side_body(b1)
@@ -405,12 +419,15 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             named = [b for b in (b0, b1) if b]
             unmoved[str(prim.GetPath())] = (
                 f"names no rigid body (physics:body0 and physics:body1 are {' and '.join(named) or 'empty'})"
-                if not any(b in bodies for b in named) else "joins only kinematic or static bodies")
+                if not any(b in bodies for b in named)
+                else "joins only kinematic or static bodies"
+            )
             continue
         if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
             raise UnsupportedStageError(
                 f"{prim.GetPath()}: {kind} joints are not modelled by the mimic solver; mark it "
-                f"physics:excludeFromArticulation or replace it with revolute/prismatic/fixed joints")
+                f"physics:excludeFromArticulation or replace it with revolute/prismatic/fixed joints"
+            )
         edges.append((prim, kind, s0, s1))
     adj: dict[str | None, list[int]] = {}
     for i, (_, _, s0, s1) in enumerate(edges):
@@ -425,7 +442,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         return pose_of(prim) if prim and prim.IsValid() else np.eye(4)
 
     links: list[LinkSpec] = []
-    where: dict[str, tuple[int, np.ndarray]] = {}   # body -> (link, pose in link frame); link -1 = world
+    where: dict[str, tuple[int, np.ndarray]] = {}  # body -> (link, pose in link frame); link -1 = world
     used: set[int] = set()
     defaulted: list[str] = []
 
@@ -451,8 +468,10 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 if child is None or child in where:
                     excluded.append(str(prim.GetPath()))
                     closure_prims.append((prim, kind))
-                    notes.append(f"{prim.GetPath()}: closes a loop of the articulation; enforced as a loop "
-                                 f"closure (PhysX needs physics:excludeFromArticulation on it)")
+                    notes.append(
+                        f"{prim.GetPath()}: closes a loop of the articulation; enforced as a loop "
+                        f"closure (PhysX needs physics:excludeFromArticulation on it)"
+                    )
                     continue
                 if node is None:
                     plink, ppose = -1, anchor(b0 if p_side == 0 else b1)
@@ -463,13 +482,24 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 if kind == J.FIXED:
                     attach(plink, child, ppose @ lp @ inverse(lc))
                 else:
-                    axis_tok = UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get() if kind == J.REVOLUTE \
+                    axis_tok = (
+                        UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get()
+                        if kind == J.REVOLUTE
                         else UsdPhysics.PrismaticJoint(prim).GetAxisAttr().Get()
+                    )
                     spec = _joint_spec(prim, kind, mpu, kgpu, notes)
-                    links.append(LinkSpec(
-                        body=child, parent=plink, jtype=REVOLUTE if kind == J.REVOLUTE else PRISMATIC,
-                        joint=spec, X_p=ppose @ lp, X_c=lc, axis=sign * _AXES.get(str(axis_tok), _AXES["X"]),
-                        pose0=np.eye(4)))
+                    links.append(
+                        LinkSpec(
+                            body=child,
+                            parent=plink,
+                            jtype=REVOLUTE if kind == J.REVOLUTE else PRISMATIC,
+                            joint=spec,
+                            X_p=ppose @ lp,
+                            X_c=lc,
+                            axis=sign * _AXES.get(str(axis_tok), _AXES["X"]),
+                            pose0=np.eye(4),
+                        )
+                    )
                     attach(len(links) - 1, child, np.eye(4))
                 queue.append(child)
 
@@ -491,14 +521,23 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                         seen.add(o)
                         q.append(o)
         body1s = {edges[ei][3] for b in comp for ei in adj.get(b, [])}
-        root = next((b for b in comp if b in roots_api), None) \
-            or next((b for b in comp if b not in body1s), comp[0])
+        root = next((b for b in comp if b in roots_api), None) or next((b for b in comp if b not in body1s), comp[0])
         pose = pose_of(bodies[root])
         if fix_base:
             where[root] = (-1, pose)
         else:
-            links.append(LinkSpec(body=root, parent=-1, jtype=FREE, joint=None, X_p=np.eye(4), X_c=np.eye(4),
-                                  axis=np.zeros(3), pose0=pose))
+            links.append(
+                LinkSpec(
+                    body=root,
+                    parent=-1,
+                    jtype=FREE,
+                    joint=None,
+                    X_p=np.eye(4),
+                    X_c=np.eye(4),
+                    axis=np.zeros(3),
+                    pose0=pose,
+                )
+            )
             attach(len(links) - 1, root, np.eye(4))
         expand(deque([root]))
 
@@ -507,8 +546,19 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             if path in where or path in kinematic:
                 continue
             pose = pose_of(prim)
-            links.append(LinkSpec(body=path, parent=-1, jtype=FREE, joint=None, X_p=np.eye(4), X_c=np.eye(4),
-                                  axis=np.zeros(3), pose0=pose, base_velocity=_free_velocity(prim, pose, mpu, kgpu)))
+            links.append(
+                LinkSpec(
+                    body=path,
+                    parent=-1,
+                    jtype=FREE,
+                    joint=None,
+                    X_p=np.eye(4),
+                    X_c=np.eye(4),
+                    axis=np.zeros(3),
+                    pose0=pose,
+                    base_velocity=_free_velocity(prim, pose, mpu, kgpu),
+                )
+            )
             attach(len(links) - 1, path, np.eye(4))
         for link in links:
             if link.jtype == FREE:
@@ -532,7 +582,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             inertias.append(r @ inertia @ r.T)
         own.append((ms, coms, inertias))
     below = [bool(o[0]) for o in own]
-    for i in range(len(links) - 1, -1, -1):      # children come after their parents
+    for i in range(len(links) - 1, -1, -1):  # children come after their parents
         if below[i] and links[i].parent >= 0:
             below[links[i].parent] = True
     for link, (ms, coms, inertias), massive in zip(links, own, below):
@@ -543,7 +593,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             body, pose = link.bodies[0]
             defaulted.append(body)
             ms, coms = [DEFAULT_MASS], [pose[:3, 3]]
-            inertias = [np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS ** 2]
+            inertias = [np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS**2]
         mt = float(sum(ms))
         com = sum(m * c for m, c in zip(ms, coms)) / mt
         inertia = np.zeros((3, 3))
@@ -552,9 +602,11 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             inertia += i + m * (d @ d * np.eye(3) - np.outer(d, d))
         link.mass, link.com, link.inertia = mt, com, inertia
     if defaulted:
-        msg = (f"{len(defaulted)} bod{'y has' if len(defaulted) == 1 else 'ies have'} no mass properties "
-               f"(no MassAPI or mass 0, nor a massive body welded to them or below them); using the default {DEFAULT_MASS} kg with the inertia of a "
-               f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}")
+        msg = (
+            f"{len(defaulted)} bod{'y has' if len(defaulted) == 1 else 'ies have'} no mass properties "
+            f"(no MassAPI or mass 0, nor a massive body welded to them or below them); using the default {DEFAULT_MASS} kg with the inertia of a "
+            f"{DEFAULT_RADIUS} m solid sphere: {', '.join(defaulted)}"
+        )
         notes.append(msg)
         warnings.warn(msg, stacklevel=3)
     closures = []
@@ -564,9 +616,17 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
             closures.append(spec)
     _mark_closed_trees(links, closures)
     # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
-    return StageSpec(links=links, gravity=_gravity(stage, mpu), warnings=notes, joint_kinds=joint_kinds,
-                     excluded=excluded, source=layer, closures=closures, unmoved=unmoved,
-                     world_bodies={b: pose for b, (link, pose) in where.items() if link < 0})
+    return StageSpec(
+        links=links,
+        gravity=_gravity(stage, mpu),
+        warnings=notes,
+        joint_kinds=joint_kinds,
+        excluded=excluded,
+        source=layer,
+        closures=closures,
+        unmoved=unmoved,
+        world_bodies={b: pose for b, (link, pose) in where.items() if link < 0},
+    )
 
 
 def _free_velocity(prim: Usd.Prim, pose: np.ndarray, mpu: float, kgpu: float) -> np.ndarray:
@@ -628,15 +688,21 @@ def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
     nothing this solver can enforce (a note says why)."""
     path = prim.GetPath()
     if kind in (J.REVOLUTE, J.PRISMATIC):
-        token = (UsdPhysics.RevoluteJoint(prim) if kind == J.REVOLUTE else UsdPhysics.PrismaticJoint(prim)) \
-            .GetAxisAttr().Get()
+        token = (
+            (UsdPhysics.RevoluteJoint(prim) if kind == J.REVOLUTE else UsdPhysics.PrismaticJoint(prim))
+            .GetAxisAttr()
+            .Get()
+        )
         lim = J.limits_si(prim)
         dof = "angular" if kind == J.REVOLUTE else "linear"
         drive = UsdPhysics.DriveAPI(prim, dof) if prim.HasAPI(UsdPhysics.DriveAPI, dof) else None
-        driven = drive is not None and bool((drive.GetStiffnessAttr().Get() or 0) or (drive.GetDampingAttr().Get() or 0))
+        driven = drive is not None and bool(
+            (drive.GetStiffnessAttr().Get() or 0) or (drive.GetDampingAttr().Get() or 0)
+        )
         if lim is not None or driven:
-            notes.append(f"{path}: limits and drives on a loop-closing joint are not enforced (only its locked "
-                         f"directions are)")
+            notes.append(
+                f"{path}: limits and drives on a loop-closing joint are not enforced (only its locked directions are)"
+            )
         return CLOSURE_MASKS[kind], int(kind == J.REVOLUTE), _axis_turn(_AXES.get(str(token), _AXES["X"]))
     if kind in (J.SPHERICAL, J.FIXED):
         if kind == J.SPHERICAL and prim.HasAPI(UsdPhysics.LimitAPI, "cone"):
@@ -651,7 +717,7 @@ def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
             return None
         perm = np.eye(4)
         rot_bits = {0: 0, 2: 0b110000, 3: 0b111000}[len(ang)]
-        if len(ang) == 2:               # one free rotation: turn it onto x (a revolute pattern)
+        if len(ang) == 2:  # one free rotation: turn it onto x (a revolute pattern)
             free = ({0, 1, 2} - set(ang)).pop()
             order = [free, (free + 1) % 3, (free + 2) % 3]
             perm[:3, :3] = np.eye(3)[:, order]
@@ -665,8 +731,9 @@ def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
     return None
 
 
-def _closure(prim: Usd.Prim, kind: str, where: dict, bodies: dict, kinematic: set, anchor, mpu: float,
-             notes: list[str]) -> ClosureSpec | None:
+def _closure(
+    prim: Usd.Prim, kind: str, where: dict, bodies: dict, kinematic: set, anchor, mpu: float, notes: list[str]
+) -> ClosureSpec | None:
     """The loop-closing joint ``prim`` as rows between the links its two bodies belong to."""
     pattern = _closure_pattern(prim, kind, notes)
     if pattern is None:
@@ -678,17 +745,20 @@ def _closure(prim: Usd.Prim, kind: str, where: dict, bodies: dict, kinematic: se
         local = _local_frame(joint, side, mpu) @ turn
         if body in bodies and body not in kinematic:
             if body not in where:
-                notes.append(f"{prim.GetPath()}: closes a loop to {body}, which is in no articulation tree; "
-                             f"not enforced")
+                notes.append(
+                    f"{prim.GetPath()}: closes a loop to {body}, which is in no articulation tree; not enforced"
+                )
                 return None
             link, pose = where[body]
             sides.append((link, pose @ local))
-        else:                       # the world: a static prim, a kinematic body or nothing
+        else:  # the world: a static prim, a kinematic body or nothing
             sides.append((-1, anchor(body) @ local))
     (la, fa), (lb, fb) = sides
     if la == lb:
-        notes.append(f"{prim.GetPath()}: both its bodies move as one link (welded by fixed joints); it "
-                     f"constrains nothing")
+        notes.append(
+            f"{prim.GetPath()}: both its bodies move as one link (welded by fixed joints); it constrains nothing"
+        )
         return None
-    return ClosureSpec(path=str(prim.GetPath()), kind=kind, link_a=la, frame_a=fa, link_b=lb, frame_b=fb,
-                       mask=mask, angmode=angmode)
+    return ClosureSpec(
+        path=str(prim.GetPath()), kind=kind, link_a=la, frame_a=fa, link_b=lb, frame_b=fb, mask=mask, angmode=angmode
+    )

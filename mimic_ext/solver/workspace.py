@@ -12,9 +12,10 @@ call that no step wrote one (``WorkSpaceOverrunError`` names the field that over
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -28,20 +29,20 @@ SENTINEL = -1.2345e33
 class Dims:
     """The sizes the fields are declared in."""
 
-    n: int          # velocity DOFs (1-DOF joints, then 6 per floating base)
-    n1: int         # 1-DOF joints
-    k: int          # solve-space columns (the independent DOFs)
-    m: int          # loop-closure rows
-    nnz: int        # entries of the reduced system's LDL^T factor pattern
-    pairs: int      # composite-pass pairs of the mass matrix (0: a deep tree, M x formed in O(n))
-    slots: int      # column responses the joint rows keep per step
-    rel_rows: int   # relation rows (at least 1)
-    soft: bool      # a mass-only factor HM is kept (compliant relations, exact drives)
+    n: int  # velocity DOFs (1-DOF joints, then 6 per floating base)
+    n1: int  # 1-DOF joints
+    k: int  # solve-space columns (the independent DOFs)
+    m: int  # loop-closure rows
+    nnz: int  # entries of the reduced system's LDL^T factor pattern
+    pairs: int  # composite-pass pairs of the mass matrix (0: a deep tree, M x formed in O(n))
+    slots: int  # column responses the joint rows keep per step
+    rel_rows: int  # relation rows (at least 1)
+    soft: bool  # a mass-only factor HM is kept (compliant relations, exact drives)
     contacts: bool = False
-    contact_cap: int = 0        # contacts that get rows, per environment
-    contact_block: int = 0      # entries per contact (``contact_rows.block_size``)
-    active_size: int = 0        # entries of the active block (``contact_rows.active_size``)
-    path_size: int = 0          # entries after it (``contact_rows.path_size``)
+    contact_cap: int = 0  # contacts that get rows, per environment
+    contact_block: int = 0  # entries per contact (``contact_rows.block_size``)
+    active_size: int = 0  # entries of the active block (``contact_rows.active_size``)
+    path_size: int = 0  # entries after it (``contact_rows.path_size``)
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,11 @@ FIELDS: tuple[Field, ...] = (
 
 #: A contact model's fields after them (``kernels.contact_rows``).
 CONTACT_FIELDS: tuple[Field, ...] = (
-    Field("crow", lambda d: d.contact_cap * d.contact_block,
-          "per contact: its three rows (J, J S, C (J S)^T) and the scalars of contact_rows.SLOTS"),
+    Field(
+        "crow",
+        lambda d: d.contact_cap * d.contact_block,
+        "per contact: its three rows (J, J S, C (J S)^T) and the scalars of contact_rows.SLOTS",
+    ),
     Field("cimp", lambda d: d.n, "per DOF: the contact rows' generalized impulse"),
     Field("cD", lambda d: d.active_size, "the active block of D with its vectors (contact_rows.active_size)"),
     Field("cpath", lambda d: d.path_size, "the solve's velocity path length, then a solve-space velocity snapshot"),
@@ -134,7 +138,7 @@ def layout(dims: Dims, guards: bool = False) -> Layout:
 def check_disjoint(fields: Mapping[str, tuple[int, int]], size: int) -> None:
     """Raise naming the first two fields that overlap, or a field past the row's end."""
     spans = sorted((o, o + s, name) for name, (o, s) in fields.items() if s > 0)
-    for (a0, a1, a), (b0, _b1, b) in zip(spans, spans[1:]):
+    for (a0, a1, a), (b0, _b1, b) in itertools.pairwise(spans):
         if b0 < a1:
             raise ValueError(f"work space fields {a} [{a0}, {a1}) and {b} [{b0}, ...) overlap")
     for o0, o1, name in spans:

@@ -39,7 +39,7 @@ def kit_stubs():
     import omni.kit.app
 
     yield
-    omni.kit.app.get_app()._stub_close()  # noqa: SLF001
+    omni.kit.app.get_app()._stub_close()
     sys.path.remove(str(STUBS))
     _purge()
 
@@ -67,10 +67,10 @@ class Kit:
             self.app.update()
 
     def run_until(self, predicate, max_frames: int = 2000) -> int:
-        return self.app._stub_run_until(predicate, max_frames)  # noqa: SLF001
+        return self.app._stub_run_until(predicate, max_frames)
 
     # stage and selection
-    def open(self, path) -> "object":
+    def open(self, path) -> object:
         assert self.context.open_stage(str(path)), f"cannot open {path}"
         self.frames(2)
         return self.context.get_stage()
@@ -100,7 +100,7 @@ class Kit:
         return [w for w in self.walk(root) if w.identifier.startswith(prefix)]
 
     def property_root(self):
-        return self.property.get_window()._stub_frame()  # noqa: SLF001
+        return self.property.get_window()._stub_frame()
 
     def type_into(self, widget, value) -> None:
         """What a user's edit does to a field's model: begin edit, new value, end edit (Enter)."""

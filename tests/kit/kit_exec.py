@@ -35,20 +35,21 @@ def main() -> int:
     ap.add_argument("args", nargs=argparse.REMAINDER)
     opts = ap.parse_args()
     sys.path[:] = [str(opts.stubs.resolve())] + [
-        p for p in sys.path if not (Path(p or ".") / "mimic_ext" / "__init__.py").is_file()]
+        p for p in sys.path if not (Path(p or ".") / "mimic_ext" / "__init__.py").is_file()
+    ]
     import omni.kit.app
 
     app = omni.kit.app.get_app()
-    app.update()                                   # the app has started when --exec runs
+    app.update()  # the app has started when --exec runs
     sys.argv = [str(opts.script), *opts.args]
     runpy.run_path(str(opts.script), run_name="__main__")
     frames = 0
-    while app._stub_quit_code is None and frames < opts.max_frames:  # noqa: SLF001
+    while app._stub_quit_code is None and frames < opts.max_frames:
         app.update()
         frames += 1
         time.sleep(FRAME_SLEEP_S)
-    code = app._stub_quit_code  # noqa: SLF001
-    app._stub_close()  # noqa: SLF001
+    code = app._stub_quit_code
+    app._stub_close()
     if code is None:
         print(f"kit_exec: no post_quit within {opts.max_frames} frames", file=sys.stderr, flush=True)
         return TIMED_OUT

@@ -45,8 +45,9 @@ def test_add_on_a_plain_joint_then_undo_restores_unauthored_state(kit, stage):
         (rel,) = read_joint_relations(stage.GetPrimAtPath(FOLLOWER))
         assert (rel.leader, rel.instance, rel.authored["gearing"], rel.authored["offset"]) == (LEADER, "rotX", 2.0, 5.0)
 
-    _do_undo_redo(kit, stage, "AddMimicJoint", done, prim_path=FOLLOWER, reference_joint_path=LEADER,
-                  gearing=2.0, offset=5.0)
+    _do_undo_redo(
+        kit, stage, "AddMimicJoint", done, prim_path=FOLLOWER, reference_joint_path=LEADER, gearing=2.0, offset=5.0
+    )
 
 
 def test_remove_then_undo_brings_back_the_authored_relation(kit, stage):
@@ -58,13 +59,11 @@ def test_remove_then_undo_brings_back_the_authored_relation(kit, stage):
 
 
 def test_set_gearing(kit, stage):
-    _do_undo_redo(kit, stage, "SetMimicGearing", lambda: _check(stage, "gearing", 2.0),
-                  prim_path=FOLLOWER, gearing=2.0)
+    _do_undo_redo(kit, stage, "SetMimicGearing", lambda: _check(stage, "gearing", 2.0), prim_path=FOLLOWER, gearing=2.0)
 
 
 def test_set_offset(kit, stage):
-    _do_undo_redo(kit, stage, "SetMimicOffset", lambda: _check(stage, "offset", 12.5),
-                  prim_path=FOLLOWER, offset=12.5)
+    _do_undo_redo(kit, stage, "SetMimicOffset", lambda: _check(stage, "offset", 12.5), prim_path=FOLLOWER, offset=12.5)
 
 
 def test_set_reference_joint(kit, stage):
@@ -80,8 +79,9 @@ def test_set_compliance(kit, stage):
         _check(stage, "naturalFrequency", 30.0)
         _check(stage, "dampingRatio", 0.75)
 
-    _do_undo_redo(kit, stage, "SetMimicCompliance", done, prim_path=FOLLOWER, natural_frequency=30.0,
-                  damping_ratio=0.75)
+    _do_undo_redo(
+        kit, stage, "SetMimicCompliance", done, prim_path=FOLLOWER, natural_frequency=30.0, damping_ratio=0.75
+    )
 
 
 def test_undo_distinguishes_unauthored_from_authored_fallback(kit, robotiq_sample, extension, tmp_path):
@@ -118,8 +118,11 @@ REFUSED = [
     ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": BODY}, "is not a joint"),
     ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": "/Nowhere"}, "no prim at"),
     ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": FIXED}, "cannot lead"),
-    ("SetMimicReferenceJoint", {"prim_path": FOLLOWER, "reference_joint_path": LEADER, "reference_axis": "rotW"},
-     "reference axis"),
+    (
+        "SetMimicReferenceJoint",
+        {"prim_path": FOLLOWER, "reference_joint_path": LEADER, "reference_axis": "rotW"},
+        "reference axis",
+    ),
     ("SetMimicGearing", {"prim_path": FOLLOWER, "gearing": 2.0, "instance": "rotY"}, "no PhysxMimicJointAPI:rotY"),
     ("SetMimicGearing", {"prim_path": BODY, "gearing": 2.0}, "not a UsdPhysics joint"),
     ("AddMimicJoint", {"prim_path": FOLLOWER, "reference_joint_path": LEADER}, "already has"),
@@ -135,14 +138,15 @@ def test_refused_input_changes_nothing(kit, stage, caplog, command, kwargs, why)
 
     layer = stage.GetRootLayer()
     before = layer.ExportToString()
-    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=1.0)[0]   # an earlier edit
+    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=1.0)[0]  # an earlier edit
     edited = layer.ExportToString()
     with caplog.at_level(logging.ERROR, logger="carb"):
         assert omni.kit.commands.execute(command, **kwargs) == (False, None)
     assert layer.ExportToString() == edited
     name = command
-    assert any(r.getMessage().startswith(f"{name}: ") and why in r.getMessage() for r in caplog.records), \
-        [r.getMessage() for r in caplog.records]
+    assert any(r.getMessage().startswith(f"{name}: ") and why in r.getMessage() for r in caplog.records), [
+        r.getMessage() for r in caplog.records
+    ]
     # Nothing of the refused command stays on the undo stack: one undo undoes the earlier edit.
     assert [e.name for e in kit.undo.get_undo_stack()] == ["SetMimicOffset"]
     assert kit.undo.undo() is True
@@ -166,10 +170,11 @@ def test_undo_of_set_gearing_keeps_a_drive_stiffness_and_joint_state_written_aft
     _physx_writes(prim)
     assert kit.undo.undo() is True
     assert _attr(stage, FOLLOWER, "gearing") == -1.0
-    assert prim.GetAttribute("drive:angular:physics:stiffness").Get() == 500.0      # exact: authored as typed
+    assert prim.GetAttribute("drive:angular:physics:stiffness").Get() == 500.0  # exact: authored as typed
     assert prim.GetAttribute("state:angular:physics:position").Get() == 0.25
-    assert {"PhysicsDriveAPI:angular", "PhysicsJointStateAPI:angular", "PhysxMimicJointAPI:rotX"} <= \
-        set(prim.GetAppliedSchemas())
+    assert {"PhysicsDriveAPI:angular", "PhysicsJointStateAPI:angular", "PhysxMimicJointAPI:rotX"} <= set(
+        prim.GetAppliedSchemas()
+    )
 
 
 def test_undo_of_add_takes_only_the_relation_away(kit, stage):
@@ -200,7 +205,7 @@ def test_command_arguments_are_plain_values_with_args_help(kit, extension):
         for p in params:
             assert p.default is inspect.Parameter.empty or isinstance(p.default, plain), (cls, p)
         doc = inspect.getdoc(cls)
-        assert "\nArgs:\n" in doc, cls                        # the Commands window shows this section
+        assert "\nArgs:\n" in doc, cls  # the Commands window shows this section
         args = doc.split("\nArgs:\n", 1)[1]
         for p in params:
             assert f"    {p.name} (" in args, (cls, p.name)
@@ -224,7 +229,7 @@ def test_the_undo_stack_keeps_no_stage_alive(kit, extension, robotiq_sample):
     gc.collect()
     from pxr import Sdf
 
-    assert gone() is None and Sdf.Layer.Find(identifier) is None    # closed although its command is still on the stack
+    assert gone() is None and Sdf.Layer.Find(identifier) is None  # closed although its command is still on the stack
     assert kit.undo.get_undo_stack()[0] is entry
 
 
@@ -247,8 +252,9 @@ def test_add_on_a_newton_follower_is_refused_and_adds_no_second_constraint(kit, 
     stage = kit.open(data_copy("gripper_prismatic_newton.usda"))
     before = stage.GetRootLayer().ExportToString()
     with caplog.at_level(logging.ERROR):
-        ok, _ = omni.kit.commands.execute("AddMimicJoint", prim_path=finger2, reference_joint_path=finger1,
-                                          gearing=-1.0)
+        ok, _ = omni.kit.commands.execute(
+            "AddMimicJoint", prim_path=finger2, reference_joint_path=finger1, gearing=-1.0
+        )
     assert not ok
     assert stage.GetRootLayer().ExportToString() == before
     assert _apis(stage, finger2) == ["NewtonMimicAPI"]
@@ -266,7 +272,7 @@ def test_convert_newton_to_physx_and_back_is_undoable(kit, extension, data_copy)
     def physx_only():
         (rel,) = read_joint_relations(stage.GetPrimAtPath(finger2))
         assert (rel.schema, rel.instance, rel.multiplier, rel.offset) == ("physx", "rotX", -1.0, 0.0)
-        assert rel.authored["gearing"] == 1.0      # q_f + gearing q_ref = 0 with q_f = -q_ref
+        assert rel.authored["gearing"] == 1.0  # q_f + gearing q_ref = 0 with q_f = -q_ref
         assert not stage.GetPrimAtPath(finger2).GetAttribute("newton:mimicCoef1")
 
     _do_undo_redo(kit, stage, "ConvertMimicSchema", physx_only, prim_path=finger2, to_schema="physx")
@@ -289,8 +295,10 @@ def test_remove_duplicate_keeps_one_schema_and_undo_brings_the_other_back(kit, e
     # without a duplicate there is nothing to remove: refused, nothing on the undo stack
     plain = kit.open(data_copy("gripper_prismatic_newton.usda"))
     text = plain.GetRootLayer().ExportToString()
-    assert omni.kit.commands.execute("RemoveMimicDuplicate", prim_path="/Gripper/Joints/finger2_joint",
-                                     keep="physx")[0] is False
+    assert (
+        omni.kit.commands.execute("RemoveMimicDuplicate", prim_path="/Gripper/Joints/finger2_joint", keep="physx")[0]
+        is False
+    )
     assert plain.GetRootLayer().ExportToString() == text
 
 

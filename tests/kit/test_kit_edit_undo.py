@@ -56,7 +56,7 @@ def test_undo_restores_a_changed_value_and_leaves_an_unauthored_one_unauthored()
     stage = _stage()
     schema.set_relation(stage, schema.MimicRelation("/R/Joints/follower", "/R/Joints/leader", 1.0, 0.0))
     prim = stage.GetPrimAtPath("/R/Joints/follower")
-    prim.GetAttribute("physxMimicJoint:rotX:offset").Clear()      # unauthored: reads the fallback 0
+    prim.GetAttribute("physxMimicJoint:rotX:offset").Clear()  # unauthored: reads the fallback 0
     gearing = prim.GetAttribute("physxMimicJoint:rotX:gearing").Get()
     before = stage.GetRootLayer().ExportToString()
     record = PrimEditUndo(stage, prim.GetPath())
@@ -84,7 +84,7 @@ def test_undo_removes_the_specs_the_edit_created_on_a_session_layer():
     assert session.GetPrimAtPath("/R/Joints/follower")
     record.undo()
     assert session.ExportToString() == before and not session.GetPrimAtPath("/R")
-    assert stage.GetRootLayer().GetPrimAtPath("/R/Joints/follower")   # the root layer was never touched
+    assert stage.GetRootLayer().GetPrimAtPath("/R/Joints/follower")  # the root layer was never touched
 
 
 def test_a_record_does_not_keep_a_closed_stage_or_its_layer_alive():

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import logging
 
-EXT_ID = "mimic_ext-0.1.0"   # Kit passes "<name>-<version>"
+EXT_ID = "mimic_ext-0.1.0"  # Kit passes "<name>-<version>"
 
-COMMAND_NAMES = ("AddMimicJoint", "RemoveMimicJoint", "SetMimicGearing", "SetMimicOffset",
-                 "SetMimicReferenceJoint", "SetMimicCompliance")
+COMMAND_NAMES = (
+    "AddMimicJoint",
+    "RemoveMimicJoint",
+    "SetMimicGearing",
+    "SetMimicOffset",
+    "SetMimicReferenceJoint",
+    "SetMimicCompliance",
+)
 
 
 def _registered(kit):
@@ -26,8 +32,13 @@ def _registered(kit):
 
     commands = {name: len(omni.kit.commands.get_commands().get(name, {})) for name in COMMAND_NAMES}
     widgets = [name for name in kit.property.get_window()._stub_registered("prim") if name == "mimic_joint"]
-    menu = [sub for i in omni.kit.menu.utils.get_merged_menus().get(MENU_NAME, []) if i.name == SUBMENU
-            for sub in i.sub_menu if sub.name == ACTION_NAME and sub.onclick_action == (ACTION_EXT, ACTION_ID)]
+    menu = [
+        sub
+        for i in omni.kit.menu.utils.get_merged_menus().get(MENU_NAME, [])
+        if i.name == SUBMENU
+        for sub in i.sub_menu
+        if sub.name == ACTION_NAME and sub.onclick_action == (ACTION_EXT, ACTION_ID)
+    ]
     actions = omni.kit.actions.core.get_action_registry().get_all_actions_for_extension(ACTION_EXT)
     stage_menu = omni.kit.context_menu.get_menu_dict("MENU", "omni.kit.widget.stage")
     return commands, widgets, menu + actions + stage_menu
@@ -42,25 +53,25 @@ def test_startup_shutdown_startup_leaves_exactly_one_of_each(kit):
     ext = MimicExtension()
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 1 for name in COMMAND_NAMES}
-    assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
+    assert commands == dict.fromkeys(COMMAND_NAMES, 1)
+    assert widgets == ["mimic_joint"] and len(menu) == 3  # menu item, action, Stage context entry
     assert declaring_plugin("PhysxMimicJointAPI") is not None
-    assert Plug.Registry().GetPluginWithName("mimicExtSchema") is None    # we declare none
+    assert Plug.Registry().GetPluginWithName("mimicExtSchema") is None  # we declare none
 
     ext.on_shutdown()
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 0 for name in COMMAND_NAMES}
+    assert commands == dict.fromkeys(COMMAND_NAMES, 0)
     assert widgets == [] and menu == []
 
-    ext.on_startup(EXT_ID)          # the same instance started again
+    ext.on_startup(EXT_ID)  # the same instance started again
     ext.on_shutdown()
-    ext = MimicExtension()          # and a new instance, as after a module reload
+    ext = MimicExtension()  # and a new instance, as after a module reload
     ext.on_startup(EXT_ID)
     commands, widgets, menu = _registered(kit)
-    assert commands == {name: 1 for name in COMMAND_NAMES}
-    assert widgets == ["mimic_joint"] and len(menu) == 3   # menu item, action, Stage context entry
+    assert commands == dict.fromkeys(COMMAND_NAMES, 1)
+    assert widgets == ["mimic_joint"] and len(menu) == 3  # menu item, action, Stage context entry
     ext.on_shutdown()
-    assert _registered(kit) == ({name: 0 for name in COMMAND_NAMES}, [], [])
+    assert _registered(kit) == (dict.fromkeys(COMMAND_NAMES, 0), [], [])
 
 
 def test_startup_without_a_property_window_warns_and_still_registers_the_rest(kit, caplog, monkeypatch):
@@ -98,9 +109,8 @@ def test_enable_says_when_the_apps_warp_is_older_than_the_solver_needs(kit, monk
 
 def test_the_declared_warp_minimum_is_the_one_the_code_checks():
     """pyproject.toml and extension.toml's pipapi requirement name the minimum warp_runtime checks."""
-    from pathlib import Path
-
     import tomllib
+    from pathlib import Path
 
     from mimic_ext.warp_runtime import WARP_MIN_VERSION
 

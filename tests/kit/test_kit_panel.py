@@ -30,7 +30,7 @@ def test_selecting_a_follower_shows_one_block_per_instance_with_authored_values(
     assert kit.find("mimic.rotX.naturalFrequency", root).model.as_float == 0.0
     assert kit.find("mimic.rotX.dampingRatio", root).model.as_float == 0.0
     assert kit.find("mimic.rotX.reference_joint", root).model.as_string == LEADER
-    assert kit.find("mimic.rotX.reference_axis", root).model.get_item_value_model().as_int == 0   # rotX
+    assert kit.find("mimic.rotX.reference_axis", root).model.get_item_value_model().as_int == 0  # rotX
     assert _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"
     assert any(getattr(w, "text", "") == "Offset (deg)" for w in kit.walk(root))
     assert kit.find("mimic.add", root) is None
@@ -42,7 +42,7 @@ def test_typing_a_gearing_authors_it_and_one_undo_restores_it(kit, stage):
     before = layer.ExportToString()
     kit.select(FOLLOWER)
     kit.type_into(kit.find("mimic.rotX.gearing", kit.property_root()), 2.0)
-    assert _gearing(stage) == 2.0                                  # PhysX convention, as typed
+    assert _gearing(stage) == 2.0  # PhysX convention, as typed
     assert _words(kit) == "follows finger_joint: q = -2.0 x q_ref + 0 deg"
     assert kit.find("mimic.rotX.gearing", kit.property_root()).model.as_float == 2.0
     assert [e.name for e in kit.undo.get_undo_stack()] == ["SetMimicGearing"]
@@ -61,8 +61,10 @@ def test_offset_compliance_flip_and_reference_picker_go_through_commands(kit, st
     kit.type_into(kit.find("mimic.rotX.naturalFrequency", root()), 25.0)
     kit.type_into(kit.find("mimic.rotX.dampingRatio", root()), 0.5)
     attr = stage.GetPrimAtPath(FOLLOWER).GetAttribute
-    assert (attr("physxMimicJoint:rotX:naturalFrequency").Get(), attr("physxMimicJoint:rotX:dampingRatio").Get()) \
-        == (25.0, 0.5)
+    assert (attr("physxMimicJoint:rotX:naturalFrequency").Get(), attr("physxMimicJoint:rotX:dampingRatio").Get()) == (
+        25.0,
+        0.5,
+    )
     kit.click(kit.find("mimic.rotX.flip", root()))
     assert _gearing(stage) == 1.0
     assert _words(kit).startswith("follows finger_joint: q = -1.0 x q_ref - 10 deg (compliant")
@@ -70,12 +72,19 @@ def test_offset_compliance_flip_and_reference_picker_go_through_commands(kit, st
     picker = kit.ui.Workspace.get_window("Pick reference joint")
     assert picker is not None and picker.visible
     kit.click(kit.find(f"mimic.picker.{OTHER}", picker.frame))
-    assert [str(t) for t in stage.GetPrimAtPath(FOLLOWER).GetRelationship(
-        "physxMimicJoint:rotX:referenceJoint").GetTargets()] == [OTHER]
+    assert [
+        str(t)
+        for t in stage.GetPrimAtPath(FOLLOWER).GetRelationship("physxMimicJoint:rotX:referenceJoint").GetTargets()
+    ] == [OTHER]
     assert _words(kit).startswith("follows left_inner_finger_joint:")
     names = [e.name for e in kit.undo.get_undo_stack()]
-    assert names == ["SetMimicOffset", "SetMimicCompliance", "SetMimicCompliance", "SetMimicGearing",
-                     "SetMimicReferenceJoint"]
+    assert names == [
+        "SetMimicOffset",
+        "SetMimicCompliance",
+        "SetMimicCompliance",
+        "SetMimicGearing",
+        "SetMimicReferenceJoint",
+    ]
     for _ in names:
         assert kit.undo.undo() is True
     kit.frames(4)
@@ -89,7 +98,7 @@ def test_a_refused_value_is_logged_and_changes_nothing(kit, stage, caplog):
     assert _gearing(stage) == -1.0
     assert len(kit.undo.get_undo_stack()) == 0
     assert [r.getMessage() for r in caplog.records if "gearing cannot be 0" in r.getMessage()]
-    assert kit.find("mimic.rotX.gearing", kit.property_root()).model.as_float == -1.0   # field shows the authored value
+    assert kit.find("mimic.rotX.gearing", kit.property_root()).model.as_float == -1.0  # field shows the authored value
 
 
 def test_add_on_a_plain_joint_creates_a_valid_relation_and_remove_takes_it_away(kit, stage):
@@ -110,7 +119,7 @@ def test_add_on_a_plain_joint_creates_a_valid_relation_and_remove_takes_it_away(
     kit.click(kit.find("mimic.rotX.remove", kit.property_root()))
     assert read_joint_relations(stage.GetPrimAtPath(FOLLOWER)) == []
     assert kit.find("mimic.add", kit.property_root()) is not None
-    assert kit.undo.undo() is True                               # undo the Remove
+    assert kit.undo.undo() is True  # undo the Remove
     kit.frames(4)
     assert _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"
 
@@ -132,10 +141,10 @@ def _widget(kit):
 
 def test_shown_only_for_revolute_and_prismatic_joints(kit, stage):
     kit.select(BODY)
-    assert kit.find_prefix("mimic.", kit.property_root()) == []       # a rigid body
+    assert kit.find_prefix("mimic.", kit.property_root()) == []  # a rigid body
     kit.select(FIXED)
-    assert kit.find_prefix("mimic.", kit.property_root()) == []       # a fixed joint cannot follow
-    kit.select(LEADER)                                                 # a revolute joint without a relation
+    assert kit.find_prefix("mimic.", kit.property_root()) == []  # a fixed joint cannot follow
+    kit.select(LEADER)  # a revolute joint without a relation
     assert kit.find("mimic.add", kit.property_root()) is not None
 
 
@@ -151,29 +160,29 @@ def test_fields_refresh_in_place_and_keep_focus_while_physx_writes_joint_state(k
     gearing, offset = kit.find("mimic.rotX.gearing", root), kit.find("mimic.rotX.offset", root)
     words = kit.find("mimic.rotX.words", root)
     gearing.model.begin_edit()
-    gearing.model.set_value(2.5)                                        # typed, not committed yet
+    gearing.model.set_value(2.5)  # typed, not committed yet
     follower = stage.GetPrimAtPath(FOLLOWER)
-    follower.AddAppliedSchema("PhysicsJointStateAPI:angular")           # what PhysX writes while playing
+    follower.AddAppliedSchema("PhysicsJointStateAPI:angular")  # what PhysX writes while playing
     for step in range(3):
         follower.CreateAttribute("state:angular:physics:position", _float()).Set(float(step))
         kit.frames(1)
-    UsdGeom.Xformable(stage.GetPrimAtPath("/Robotiq")).AddTranslateOp().Set(Gf.Vec3d(0, 0, 1))   # an ancestor
-    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=7.0)[0]        # a script
-    stage.GetPrimAtPath(LEADER).GetAttribute("physics:upperLimit").Set(30.0)                     # its reference
+    UsdGeom.Xformable(stage.GetPrimAtPath("/Robotiq")).AddTranslateOp().Set(Gf.Vec3d(0, 0, 1))  # an ancestor
+    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=7.0)[0]  # a script
+    stage.GetPrimAtPath(LEADER).GetAttribute("physics:upperLimit").Set(30.0)  # its reference
     kit.frames(4)
-    assert widget.build_count == builds                                  # never rebuilt
-    assert kit.find("mimic.rotX.gearing", root) is gearing and not gearing.destroyed   # same field: focus kept
-    assert gearing.model.as_float == 2.5                                 # what the user is typing survives
-    assert kit.find("mimic.rotX.offset", root) is offset and offset.model.as_float == 7.0   # refreshed in place
+    assert widget.build_count == builds  # never rebuilt
+    assert kit.find("mimic.rotX.gearing", root) is gearing and not gearing.destroyed  # same field: focus kept
+    assert gearing.model.as_float == 2.5  # what the user is typing survives
+    assert kit.find("mimic.rotX.offset", root) is offset and offset.model.as_float == 7.0  # refreshed in place
     assert kit.find("mimic.rotX.words", root) is words and words.text == "follows finger_joint: q = 1.0 x q_ref - 7 deg"
-    gearing.model.end_edit()                                             # Enter
+    gearing.model.end_edit()  # Enter
     kit.frames(4)
     assert _gearing(stage) == 2.5 and widget.build_count == builds
     # A new reference is watched from then on: its limits change the sentence's units, in place.
     assert omni.kit.commands.execute("SetMimicReferenceJoint", prim_path=FOLLOWER, reference_joint_path=OTHER)[0]
     kit.frames(4)
     assert words.text.startswith("follows left_inner_finger_joint:") and widget.build_count == builds
-    assert widget._leaders == {Sdf.Path(OTHER)}                         # noqa: SLF001
+    assert widget._leaders == {Sdf.Path(OTHER)}
     # Gaining or losing a relation changes the section's layout: that one is rebuilt.
     assert omni.kit.commands.execute("RemoveMimicJoint", prim_path=FOLLOWER)[0]
     kit.frames(4)
@@ -194,33 +203,33 @@ def test_the_section_stays_visible_while_searching_and_shows_the_matching_rows(k
     window._stub_search("gear")
     kit.frames(4)
     root = kit.property_root()
-    assert widget._collapsable_frame.visible                                # noqa: SLF001
+    assert widget._collapsable_frame.visible
     assert kit.find("mimic.rotX.gearing", root) is not None
     assert kit.find("mimic.rotX.offset", root) is None and kit.find("mimic.findings", root) is None
     window._stub_search("damping")
     kit.frames(4)
-    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.dampingRatio", kit.property_root())  # noqa: SLF001
-    window._stub_search("mimic")                                            # the title: everything
+    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.dampingRatio", kit.property_root())
+    window._stub_search("mimic")  # the title: everything
     kit.frames(4)
     assert kit.find("mimic.rotX.offset", kit.property_root()) and kit.find("mimic.findings", kit.property_root())
     window._stub_search("no such row")
     kit.frames(4)
-    assert not widget._collapsable_frame.visible                            # noqa: SLF001
+    assert not widget._collapsable_frame.visible
     window._stub_search("")
     kit.frames(4)
-    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.offset", kit.property_root())  # noqa: SLF001
+    assert widget._collapsable_frame.visible and kit.find("mimic.rotX.offset", kit.property_root())
 
 
 def test_with_physx_ui_the_section_adds_words_checks_and_sweep_but_no_second_set_of_fields(kit, stage):
     from mimic_ext.kit.property_widget import TITLE_ALONE, TITLE_WITH_PHYSX_UI
 
     manager = kit.app.get_extension_manager()
-    manager._stub_enable("omni.physics.physx.ui-110.4.4")                  # Isaac Sim 6's PhysX property UI
+    manager._stub_enable("omni.physics.physx.ui-110.4.4")  # Isaac Sim 6's PhysX property UI
     try:
         widget = _widget(kit)
         kit.select(FOLLOWER)
         root = kit.property_root()
-        assert widget._collapsable_frame.title == TITLE_WITH_PHYSX_UI != "Mimic Joint"   # noqa: SLF001
+        assert widget._collapsable_frame.title == TITLE_WITH_PHYSX_UI != "Mimic Joint"
         for field in ("gearing", "offset", "naturalFrequency", "dampingRatio", "reference_joint", "reference_axis"):
             assert kit.find(f"mimic.rotX.{field}", root) is None, field
         assert kit.find("mimic.add", root) is None
@@ -232,7 +241,7 @@ def test_with_physx_ui_the_section_adds_words_checks_and_sweep_but_no_second_set
         manager._stub_disable("omni.physics.physx.ui-110.4.4")
     kit.select(LEADER)
     kit.select(FOLLOWER)
-    assert _widget(kit)._collapsable_frame.title == TITLE_ALONE                          # noqa: SLF001
+    assert _widget(kit)._collapsable_frame.title == TITLE_ALONE
     assert kit.find("mimic.rotX.gearing", kit.property_root()) is not None
 
 
@@ -266,8 +275,9 @@ def test_two_instances_give_two_blocks_and_removing_one_fixes_the_finding(kit, e
     assert kit.find("mimic.finding.0", root()).text.startswith("error: MIMIC_MULTIPLE_INSTANCES:")
     kit.click(kit.find("mimic.rotY.remove", root()))
     assert stage.GetPrimAtPath("/Robot/Joints/follower").GetAppliedSchemas() == ["PhysxMimicJointAPI:rotX"]
-    assert [w.identifier for w in kit.find_prefix("mimic.", root()) if w.identifier.endswith(".frame")] == \
-        ["mimic.rotX.frame"]
+    assert [w.identifier for w in kit.find_prefix("mimic.", root()) if w.identifier.endswith(".frame")] == [
+        "mimic.rotX.frame"
+    ]
     assert kit.find("mimic.findings.none", root()).text == "No problems found"
 
 
@@ -286,13 +296,16 @@ def test_a_refused_edit_never_reaches_kit_so_the_redo_history_stays(kit, extensi
     redo = [e.name for e in kit.undo.get_redo_stack()]
     assert redo == ["SetMimicOffset"]
     with caplog.at_level(logging.ERROR, logger="carb"):
-        kit.click(kit.find("mimic.rotX.flip", kit.property_root()))       # -0 is still a zero gearing
-        kit.type_into(kit.find("mimic.rotX.gearing", kit.property_root()), 0.0)   # unchanged: nothing to do
+        kit.click(kit.find("mimic.rotX.flip", kit.property_root()))  # -0 is still a zero gearing
+        kit.type_into(kit.find("mimic.rotX.gearing", kit.property_root()), 0.0)  # unchanged: nothing to do
     assert [e.name for e in kit.undo.get_redo_stack()] == redo and len(kit.undo.get_undo_stack()) == 0
-    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("Mimic Joint: ")
-            and "gearing cannot be 0" in r.getMessage()]
+    assert [
+        r.getMessage()
+        for r in caplog.records
+        if r.getMessage().startswith("Mimic Joint: ") and "gearing cannot be 0" in r.getMessage()
+    ]
     assert not [r for r in caplog.records if "Failed to execute" in r.getMessage()]
-    assert kit.undo.redo() is True                                           # the offset edit comes back
+    assert kit.undo.redo() is True  # the offset edit comes back
     assert stage.GetPrimAtPath(follower).GetAttribute("physxMimicJoint:rotX:offset").Get() == 10.0
 
 
@@ -310,10 +323,10 @@ def test_joint_state_written_on_the_leader_is_refreshed_once_on_the_next_frame(k
     leader = stage.GetPrimAtPath(LEADER)
     leader.AddAppliedSchema("PhysicsJointStateAPI:angular")
     attr = leader.CreateAttribute("state:angular:physics:position", Sdf.ValueTypeNames.Float)
-    for step in range(20):                       # twenty PhysX steps within one frame
+    for step in range(20):  # twenty PhysX steps within one frame
         attr.Set(float(step))
-    assert calls == []                           # nothing done inside the notices
+    assert calls == []  # nothing done inside the notices
     kit.frames(1)
-    assert len(calls) == 1                       # one refresh for the whole frame
+    assert len(calls) == 1  # one refresh for the whole frame
     kit.frames(3)
     assert len(calls) == 1 and _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"

@@ -14,9 +14,8 @@ import threading
 import time
 
 import pytest
+from fet022_engines_common import DATA_STAGES, INSPIRE, ROBOTIQ, import_to, shared, verdicts
 from pxr import Sdf, Usd
-
-from fet022_engines_common import DATA, DATA_STAGES, INSPIRE, ROBOTIQ, import_to, shared, verdicts
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver is not in this tree yet")
 
@@ -26,7 +25,7 @@ pytest.importorskip("mimic_ext.solver", reason="the Warp solver is not in this t
 SAME_PHYSX = 1e-6
 
 
-pytestmark = pytest.mark.usefixtures("physx_stand_in")   # a fresh stage PhysX per test (conftest)
+pytestmark = pytest.mark.usefixtures("physx_stand_in")  # a fresh stage PhysX per test (conftest)
 
 
 def _needs_ovphysx():
@@ -58,14 +57,13 @@ def _physx_settings() -> dict:
 
     settings = carb.settings.get_settings()
     keys = ("/physics/updateToUsd", "/physics/updateVelocitiesToUsd", "/physics/fabricEnabled")
-    return {**{k: settings.get(k) for k in keys},
-            "gpu": omni.physx.get_physx_interface().get_overwrite_gpu_setting()}
+    return {**{k: settings.get(k) for k in keys}, "gpu": omni.physx.get_physx_interface().get_overwrite_gpu_setting()}
 
 
 def _sweep(kit, runner, **start):
     task = runner.start(**start)
     assert task is not None
-    kit.run_until(task.done, max_frames=400_000)    # frames are ~1 ms here; a Robotiq sweep takes a few dozen
+    kit.run_until(task.done, max_frames=400_000)  # frames are ~1 ms here; a Robotiq sweep takes a few dozen
     kit.frames(2)
     return runner.result
 
@@ -99,7 +97,8 @@ def _check_labelled(kit, runner, result):
 
 
 def test_the_robotiq_usd_is_swept_on_the_stages_physx_as_the_cli_physx_engine_sweeps_it(
-        kit, extension, report_dir, physx_stand_in):
+    kit, extension, report_dir, physx_stand_in
+):
     _needs_ovphysx()
     from mimic_ext.kit.stage_sweep import DONE
 
@@ -108,7 +107,7 @@ def test_the_robotiq_usd_is_swept_on_the_stages_physx_as_the_cli_physx_engine_sw
     stage = kit.open(ROBOTIQ)
     before, settings = _layers(stage), _physx_settings()
     runner = extension.runner
-    result = _sweep(kit, runner)          # the default engine: the stage's own PhysX
+    result = _sweep(kit, runner)  # the default engine: the stage's own PhysX
     assert runner.status == DONE, runner.message
     assert result.status == "pass" and len(result.followers) == 5
     assert result.engine.startswith("kit-physx (omni.physx ") and "ovphysx" in result.engine, result.engine
@@ -118,10 +117,10 @@ def test_the_robotiq_usd_is_swept_on_the_stages_physx_as_the_cli_physx_engine_sw
     assert _layers(stage) == before
     assert _digest(folder) == files
     outputs = physx_stand_in._stub_outputs()
-    assert outputs["usd"] == 0 and outputs["fabric"] == 0          # PhysX wrote nothing to USD or Fabric
+    assert outputs["usd"] == 0 and outputs["fabric"] == 0  # PhysX wrote nothing to USD or Fabric
     assert outputs["attach"] == outputs["detach"] == 1 and not physx_stand_in.get_physx_interface().is_running()
-    assert outputs["simulate"] == 720                               # the plan's steps, one run (one swept joint)
-    assert outputs["threads"] == {threading.main_thread().ident}    # PhysX only ever touched on Kit's thread
+    assert outputs["simulate"] == 720  # the plan's steps, one run (one swept joint)
+    assert outputs["threads"] == {threading.main_thread().ident}  # PhysX only ever touched on Kit's thread
     assert _physx_settings() == settings
     assert runner.frames_while_running > 0
     notes = " | ".join(result.warnings)
@@ -130,7 +129,8 @@ def test_the_robotiq_usd_is_swept_on_the_stages_physx_as_the_cli_physx_engine_sw
 
 @pytest.mark.parametrize("name", DATA_STAGES)
 def test_every_data_stage_gets_the_cli_physx_engines_verdicts_on_the_stages_physx(
-        kit, extension, data_copy, report_dir, physx_stand_in, name):
+    kit, extension, data_copy, report_dir, physx_stand_in, name
+):
     """Including the linkage sample, whose overlapping colliders collide on PhysX (the CLI's physx engine
     fails it too; on warp it passes: test_kit_stage_sweep.py)."""
     _needs_ovphysx()
@@ -145,8 +145,9 @@ def test_every_data_stage_gets_the_cli_physx_engines_verdicts_on_the_stages_phys
 
 
 @pytest.mark.slow
-def test_the_inspire_hand_runs_its_five_environments_one_after_another(kit, extension, tmp_path, report_dir,
-                                                                       physx_stand_in):
+def test_the_inspire_hand_runs_its_five_environments_one_after_another(
+    kit, extension, tmp_path, report_dir, physx_stand_in
+):
     """Five swept joints: the one robot of the open stage is run five times from its own state."""
     _needs_ovphysx()
     path = import_to(tmp_path, INSPIRE, "physx", self_collisions=False)
@@ -160,27 +161,29 @@ def test_the_inspire_hand_runs_its_five_environments_one_after_another(kit, exte
 
 
 def test_choosing_warp_in_the_window_sweeps_with_mimic_ext_solver_and_leaves_physx_alone(
-        kit, extension, robotiq_sample, physx_stand_in):
+    kit, extension, robotiq_sample, physx_stand_in
+):
     from mimic_ext.kit.stage_sweep import ENGINE_CHOICES, StageSweepRunner
 
     kit.open(robotiq_sample)
     runner = extension.runner
-    _sweep(kit, runner, report_dir=robotiq_sample.parent)      # a first sweep opens the window
+    _sweep(kit, runner, report_dir=robotiq_sample.parent)  # a first sweep opens the window
     window = kit.ui.Workspace.get_window(StageSweepRunner.WINDOW_TITLE)
     combo = kit.find("fet022.engine_choice", window.frame)
-    combo.model.get_item_value_model().set_value(ENGINE_CHOICES.index("warp"))   # the user picks "warp"
+    combo.model.get_item_value_model().set_value(ENGINE_CHOICES.index("warp"))  # the user picks "warp"
     physx_stand_in._stub_reset()
-    kit.click(kit.find("fet022.run", window.frame))                             # Run again
+    kit.click(kit.find("fet022.run", window.frame))  # Run again
     kit.run_until(lambda: not runner.is_running(), max_frames=400_000)
     kit.frames(2)
     result = runner.result
-    assert result.engine == "warp" and result.status == "pass"                  # the linkage passes on our solver
+    assert result.engine == "warp" and result.status == "pass"  # the linkage passes on our solver
     _check_labelled(kit, runner, result)
-    assert physx_stand_in._stub_outputs()["attach"] == 0                        # the stage's PhysX was not used
+    assert physx_stand_in._stub_outputs()["attach"] == 0  # the stage's PhysX was not used
 
 
-def test_without_ovphysx_the_stand_in_runs_warp_and_the_label_says_so(kit, extension, data_copy, report_dir,
-                                                                      physx_stand_in):
+def test_without_ovphysx_the_stand_in_runs_warp_and_the_label_says_so(
+    kit, extension, data_copy, report_dir, physx_stand_in
+):
     """The omni.physx stand-in's other physics: the code path is the same, the label says what ran."""
     from mimic_ext.fet022 import run
 
@@ -209,8 +212,9 @@ def _slow_physx(monkeypatch, physx_stand_in, seconds=0.002):
     monkeypatch.setattr(sim, "simulate", simulate)
 
 
-def test_cancel_stops_a_physx_sweep_and_puts_the_stage_back(kit, extension, data_copy, tmp_path, monkeypatch,
-                                                           physx_stand_in):
+def test_cancel_stops_a_physx_sweep_and_puts_the_stage_back(
+    kit, extension, data_copy, tmp_path, monkeypatch, physx_stand_in
+):
     from mimic_ext.kit.stage_sweep import CANCELLED, StageSweepRunner
 
     _slow_physx(monkeypatch, physx_stand_in)
@@ -219,13 +223,13 @@ def test_cancel_stops_a_physx_sweep_and_puts_the_stage_back(kit, extension, data
     runner = extension.runner
     task = runner.start(report_dir=tmp_path / "reports")
     kit.run_until(lambda: physx_stand_in._stub_outputs()["simulate"] > 20, max_frames=400_000)
-    assert len(stage.GetSessionLayer().subLayerPaths) == 1          # mid-sweep: the temporary sublayer is there
+    assert len(stage.GetSessionLayer().subLayerPaths) == 1  # mid-sweep: the temporary sublayer is there
     window = kit.ui.Workspace.get_window(StageSweepRunner.WINDOW_TITLE)
     kit.click(kit.find("fet022.cancel", window.frame))
     kit.run_until(task.done, max_frames=400_000)
     steps = physx_stand_in._stub_outputs()["simulate"]
     kit.frames(20)
-    assert physx_stand_in._stub_outputs()["simulate"] == steps < 720    # it stopped, well before the end
+    assert physx_stand_in._stub_outputs()["simulate"] == steps < 720  # it stopped, well before the end
     assert runner.status == CANCELLED and runner.result is None and not (tmp_path / "reports").exists()
     assert not [t for t in threading.enumerate() if t.name == "mimic_ext FET022 sweep"]
     assert _layers(stage) == before and _physx_settings() == settings
@@ -233,8 +237,7 @@ def test_cancel_stops_a_physx_sweep_and_puts_the_stage_back(kit, extension, data
     assert outputs["attach"] == outputs["detach"] == 1 and not physx_stand_in.get_physx_interface().is_running()
 
 
-def test_shutdown_stops_a_physx_sweep_and_puts_the_stage_back(kit, data_copy, tmp_path, monkeypatch,
-                                                             physx_stand_in):
+def test_shutdown_stops_a_physx_sweep_and_puts_the_stage_back(kit, data_copy, tmp_path, monkeypatch, physx_stand_in):
     from mimic_ext.fet022.engines import engine_names
     from mimic_ext.kit import MimicExtension
 
@@ -253,11 +256,12 @@ def test_shutdown_stops_a_physx_sweep_and_puts_the_stage_back(kit, data_copy, tm
     assert not [t for t in threading.enumerate() if t.name == "mimic_ext FET022 sweep"]
     assert _layers(stage) == before and _physx_settings() == settings
     assert not physx_stand_in.get_physx_interface().is_running()
-    assert "kit-physx" not in engine_names()                    # unregistered with the extension
+    assert "kit-physx" not in engine_names()  # unregistered with the extension
 
 
-def test_a_playing_timeline_is_refused_in_one_line_and_nothing_is_touched(kit, extension, data_copy, report_dir,
-                                                                         physx_stand_in):
+def test_a_playing_timeline_is_refused_in_one_line_and_nothing_is_touched(
+    kit, extension, data_copy, report_dir, physx_stand_in
+):
     stage = kit.open(data_copy("geared_pair.usda"))
     before = _layers(stage)
     physx_stand_in._stub_play()
@@ -268,8 +272,9 @@ def test_a_playing_timeline_is_refused_in_one_line_and_nothing_is_touched(kit, e
     assert physx_stand_in._stub_outputs()["attach"] == 0 and _layers(stage) == before
 
 
-def test_a_gpu_scene_is_swept_on_the_cpu_pipeline_and_its_setting_is_put_back(kit, extension, data_copy,
-                                                                              report_dir, physx_stand_in):
+def test_a_gpu_scene_is_swept_on_the_cpu_pipeline_and_its_setting_is_put_back(
+    kit, extension, data_copy, report_dir, physx_stand_in
+):
     """The numpy tensor frontend refuses GPU pipelines (omni.physics.tensors api.py): the sweep forces CPU."""
     path = data_copy("geared_pair.usda")
     edit = Usd.Stage.Open(str(path))
@@ -279,16 +284,17 @@ def test_a_gpu_scene_is_swept_on_the_cpu_pipeline_and_its_setting_is_put_back(ki
     kit.open(path)
     result = _sweep(kit, extension.runner)
     assert result.status == "pass"
-    assert physx_stand_in.get_physx_interface().get_overwrite_gpu_setting() == -1    # the scene's own setting again
+    assert physx_stand_in.get_physx_interface().get_overwrite_gpu_setting() == -1  # the scene's own setting again
 
 
-def test_the_engine_runs_from_a_script_on_kits_thread_and_refuses_another_thread(kit, extension, data_copy,
-                                                                                physx_stand_in):
+def test_the_engine_runs_from_a_script_on_kits_thread_and_refuses_another_thread(
+    kit, extension, data_copy, physx_stand_in
+):
     from mimic_ext.fet022 import run
 
     stage = kit.open(data_copy("geared_pair.usda"))
     before = _layers(stage)
-    result = run(stage, engine="kit-physx")          # registered by the extension; on Kit's thread it runs at once
+    result = run(stage, engine="kit-physx")  # registered by the extension; on Kit's thread it runs at once
     assert result.status == "pass" and result.engine == "kit-physx"
     assert _layers(stage) == before
     elsewhere = {}

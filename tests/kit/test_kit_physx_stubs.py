@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fet022_engines_common import ROBOTIQ, shared
 from pxr import Usd, UsdUtils
 
-from fet022_engines_common import ROBOTIQ, shared
-
-ROOT = "/Robotiq_2F_85/Robotiq_2F_85"     # the Robotiq USD's articulation root
+ROOT = "/Robotiq_2F_85/Robotiq_2F_85"  # the Robotiq USD's articulation root
 
 
-pytestmark = pytest.mark.usefixtures("physx_stand_in")   # a fresh stage PhysX per test (conftest)
+pytestmark = pytest.mark.usefixtures("physx_stand_in")  # a fresh stage PhysX per test (conftest)
 
 
 def _attach(stage) -> int:
@@ -33,9 +32,9 @@ def test_with_update_to_usd_on_fetch_results_writes_joint_states_into_the_stage(
     import omni.physx
 
     physx_stand_in._stub_use_backend(backend)
-    assert carb.settings.get_settings().get_as_bool("/physics/updateToUsd")        # Kit's default: on
+    assert carb.settings.get_settings().get_as_bool("/physics/updateToUsd")  # Kit's default: on
     stage = Usd.Stage.Open(str(shared(ROBOTIQ)))
-    stage.SetEditTarget(Usd.EditTarget(stage.GetSessionLayer()))      # where the writes go here: the edit target
+    stage.SetEditTarget(Usd.EditTarget(stage.GetSessionLayer()))  # where the writes go here: the edit target
     session_before = stage.GetSessionLayer().ExportToString()
     _attach(stage)
     sim = omni.physx.get_physx_simulation_interface()
@@ -53,20 +52,20 @@ def test_a_view_dies_with_the_physx_objects_and_then_refuses_every_call(physx_st
     stage = Usd.Stage.Open(str(shared(ROBOTIQ)))
     stage_id = _attach(stage)
     sim_view = tensors.create_simulation_view("numpy", stage_id)
-    art = sim_view.create_articulation_view("/Robotiq_2F_85/*")        # a glob per path component
+    art = sim_view.create_articulation_view("/Robotiq_2F_85/*")  # a glob per path component
     assert art.count == 1 and art.prim_paths == [ROOT]
-    assert f"{ROOT}/Joints/finger_joint" in art.dof_paths[0]          # DOF paths are the joints' prim paths
+    assert f"{ROOT}/Joints/finger_joint" in art.dof_paths[0]  # DOF paths are the joints' prim paths
     q = art.get_dof_positions()
     assert q.shape == (1, art.max_dofs) and q.dtype == np.float32
-    assert art.get_dof_positions() is q                       # the same array, filled again (api.py)
+    assert art.get_dof_positions() is q  # the same array, filled again (api.py)
     with pytest.raises(Exception, match="Failed to set DOF position targets"):
-        art.set_dof_position_targets(np.zeros((1, art.max_dofs - 1), np.float32), np.arange(1))   # no sparse rows
+        art.set_dof_position_targets(np.zeros((1, art.max_dofs - 1), np.float32), np.arange(1))  # no sparse rows
     omni.physx.get_physx_simulation_interface().detach_stage()
     assert not sim_view.is_valid and not art.check()
     with pytest.raises(Exception, match="Failed to get DOF positions from backend"):
         art.get_dof_positions()
     with pytest.raises(Exception, match="Failed to create simulation view"):
-        tensors.create_simulation_view("numpy", stage_id)          # nothing attached
+        tensors.create_simulation_view("numpy", stage_id)  # nothing attached
 
 
 def test_a_pattern_that_matches_no_articulation_gives_an_empty_view_and_an_error_line(physx_stand_in, caplog):
@@ -79,7 +78,7 @@ def test_a_pattern_that_matches_no_articulation_gives_an_empty_view_and_an_error
     with caplog.at_level(logging.ERROR, logger="carb"):
         art = tensors.create_simulation_view("numpy", stage_id).create_articulation_view("/Nothing/here")
     assert art.count == 0
-    assert any("did not match any rigid bodies" in r.getMessage() for r in caplog.records)   # sic, as the C++ says
+    assert any("did not match any rigid bodies" in r.getMessage() for r in caplog.records)  # sic, as the C++ says
 
 
 def test_the_numpy_frontend_refuses_a_gpu_pipeline_and_is_running_says_who_steps(physx_stand_in, tmp_path):
@@ -89,12 +88,12 @@ def test_the_numpy_frontend_refuses_a_gpu_pipeline_and_is_running_says_who_steps
     physx = omni.physx.get_physx_interface()
     assert not physx.is_running()
     physx_stand_in._stub_play()
-    assert physx.is_running()                      # play was pressed
+    assert physx.is_running()  # play was pressed
     physx_stand_in._stub_stop()
     stage = Usd.Stage.Open(str(shared(ROBOTIQ)))
-    physx.overwrite_gpu_setting(1)                  # force GPU
+    physx.overwrite_gpu_setting(1)  # force GPU
     stage_id = _attach(stage)
-    assert physx.is_running()                      # IPhysxSimulation attached
+    assert physx.is_running()  # IPhysxSimulation attached
     with pytest.raises(Exception, match="The Numpy frontend cannot be used with GPU pipelines"):
         tensors.create_simulation_view("numpy", stage_id)
     omni.physx.get_physx_simulation_interface().detach_stage()

@@ -27,8 +27,9 @@ def test_a_read_only_folder_goes_to_the_fallback_folder(tmp_path):
 
     stage = tmp_path / "ro" / "robot.usda"
     # root can write anywhere, so "read-only" is what the writability check says
-    folder, stem = report_location(str(stage), str(stage), fallback=tmp_path / "out",
-                                   writable=lambda folder: folder != stage.parent)
+    folder, stem = report_location(
+        str(stage), str(stage), fallback=tmp_path / "out", writable=lambda folder: folder != stage.parent
+    )
     assert (folder, stem) == (tmp_path / "out", "robot")
 
 

@@ -20,8 +20,17 @@ PROJECT = Path(__file__).resolve().parents[2]
 STUBS = PROJECT / "tests" / "kit_stubs"
 SCRIPT = PROJECT / "tools" / "kit_smoke.py"
 KIT_EXEC = Path(__file__).resolve().parent / "kit_exec.py"
-COMMANDS = ("SetMimicGearing", "SetMimicOffset", "SetMimicReferenceJoint", "SetMimicCompliance", "RemoveMimicJoint",
-            "AddMimicJoint", "ConvertMimicSchema", "RemoveMimicDuplicate", "undo_all")
+COMMANDS = (
+    "SetMimicGearing",
+    "SetMimicOffset",
+    "SetMimicReferenceJoint",
+    "SetMimicCompliance",
+    "RemoveMimicJoint",
+    "AddMimicJoint",
+    "ConvertMimicSchema",
+    "RemoveMimicDuplicate",
+    "undo_all",
+)
 #: run only where a follower carries both schemas (of the default samples, MIMIC_BOTH_SCHEMAS.usda)
 PAIRED = ("RemoveMimicDuplicate",)
 SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda", "MIMIC_BOTH_SCHEMAS.usda")
@@ -31,9 +40,24 @@ STATUSES = {"pass", "fail", "not-run"}
 def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS):
     """(exit code, {check name: check}, verdict line, stderr) of one run of the script."""
     # 240 s: a cold Warp compile of the solver's kernels (first run on a machine) takes a minute or two
-    proc = subprocess.run([sys.executable, str(KIT_EXEC), "--stubs", str(stubs), str(SCRIPT), "--quit",
-                           "--out", str(tmp_path / "out"), *args],
-                          capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(KIT_EXEC),
+            "--stubs",
+            str(stubs),
+            str(SCRIPT),
+            "--quit",
+            "--out",
+            str(tmp_path / "out"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+        check=False,
+    )
     lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith('{"smoke": "mimic_ext"')]
     checks = {ln["name"]: ln for ln in lines if "name" in ln}
     verdicts = [ln for ln in lines if "verdict" in ln]
@@ -46,9 +70,12 @@ def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS):
 
 def _names(sample: str) -> set[str]:
     paired = sample == "MIMIC_BOTH_SCHEMAS.usda"
-    return ({f"{sample}/open", f"{sample}/sweep/kit-physx", f"{sample}/sweep/warp",
-             f"{sample}/compare/kit-physx-vs-warp"} |
-            {f"{sample}/command/{c}" for c in COMMANDS if paired or c not in PAIRED})
+    return {
+        f"{sample}/open",
+        f"{sample}/sweep/kit-physx",
+        f"{sample}/sweep/warp",
+        f"{sample}/compare/kit-physx-vs-warp",
+    } | {f"{sample}/command/{c}" for c in COMMANDS if paired or c not in PAIRED}
 
 
 def _without_physx(tmp_path: Path) -> Path:
@@ -102,14 +129,18 @@ def test_without_omni_physx_the_kit_physx_checks_are_not_run_and_the_verdict_is_
 
 def test_a_failing_check_makes_the_verdict_fail_whatever_was_not_run(tmp_path):
     """An invalid stage (gearing 0): re-adding its relation is refused and FET022 fails it; kit-physx is not run."""
-    code, checks, verdict, _ = _smoke(tmp_path, "--stage", "invalid/MIMIC_ZERO_GEARING.usda",
-                                      stubs=_without_physx(tmp_path))
+    code, checks, verdict, _ = _smoke(
+        tmp_path, "--stage", "invalid/MIMIC_ZERO_GEARING.usda", stubs=_without_physx(tmp_path)
+    )
     failed = {n: c["detail"] for n, c in checks.items() if c["status"] == "fail"}
     # the relation Remove took away is not added back, so there is nothing to convert either
-    assert set(failed) == {"MIMIC_ZERO_GEARING.usda/command/AddMimicJoint", "MIMIC_ZERO_GEARING.usda/command/ConvertMimicSchema",
-                           "MIMIC_ZERO_GEARING.usda/sweep/warp"}
+    assert set(failed) == {
+        "MIMIC_ZERO_GEARING.usda/command/AddMimicJoint",
+        "MIMIC_ZERO_GEARING.usda/command/ConvertMimicSchema",
+        "MIMIC_ZERO_GEARING.usda/sweep/warp",
+    }
     assert failed["MIMIC_ZERO_GEARING.usda/command/AddMimicJoint"]["executed"] is False
     assert failed["MIMIC_ZERO_GEARING.usda/sweep/warp"]["why"] == ["FET022 says fail"]
-    assert checks["MIMIC_ZERO_GEARING.usda/command/undo_all"]["status"] == "pass"   # what did run was undone
+    assert checks["MIMIC_ZERO_GEARING.usda/command/undo_all"]["status"] == "pass"  # what did run was undone
     assert verdict["verdict"] == "fail" and verdict["counts"] == {"pass": 9, "fail": 3, "not-run": 2}
     assert code == verdict["exit_code"] == 1

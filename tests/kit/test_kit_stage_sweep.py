@@ -31,11 +31,27 @@ def _one_follower_result():
     """A hand-made result: these tests are about the Kit side (threads, frames, window, files), not physics."""
     from mimic_ext.fet022 import FollowerResult, SweepResult
 
-    return SweepResult(asset="x", status="pass", followers=[FollowerResult(
-        follower="/Robotiq/Joints/right_outer_knuckle_joint", name="right_outer_knuckle_joint",
-        reference="/Robotiq/Joints/finger_joint", swept="/Robotiq/Joints/finger_joint", schema="physx",
-        label="PhysxMimicJointAPI:rotX", compliant=False, follower_unit="deg", reference_unit="deg",
-        gearing=-1.0, offset=0.0, measured_ratio=1.0002, ratio_error=0.0002)])
+    return SweepResult(
+        asset="x",
+        status="pass",
+        followers=[
+            FollowerResult(
+                follower="/Robotiq/Joints/right_outer_knuckle_joint",
+                name="right_outer_knuckle_joint",
+                reference="/Robotiq/Joints/finger_joint",
+                swept="/Robotiq/Joints/finger_joint",
+                schema="physx",
+                label="PhysxMimicJointAPI:rotX",
+                compliant=False,
+                follower_unit="deg",
+                reference_unit="deg",
+                gearing=-1.0,
+                offset=0.0,
+                measured_ratio=1.0002,
+                ratio_error=0.0002,
+            )
+        ],
+    )
 
 
 def _notifications():
@@ -59,7 +75,7 @@ def test_menu_sweep_on_warp_lists_every_follower_of_the_open_sample_as_passing(k
     followers = sorted(r.follower.rsplit("/", 1)[1] for r in read_relations(stage))
     before = robotiq_sample.read_bytes()
     runner = extension.runner
-    runner.engine_choice = WARP                           # what the window's Engine field sets
+    runner.engine_choice = WARP  # what the window's Engine field sets
     _click_menu(kit)
     # The first sweep in a process compiles Warp kernels (tens of seconds on 2 cores): allow many frames.
     kit.run_until(lambda: runner.status in (DONE, FAILED), max_frames=2_000_000)
@@ -79,14 +95,13 @@ def test_menu_sweep_on_warp_lists_every_follower_of_the_open_sample_as_passing(k
     assert data["status"] == "pass" and data["stages"][0]["asset"] == str(robotiq_sample)
     assert ET.parse(runner.report_paths["junit"]).getroot().tag in ("testsuites", "testsuite")
     assert "<html" in runner.report_paths["html"].read_text().lower()
-    assert robotiq_sample.read_bytes() == before        # the authored stage is never modified
-    assert runner.frames_while_running > 0              # Kit kept updating while the sweep ran
+    assert robotiq_sample.read_bytes() == before  # the authored stage is never modified
+    assert runner.frames_while_running > 0  # Kit kept updating while the sweep ran
     assert runner.result.engine == "warp" and {f.engine for f in runner.result.followers} == {"warp"}
     assert kit.find("fet022.engine", window.frame).text == "Engine: warp"
 
 
-def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, robotiq_sample, monkeypatch,
-                                                              tmp_path):
+def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, robotiq_sample, monkeypatch, tmp_path):
     """Hold the sweep in its worker: Kit's frames go on, the window says it is running; then it completes."""
     fet022 = pytest.importorskip("mimic_ext.fet022", reason="the FET022 runner is not in this tree yet")
     from mimic_ext.kit.stage_sweep import DONE, RUNNING, StageSweepRunner
@@ -104,22 +119,22 @@ def test_the_sweep_runs_off_kits_thread_and_kit_keeps_drawing(kit, extension, ro
     stage = kit.open(robotiq_sample)
     runner = extension.runner
     task = runner.start(report_dir=tmp_path / "reports")
-    kit.run_until(lambda: "thread" in seen, max_frames=100_000)   # generous: a loaded CI machine
+    kit.run_until(lambda: "thread" in seen, max_frames=100_000)  # generous: a loaded CI machine
     for _ in range(20):
-        kit.frames(1)          # each returns while the sweep is held: Kit is not blocked
+        kit.frames(1)  # each returns while the sweep is held: Kit is not blocked
     assert runner.status == RUNNING and runner.frames_while_running >= 20
     window = kit.ui.Workspace.get_window(StageSweepRunner.WINDOW_TITLE)
     assert kit.find("fet022.status", window.frame).text.startswith("Sweeping")
     assert kit.find("fet022.progress", window.frame).text.startswith("running for")
     assert seen["thread"] is not threading.main_thread()
-    assert seen["stage"] is not stage                    # a private flattened copy, not Kit's stage
+    assert seen["stage"] is not stage  # a private flattened copy, not Kit's stage
     release.set()
     kit.run_until(task.done, max_frames=100_000)
     kit.frames(2)
     assert runner.status == DONE and runner.result.asset == str(robotiq_sample)
     assert _cell(kit, window, 0, "follower") == "right_outer_knuckle_joint"
     assert _cell(kit, window, 0, "status") == "pass"
-    assert _cell(kit, window, 0, "ratio") == "1"         # 1.0002 shown to 4 significant digits
+    assert _cell(kit, window, 0, "ratio") == "1"  # 1.0002 shown to 4 significant digits
     assert {p.parent for p in runner.report_paths.values()} == {tmp_path / "reports"}
     assert all(p.is_file() for p in runner.report_paths.values())
     assert kit.find("fet022.reports", window.frame).text == f"Reports written to {tmp_path / 'reports'}"
@@ -157,13 +172,14 @@ def test_an_unsaved_stage_without_mimics_is_skipped_and_reported_in_the_fallback
     finally:
         carb.settings.get_settings().set(SETTING_FALLBACK_DIR, "")
     assert extension.runner.status == DONE
-    assert extension.runner.result.status == "skipped"      # no followers: skipped, not failed
+    assert extension.runner.result.status == "skipped"  # no followers: skipped, not failed
     assert extension.runner.report_paths["json"] == tmp_path / "fallback" / "stage.fet022.json"
     assert extension.runner.report_paths["json"].is_file()
 
 
-def test_a_stage_in_a_folder_it_cannot_write_reports_to_the_fallback_folder(kit, extension, robotiq_sample,
-                                                                           monkeypatch, tmp_path):
+def test_a_stage_in_a_folder_it_cannot_write_reports_to_the_fallback_folder(
+    kit, extension, robotiq_sample, monkeypatch, tmp_path
+):
     """Root can write anywhere, so the folder is made read-only by what the writability check answers."""
     fet022 = pytest.importorskip("mimic_ext.fet022", reason="the FET022 runner is not in this tree yet")
     import carb.settings
@@ -201,19 +217,21 @@ def test_the_window_shows_progress_and_a_done_notification(kit, extension, robot
     window = kit.ui.Workspace.get_window(StageSweepRunner.WINDOW_TITLE)
     bar = kit.find("fet022.progress_bar", window.frame)
     assert runner.status == DONE and bar.model is runner.progress_model and bar.model.as_float == 1.0
-    assert kit.find("fet022.cancel", window.frame).enabled is False      # nothing left to cancel
-    (text, status), = _notifications()
+    assert kit.find("fet022.cancel", window.frame).enabled is False  # nothing left to cancel
+    ((text, status),) = _notifications()
     assert text.startswith("FET022 sweep of robotiq_style_linkage.usda: PASS (1 pass) on kit-physx (omni.physx "), text
     assert status == nm.NotificationStatus.INFO
 
 
 def _endless_sweep(seen):
     """A sweep that never ends by itself: Python between short native calls, like a solver's step loop."""
+
     def run(stage, config=None, engine="warp", **_kw):
         seen["thread"] = threading.current_thread()
         while True:
             seen["steps"] = seen.get("steps", 0) + 1
             time.sleep(0.001)
+
     return run
 
 
@@ -232,16 +250,16 @@ def test_cancel_stops_the_sweep_thread_and_writes_nothing(kit, extension, roboti
     kit.run_until(lambda: seen.get("steps", 0) > 5, max_frames=100_000)
     window = kit.ui.Workspace.get_window(StageSweepRunner.WINDOW_TITLE)
     kit.frames(1)
-    assert runner.status == RUNNING and runner.progress_model.as_float == pytest.approx(0.1)   # the phase's share
+    assert runner.status == RUNNING and runner.progress_model.as_float == pytest.approx(0.1)  # the phase's share
     cancel = kit.find("fet022.cancel", window.frame)
     assert cancel.enabled
     kit.click(cancel)
     kit.run_until(task.done, max_frames=100_000)
-    seen["thread"].join(timeout=10)            # generous for a loaded machine; it stops within one step
+    seen["thread"].join(timeout=10)  # generous for a loaded machine; it stops within one step
     assert not seen["thread"].is_alive()
     steps = seen["steps"]
     time.sleep(0.05)
-    assert seen["steps"] == steps              # the job really stopped, it is not just ignored
+    assert seen["steps"] == steps  # the job really stopped, it is not just ignored
     assert runner.status == CANCELLED and runner.result is None
     assert not (tmp_path / "reports").exists()
     assert any("cancelled" in t and s == nm.NotificationStatus.WARNING for t, s in _notifications())
@@ -256,19 +274,20 @@ def test_cancel_stops_a_real_sweep_inside_the_solver(kit, extension, robotiq_sam
 
     def held(original):
         def step(self, *args, **kwargs):
-            if not stepping.is_set():              # hold the first step until the Cancel arrives
+            if not stepping.is_set():  # hold the first step until the Cancel arrives
                 stepping.set()
                 deadline = time.monotonic() + 60
                 while time.monotonic() < deadline:
                     time.sleep(0.001)
             return original(self, *args, **kwargs)
+
         return step
 
     monkeypatch.setattr(Solver, "step", held(Solver.step))
-    monkeypatch.setattr(Solver, "step_many", held(Solver.step_many))   # the warp engine's sweep runs through it
+    monkeypatch.setattr(Solver, "step_many", held(Solver.step_many))  # the warp engine's sweep runs through it
     kit.open(robotiq_sample)
     runner = extension.runner
-    task = runner.start(report_dir=tmp_path / "reports", engine="warp")     # a PhysX sweep: test_kit_physx_engine
+    task = runner.start(report_dir=tmp_path / "reports", engine="warp")  # a PhysX sweep: test_kit_physx_engine
     # The first sweep in a process compiles Warp kernels (tens of seconds on 2 cores): allow many frames.
     kit.run_until(stepping.is_set, max_frames=2_000_000)
     assert runner.cancel() is True
@@ -289,12 +308,13 @@ def test_shutdown_stops_a_running_sweep(kit, robotiq_sample, monkeypatch, tmp_pa
     ext.runner.start(report_dir=tmp_path)
     kit.run_until(lambda: seen.get("steps", 0) > 5, max_frames=100_000)
     ext.on_shutdown()
-    assert not seen["thread"].is_alive()       # on_shutdown joined the stopped job
+    assert not seen["thread"].is_alive()  # on_shutdown joined the stopped job
     kit.frames(2)
 
 
 def test_the_stage_window_offers_the_sweep_for_a_selected_articulation_and_sweeps_only_it(
-        kit, extension, robotiq_sample, monkeypatch, tmp_path):
+    kit, extension, robotiq_sample, monkeypatch, tmp_path
+):
     fet022 = pytest.importorskip("mimic_ext.fet022", reason="the FET022 runner is not in this tree yet")
     import omni.kit.context_menu
 

@@ -61,7 +61,7 @@ def test_commands_execute_register_and_undo_like_kit(kit, caplog):
 
     log, box = [], [0]
     assert omni.kit.commands.execute("NoUndo", log=log) == (True, 42)
-    assert len(omni.kit.undo.get_undo_stack()) == 0          # no undo(): not recorded
+    assert len(omni.kit.undo.get_undo_stack()) == 0  # no undo(): not recorded
     assert omni.kit.commands.execute("Count", box=box, step=2) == (True, 2)
     assert omni.kit.commands.execute("Count", box=box, step=3) == (True, 5)
     assert omni.kit.undo.undo() is True and box == [2]
@@ -72,16 +72,16 @@ def test_commands_execute_register_and_undo_like_kit(kit, caplog):
         assert omni.kit.commands.execute("Fail", box=box) == (False, None)
     assert any("Unknown" in r.getMessage() for r in caplog.records)
     assert any("Failed to execute a command: Fail" in r.getMessage() for r in caplog.records)
-    assert box == [5]                                        # the failing command was undone
+    assert box == [5]  # the failing command was undone
     assert [e.name for e in omni.kit.undo.get_undo_stack()] == ["Count", "Count"]
     # A refused top-level command costs the redo history: Kit's _create_entry clears the redo stack before
     # do() runs, and _execute then puts the failed command itself there (omni/kit/undo/undo.py).
     assert omni.kit.undo.undo() is True and box == [2]
-    assert [e.name for e in omni.kit.undo.get_redo_stack()] == ["Fail", "Count"]   # the first Fail's, then the undo's
+    assert [e.name for e in omni.kit.undo.get_redo_stack()] == ["Fail", "Count"]  # the first Fail's, then the undo's
     with caplog.at_level(logging.ERROR, logger="carb"):
         assert omni.kit.commands.execute("Fail", box=box) == (False, None)
         assert [e.name for e in omni.kit.undo.get_redo_stack()] == ["Fail"]
-        assert omni.kit.undo.redo() is False and box == [2]   # redo re-runs the refused command, which fails again
+        assert omni.kit.undo.redo() is False and box == [2]  # redo re-runs the refused command, which fails again
     assert omni.kit.commands.execute("Count", box=box, step=3) == (True, 5)
 
     # A group is one undo step; an empty stack makes undo() return False.
@@ -112,7 +112,7 @@ def test_selection_payload_and_property_window(kit, robotiq_sample):
     stage = Usd.Stage.Open(str(robotiq_sample))
     payload = PrimSelectionPayload(weakref.ref(stage), [Sdf.Path("/Robotiq")])
     assert len(payload) == 1 and payload and payload.get_stage() is stage
-    assert payload != PrimSelectionPayload(weakref.ref(stage), [Sdf.Path("/Robotiq")])   # identity only
+    assert payload != PrimSelectionPayload(weakref.ref(stage), [Sdf.Path("/Robotiq")])  # identity only
 
     class Hello(SimplePropertyWidget):
         built = 0
@@ -123,12 +123,12 @@ def test_selection_payload_and_property_window(kit, robotiq_sample):
 
     window = omni.kit.window.property.get_window()
     widget = Hello("Hello")
-    window.register_widget("prim", "hello", widget)            # top_stack defaults to True
+    window.register_widget("prim", "hello", widget)  # top_stack defaults to True
     assert window._widgets_top["prim"]["hello"] is widget
     kit.open(robotiq_sample)
     kit.select("/Robotiq")
     assert window.get_scheme() == "prim"
-    assert Hello.built == 1                                    # built one frame after the window frame
+    assert Hello.built == 1  # built one frame after the window frame
     assert [w.text for w in kit.walk(kit.property_root()) if hasattr(w, "text")][:1] == ["Hello"]
     window.unregister_widget("prim", "hello")
     assert "hello" not in window._stub_registered("prim")
@@ -156,22 +156,25 @@ def test_ui_models_frames_and_with_blocks(kit):
             ui.FloatField(identifier="f")
 
     window.frame.set_build_fn(build)
-    assert built == []                                          # lazy: built on the next draw
+    assert built == []  # lazy: built on the next draw
     kit.frames(1)
     assert built == [1] and kit.find("a", window.frame).text == "a"
-    assert isinstance(kit.find("f", window.frame).model, ui.SimpleFloatModel)   # default model
+    assert isinstance(kit.find("f", window.frame).model, ui.SimpleFloatModel)  # default model
     window.frame.rebuild()
     kit.frames(1)
     assert built == [1, 1]
     with pytest.raises(TypeError):
-        ui.Label("x", colour=1)                                 # unknown keywords fail as in Kit
+        ui.Label("x", colour=1)  # unknown keywords fail as in Kit
     combo = ui.ComboBox(1, "rotX", "rotY", "rotZ")
     seen = []
     combo.model.add_item_changed_fn(lambda m, item: seen.append(m.get_item_value_model().as_int))
     combo.model.get_item_value_model().set_value(2)
     assert seen == [2]
-    assert [combo.model.get_item_value_model(i).as_string for i in combo.model.get_item_children()] == \
-        ["rotX", "rotY", "rotZ"]
+    assert [combo.model.get_item_value_model(i).as_string for i in combo.model.get_item_children()] == [
+        "rotX",
+        "rotY",
+        "rotZ",
+    ]
     window.destroy()
 
 
@@ -184,7 +187,7 @@ def test_signatures_the_kit_layer_relies_on(kit):
     from omni.kit.property.usd import UsdPropertiesWidget
 
     with pytest.raises(TypeError):
-        UsdPropertiesWidget("no collapsed")                    # `collapsed` has no default in Kit
+        UsdPropertiesWidget("no collapsed")  # `collapsed` has no default in Kit
     sig = inspect.signature(omni.kit.window.property.get_window().register_widget)
     assert sig.parameters["top_stack"].default is True
     sig = inspect.signature(omni.kit.menu.utils.add_menu_items)
@@ -204,11 +207,11 @@ def test_a_section_that_does_not_mark_an_item_visible_vanishes_during_a_search(k
 
     class Plain(SimplePropertyWidget):
         def build_items(self):
-            ui.Label("Gearing")                     # built, but never says so
+            ui.Label("Gearing")  # built, but never says so
 
     class Listed(SimplePropertyWidget):
         def build_items(self):
-            self.add_item("Gearing", -1)             # add_item filters by label and marks it visible
+            self.add_item("Gearing", -1)  # add_item filters by label and marks it visible
 
     window = omni.kit.window.property.get_window()
     plain, listed = Plain("Plain"), Listed("Listed")
@@ -242,16 +245,19 @@ def test_actions_menus_and_the_context_menu_run_like_kit(kit):
     action = ac.get_action_registry().register_action("my.ext", "go", lambda prim_list=None: calls.append(prim_list))
     item = MenuItemDescription(name="Go", onclick_action=("my.ext", "go"))
     omni.kit.menu.utils._stub_click(item)
-    assert calls == [None]                                          # a menu passes nothing
-    sub = omni.kit.context_menu.add_menu({"name": "Go", "show_fn": [lambda p: bool(p.get("prim_list"))],
-                                          "onclick_action": ("my.ext", "go")}, "MENU", "omni.kit.widget.stage")
+    assert calls == [None]  # a menu passes nothing
+    sub = omni.kit.context_menu.add_menu(
+        {"name": "Go", "show_fn": [lambda p: bool(p.get("prim_list"))], "onclick_action": ("my.ext", "go")},
+        "MENU",
+        "omni.kit.widget.stage",
+    )
     assert omni.kit.context_menu._stub_visible_entries("MENU", "omni.kit.widget.stage", {"prim_list": []}) == []
     objects = {"prim_list": ["p"], "stage": "s", "node_open": True}
     (entry,) = omni.kit.context_menu._stub_visible_entries("MENU", "omni.kit.widget.stage", objects)
     omni.kit.context_menu._stub_click(entry, objects)
-    assert calls == [None]                                          # runs one frame later
+    assert calls == [None]  # runs one frame later
     kit.frames(2)
-    assert calls == [None, ["p"]]                                   # only the declared parameters are passed
+    assert calls == [None, ["p"]]  # only the declared parameters are passed
     del sub
     assert omni.kit.context_menu.get_menu_dict("MENU", "omni.kit.widget.stage") == []
     ac.get_action_registry().deregister_action(action)
@@ -264,16 +270,20 @@ def _extension_folder(root):
     (ok / "config").mkdir(parents=True)
     (ok / "config" / "extension.toml").write_text(
         '[package]\nversion = "1.2.0"\n[dependencies]\n"omni.usd" = {}\n"omni.not.here" = { optional = true }\n'
-        '[[python.module]]\nname = "demo_ok_mod"\n[settings]\nexts."demo_ok".answer = 3\n')
+        '[[python.module]]\nname = "demo_ok_mod"\n[settings]\nexts."demo_ok".answer = 3\n'
+    )
     (ok / "demo_ok_mod").mkdir()
     (ok / "demo_ok_mod" / "__init__.py").write_text(
         "import omni.ext\nEVENTS = []\n"
         "class DemoExtension(omni.ext.IExt):\n"
         "    def on_startup(self, ext_id):\n        EVENTS.append(('startup', ext_id))\n"
-        "    def on_shutdown(self):\n        EVENTS.append(('shutdown',))\n")
+        "    def on_shutdown(self):\n        EVENTS.append(('shutdown',))\n"
+    )
     broken = root / "demo_broken"
     broken.mkdir()
-    (broken / "extension.toml").write_text('[package]\nversion = "0.3.0"\n[[python.module]]\nname = "demo_broken_mod"\n')
+    (broken / "extension.toml").write_text(
+        '[package]\nversion = "0.3.0"\n[[python.module]]\nname = "demo_broken_mod"\n'
+    )
     (broken / "demo_broken_mod.py").write_text("raise ImportError('no omni.kit.commands in this kernel')\n")
     needy = root / "demo_needy"
     needy.mkdir()
@@ -289,7 +299,7 @@ def test_set_extension_enabled_immediate_starts_and_stops_an_extension_as_kit_do
 
     manager = kit.app.get_extension_manager()
     _extension_folder(tmp_path)
-    assert manager.set_extension_enabled_immediate("demo_ok", True) is False      # not in any extension folder yet
+    assert manager.set_extension_enabled_immediate("demo_ok", True) is False  # not in any extension folder yet
     manager.add_path(str(tmp_path))
     ids = {e["id"] for e in manager.get_extensions()}
     assert {"demo_ok-1.2.0", "demo_broken-0.3.0", "demo_needy-1.0.0"} <= ids

@@ -17,7 +17,7 @@ def _kit():
 
 
 def _pump_until(calls, done, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s      # generous: a loaded CI machine
+    deadline = time.monotonic() + timeout_s  # generous: a loaded CI machine
     while not done() and time.monotonic() < deadline:
         calls.pump()
         time.sleep(0.001)
@@ -30,7 +30,7 @@ def test_a_call_from_a_job_runs_on_kits_thread_when_pumped_and_returns_its_value
     ran_on = []
     job = Job(lambda: calls.call(lambda x: ran_on.append(threading.get_ident()) or x * 2, 21)).start()
     time.sleep(0.05)
-    assert not job.done() and calls.pending() == 1          # nothing runs until Kit's thread pumps
+    assert not job.done() and calls.pending() == 1  # nothing runs until Kit's thread pumps
     _pump_until(calls, job.done)
     assert job.result() == 42 and ran_on == [threading.get_ident()]
 
@@ -51,7 +51,7 @@ def test_an_exception_on_kits_thread_is_raised_in_the_job():
 def test_on_kits_thread_a_call_runs_at_once_and_pump_refuses_other_threads():
     KitThreadCalls, _, _ = _kit()
     calls = KitThreadCalls()
-    assert calls.call(lambda: threading.get_ident()) == threading.get_ident() and calls.pending() == 0
+    assert calls.call(threading.get_ident) == threading.get_ident() and calls.pending() == 0
     errors = []
 
     def pump_elsewhere():
@@ -73,10 +73,10 @@ def test_cancel_ends_a_job_waiting_for_kits_thread_and_its_clean_up_still_runs_t
 
     def job_body():
         try:
-            calls.call(lambda: None)          # never pumped before the cancel
+            calls.call(lambda: None)  # never pumped before the cancel
             calls.call(lambda: None)
         finally:
-            calls.call(lambda: cleaned.append(threading.get_ident()))   # posted after the cancel
+            calls.call(lambda: cleaned.append(threading.get_ident()))  # posted after the cancel
 
     job = Job(job_body).start()
     time.sleep(0.05)
@@ -100,5 +100,5 @@ def test_pump_stops_at_its_budget():
     deadline = time.monotonic() + 10
     while calls.pending() < 3 and time.monotonic() < deadline:
         time.sleep(0.001)
-    assert calls.pump(budget_s=0.01) == 1          # the first call alone spends the budget
+    assert calls.pump(budget_s=0.01) == 1  # the first call alone spends the budget
     _pump_until(calls, lambda: len(done) == 3)

@@ -15,20 +15,20 @@ def test_cancel_stops_a_running_python_loop_and_reports_it():
 
     def work():
         entered.set()
-        while True:                       # a sweep's step loop: Python between native calls
+        while True:  # a sweep's step loop: Python between native calls
             steps.append(1)
             time.sleep(0.001)
 
     job = Job(work).start()
     assert entered.wait(10)
     assert job.cancel() is True
-    assert job.join(timeout=10)           # generous for a loaded machine; it ends within one step
+    assert job.join(timeout=10)  # generous for a loaded machine; it ends within one step
     assert job.done()
     with pytest.raises(JobCancelled):
         job.result()
     n = len(steps)
     time.sleep(0.05)
-    assert len(steps) == n                # nothing runs after the cancel
+    assert len(steps) == n  # nothing runs after the cancel
 
 
 def test_a_finished_job_keeps_its_result_and_ignores_cancel():

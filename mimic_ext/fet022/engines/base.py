@@ -10,12 +10,13 @@ where an engine misreads an asset.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ...errors import MimicInputError
 
-if TYPE_CHECKING:   # kept light: the CLI checks engine names before importing numpy or USD
+if TYPE_CHECKING:  # kept light: the CLI checks engine names before importing numpy or USD
     from ...schema.relation import MimicRelation
     from ..plan import SweepPlan
 
@@ -64,10 +65,12 @@ class Trace:
     relations: list[ReadRelation] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    body_positions: dict[str, Any] = field(default_factory=dict)
+    body_positions: Mapping[str, Any] = field(default_factory=dict)
     body_samples: list[int] = field(default_factory=list)
     #: follower path -> why this engine cannot represent its relation (its verdict: not applicable)
     not_applicable: dict[str, str] = field(default_factory=dict)
+    #: the runner's index of ``relations`` ((relations, (follower, leader) -> relation)), built on first use
+    _read_index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @runtime_checkable
@@ -79,8 +82,9 @@ class SweepEngine(Protocol):
     def versions(self) -> dict[str, str]:
         """Library versions to put in the report."""
 
-    def simulate(self, stage, plan: "SweepPlan", watch: Sequence[str], relations: Sequence["MimicRelation"],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         """Run ``plan`` on ``stage`` (never editing it) and record the positions of ``watch``.
 
         Environment ``i`` applies ``plan.target_block(step, step + 1)[0, i, j]`` as the position target of
@@ -92,7 +96,7 @@ class SweepEngine(Protocol):
         """
 
 
-def stage_without(stage, hidden: Sequence["MimicRelation"]):
+def stage_without(stage, hidden: Sequence[MimicRelation]):
     """A stage over the same root layer whose own session layer removes ``hidden`` relations.
 
     Removing an applied API in a stronger layer hides the relation from a simulator that
@@ -107,7 +111,7 @@ def stage_without(stage, hidden: Sequence["MimicRelation"]):
     return private
 
 
-def hide_relations(stage, hidden: Sequence["MimicRelation"]) -> None:
+def hide_relations(stage, hidden: Sequence[MimicRelation]) -> None:
     """Remove the applied mimic API of each ``hidden`` relation in ``stage``'s current edit target
     (a layer stronger than the one that applied it), so a simulator reading the stage skips it."""
     from ...schema.authoring import NEWTON_API, PHYSX_API
@@ -164,7 +168,7 @@ def check_engine(spec: str) -> None:
         get_engine(spec)
 
 
-def get_engine(spec: "str | SweepEngine" = "warp", **options) -> SweepEngine:
+def get_engine(spec: str | SweepEngine = "warp", **options) -> SweepEngine:
     """An engine instance from its name (``"warp"``, ``"warp:cuda:0"``) or the instance itself.
 
     An engine whose optional peer is not installed raises ``MimicInputError`` naming the
@@ -185,10 +189,13 @@ def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
 
         try:
             mod = importlib.import_module(f".{module}", __package__)
-        except ModuleNotFoundError as exc:   # the engine's module, or a peer it imports at the top
-            raise MimicInputError(f"sweep engine '{module}' cannot be loaded: {exc} (install the extra that "
-                                  f"brings it: pip install 'mimic-ext[{module}]')") from None
+        except ModuleNotFoundError as exc:  # the engine's module, or a peer it imports at the top
+            raise MimicInputError(
+                f"sweep engine '{module}' cannot be loaded: {exc} (install the extra that "
+                f"brings it: pip install 'mimic-ext[{module}]')"
+            ) from None
         return getattr(mod, cls)(**options)
+
     return factory
 
 
@@ -199,13 +206,16 @@ def _warp_available() -> None:
 def _peers(extra: str, *modules: str) -> Callable[[], None]:
     """A check that the engine's peer packages are installed (found, not imported: Newton's
     import alone takes seconds), naming the extra that brings them."""
+
     def check() -> None:
         import importlib.util
 
         for module in modules:
             if importlib.util.find_spec(module) is None:
-                raise MimicInputError(f"the {extra} engine needs {module}, which is not installed: "
-                                      f"pip install 'mimic-ext[{extra}]'")
+                raise MimicInputError(
+                    f"the {extra} engine needs {module}, which is not installed: pip install 'mimic-ext[{extra}]'"
+                )
+
     return check
 
 

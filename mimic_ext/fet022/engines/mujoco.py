@@ -39,17 +39,17 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ...errors import MimicInputError
+from ...native_stderr import quiet_native_stderr
 from ...schema import joints
 from ...schema.relation import MimicRelation
 from ..discovery import authored_drive
 from ..plan import SweepPlan
 from . import prepared
-from ...native_stderr import quiet_native_stderr
 from .base import ReadRelation, Trace
 
 EXTRA = "pip install 'mimic-ext[mujoco]'"
@@ -75,8 +75,9 @@ def _solref(value) -> tuple[float, float] | None:
     try:
         t, d = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise MimicInputError(f"mujoco engine: solref must be two numbers (timeconst, dampratio), got {value!r}") \
-            from None
+        raise MimicInputError(
+            f"mujoco engine: solref must be two numbers (timeconst, dampratio), got {value!r}"
+        ) from None
     if not (math.isfinite(t) and math.isfinite(d) and t > 0 and d > 0):
         raise MimicInputError(f"mujoco engine: solref timeconst and dampratio must be > 0, got {value!r}")
     return t, d
@@ -97,8 +98,10 @@ class MujocoEngine:
         self.default_masses = bool(default_masses)
 
     def versions(self) -> dict[str, str]:
-        return {"mujoco": self.mujoco.__version__,
-                "mujoco_solref": "default" if self.solref is None else f"{self.solref[0]:g} {self.solref[1]:g}"}
+        return {
+            "mujoco": self.mujoco.__version__,
+            "mujoco_solref": "default" if self.solref is None else f"{self.solref[0]:g} {self.solref[1]:g}",
+        }
 
     # ------------------------------------------------------------------ build
     def build(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
@@ -115,13 +118,17 @@ class MujocoEngine:
             floating = prepared.floating_roots(prep.stage)
         # the prim holding every body and joint: an articulation root on a body would export that body alone
         exported = export_urdf(prep.stage, robot_path=prepared.common_root(prepared.physics_prims(prep.stage)))
-        notes.append("built through mimic_ext's URDF export and MuJoCo's URDF compiler"
-                     + (f" (export: {'; '.join(exported.warnings)})" if exported.warnings else ""))
+        notes.append(
+            "built through mimic_ext's URDF export and MuJoCo's URDF compiler"
+            + (f" (export: {'; '.join(exported.warnings)})" if exported.warnings else "")
+        )
         if floating:
-            notes.append(f"MuJoCo's URDF compiler welds the URDF root to the world: floating root(s) "
-                         f"{', '.join(floating)} fixed" + ("" if fix_base else " although fix_base is false"))
+            notes.append(
+                f"MuJoCo's URDF compiler welds the URDF root to the world: floating root(s) "
+                f"{', '.join(floating)} fixed" + ("" if fix_base else " although fix_base is false")
+            )
         try:
-            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+            with quiet_native_stderr():  # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 spec = mujoco.MjSpec.from_string(exported.text)
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
@@ -133,7 +140,7 @@ class MujocoEngine:
             j = spec.joint(name)
             if j is not None:
                 joint_of[path] = (name, exported.joint_signs.get(path, 1.0))
-        drives = {}   # path -> (stiffness, damping, max force, target) SI, USD sign
+        drives = {}  # path -> (stiffness, damping, max force, target) SI, USD sign
         for path in joint_of:
             prim = prep.stage.GetPrimAtPath(path)
             d = authored_drive(prim)
@@ -144,13 +151,15 @@ class MujocoEngine:
             drives[pj.path] = (pj.drive.stiffness, pj.drive.damping, pj.drive.max_force, pj.lo)
         missing = [pj.path for pj in plan.joints if pj.path not in joint_of]
         if missing:
-            raise MimicInputError(f"swept joint(s) {', '.join(missing)} are not joints of the exported URDF "
-                                  f"(MuJoCo simulates only the articulation under the default prim)")
-        actuator = {}
+            raise MimicInputError(
+                f"swept joint(s) {', '.join(missing)} are not joints of the exported URDF "
+                f"(MuJoCo simulates only the articulation under the default prim)"
+            )
+        actuator: dict[str, int] = {}  # joint path -> its actuator's index in ctrl
         for path, (kp, kv, fmax, _) in drives.items():
             name, _ = joint_of[path]
             joint = spec.joint(name)
-            joint.damping = np.zeros_like(np.atleast_1d(joint.damping))   # the actuator's kv carries it
+            joint.damping = np.zeros_like(np.atleast_1d(joint.damping))  # the actuator's kv carries it
             act = spec.add_actuator(name=f"fet022_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
             act.set_to_position(kp=float(kp), kv=float(kv))
             if math.isfinite(fmax):
@@ -159,17 +168,21 @@ class MujocoEngine:
             actuator[path] = len(actuator)
         roots = prepared.articulation_roots(prep.stage)
         if roots and all(prepared.self_collisions(r) is False for r in roots):
-            for geom in spec.geoms:   # robot geoms still meet the world (contype 2 vs conaffinity 1)
+            for geom in spec.geoms:  # robot geoms still meet the world (contype 2 vs conaffinity 1)
                 geom.contype, geom.conaffinity = 2, 1
-            notes.append("physxArticulation:enabledSelfCollisions = false carried over: the robot's geoms do not "
-                         "collide with each other in MuJoCo")
+            notes.append(
+                "physxArticulation:enabledSelfCollisions = false carried over: the robot's geoms do not "
+                "collide with each other in MuJoCo"
+            )
         if self.solref is not None:
             for eq in spec.equalities:
                 eq.solref = list(self.solref)
-            notes.append(f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
-                         f"the stiff default (2 h, 1)")
+            notes.append(
+                f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
+                f"the stiff default (2 h, 1)"
+            )
         try:
-            with quiet_native_stderr():   # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+            with quiet_native_stderr():  # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
                 model = spec.compile()
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
@@ -192,8 +205,11 @@ class MujocoEngine:
             q0f, q0l = float(model.qpos0[model.jnt_qposadr[f]]), float(model.qpos0[model.jnt_qposadr[l]])
             offset = a0 + q0f - a1 * q0l
             tc, dr = (float(v) for v in model.eq_solref[e])
-            out.append(ReadRelation(pf, pl, sf * sl * a1, sf * offset, hard=False,
-                                    note=f"a joint equality, solref ({tc:g} s, {dr:g})"))
+            out.append(
+                ReadRelation(
+                    pf, pl, sf * sl * a1, sf * offset, hard=False, note=f"a joint equality, solref ({tc:g} s, {dr:g})"
+                )
+            )
         return out
 
     def substeps_for(self, model, ids, drives) -> int:
@@ -213,8 +229,9 @@ class MujocoEngine:
         return n
 
     # --------------------------------------------------------------- simulate
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         """MuJoCo's warnings (an unstable step, say) become notes instead of a MUJOCO_LOG.TXT in the cwd."""
         mujoco = self.mujoco
         said: list[str] = []
@@ -235,13 +252,17 @@ class MujocoEngine:
         n_sub = self.substeps_for(model, ids, drives)
         if n_sub > 1:
             model.opt.timestep = plan.dt / n_sub
-            trace.notes.append(f"each {plan.dt:.4g} s step taken as {n_sub} MuJoCo steps of {plan.dt / n_sub:.3g} s: "
-                               f"the stiffest drive needs kp h^2 <= {STABLE_GAIN:g} M_jj (a force-limited actuator "
-                               f"is clamped outside the implicit integration)")
+            trace.notes.append(
+                f"each {plan.dt:.4g} s step taken as {n_sub} MuJoCo steps of {plan.dt / n_sub:.3g} s: "
+                f"the stiffest drive needs kp h^2 <= {STABLE_GAIN:g} M_jj (a force-limited actuator "
+                f"is clamped outside the implicit integration)"
+            )
         if self.solref is None:
             stiff_equalities(mujoco, model)
-            trace.notes.append(f"mimic joint equalities use solref ({2 * model.opt.timestep:.3g} s, 1): twice "
-                               f"MuJoCo's time step, the stiffest it accepts")
+            trace.notes.append(
+                f"mimic joint equalities use solref ({2 * model.opt.timestep:.3g} s, 1): twice "
+                f"MuJoCo's time step, the stiffest it accepts"
+            )
         trace.notes.append(integrator_note(mujoco, model))
         trace.relations = self.relations_read(model, ids)
         record = list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch)))
@@ -295,9 +316,11 @@ def integrator(mujoco):
 def integrator_note(mujoco, model) -> str:
     if int(model.opt.integrator) == int(getattr(mujoco.mjtIntegrator, "mjINT_DISCRETE", -1)):
         return "integrator discrete: the joint equalities are solved with the drives' damping and stiffness"
-    return (f"integrator implicitfast (MuJoCo {mujoco.__version__} has no discrete integrator, 3.13+): the "
-            f"equalities are solved before the drives' damping is applied, so a heavily damped light reference "
-            f"can throw its followers off")
+    return (
+        f"integrator implicitfast (MuJoCo {mujoco.__version__} has no discrete integrator, 3.13+): the "
+        f"equalities are solved before the drives' damping is applied, so a heavily damped light reference "
+        f"can throw its followers off"
+    )
 
 
 def stiff_equalities(mujoco, model) -> None:

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ...errors import MimicInputError
-from ...warp_runtime import init_warp
 from ...schema import joints, read_relations
 from ...schema.relation import PHYSX, MimicRelation
+from ...warp_runtime import init_warp
 from ..plan import SweepPlan
 from . import prepared
 from .base import EngineNotApplicable, ReadRelation, Trace
@@ -64,34 +64,50 @@ def import_newton():
     except ImportError:
         raise MimicInputError(f"the newton engine needs Newton (newton is not installed): {EXTRA}") from None
     if not hasattr(newton.ModelBuilder, "set_joint_mimic"):
-        raise MimicInputError(f"the newton engine needs Newton >= 1.8 (joint mimics), found {newton.__version__}: "
-                              f"{EXTRA}")
+        raise MimicInputError(
+            f"the newton engine needs Newton >= 1.8 (joint mimics), found {newton.__version__}: {EXTRA}"
+        )
     return newton
 
 
-def newton_reading(authored: MimicRelation, model_coeffs: tuple[float, float] | None, leader: str | None,
-                   stage) -> ReadRelation:
+def newton_reading(
+    authored: MimicRelation, model_coeffs: tuple[float, ...] | None, leader: str | None, stage
+) -> ReadRelation:
     """What Newton's model holds for one authored relation, and how it differs."""
     if model_coeffs is None:
-        return ReadRelation(authored.follower, authored.leader or "", authored.multiplier, authored.offset,
-                            note="dropped: Newton's model holds no mimic for this follower")
+        return ReadRelation(
+            authored.follower,
+            authored.leader or "",
+            authored.multiplier,
+            authored.offset,
+            note="dropped: Newton's model holds no mimic for this follower",
+        )
     c0, c1 = model_coeffs
     notes = []
     if authored.schema == PHYSX and abs(c0 - authored.offset) > SAME * max(1.0, abs(authored.offset)):
         raw = float(authored.authored.get("offset", 0.0)) if authored.authored else float("nan")
         if abs(c0 + raw) <= SAME * max(1.0, abs(raw)):
-            unit = "degrees" if joints.joint_kind(stage.GetPrimAtPath(authored.follower)) == joints.REVOLUTE \
+            unit = (
+                "degrees"
+                if joints.joint_kind(stage.GetPrimAtPath(authored.follower)) == joints.REVOLUTE
                 else "stage units"
-            notes.append(f"offset read as {c0:.6g} rad: PhysX's offset ({raw:g}) is in {unit}, Newton uses the number "
-                         f"as radians (the authored relation means {authored.offset:.6g})")
+            )
+            notes.append(
+                f"offset read as {c0:.6g} rad: PhysX's offset ({raw:g}) is in {unit}, Newton uses the number "
+                f"as radians (the authored relation means {authored.offset:.6g})"
+            )
         else:
             notes.append(f"offset {c0:.6g} differs from the authored {authored.offset:.6g}")
     if abs(c1 - authored.multiplier) > SAME * max(1.0, abs(authored.multiplier)):
-        notes.append(f"multiplier read as {c1:.6g}, authored {authored.multiplier:.6g} (PhysX's gearing is per USD "
-                     f"unit of each joint; Newton takes it unconverted)")
+        notes.append(
+            f"multiplier read as {c1:.6g}, authored {authored.multiplier:.6g} (PhysX's gearing is per USD "
+            f"unit of each joint; Newton takes it unconverted)"
+        )
     if authored.compliant:
-        notes.append(f"compliance ignored: naturalFrequency {authored.natural_frequency:g} and dampingRatio "
-                     f"{authored.damping_ratio:g} are not read, the relation is hard")
+        notes.append(
+            f"compliance ignored: naturalFrequency {authored.natural_frequency:g} and dampingRatio "
+            f"{authored.damping_ratio:g} are not read, the relation is hard"
+        )
     if leader and authored.leader and leader != authored.leader:
         notes.append(f"leader read as {leader}")
     return ReadRelation(authored.follower, leader or authored.leader or "", c1, c0, hard=True, note="; ".join(notes))
@@ -101,9 +117,14 @@ class NewtonEngine:
     name = "newton"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, device: str | None = None, solver: str = "featherstone", default_masses: bool = True,
-                 stable_gains: bool = True):
-        if device in SOLVERS:          # "newton:xpbd" arrives as device="xpbd"
+    def __init__(
+        self,
+        device: str | None = None,
+        solver: str = "featherstone",
+        default_masses: bool = True,
+        stable_gains: bool = True,
+    ):
+        if device in SOLVERS:  # "newton:xpbd" arrives as device="xpbd"
             solver, device = device, None
         if solver not in SOLVERS:
             raise MimicInputError(f"newton engine: unknown solver '{solver}' (use one of {', '.join(SOLVERS)})")
@@ -112,8 +133,10 @@ class NewtonEngine:
             try:
                 import mujoco_warp  # noqa: F401  (SolverMuJoCo imports it even for the C backend)
             except ImportError:
-                raise MimicInputError("newton:mujoco needs mujoco-warp, which Newton's SolverMuJoCo imports even with "
-                                      "use_mujoco_cpu (not installed): pip install mujoco-warp") from None
+                raise MimicInputError(
+                    "newton:mujoco needs mujoco-warp, which Newton's SolverMuJoCo imports even with "
+                    "use_mujoco_cpu (not installed): pip install mujoco-warp"
+                ) from None
         self.solver = solver
         self.device = device or "cpu"
         self.default_masses = bool(default_masses)
@@ -122,8 +145,12 @@ class NewtonEngine:
     def versions(self) -> dict[str, str]:
         import warp as wp
 
-        return {"newton": self.newton.__version__, "newton_solver": self.solver, "warp": wp.config.version,
-                "newton_device": self.device}
+        return {
+            "newton": self.newton.__version__,
+            "newton_solver": self.solver,
+            "warp": wp.config.version,
+            "newton_device": self.device,
+        }
 
     # ------------------------------------------------------------------ build
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
@@ -136,7 +163,7 @@ class NewtonEngine:
             warnings.simplefilter("always")
             try:
                 builder.add_usd(prep.stage, floating=None, collapse_fixed_joints=False)
-            except (ValueError, RuntimeError) as exc:   # Newton's reader refuses it: no verdict from Newton
+            except (ValueError, RuntimeError) as exc:  # Newton's reader refuses it: no verdict from Newton
                 raise EngineNotApplicable(f"Newton cannot read the stage: {' '.join(str(exc).split())}") from None
         said = []
         for w in caught:
@@ -149,10 +176,18 @@ class NewtonEngine:
     @staticmethod
     def _read(builder, stage) -> list[ReadRelation]:
         labels = list(builder.joint_label)
-        mimic_of = {labels[f]: (labels[r], tuple(float(c) for c in builder.joint_mimic_coeffs[f]))
-                    for f, r in enumerate(builder.joint_mimic_joint) if r >= 0}
-        return [newton_reading(r, mimic_of.get(r.follower, (None, None))[1], mimic_of.get(r.follower, (None, None))[0],
-                               stage) for r in read_relations(stage) if r.enabled]
+        mimic_of = {
+            labels[f]: (labels[r], tuple(float(c) for c in builder.joint_mimic_coeffs[f]))
+            for f, r in enumerate(builder.joint_mimic_joint)
+            if r >= 0
+        }
+        return [
+            newton_reading(
+                r, mimic_of.get(r.follower, (None, None))[1], mimic_of.get(r.follower, (None, None))[0], stage
+            )
+            for r in read_relations(stage)
+            if r.enabled
+        ]
 
     def relations_read(self, stage) -> list[ReadRelation]:
         """The stage's relations as Newton's ``add_usd`` reads them, without simulating anything."""
@@ -170,12 +205,12 @@ class NewtonEngine:
         H = newton.eval_mass_matrix(model, state).numpy()
         art_start = model.articulation_start.numpy()
         qd_start = model.joint_qd_start.numpy()
-        dt2 = plan.dt ** 2
-        diag = np.full(model.joint_dof_count, np.inf)      # a DOF outside every articulation: not capped
+        dt2 = plan.dt**2
+        diag = np.full(model.joint_dof_count, np.inf)  # a DOF outside every articulation: not capped
         for a in range(model.articulation_count):
             d0 = qd_start[art_start[a]]
             n = min(qd_start[art_start[a + 1]] - d0, H.shape[1])
-            diag[d0:d0 + n] = np.diagonal(H[a])[:n]
+            diag[d0 : d0 + n] = np.diagonal(H[a])[:n]
         ke, kd = model.joint_target_ke.numpy(), model.joint_target_kd.numpy()
         lke, lkd = model.joint_limit_ke.numpy(), model.joint_limit_kd.numpy()
         k_max = STABLE_STIFFNESS * diag / dt2
@@ -196,11 +231,15 @@ class NewtonEngine:
         model.joint_limit_ke.assign(lke)
         model.joint_limit_kd.assign(lkd)
         if lowered:
-            notes.append(f"test drive stiffness lowered for Newton's explicit PD at dt {plan.dt:.4g} s (capped at "
-                         f"{STABLE_STIFFNESS} H_jj/dt^2): {', '.join(lowered)}")
+            notes.append(
+                f"test drive stiffness lowered for Newton's explicit PD at dt {plan.dt:.4g} s (capped at "
+                f"{STABLE_STIFFNESS} H_jj/dt^2): {', '.join(lowered)}"
+            )
         if limits:
-            notes.append(f"Newton's joint-limit springs (default 1e4) capped at {STABLE_STIFFNESS} H_jj/dt^2 on "
-                         f"{limits} DOF(s): stiffer ones diverge at this dt")
+            notes.append(
+                f"Newton's joint-limit springs (default 1e4) capped at {STABLE_STIFFNESS} H_jj/dt^2 on "
+                f"{limits} DOF(s): stiffer ones diverge at this dt"
+            )
 
     def _solver(self, model):
         s = self.newton.solvers
@@ -211,17 +250,20 @@ class NewtonEngine:
         return s.SolverMuJoCo(model, use_mujoco_cpu=self.device == "cpu", disable_contacts=True)
 
     # --------------------------------------------------------------- simulate
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
-        init_warp()     # quiet, and no CUDA-driver warning on a CPU machine
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
+        init_warp()  # quiet, and no CUDA-driver warning on a CPU machine
         newton = self.newton
         t0 = time.perf_counter()
         leader_of = {r.follower: r.leader for r in relations if r.enabled and r.leader}
         for follower, leader in leader_of.items():
             if leader in leader_of:
-                raise EngineNotApplicable(f"Newton refuses mimic chains (ModelBuilder.set_joint_mimic: a reference "
-                                          f"joint must be independent): {follower} follows {leader}, which follows "
-                                          f"{leader_of[leader]}")
+                raise EngineNotApplicable(
+                    f"Newton refuses mimic chains (ModelBuilder.set_joint_mimic: a reference "
+                    f"joint must be independent): {follower} follows {leader}, which follows "
+                    f"{leader_of[leader]}"
+                )
         prep = self.prepare(stage, plan, relations, fix_base)
         single, newton_notes = self._builder(prep)
         trace = Trace(notes=list(prep.notes) + newton_notes)
@@ -253,8 +295,10 @@ class NewtonEngine:
                 trace.missing[p] = "not a joint of Newton's model"
         live = [p for p in record if p in index]
         # Newton's coordinates: radians, and stage units for a prismatic joint
-        scale = {p: prep.meters_per_unit if joints.joint_kind(prep.stage.GetPrimAtPath(p)) == joints.PRISMATIC
-                 else 1.0 for p in live}
+        scale = {
+            p: prep.meters_per_unit if joints.joint_kind(prep.stage.GetPrimAtPath(p)) == joints.PRISMATIC else 1.0
+            for p in live
+        }
         cols = {p: np.array([q_start[e * n_j + index[p]] for e in range(plan.num_envs)]) for p in live}
         dofs = [np.array([qd_start[e * n_j + index[pj.path]] for e in range(plan.num_envs)]) for pj in plan.joints]
         target = control.joint_target_q.numpy()
@@ -262,14 +306,17 @@ class NewtonEngine:
         pos = {p: np.zeros((plan.num_envs, len(samples))) for p in live}
         # bodies: prim path -> their index in every world (Newton's body labels are the prim paths)
         n_b = single.body_count
-        body_rows = {lab: np.array([e * n_b + i for e in range(plan.num_envs)])
-                     for i, lab in enumerate(single.body_label) if prep.stage.GetPrimAtPath(lab)}
+        body_rows = {
+            lab: np.array([e * n_b + i for e in range(plan.num_envs)])
+            for i, lab in enumerate(single.body_label)
+            if prep.stage.GetPrimAtPath(lab)
+        }
         trace.body_positions = {b: np.zeros((plan.num_envs, len(samples), 3)) for b in body_rows}
         trace.body_samples = list(range(len(samples)))
         trace.timings["build_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
 
-        maximal = self.solver == "xpbd"    # XPBD moves bodies; joint coordinates come from them
+        maximal = self.solver == "xpbd"  # XPBD moves bodies; joint coordinates come from them
 
         def sample(k: int) -> None:
             if maximal:

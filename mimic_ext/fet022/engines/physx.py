@@ -19,7 +19,7 @@ contacts), which a stage with overlapping colliders shows.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...errors import MimicInputError
 from ...schema import joints, read_relations
@@ -38,8 +38,10 @@ def physx_reading(rel: MimicRelation) -> ReadRelation:
         note = f"dropped: PhysX reads PhysxMimicJointAPI instances rotX, rotY and rotZ only, not '{rel.instance}'"
     elif rel.compliant:
         hard = False
-        note = (f"compliant: a spring-damper on the relation's error (naturalFrequency {rel.natural_frequency:g}, "
-                f"dampingRatio {rel.damping_ratio:g})")
+        note = (
+            f"compliant: a spring-damper on the relation's error (naturalFrequency {rel.natural_frequency:g}, "
+            f"dampingRatio {rel.damping_ratio:g})"
+        )
     return ReadRelation(rel.follower, rel.leader or "", rel.multiplier, rel.offset, hard=hard, note=note)
 
 
@@ -52,10 +54,15 @@ def self_collision_notes(stage) -> list[str]:
         value = prepared.self_collisions(root)
         if value is False or not any(p.HasAPI(UsdPhysics.CollisionAPI) for p in Usd.PrimRange(root)):
             continue
-        why = "authored" if value else ("PhysX default: physxArticulation:enabledSelfCollisions unset, or set "
-                                        "without PhysxArticulationAPI")
-        notes.append(f"links of {root.GetPath()} collide with each other on PhysX ({why}), as in the warp "
-                     f"engine's solver: colliders that overlap at the joints push the links apart")
+        why = (
+            "authored"
+            if value
+            else ("PhysX default: physxArticulation:enabledSelfCollisions unset, or set without PhysxArticulationAPI")
+        )
+        notes.append(
+            f"links of {root.GetPath()} collide with each other on PhysX ({why}), as in the warp "
+            f"engine's solver: colliders that overlap at the joints push the links apart"
+        )
     return notes
 
 
@@ -71,20 +78,22 @@ class PhysxEngine:
         self.device = device
         self.threads = threads
         self.default_masses = bool(default_masses)
-        import_ovphysx()   # a missing peer is one line naming the extra, before any work
+        import_ovphysx()  # a missing peer is one line naming the extra, before any work
 
     def versions(self) -> dict[str, str]:
         return {**versions(), "physx_device": self.device, "physx_threads": str(self.threads)}
 
     def prepare(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
         """(the private copy PhysX reads, the robot root that is cloned per environment or None)."""
-        prep = prepared.simulator_copy(stage, plan, relations, "PhysX would give each 1 kg", self.default_masses,
-                                       fix_base)
+        prep = prepared.simulator_copy(
+            stage, plan, relations, "PhysX would give each 1 kg", self.default_masses, fix_base
+        )
         source = prepared.robot_root(prep.stage)
         return prep, source
 
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         import time
 
         t0 = time.perf_counter()
@@ -97,10 +106,19 @@ class PhysxEngine:
             block = plan.target_block(start, stop)
             return {pj.path: block[:, :, j] for j, pj in enumerate(plan.joints)}
 
-        run = run_physx(prep.stage, plan.total_steps, plan.dt, targets,
-                        record=list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch))),
-                        num_envs=plan.num_envs, sample_steps=plan.sample_steps, device=self.device,
-                        clone_source=source, threads=self.threads, bodies=True)
+        run = run_physx(
+            prep.stage,
+            plan.total_steps,
+            plan.dt,
+            targets,
+            record=list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch))),
+            num_envs=plan.num_envs,
+            sample_steps=plan.sample_steps,
+            device=self.device,
+            clone_source=source,
+            threads=self.threads,
+            bodies=True,
+        )
         trace.positions, trace.missing = run.positions, run.missing
         trace.body_positions = run.body_positions
         trace.body_samples = list(range(len(plan.sample_steps))) if run.body_positions else []

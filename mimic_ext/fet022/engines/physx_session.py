@@ -47,8 +47,9 @@ import logging
 import re
 import time
 import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -59,8 +60,11 @@ from ...schema import joints
 EXTRA = "pip install 'mimic-ext[physx]'"
 
 #: PhysX log lines that only say the CPU pipeline was chosen (our choice, not the asset's).
-_CPU_CHATTER = ("GPU broadphase requires a CUDA context manager", "EnvIds requested but gpu",
-                "Auto-warmup: performing initial simulation step")
+_CPU_CHATTER = (
+    "GPU broadphase requires a CUDA context manager",
+    "EnvIds requested but gpu",
+    "Auto-warmup: performing initial simulation step",
+)
 
 _process = {"schemas": False}
 
@@ -73,8 +77,9 @@ def import_ovphysx():
             import ovphysx
             import ovstage
     except ImportError as exc:
-        raise MimicInputError(f"the physx engine needs ovphysx and ovstage ({exc.name or exc} is not installed): "
-                              f"{EXTRA}") from None
+        raise MimicInputError(
+            f"the physx engine needs ovphysx and ovstage ({exc.name or exc} is not installed): {EXTRA}"
+        ) from None
     return ovphysx, ovstage
 
 
@@ -89,10 +94,12 @@ def _register_schemas(ovphysx, ovstage) -> None:
     from ovphysx.samples.python_samples.schema_support import physx_schema_paths
 
     if not ovstage.population.available():
-        raise MimicInputError("ovstage's USD population bridge is unavailable in this installation: reinstall "
-                              f"with {EXTRA}")
-    ovstage.population.register_usd_schemas([*[str(p) for p in physx_schema_paths()],
-                                             str(ovphysx.newton_schema_root())])
+        raise MimicInputError(
+            f"ovstage's USD population bridge is unavailable in this installation: reinstall with {EXTRA}"
+        )
+    ovstage.population.register_usd_schemas(
+        [*[str(p) for p in physx_schema_paths()], str(ovphysx.newton_schema_root())]
+    )
     _process["schemas"] = True
 
 
@@ -142,15 +149,15 @@ def _captured_log(ovphysx) -> Iterator[_Collect]:
 class Layout:
     """Where the copies of the robot are: the cloned subtree and its copies' root paths."""
 
-    source: str | None           # None: one environment, nothing cloned
-    targets: list[str]           # clone root paths, environment 1.. (environment 0 is the source)
+    source: str | None  # None: one environment, nothing cloned
+    targets: list[str]  # clone root paths, environment 1.. (environment 0 is the source)
     anchors: list[tuple[float, ...]]
 
     def env_path(self, path: str, env: int) -> str:
         """``path`` inside environment ``env``'s copy."""
         if env == 0 or self.source is None:
             return path
-        return self.targets[env - 1] + path[len(self.source):]
+        return self.targets[env - 1] + path[len(self.source) :]
 
 
 def layout(stage, source: str | None, num_envs: int, spacing: float) -> Layout:
@@ -165,7 +172,9 @@ def layout(stage, source: str | None, num_envs: int, spacing: float) -> Layout:
     im = q.GetImaginary()
     parent, name = source.rsplit("/", 1)
     targets = [f"{parent}/{name}_fet022_env{k}" for k in range(1, num_envs)]
-    anchors = [(p[0] + k * spacing, p[1], p[2], im[0], im[1], im[2], q.GetReal()) for k in range(1, num_envs)]
+    anchors: list[tuple[float, ...]] = [
+        (p[0] + k * spacing, p[1], p[2], im[0], im[1], im[2], q.GetReal()) for k in range(1, num_envs)
+    ]
     return Layout(source, targets, anchors)
 
 
@@ -178,19 +187,30 @@ class PhysxSession:
     (radians, metres); ``meters_per_unit`` converts prismatic DOFs.
     """
 
-    def __init__(self, usda: str, articulations: Sequence[str], joints_by_name: Mapping[str, str],
-                 env: Layout | None = None, device: str = "cpu", meters_per_unit: float = 1.0,
-                 prismatic: Sequence[str] = (), name: str = "mimic_ext", threads: int = 0,
-                 bodies_by_name: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        usda: str,
+        articulations: Sequence[str],
+        joints_by_name: Mapping[str, str],
+        env: Layout | None = None,
+        device: str = "cpu",
+        meters_per_unit: float = 1.0,
+        prismatic: Iterable[str] = (),
+        name: str = "mimic_ext",
+        threads: int = 0,
+        bodies_by_name: Mapping[str, str] | None = None,
+    ):
         self.ovphysx, self.ovstage = import_ovphysx()
         self.layout = env or Layout(None, [], [])
         self.num_envs = 1 + len(self.layout.targets)
         self.mpu = float(meters_per_unit)
         self.log: list[str] = []
-        self._log_cm = _captured_log(self.ovphysx)
-        self._collect = self._log_cm.__enter__()
+        log_cm = _captured_log(self.ovphysx)
+        self._log_cm: contextlib.AbstractContextManager[_Collect] | None = log_cm
+        self._collect = log_cm.__enter__()
         self._bindings: list = []
-        self.physx = self.stage = None
+        self.physx: Any = None  # ovphysx.PhysX and ovstage.Stage once opened
+        self.stage: Any = None
         try:
             self._open(usda, articulations, joints_by_name, device, set(prismatic), name, threads)
             if bodies_by_name:
@@ -215,24 +235,29 @@ class PhysxSession:
         self.stage.advance_write_floor(ordinal=1).wait()
         self.physx.wait_task(self.physx.attach_ovstage(self.stage, read_ordinal=1))
         if self.layout.targets:
-            self.physx.wait_task(self.physx.clone(self.layout.source, self.layout.targets,
-                                                  anchor_transforms=self.layout.anchors))
+            self.physx.wait_task(
+                self.physx.clone(self.layout.source, self.layout.targets, anchor_transforms=self.layout.anchors)
+            )
         self.physx.warmup()
-        self.columns: dict[str, tuple[int, int]] = {}     # joint path -> (articulation, DOF column)
+        self.columns: dict[str, tuple[int, int]] = {}  # joint path -> (articulation, DOF column)
         self.ambiguous: dict[str, str] = {}
         self._pos, self._tgt, self._q, self._t = [], [], [], []
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)   # tensor bindings: see the module doc
+            warnings.simplefilter("ignore", DeprecationWarning)  # tensor bindings: see the module doc
             for a, root in enumerate(articulations):
                 rows = [self.layout.env_path(root, e) for e in range(self.num_envs)]
-                pos = self.physx.create_tensor_binding(prim_paths=rows,
-                                                       tensor_type=TensorType.ARTICULATION_DOF_POSITION)
-                tgt = self.physx.create_tensor_binding(prim_paths=rows,
-                                                       tensor_type=TensorType.ARTICULATION_DOF_POSITION_TARGET)
+                pos = self.physx.create_tensor_binding(
+                    prim_paths=rows, tensor_type=TensorType.ARTICULATION_DOF_POSITION
+                )
+                tgt = self.physx.create_tensor_binding(
+                    prim_paths=rows, tensor_type=TensorType.ARTICULATION_DOF_POSITION_TARGET
+                )
                 self._bindings += [pos, tgt]
                 if pos.count != self.num_envs:
-                    raise MimicInputError(f"PhysX built {pos.count} articulation(s) at {root} for {self.num_envs} "
-                                          f"environment(s): it did not take the stage's articulation there")
+                    raise MimicInputError(
+                        f"PhysX built {pos.count} articulation(s) at {root} for {self.num_envs} "
+                        f"environment(s): it did not take the stage's articulation there"
+                    )
                 order = [rows.index(p) for p in pos.prim_paths]
                 names = list(pos.dof_names)
                 for col, dof in enumerate(names):
@@ -240,8 +265,9 @@ class PhysxSession:
                     if path is None:
                         continue
                     if names.count(dof) > 1 or path in self.columns:
-                        self.ambiguous[path] = (f"PhysX names its DOFs by prim name and '{dof}' names more than one "
-                                                f"DOF of the articulation")
+                        self.ambiguous[path] = (
+                            f"PhysX names its DOFs by prim name and '{dof}' names more than one DOF of the articulation"
+                        )
                         self.columns.pop(path, None)
                         continue
                     self.columns[path] = (a, col)
@@ -257,7 +283,7 @@ class PhysxSession:
         """Link pose bindings, for the world positions of the articulations' bodies."""
         from ovphysx.types import TensorType
 
-        self.links: dict[str, tuple[int, int]] = {}     # body path -> (articulation, link column)
+        self.links: dict[str, tuple[int, int]] = {}  # body path -> (articulation, link column)
         self._poses, self._p = [], []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -295,7 +321,7 @@ class PhysxSession:
             for (pos, _), q in zip(self._pos, self._q):
                 pos.read(q)
         out = {}
-        for path in (self.columns if paths is None else paths):
+        for path in self.columns if paths is None else paths:
             a, col = self.columns[path]
             _, order = self._pos[a]
             out[path] = self._q[a][order, col].astype(float) * self.scale[path]
@@ -347,8 +373,10 @@ class PhysxSession:
             warnings.simplefilter("ignore", DeprecationWarning)
             for (pose, _), p in zip(self._poses, self._p):
                 pose.read(p)
-        return {path: self._p[a][self._poses[a][1], col, :3].astype(float) * self.mpu
-                for path, (a, col) in self.links.items()}
+        return {
+            path: self._p[a][self._poses[a][1], col, :3].astype(float) * self.mpu
+            for path, (a, col) in self.links.items()
+        }
 
     def close(self) -> None:
         for b in self._bindings:
@@ -371,7 +399,7 @@ class PhysxSession:
             self.log = list(self._collect.lines)
             self._log_cm = None
 
-    def __enter__(self) -> "PhysxSession":
+    def __enter__(self) -> PhysxSession:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -426,10 +454,20 @@ def body_names(stage, under: str | None = None) -> dict[str, str]:
     return {n: ps[0] for n, ps in found.items() if len(ps) == 1}
 
 
-def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | None = None,
-              num_envs: int = 1, sample_steps: Sequence[int] | None = None, device: str = "cpu",
-              clone_source: str | None = None, spacing: float | None = None, threads: int = 0,
-              bodies: bool = False) -> PhysxRun:
+def run_physx(
+    stage,
+    steps: int,
+    dt: float,
+    targets,
+    record: Sequence[str] | None = None,
+    num_envs: int = 1,
+    sample_steps: Iterable[int] | None = None,
+    device: str = "cpu",
+    clone_source: str | None = None,
+    spacing: float | None = None,
+    threads: int = 0,
+    bodies: bool = False,
+) -> PhysxRun:
     """Step ``stage`` (a ``Usd.Stage`` PhysX can simulate as it is) ``steps`` times on real PhysX.
 
     ``targets``: joint path -> position targets (SI), shape (steps,) or (steps, num_envs), row k
@@ -451,7 +489,7 @@ def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | Non
         first = block_of(0, min(steps, 1))
     else:
         table = {p: np.asarray(v, float).reshape(steps, -1) for p, v in targets.items()}
-        block_of = lambda a, b: {p: v[a:b] for p, v in table.items()}   # noqa: E731
+        block_of = lambda a, b: {p: v[a:b] for p, v in table.items()}  # noqa: E731
         first = table
     record = list(record if record is not None else first)
     samples = list(range(1, steps + 1)) if sample_steps is None else [int(s) for s in sample_steps]
@@ -461,35 +499,55 @@ def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | Non
         usda = stage.Flatten().ExportToString()
     roots = [str(p.GetPath()) for p in prepared.articulation_roots(stage)]
     if not roots:
-        raise MimicInputError(f"{stage.GetRootLayer().identifier}: no PhysicsArticulationRootAPI: PhysX simulates "
-                              f"mimic joints only inside an articulation")
+        raise MimicInputError(
+            f"{stage.GetRootLayer().identifier}: no PhysicsArticulationRootAPI: PhysX simulates "
+            f"mimic joints only inside an articulation"
+        )
     source = clone_source if clone_source is not None else prepared.robot_root(stage)
     mpu = joints.meters_per_unit(stage)
     if num_envs > 1 and spacing is None and source is not None:
         spacing = max(1.0 / mpu, 2.0 * prepared.extent(stage, source) + 0.5 / mpu)
     by_name, twice, prismatic = joint_names(stage, source if num_envs > 1 else None)
     links = body_names(stage, source if num_envs > 1 else None) if bodies else None
-    runs = [(list(range(num_envs)), layout(stage, source, num_envs, spacing or 0.0))] if source or num_envs == 1 \
+    runs = (
+        [(list(range(num_envs)), layout(stage, source, num_envs, spacing or 0.0))]
+        if source or num_envs == 1
         else [([e], Layout(None, [], [])) for e in range(num_envs)]
+    )
     if num_envs > 1 and source is None:
-        out.notes.append("no single prim holds every body and joint of the stage, so PhysX cannot clone the robot: "
-                         f"the {num_envs} environments were run one after another")
+        out.notes.append(
+            "no single prim holds every body and joint of the stage, so PhysX cannot clone the robot: "
+            f"the {num_envs} environments were run one after another"
+        )
     pos = {p: np.full((num_envs, len(samples)), np.nan) for p in record}
     sim_s = 0.0
     for envs, env_layout in runs:
-        session = PhysxSession(usda, roots, by_name, env_layout, device=device, meters_per_unit=mpu,
-                               prismatic=prismatic, threads=threads, bodies_by_name=links)
+        session = PhysxSession(
+            usda,
+            roots,
+            by_name,
+            env_layout,
+            device=device,
+            meters_per_unit=mpu,
+            prismatic=prismatic,
+            threads=threads,
+            bodies_by_name=links,
+        )
         try:
             for p in record:
                 if p not in session.columns:
                     name = p.rsplit("/", 1)[-1]
                     out.missing[p] = session.ambiguous.get(p) or (
-                        f"PhysX names DOFs by prim name and '{name}' is used by more than one joint" if name in twice
-                        else "not a degree of freedom of any PhysX articulation (not simulated by PhysX)")
+                        f"PhysX names DOFs by prim name and '{name}' is used by more than one joint"
+                        if name in twice
+                        else "not a degree of freedom of any PhysX articulation (not simulated by PhysX)"
+                    )
             absent = [p for p in first if p not in session.columns]
             if absent:
-                raise MimicInputError(f"cannot drive {', '.join(absent)} on PhysX: "
-                                      f"{out.missing.get(absent[0]) or 'not a PhysX articulation DOF'}")
+                raise MimicInputError(
+                    f"cannot drive {', '.join(absent)} on PhysX: "
+                    f"{out.missing.get(absent[0]) or 'not a PhysX articulation DOF'}"
+                )
             live = [p for p in record if p in session.columns]
             if bodies:
                 for b in session.links:
@@ -497,7 +555,8 @@ def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | Non
             out.timings["build_s"] = out.timings.get("build_s", 0.0) + time.perf_counter() - t0
             t1 = time.perf_counter()
 
-            def sample(k: int) -> None:
+            def sample(k: int, session=session, live=live, envs=envs) -> None:
+                # this run's session, DOFs and environments bound now (the defaults)
                 for p, v in session.positions(live).items():
                     pos[p][envs, k] = v
                 if bodies:
@@ -511,8 +570,9 @@ def run_physx(stage, steps: int, dt: float, targets, record: Sequence[str] | Non
             for start in range(0, steps, BLOCK):
                 stop = min(steps, start + BLOCK)
                 block = {p: np.asarray(v, float).reshape(stop - start, -1) for p, v in block_of(start, stop).items()}
-                block = {p: (v[:, envs] if v.shape[1] > 1 else np.repeat(v, len(envs), axis=1))
-                         for p, v in block.items()}
+                block = {
+                    p: (v[:, envs] if v.shape[1] > 1 else np.repeat(v, len(envs), axis=1)) for p, v in block.items()
+                }
                 for i in range(stop - start):
                     session.set_targets({p: v[i] for p, v in block.items()})
                     session.step(dt)

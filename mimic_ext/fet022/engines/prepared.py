@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
+from ...native_stderr import quiet_native_stderr
 from ...schema import joints, read_relations
 from ...schema.relation import MimicRelation
-from ...native_stderr import quiet_native_stderr
 from .base import stage_without
 
 #: Gravity where a stage has no PhysicsScene: what our solver assumes (stage_reader._gravity).
@@ -56,12 +56,14 @@ def private_copy(stage: Usd.Stage, hidden: Sequence[MimicRelation] = ()) -> Prep
     """
     source = stage.GetRootLayer().identifier
     view = stage_without(stage, hidden) if hidden else stage
-    with quiet_native_stderr():   # USD warns per unknown metadata field while flattening Kit assets
+    with quiet_native_stderr():  # USD warns per unknown metadata field while flattening Kit assets
         layer = view.Flatten()
     copy = Usd.Stage.Open(layer)
     prep = PreparedStage(stage=copy, source=source)
-    prep.notes.append("the stage was flattened into one in-memory layer (sublayers, references and payloads "
-                      "composed; nothing written to the asset)")
+    prep.notes.append(
+        "the stage was flattened into one in-memory layer (sublayers, references and payloads "
+        "composed; nothing written to the asset)"
+    )
     note_hidden(prep, hidden)
     return prep
 
@@ -70,12 +72,15 @@ def note_hidden(prep: PreparedStage, hidden: Sequence[MimicRelation], where: str
     """One note per relation hidden from the simulator (removed from ``where``)."""
     for rel in hidden:
         what = f"PhysxMimicJointAPI:{rel.instance}" if rel.schema == "physx" else "NewtonMimicAPI"
-        prep.notes.append(f"{what} on {rel.follower} removed from {where} "
-                          f"({'disabled' if not rel.enabled else 'rejected by the validator'})")
+        prep.notes.append(
+            f"{what} on {rel.follower} removed from {where} "
+            f"({'disabled' if not rel.enabled else 'rejected by the validator'})"
+        )
 
 
-def simulator_copy(stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], instead: str,
-                   masses: bool = True, fix_base: bool = True) -> PreparedStage:
+def simulator_copy(
+    stage: Usd.Stage, plan, simulated: Sequence[MimicRelation], instead: str, masses: bool = True, fix_base: bool = True
+) -> PreparedStage:
     """The copy a USD-reading simulator runs the plan on: rejects hidden, then ``prepare``."""
     prep = private_copy(stage, hidden_relations(stage, simulated))
     prepare(prep, plan, instead, masses, fix_base)
@@ -96,7 +101,7 @@ def prepare(prep: PreparedStage, plan, instead: str, masses: bool = True, fix_ba
 
         try:
             roots = floating_roots(prep.stage)
-        except MimicInputError as exc:   # the solver's reader rejects joints it cannot model
+        except MimicInputError as exc:  # the solver's reader rejects joints it cannot model
             prep.notes.append(f"floating roots not looked for ({exc}); none welded")
             roots = []
         for body in roots:
@@ -119,13 +124,16 @@ def self_collisions(root: Usd.Prim) -> bool | None:
 
 
 def articulation_roots(stage: Usd.Stage) -> list[Usd.Prim]:
-    return [p for p in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate))
-            if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
+    return [
+        p
+        for p in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate))
+        if p.HasAPI(UsdPhysics.ArticulationRootAPI)
+    ]
 
 
 def down_axis(stage: Usd.Stage) -> tuple[float, float, float]:
     up = _AXES.get(UsdGeom.GetStageUpAxis(stage), _AXES["Z"])
-    return tuple(-c for c in up)
+    return (-up[0], -up[1], -up[2])
 
 
 def ensure_scene(prep: PreparedStage, path: str = "/fet022_PhysicsScene") -> str:
@@ -136,8 +144,10 @@ def ensure_scene(prep: PreparedStage, path: str = "/fet022_PhysicsScene") -> str
     scene = UsdPhysics.Scene.Define(prep.stage, path)
     scene.CreateGravityDirectionAttr(Gf.Vec3f(*down_axis(prep.stage)))
     scene.CreateGravityMagnitudeAttr(DEFAULT_GRAVITY / prep.meters_per_unit)
-    prep.notes.append(f"no PhysicsScene on the stage: {path} added (gravity {DEFAULT_GRAVITY} m/s^2 along -up, "
-                      f"as mimic_ext's solver assumes)")
+    prep.notes.append(
+        f"no PhysicsScene on the stage: {path} added (gravity {DEFAULT_GRAVITY} m/s^2 along -up, "
+        f"as mimic_ext's solver assumes)"
+    )
     return path
 
 
@@ -167,8 +177,10 @@ def write_test_drives(prep: PreparedStage, plan) -> None:
             continue
         write_drive(prim, pj.drive.stiffness, pj.drive.damping, pj.drive.max_force, pj.lo)
         unit = "N/m" if drive_name(prim) == "linear" else "N m/rad"
-        prep.notes.append(f"{pj.path} has no position drive: the sweep's test drive was written on it "
-                          f"(stiffness {pj.drive.stiffness:g} {unit}, damping {pj.drive.damping:g})")
+        prep.notes.append(
+            f"{pj.path} has no position drive: the sweep's test drive was written on it "
+            f"(stiffness {pj.drive.stiffness:g} {unit}, damping {pj.drive.damping:g})"
+        )
 
 
 def floating_roots(stage: Usd.Stage) -> list[str]:
@@ -232,7 +244,7 @@ def _has_mass(prim: Usd.Prim) -> bool:
 def _set_mass(prim: Usd.Prim, mass: float, radius: float) -> None:
     api = UsdPhysics.MassAPI.Apply(prim)
     api.CreateMassAttr(float(mass))
-    api.CreateDiagonalInertiaAttr(Gf.Vec3f(*(0.4 * mass * radius ** 2,) * 3))
+    api.CreateDiagonalInertiaAttr(Gf.Vec3f(*(0.4 * mass * radius**2,) * 3))
     api.CreateCenterOfMassAttr(Gf.Vec3f(0, 0, 0))
 
 
@@ -253,8 +265,11 @@ def default_masses(prep: PreparedStage, instead: str) -> None:
     stage = prep.stage
     kgpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage)) or 1.0
     mpu = prep.meters_per_unit
-    bodies = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)
-              and UsdPhysics.RigidBodyAPI(p).GetRigidBodyEnabledAttr().Get() is not False]
+    bodies = [
+        p
+        for p in stage.Traverse()
+        if p.HasAPI(UsdPhysics.RigidBodyAPI) and UsdPhysics.RigidBodyAPI(p).GetRigidBodyEnabledAttr().Get() is not False
+    ]
     group = {str(b.GetPath()): str(b.GetPath()) for b in bodies}
 
     def find(x: str) -> str:
@@ -285,12 +300,16 @@ def default_masses(prep: PreparedStage, instead: str) -> None:
             _set_mass(stage.GetPrimAtPath(p), WELDED_MASS / kgpu, WELDED_RADIUS / mpu)
             welded.append(p)
     if defaulted:
-        prep.notes.append(f"{len(defaulted)} bod{'y' if len(defaulted) == 1 else 'ies'} without mass or colliders "
-                          f"given mimic_ext's default {DEFAULT_MASS} kg ({DEFAULT_RADIUS} m solid sphere), as our "
-                          f"solver does ({instead}): {_listing(defaulted)}")
+        prep.notes.append(
+            f"{len(defaulted)} bod{'y' if len(defaulted) == 1 else 'ies'} without mass or colliders "
+            f"given mimic_ext's default {DEFAULT_MASS} kg ({DEFAULT_RADIUS} m solid sphere), as our "
+            f"solver does ({instead}): {_listing(defaulted)}"
+        )
     if welded:
-        prep.notes.append(f"{len(welded)} massless bod{'y' if len(welded) == 1 else 'ies'} welded to a body with mass "
-                          f"given {WELDED_MASS} kg (our solver merges them, adding nothing): {_listing(welded)}")
+        prep.notes.append(
+            f"{len(welded)} massless bod{'y' if len(welded) == 1 else 'ies'} welded to a body with mass "
+            f"given {WELDED_MASS} kg (our solver merges them, adding nothing): {_listing(welded)}"
+        )
 
 
 def _listing(items: Sequence[str], most: int = 6) -> str:
@@ -333,8 +352,10 @@ def robot_root(stage: Usd.Stage) -> str | None:
 
 def extent(stage: Usd.Stage, root: str) -> float:
     """Largest size (stage units) of the world-space box around ``root``'s geometry and bodies."""
-    cache = UsdGeom.BBoxCache(Usd.TimeCode.Default(), [UsdGeom.Tokens.default_, UsdGeom.Tokens.render,
-                                                       UsdGeom.Tokens.proxy, UsdGeom.Tokens.guide])
+    cache = UsdGeom.BBoxCache(
+        Usd.TimeCode.Default(),
+        [UsdGeom.Tokens.default_, UsdGeom.Tokens.render, UsdGeom.Tokens.proxy, UsdGeom.Tokens.guide],
+    )
     box = cache.ComputeWorldBound(stage.GetPrimAtPath(root)).ComputeAlignedRange()
     lo, hi = [], []
     if not box.IsEmpty():

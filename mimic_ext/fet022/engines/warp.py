@@ -16,24 +16,29 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Mapping
-from typing import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import MimicInputError
 from ...schema import joints
 from ...schema.relation import MimicRelation
-from .base import ReadRelation, Trace
 from ..plan import SweepPlan
+from .base import ReadRelation, Trace
 
 
 class WarpEngine:
     name = "warp"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
 
-    def __init__(self, device: str = "cpu", share_copies: bool = True, batch_parts: int | None = None,
-                 drive_discretisation: str = "implicit"):
+    def __init__(
+        self,
+        device: str = "cpu",
+        share_copies: bool = True,
+        batch_parts: int | None = None,
+        drive_discretisation: str = "implicit",
+    ):
         """``share_copies``: simulate a translated copy of a part once; ``batch_parts``: the most
         parts of one shape built into one model (default ``BATCH_PARTS``; 1: a model per part);
         ``drive_discretisation``: the solvers' (``Solver(drive_discretisation=...)``)."""
@@ -47,33 +52,34 @@ class WarpEngine:
 
         return {"warp": wp.config.version, "device": self.device}
 
-    def simulate(self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation],
-                 fix_base: bool = True) -> Trace:
+    def simulate(
+        self, stage, plan: SweepPlan, watch: Sequence[str], relations: Sequence[MimicRelation], fix_base: bool = True
+    ) -> Trace:
         from ...warp_runtime import announce_cold_compile, init_warp
 
         t_setup = time.perf_counter()
-        init_warp()                     # quiet, without the CUDA-driver warning
+        init_warp()  # quiet, without the CUDA-driver warning
         try:
             from ...solver.model import build_model, contact_model
             from ...solver.parts import copy_key, independent_parts, part_spec, structure_key
             from ...solver.stage_reader import read_stage
-        except ImportError as exc:   # the solver part is not installed in this checkout
+        except ImportError as exc:  # the solver part is not installed in this checkout
             raise MimicInputError(f"the warp sweep engine needs mimic_ext.solver ({exc})") from None
         announce_cold_compile(self.device)
 
         trace = Trace()
         t0 = time.perf_counter()
-        trace.timings["setup_s"] = t0 - t_setup       # Warp's start and the solver's import (kernels loaded)
+        trace.timings["setup_s"] = t0 - t_setup  # Warp's start and the solver's import (kernels loaded)
         relations = list(relations)
-        with warnings.catch_warnings():   # the model's notes are reported with the result instead
+        with warnings.catch_warnings():  # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
             whole = contact_model(stage, fix_base, relations, num_envs=max(len(plan.joints), 1), device=self.device)
             if whole is not None:
                 announce_cold_compile(self.device, whole.precision, contacts=True)
             spec = whole.spec if whole is not None else read_stage(stage, fix_base=fix_base)
             split = None if whole is not None else independent_parts(spec, relations)
-            if split is None:             # contacts may join any parts; or a relation on a joint no
-                specs = [(spec, list(range(len(spec.links))))]   # link has: the whole model says why
+            if split is None:  # contacts may join any parts; or a relation on a joint no
+                specs = [(spec, list(range(len(spec.links))))]  # link has: the whole model says why
             else:
                 specs = [(part_spec(spec, links), links) for links in split]
         trace.timings["read_s"] = time.perf_counter() - t0
@@ -91,7 +97,7 @@ class WarpEngine:
             rels_of.setdefault(part_of_joint.get(str(r.follower), -1), []).append(r)
         runs: list[_PartRun] = []
         shared: dict[tuple, _PartRun] = {}
-        batches: dict[tuple, list[_PartRun]] = {}       # parts of one shape, to be built into one model
+        batches: dict[tuple, list[_PartRun]] = {}  # parts of one shape, to be built into one model
         notes = list(spec.warnings)
         for k, (pspec, _) in enumerate(specs):
             envs = swept_in.get(k, []) + ([-1] if held else [])
@@ -102,69 +108,95 @@ class WarpEngine:
             order = {lk.joint.path: i for i, lk in enumerate(pspec.links) if lk.joint is not None}
             key = anchor = None
             if self.share_copies:
-                extra = tuple((order[plan.joints[e].path], round(plan.joints[e].lo, 12), round(plan.joints[e].hi, 12),
-                               tuple(vars(plan.joints[e].drive).values())) for e in swept) + (held,)
+                extra = tuple(
+                    (
+                        order[plan.joints[e].path],
+                        round(plan.joints[e].lo, 12),
+                        round(plan.joints[e].hi, 12),
+                        tuple(vars(plan.joints[e].drive).values()),
+                    )
+                    for e in swept
+                ) + (held,)
                 key, anchor = copy_key(pspec, rels, extra)
-                if key in shared:            # a translated copy of a part already built: its joints move the same
+                if key in shared:  # a translated copy of a part already built: its joints move the same
                     runs.append(_PartRun(pspec, envs, swept, rels, anchor, rep=shared[key]))
                     continue
             run = _PartRun(pspec, envs, swept, rels, anchor)
             runs.append(run)
             shape = None
             if split is not None and held:
-                drives = tuple((order[plan.joints[e].path], plan.joints[e].drive.source == "test",
-                                math.isfinite(plan.joints[e].drive.max_force)) for e in swept)
+                drives = tuple(
+                    (
+                        order[plan.joints[e].path],
+                        plan.joints[e].drive.source == "test",
+                        math.isfinite(plan.joints[e].drive.max_force),
+                    )
+                    for e in swept
+                )
                 shape = structure_key(pspec, rels, drives)
-            if shape is not None:            # no notes of its own (no closures, contacts or base): built later
+            if shape is not None:  # no notes of its own (no closures, contacts or base): built later
                 batches.setdefault(shape, []).append(run)
                 if key is not None:
                     shared[key] = run
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if whole is not None and whole.num_envs == len(envs):   # the stage with its contacts
+                if whole is not None and whole.num_envs == len(envs):  # the stage with its contacts
                     model = whole
                 elif whole is not None:
-                    model = build_model(stage, num_envs=len(envs), device=self.device, fix_base=fix_base,
-                                        relations=rels)
+                    model = build_model(
+                        stage, num_envs=len(envs), device=self.device, fix_base=fix_base, relations=rels
+                    )
                 else:
                     model = _part_model(pspec, rels, len(envs), swept, plan, self.device)
-            if whole is not None:           # built from the stage: its test drives set on it
+            if whole is not None:  # built from the stage: its test drives set on it
                 for path, gains in _test_drives(plan, swept).items():
                     model.set_drive(path, *gains)
             notes.extend(getattr(model, "warnings", []))
             run.attach(model)
-            if key is not None and not model.warnings:      # a copy would not carry its own notes: build it
+            if key is not None and not model.warnings:  # a copy would not carry its own notes: build it
                 shared[key] = run
         units = [[run] for run in runs if run.rep is None and run.model is not None]
         for group in batches.values():
             for first in range(0, len(group), self.batch_parts):
-                units.append(_batch(group[first:first + self.batch_parts], plan, self.device))
+                units.append(_batch(group[first : first + self.batch_parts], plan, self.device))
         for run in runs:
             if run.rep is not None:
                 run.follow()
         trace.notes.extend(dict.fromkeys(notes))
         read: dict[int, list[dict]] = {}
-        trace.relations = [ReadRelation(run.own(r["follower"]), run.own(r["leader"]), r["multiplier"], r["offset"],
-                                        hard=r["status"] != "compliant", note="" if r["status"] == "active" else r["status"])
-                           for run in runs for r in run.relations(read)]
+        trace.relations = [
+            ReadRelation(
+                run.own(r["follower"]),
+                run.own(r["leader"]),
+                r["multiplier"],
+                r["offset"],
+                hard=r["status"] != "compliant",
+                note="" if r["status"] == "active" else r["status"],
+            )
+            for run in runs
+            for r in run.relations(read)
+        ]
         simulated = [run for run in runs if run.rep is None]
         run_of = {path: run for run in runs for path in run.paths}
         located: dict[str, tuple[_PartRun, int]] = {}
         for path in dict.fromkeys([pj.path for pj in plan.joints] + list(watch)):
             try:
-                run = run_of.get(path)
-                if run is None:
+                found = run_of.get(path)
+                if found is None:
                     if not runs:
                         raise MimicInputError(f"{path} is not a revolute or prismatic joint of this model")
-                    runs[0].model.dof_index(path)        # raises, saying why
-                located[path] = (run, run.col[path])
-            except MimicInputError as exc:   # the solver's MimicParticipantError
+                    runs[0].model.dof_index(path)  # raises, saying why
+                assert found is not None  # dof_index raised for a joint no part holds
+                located[path] = (found, found.col[path])
+            except MimicInputError as exc:  # the solver's MimicParticipantError
                 trace.missing[path] = f"not simulated by the warp solver ({exc})"
         swept_missing = [pj.path for pj in plan.joints if pj.path in trace.missing]
         if swept_missing:
-            raise MimicInputError(f"swept joint(s) {', '.join(swept_missing)} are not degrees of freedom of the "
-                                  f"warp model (only revolute and prismatic joints of an articulation are)")
+            raise MimicInputError(
+                f"swept joint(s) {', '.join(swept_missing)} are not degrees of freedom of the "
+                f"warp model (only revolute and prismatic joints of an articulation are)"
+            )
         trace.timings["build_s"] = time.perf_counter() - t0 - trace.timings["read_s"]
 
         t1 = time.perf_counter()
@@ -173,18 +205,18 @@ class WarpEngine:
         rebuilt = False
         for unit in units:
             bad_envs[id(unit[0])] = _simulate_unit(unit, plan, index, self.drive_discretisation)
-            if bad_envs[id(unit[0])] and len(unit) > 1:     # which part diverged: each on a model of its own
+            if bad_envs[id(unit[0])] and len(unit) > 1:  # which part diverged: each on a model of its own
                 rebuilt = True
                 for run in unit:
                     run.attach(_part_model(run.part, run.rels, len(run.envs), run.swept, plan, self.device))
                     bad_envs[id(run)] = _simulate_unit([run], plan, index, self.drive_discretisation)
-        if rebuilt:                      # the copies follow their reps onto the new models
+        if rebuilt:  # the copies follow their reps onto the new models
             for run in runs:
                 if run.rep is not None:
                     run.follow()
             located = {path: (run, run.col[path]) for path, (run, _) in located.items()}
         bad = [run.label(plan, i) for run in runs for i in bad_envs.get(id(run.rep or run), [])]
-        if bad:                          # NaN or inf in a state: an error, never a pass
+        if bad:  # NaN or inf in a state: an error, never a pass
             raise MimicInputError(f"the warp solver's state became NaN or infinite while sweeping {', '.join(bad)}")
         trace.timings["simulate_s"] = time.perf_counter() - t1
         trace.timings["steps"] = float(plan.total_steps)
@@ -208,20 +240,25 @@ BATCH_PARTS = 256
 def _test_drives(plan: SweepPlan, swept: list[int]) -> dict[str, tuple]:
     """The temporary test drives of the swept joints ``swept`` (plan environments): joint path ->
     ``Model.set_drive``'s (stiffness, damping, max_force)."""
-    return {plan.joints[e].path: (plan.joints[e].drive.stiffness, plan.joints[e].drive.damping,
-                                  plan.joints[e].drive.max_force)
-            for e in swept if plan.joints[e].drive.source == "test"}
+    return {
+        plan.joints[e].path: (
+            plan.joints[e].drive.stiffness,
+            plan.joints[e].drive.damping,
+            plan.joints[e].drive.max_force,
+        )
+        for e in swept
+        if plan.joints[e].drive.source == "test"
+    }
 
 
 def _part_model(part, rels, num_envs: int, swept: list[int], plan: SweepPlan, device):
     """One part's model with its test drives (uploaded once, by the Solver that steps it)."""
     from ...solver.model import model_from_spec
 
-    return model_from_spec(part, rels, num_envs=num_envs, device=device, drives=_test_drives(plan, swept),
-                           upload=False)
+    return model_from_spec(part, rels, num_envs=num_envs, device=device, drives=_test_drives(plan, swept), upload=False)
 
 
-def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
+def _batch(runs: list[_PartRun], plan: SweepPlan, device) -> list[_PartRun]:
     """One model of several parts of one shape: each part moved so that its first joint frame
     is at the world origin (every part then computes as near the origin as the first would),
     independent trees side by side, its environment ``i`` showing each part's environment ``i``."""
@@ -247,18 +284,20 @@ def _batch(runs: list["_PartRun"], plan: SweepPlan, device) -> list["_PartRun"]:
     return runs
 
 
-def _simulate_unit(unit: list["_PartRun"], plan: SweepPlan, index: dict[str, int],
-                   drive_discretisation: str = "implicit") -> list[int]:
+def _simulate_unit(
+    unit: list[_PartRun], plan: SweepPlan, index: dict[str, int], drive_discretisation: str = "implicit"
+) -> list[int]:
     """Step the model of ``unit`` (parts sharing one model) through the plan; records each
     part's positions; returns the model environments whose state became non-finite."""
     from ...solver import Solver
 
     model = unit[0].model
     run_of = {p: run for run in unit for p in run.paths}
-    mine = [p for p in model.joint_paths if p in index]           # the swept joints of these parts
+    mine = [p for p in model.joint_paths if p in index]  # the swept joints of these parts
     envs = np.array([run_of[p].envs for p in mine], dtype=int).T.reshape(len(unit[0].envs), len(mine))
-    q, bad = _step_through(Solver(model, drive_discretisation=drive_discretisation), model, plan, envs,
-                           [index[p] for p in mine])
+    q, bad = _step_through(
+        Solver(model, drive_discretisation=drive_discretisation), model, plan, envs, [index[p] for p in mine]
+    )
     for run in unit:
         run.own_q = q
     return bad
@@ -273,17 +312,19 @@ class _PartRun:
     part's model and results (``follow``): its joints are the rep's columns in order, its
     bodies the rep's, moved by the distance between them."""
 
-    def __init__(self, part, envs: list[int], swept: list[int], rels: list, anchor=None,
-                 rep: "_PartRun | None" = None):
+    def __init__(self, part, envs: list[int], swept: list[int], rels: list, anchor=None, rep: _PartRun | None = None):
         self.part, self.envs, self.swept, self.rels, self.rep = part, envs, swept, rels, rep
         self.local = {e: i for i, e in enumerate(envs)}
         self.paths = [lk.joint.path for lk in part.links if lk.joint is not None]
         self.bodies = [path for lk in part.links for path, _ in lk.bodies]
-        self.body_src = self.bodies                  # the model's name of each of its bodies
+        self.body_src = self.bodies  # the model's name of each of its bodies
         self.anchor = anchor
-        self.model, self.col, self.shift, self.rows = None, {}, None, None
-        self._names = None
-        self.own_q: np.ndarray | None = None         # (samples, environments, coordinates)
+        self.model: Any = None  # the solver Model it runs on (``attach``)
+        self.col: dict[str, int] = {}
+        self.shift: np.ndarray | None = None
+        self.rows: range | None = None
+        self._names: dict[str, str] | None = None
+        self.own_q: np.ndarray | None = None  # (samples, environments, coordinates)
 
     def attach(self, model, shift=None, rows: range | None = None) -> None:
         """Run on ``model``, whose relation rows ``rows`` are this part's (None: all)."""
@@ -294,9 +335,10 @@ class _PartRun:
     def follow(self) -> None:
         """Take the rep's model and results (once the rep is attached)."""
         rep = self.rep
+        assert rep is not None  # only a copy of another part follows one
         self.model, self.rows, self.body_src = rep.model, rep.rows, rep.body_src
         self.col = {own: rep.col[p] for p, own in zip(rep.paths, self.paths)}
-        moved = np.asarray(self.anchor, float) - np.asarray(rep.anchor, float)
+        moved = np.asarray(self.anchor, dtype=np.float64) - np.asarray(rep.anchor, dtype=np.float64)
         self.shift = moved if rep.shift is None else rep.shift + moved
         self._names = dict(zip(rep.paths, self.paths))
 
@@ -305,7 +347,7 @@ class _PartRun:
         every = cache.get(id(self.model))
         if every is None:
             every = cache[id(self.model)] = self.model.relations()
-        return every if self.rows is None else every[self.rows.start:self.rows.stop]
+        return every if self.rows is None else every[self.rows.start : self.rows.stop]
 
     def label(self, plan: SweepPlan, i: int) -> str:
         """The plan joint its model environment ``i`` sweeps, for a message."""
@@ -313,7 +355,9 @@ class _PartRun:
 
     @property
     def q(self) -> np.ndarray:
-        return self.rep.own_q if self.rep is not None else self.own_q
+        q = self.rep.own_q if self.rep is not None else self.own_q
+        assert q is not None, "read after the part was simulated"
+        return q
 
     def own(self, path: str) -> str:
         """This part's joint for a joint path of the model it runs on."""
@@ -367,7 +411,7 @@ def _step_through(solver, model, plan: SweepPlan, envs: np.ndarray, mine: list[i
     this model's environments and swept joints), positions recorded at the plan's samples.
     """
     n_q = model.coord_count
-    base = model.control().joint_target_q.numpy()            # (env, dof): the stage's own targets
+    base = model.control().joint_target_q.numpy()  # (env, dof): the stage's own targets
     columns = [model.dof_index(plan.joints[j].path) for j in mine]
     sample_steps = np.asarray(plan.sample_steps, dtype=np.int64)
     q = np.empty((len(sample_steps), envs.shape[0], n_q), dtype=np.float64)
@@ -384,7 +428,7 @@ def _step_through(solver, model, plan: SweepPlan, envs: np.ndarray, mine: list[i
         after = sample_steps[(sample_steps > start) & (sample_steps <= stop)] - start
         history = solver.step_many(state, table, plan.dt, sample_after=after if after.size else None)
         if history is not None:
-            q[k:k + after.size] = history.numpy()
+            q[k : k + after.size] = history.numpy()
             k += after.size
     return q, solver.nonfinite_envs()
 
@@ -415,11 +459,11 @@ class _LazyBodyPositions(Mapping):
     def __init__(self, runs: list[_PartRun], num_envs: int, samples: list[int]):
         self._runs, self._n, self._samples = runs, num_envs, samples
         self._part = {path: run for run in runs for path in run.bodies}
-        self._values: dict[int, dict[str, np.ndarray]] = {}      # per run: path -> (run envs, samples, 3)
-        self._model_values: dict[int, dict[str, np.ndarray]] = {}   # per model: its body paths -> the same
+        self._values: dict[int, dict[str, np.ndarray]] = {}  # per run: path -> (run envs, samples, 3)
+        self._model_values: dict[int, dict[str, np.ndarray]] = {}  # per model: its body paths -> the same
         self._held_box: tuple | None = None
         self._run_of_env = {e: k for k, run in enumerate(runs) for e in run.swept}
-        self._held_bad: list | None = None          # per part: the held environment's first non-finite body
+        self._held_bad: list | None = None  # per part: the held environment's first non-finite body
 
     def _of(self, run: _PartRun) -> dict[str, np.ndarray]:
         """This part's body path -> origins (its model's environments, samples, 3)."""
@@ -463,15 +507,15 @@ class _LazyBodyPositions(Mapping):
     def _box(self, run: _PartRun, env: int, radii: dict[str, float]) -> np.ndarray:
         """(samples, 2, 3): lower and upper corners of the spheres of ``run``'s bodies in its environment ``env``."""
         vals = self._of(run)
-        pts = np.stack([vals[p][env] for p in vals], axis=1)                 # (samples, bodies, 3)
+        pts = np.stack([vals[p][env] for p in vals], axis=1)  # (samples, bodies, 3)
         r = np.array([radii.get(p, 0.0) for p in vals])[None, :, None]
         return np.stack([(pts - r).min(axis=1), (pts + r).max(axis=1)], axis=1)
 
     def extents(self, radii: dict[str, float], env: int) -> np.ndarray:
         """Box sides (samples, 3) of every body's sphere in plan environment ``env``."""
-        if self._held_box is None:                  # the union of the held parts, leaving each one out
+        if self._held_box is None:  # the union of the held parts, leaving each one out
             held = [self._box(run, run.env(-1), radii) for run in self._runs]
-            lo = np.stack([h[:, 0] for h in held])                           # (parts, samples, 3)
+            lo = np.stack([h[:, 0] for h in held])  # (parts, samples, 3)
             hi = np.stack([h[:, 1] for h in held])
             inf = np.full_like(lo[:1], np.inf)
             pre_lo = np.concatenate([inf, np.minimum.accumulate(lo, axis=0)])[:-1]

@@ -13,7 +13,20 @@ from .junit import format_junit, write_junit
 from .result_json import harness_result, result_paths, write_result_json, write_result_jsons
 
 __all__ = [
-    "as_run", "overall_status", "format_console", "format_json", "to_json_data", "write_json", "load_schema", "SCHEMA_PATH",
-    "format_junit", "write_junit", "format_html", "write_html", "harness_result", "result_paths",
-    "write_result_json", "write_result_jsons",
+    "SCHEMA_PATH",
+    "as_run",
+    "format_console",
+    "format_html",
+    "format_json",
+    "format_junit",
+    "harness_result",
+    "load_schema",
+    "overall_status",
+    "result_paths",
+    "to_json_data",
+    "write_html",
+    "write_json",
+    "write_junit",
+    "write_result_json",
+    "write_result_jsons",
 ]

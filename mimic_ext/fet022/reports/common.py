@@ -13,8 +13,12 @@ from ..result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, RunResult, Swee
 def as_run(result: RunResult | SweepResult) -> RunResult:
     if isinstance(result, RunResult):
         return result
-    return RunResult(stages=[result], config=dict(result.config), versions=dict(result.versions),
-                     wall_seconds=result.timings.get("total_s", 0.0))
+    return RunResult(
+        stages=[result],
+        config=dict(result.config),
+        versions=dict(result.versions),
+        wall_seconds=result.timings.get("total_s", 0.0),
+    )
 
 
 def overall_status(run: RunResult) -> str:

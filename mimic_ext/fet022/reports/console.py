@@ -5,8 +5,20 @@ from __future__ import annotations
 
 from ..disagreement import AGREEMENT, disagreements
 from ..result import ERROR, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
-from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
-                     overall_status, ratio_error_text, read_text, short, worst_status)
+from .common import (
+    as_run,
+    by_asset,
+    direction_text,
+    engines_of,
+    follower_rows,
+    gearing_text,
+    num,
+    overall_status,
+    ratio_error_text,
+    read_text,
+    short,
+    worst_status,
+)
 
 HEADER = ["follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"]
 
@@ -27,9 +39,11 @@ def _findings(stage: SweepResult, tag: str = "") -> list[str]:
             lines.append(f"  warning{tag}: {f.name}: {msg}")
     signs = [f for f in stage.followers if any(n.startswith("sign rules disagree") for n in f.notes)]
     if signs:
-        lines.append(f"  note{tag}: the harness's sign rule (gearing >= 0 moves with the reference) is the opposite of "
-                     f"PhysX's equation for {len(signs)} follower(s), so its dir_matches_gear reads the other way: "
-                     + ", ".join(f"{f.name} {f.dir_matches_gear}" for f in signs))
+        lines.append(
+            f"  note{tag}: the harness's sign rule (gearing >= 0 moves with the reference) is the opposite of "
+            f"PhysX's equation for {len(signs)} follower(s), so its dir_matches_gear reads the other way: "
+            + ", ".join(f"{f.name} {f.dir_matches_gear}" for f in signs)
+        )
     for f in stage.followers:
         for msg in f.notes:
             if not msg.startswith("sign rules disagree"):
@@ -45,8 +59,19 @@ def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
         head += f" ({stage.reason})"
     lines = [head]
     if stage.followers:
-        rows = [[f.name, short(f.reference), gearing_text(f), num(f.motion_ratio, 6), num(f.measured_ratio, 6),
-                 ratio_error_text(f, mode), direction_text(f), f.status.upper()] for f in stage.followers]
+        rows = [
+            [
+                f.name,
+                short(f.reference),
+                gearing_text(f),
+                num(f.motion_ratio, 6),
+                num(f.measured_ratio, 6),
+                ratio_error_text(f, mode),
+                direction_text(f),
+                f.status.upper(),
+            ]
+            for f in stage.followers
+        ]
         lines += ["  " + line for line in _table(rows, HEADER)]
     return lines + _findings(stage)
 
@@ -54,8 +79,11 @@ def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
 def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[str]) -> list[str]:
     """follower x engine: motion ratio, verdict and what that engine read."""
     status = worst_status(s.status for s in per_engine.values())
-    lines = [f"{asset}: {status.upper()} (" + ", ".join(f"{e} {per_engine[e].status}" for e in engines
-                                                         if e in per_engine) + ")"]
+    lines = [
+        f"{asset}: {status.upper()} ("
+        + ", ".join(f"{e} {per_engine[e].status}" for e in engines if e in per_engine)
+        + ")"
+    ]
     for e in engines:
         st = per_engine.get(e)
         if st is not None and st.status in (SKIPPED, ERROR, NOT_APPLICABLE) and st.reason:
@@ -83,8 +111,9 @@ def _disagreement_lines(per_engine: dict[str, SweepResult]) -> list[str]:
         if any(st.followers for st in per_engine.values()):
             return [f"  engines agree on every follower (verdict; motion ratio and offset check within {AGREEMENT:g})"]
         return []
-    return [f"  disagreements ({len(found)}; motion ratio and offset check compared within {AGREEMENT:g}):"] + \
-        [f"    {d.who()}: {d.text()}" for d in found]
+    return [f"  disagreements ({len(found)}; motion ratio and offset check compared within {AGREEMENT:g}):"] + [
+        f"    {d.who()}: {d.text()}" for d in found
+    ]
 
 
 def format_console(result: RunResult | SweepResult) -> str:
@@ -103,15 +132,20 @@ def format_console(result: RunResult | SweepResult) -> str:
     measure = run.config.get("ratio_measure", "motion_ratio").replace("_", " ")
     lines.append(
         f"FET022 mimic_joint: {overall_status(run).upper()}: "
-        + (f"{len(by_asset(run))} stage(s) x {len(engines)} engines ({', '.join(engines)}) = {s['stages']} run(s)"
-           if len(engines) > 1 else f"{s['stages']} stage(s)")
+        + (
+            f"{len(by_asset(run))} stage(s) x {len(engines)} engines ({', '.join(engines)}) = {s['stages']} run(s)"
+            if len(engines) > 1
+            else f"{s['stages']} stage(s)"
+        )
         + f": {s['stages_pass']} pass, {s['stages_fail']} fail, {s['stages_skipped']} skipped, "
         f"{s['stages_error']} error"
-        + (f", {s['stages_not_applicable']} not applicable" if s["stages_not_applicable"] else "") + "; "
+        + (f", {s['stages_not_applicable']} not applicable" if s["stages_not_applicable"] else "")
+        + "; "
         f"{s['followers']} follower(s): {s['followers_pass']} pass, {s['followers_fail']} fail"
         + (f", {s['followers_error']} error" if s["followers_error"] else "")
         + (f", {s['followers_not_applicable']} not applicable" if s["followers_not_applicable"] else "")
-        + f"; {s['warnings']} warning(s); {measure} within {num(tol, 3)} ({mode}) of |gearing|")
+        + f"; {s['warnings']} warning(s); {measure} within {num(tol, 3)} ({mode}) of |gearing|"
+    )
     return "\n".join(lines)
 
 

@@ -13,10 +13,23 @@ from pathlib import Path
 
 from ... import __version__
 from ..disagreement import AGREEMENT, disagreements
-from ..result import RunResult, SweepResult
 from ..identity import TEST_NAME
-from .common import (as_run, by_asset, direction_text, engines_of, follower_rows, gearing_text, num,
-                     overall_status, ratio_error_text, read_text, short, worst_status, write_text)
+from ..result import RunResult, SweepResult
+from .common import (
+    as_run,
+    by_asset,
+    direction_text,
+    engines_of,
+    follower_rows,
+    gearing_text,
+    num,
+    overall_status,
+    ratio_error_text,
+    read_text,
+    short,
+    worst_status,
+    write_text,
+)
 from .svg import SERIES_COLOURS, ratio_plot
 
 CSS = """
@@ -73,37 +86,47 @@ def _range_cells(r) -> str:
     limits = "unlimited" if r.limits is None else f"{num(r.limits[0], 4)} .. {num(r.limits[1], 4)} {escape(r.unit)}"
     swept = f"{num(r.lo, 4)} .. {num(r.hi, 4)} {escape(r.unit)}"
     how = "limits less the margin" if r.range_source == "limits" else r.range_source
-    return (f'<td class="nowrap">{limits}</td><td><span class="nowrap">{swept}</span> '
-            f'<span class="note">({escape(how)})</span></td>')
+    return (
+        f'<td class="nowrap">{limits}</td><td><span class="nowrap">{swept}</span> '
+        f'<span class="note">({escape(how)})</span></td>'
+    )
 
 
 def _references(stages: dict[str, SweepResult], multi: bool) -> str:
     rows = [(e, r) for e, st in stages.items() for r in st.references]
     if not rows:
         return ""
-    head = ("<th>engine</th>" if multi else "") + ("<th>swept joint</th><th>limits</th><th>swept range</th>"
-                                                   "<th>drive</th><th>stiffness (SI)</th><th>damping (SI)</th>"
-                                                   "<th>measured excursion</th>")
+    head = ("<th>engine</th>" if multi else "") + (
+        "<th>swept joint</th><th>limits</th><th>swept range</th>"
+        "<th>drive</th><th>stiffness (SI)</th><th>damping (SI)</th>"
+        "<th>measured excursion</th>"
+    )
     out = [f'<table class="references"><thead><tr>{head}</tr></thead><tbody>']
     for e, r in rows:
-        out.append("<tr>" + (f"<td>{escape(e)}</td>" if multi else "") + f"<td>{_path(r.path)}</td>{_range_cells(r)}"
-                   f"<td>{escape(r.drive_source)}</td>"
-                   f'<td class="num">{num(r.stiffness, 4)}</td><td class="num">{num(r.damping, 4)}</td>'
-                   f'<td class="num">{num(r.excursion, 4)} {escape(r.unit)}</td></tr>')
+        out.append(
+            "<tr>" + (f"<td>{escape(e)}</td>" if multi else "") + f"<td>{_path(r.path)}</td>{_range_cells(r)}"
+            f"<td>{escape(r.drive_source)}</td>"
+            f'<td class="num">{num(r.stiffness, 4)}</td><td class="num">{num(r.damping, 4)}</td>'
+            f'<td class="num">{num(r.excursion, 4)} {escape(r.unit)}</td></tr>'
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def _notes(f) -> str:
-    return ("".join(f'<div class="msg">{escape(m)}</div>' for m in f.messages)
-            + "".join(f'<div class="warn">{escape(w)}</div>' for w in f.warnings)
-            + "".join(f'<div class="note">{escape(n)}</div>' for n in f.notes))
+    return (
+        "".join(f'<div class="msg">{escape(m)}</div>' for m in f.messages)
+        + "".join(f'<div class="warn">{escape(w)}</div>' for w in f.warnings)
+        + "".join(f'<div class="note">{escape(n)}</div>' for n in f.notes)
+    )
 
 
 def _follower_table(stage: SweepResult, mode: str) -> str:
-    out = ['<table class="followers"><thead><tr><th>follower</th><th>reference</th><th>|gearing|</th>'
-           "<th>motion ratio</th><th>fit slope</th><th>error</th><th>max error</th><th>direction</th>"
-           "<th>dir_matches_gear</th><th>status</th></tr></thead><tbody>"]
+    out = [
+        '<table class="followers"><thead><tr><th>follower</th><th>reference</th><th>|gearing|</th>'
+        "<th>motion ratio</th><th>fit slope</th><th>error</th><th>max error</th><th>direction</th>"
+        "<th>dir_matches_gear</th><th>status</th></tr></thead><tbody>"
+    ]
     for f in stage.followers:
         out.append(
             f'<tr class="follower-row" data-follower="{escape(f.follower)}" data-engine="{escape(f.engine)}" '
@@ -115,7 +138,8 @@ def _follower_table(stage: SweepResult, mode: str) -> str:
             f'<td class="num">{escape(ratio_error_text(f, mode))}</td>'
             f'<td class="num">{num(f.relation_max_error, 3)} {escape(f.max_error_unit)}</td>'
             f'<td class="nowrap">{escape(direction_text(f))}</td><td class="num">{f.dir_matches_gear if f.measured else "-"}</td>'
-            f"<td>{_badge(f.status)}</td></tr>")
+            f"<td>{_badge(f.status)}</td></tr>"
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -125,8 +149,10 @@ def _matrix(stages: dict[str, SweepResult], engines: list[str]) -> str:
     out = [f'<table class="conformance"><thead><tr><th>follower</th><th>|gearing|</th>{head}</tr></thead><tbody>']
     for path, name, cells in follower_rows(stages):
         any_f = next(iter(cells.values()))
-        out.append(f'<tr class="matrix-row" data-follower="{escape(path)}"><td title="{escape(path)}" class="nowrap">'
-                   f'{escape(name)}</td><td class="num">{escape(gearing_text(any_f))}</td>')
+        out.append(
+            f'<tr class="matrix-row" data-follower="{escape(path)}"><td title="{escape(path)}" class="nowrap">'
+            f'{escape(name)}</td><td class="num">{escape(gearing_text(any_f))}</td>'
+        )
         for e in engines:
             if e not in stages:
                 continue
@@ -134,21 +160,27 @@ def _matrix(stages: dict[str, SweepResult], engines: list[str]) -> str:
             if f is None:
                 out.append("<td>-</td>")
                 continue
-            out.append(f'<td class="cell" data-engine="{escape(e)}" data-status="{escape(f.status)}">'
-                       f"<div>{_badge(f.status)} ratio {num(f.motion_ratio, 5)}</div>"
-                       f'<div class="note">read: {escape(read_text(f))}</div></td>')
+            out.append(
+                f'<td class="cell" data-engine="{escape(e)}" data-status="{escape(f.status)}">'
+                f"<div>{_badge(f.status)} ratio {num(f.motion_ratio, 5)}</div>"
+                f'<div class="note">read: {escape(read_text(f))}</div></td>'
+            )
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def _legend(engines: list[str], tol: float, mode: str) -> str:
-    dots = "".join(f'<span style="color:{SERIES_COLOURS[k % len(SERIES_COLOURS)]}">&#9679; {escape(e)} samples</span>'
-                   for k, e in enumerate(engines))
-    return ('<div class="legend">' + dots + '<span style="color:#264653">- - expected (authored relation)</span>'
-            f'<span style="color:#2a9d8f">&#9632; tolerance band ({num(tol, 3)} {escape(mode)})</span>'
-            '<span style="color:#7cc4bb">&#9633; same magnitude, opposite direction (passes with a warning)</span>'
-            "</div>")
+    dots = "".join(
+        f'<span style="color:{SERIES_COLOURS[k % len(SERIES_COLOURS)]}">&#9679; {escape(e)} samples</span>'
+        for k, e in enumerate(engines)
+    )
+    return (
+        '<div class="legend">' + dots + '<span style="color:#264653">- - expected (authored relation)</span>'
+        f'<span style="color:#2a9d8f">&#9632; tolerance band ({num(tol, 3)} {escape(mode)})</span>'
+        '<span style="color:#7cc4bb">&#9633; same magnitude, opposite direction (passes with a warning)</span>'
+        "</div>"
+    )
 
 
 def _plots(stages: dict[str, SweepResult], engines: list[str], index: int, mode: str, tol: float) -> str:
@@ -159,19 +191,35 @@ def _plots(stages: dict[str, SweepResult], engines: list[str], index: int, mode:
         shown = [cells[e] for e in order if cells[e].sample_reference]
         f = cells[order[0]]
         if shown:
-            series = [(e, cells[e].sample_reference, cells[e].sample_follower) if cells[e].sample_reference
-                      else (e, [], []) for e in order]
-            svg = ratio_plot(series, f.expected_ratio, tol, mode,
-                             f"{short(f.reference)} displacement ({f.reference_unit})",
-                             f"follower displacement ({f.follower_unit})", pid, title=f"{name} vs {short(f.reference)}")
+            series = [
+                (e, cells[e].sample_reference, cells[e].sample_follower) if cells[e].sample_reference else (e, [], [])
+                for e in order
+            ]
+            svg = ratio_plot(
+                series,
+                f.expected_ratio,
+                tol,
+                mode,
+                f"{short(f.reference)} displacement ({f.reference_unit})",
+                f"follower displacement ({f.follower_unit})",
+                pid,
+                title=f"{name} vs {short(f.reference)}",
+            )
         else:
-            svg = (f'<svg class="ratio-plot empty" id="{escape(pid)}" xmlns="http://www.w3.org/2000/svg" '
-                   f'width="420" height="60"><text x="10" y="34" font-size="12">not simulated: '
-                   f"{escape(', '.join(cells[e].status for e in order))}</text></svg>")
-        verdicts = " ".join(f"{escape(e) + ' ' if len(order) > 1 else ''}ratio {num(cells[e].motion_ratio, 5)} "
-                            f"{_badge(cells[e].status)}" for e in order)
-        out.append(f'<figure class="plot" data-follower="{escape(path)}">{svg}<figcaption>'
-                   f"{_path(path)}: |gearing| {escape(gearing_text(f, 5))}; {verdicts}</figcaption></figure>")
+            svg = (
+                f'<svg class="ratio-plot empty" id="{escape(pid)}" xmlns="http://www.w3.org/2000/svg" '
+                f'width="420" height="60"><text x="10" y="34" font-size="12">not simulated: '
+                f"{escape(', '.join(cells[e].status for e in order))}</text></svg>"
+            )
+        verdicts = " ".join(
+            f"{escape(e) + ' ' if len(order) > 1 else ''}ratio {num(cells[e].motion_ratio, 5)} "
+            f"{_badge(cells[e].status)}"
+            for e in order
+        )
+        out.append(
+            f'<figure class="plot" data-follower="{escape(path)}">{svg}<figcaption>'
+            f"{_path(path)}: |gearing| {escape(gearing_text(f, 5))}; {verdicts}</figcaption></figure>"
+        )
     out.append("</div>")
     return "".join(out)
 
@@ -179,19 +227,25 @@ def _plots(stages: dict[str, SweepResult], engines: list[str], index: int, mode:
 def _disagreements(stages: dict[str, SweepResult]) -> str:
     found = disagreements(stages)
     if not found:
-        return (f'<p class="agree">engines agree on every follower (verdict; motion ratio and offset check within '
-                f"{AGREEMENT:g})</p>")
+        return (
+            f'<p class="agree">engines agree on every follower (verdict; motion ratio and offset check within '
+            f"{AGREEMENT:g})</p>"
+        )
+
     def values(d) -> str:
         return ", ".join(f"{e} {v:.5g}" if isinstance(v, float) else f"{e} {v}" for e, v in d.values.items())
 
     rows = "".join(
         f'<tr data-follower="{escape(d.follower)}"><td>{_path(d.follower)}</td><td>{escape(d.who())}</td>'
-        f"<td>{escape(d.measure)}</td><td>{escape(values(d))}</td><td class=\"num\">{num(d.difference, 3)}</td>"
+        f'<td>{escape(d.measure)}</td><td>{escape(values(d))}</td><td class="num">{num(d.difference, 3)}</td>'
         f"<td>{escape(d.cause)}</td><td>{escape(d.explanation)}</td></tr>"
-        for d in found)
-    return ('<table class="disagreements"><caption>disagreements between engines</caption><thead><tr><th>follower</th>'
-            "<th>engines</th><th>measure</th><th>values</th><th>apart</th><th>likely cause</th><th>why</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table>")
+        for d in found
+    )
+    return (
+        '<table class="disagreements"><caption>disagreements between engines</caption><thead><tr><th>follower</th>'
+        "<th>engines</th><th>measure</th><th>values</th><th>apart</th><th>likely cause</th><th>why</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index: int, mode: str, tol: float) -> str:
@@ -211,8 +265,10 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
         out.append(_matrix(stages, engines))
         out.append(_disagreements(stages))
         for e, st in stages.items():
-            out.append(f'<details class="engine-detail" data-engine="{escape(e)}"><summary>{escape(e)}: every '
-                       f"measure</summary>{_follower_table(st, mode)}</details>")
+            out.append(
+                f'<details class="engine-detail" data-engine="{escape(e)}"><summary>{escape(e)}: every '
+                f"measure</summary>{_follower_table(st, mode)}</details>"
+            )
     else:
         out.append(_follower_table(next(iter(stages.values())), mode))
     out.append(_legend([e for e in engines if e in stages], tol, mode))
@@ -223,7 +279,7 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
 
 def format_html(result: RunResult | SweepResult, created: str | None = None) -> str:
     run = as_run(result)
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     mode = run.config.get("tolerance_mode", "absolute")
     tol = float(run.config.get("gear_ratio_tolerance", 0.1))
     measure = run.config.get("ratio_measure", "motion_ratio").replace("_", " ")
@@ -239,7 +295,8 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         + f'<td class="num">{max(len(x.followers) for x in st.values())}</td>'
         f'<td class="num">{sum(x.counts()["fail"] for x in st.values())}</td>'
         f"<td>{'; '.join(escape(x.reason) for x in st.values() if x.reason)}</td></tr>"
-        for i, (asset, st) in enumerate(assets.items()))
+        for i, (asset, st) in enumerate(assets.items())
+    )
     body = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -248,12 +305,13 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         f"<h1>FET022 {TEST_NAME} {_badge(status)}</h1>",
         f'<p class="meta">mimic-ext {escape(__version__)}, {escape(created)}; engines {escape(", ".join(engines))}; '
         f"{ver}; wall time {run.wall_seconds:.3f} s with {run.jobs} process(es)</p>",
-        f'<p id="summary">{len(assets)} stage(s)' + (f" on {len(engines)} engines" if len(engines) > 1 else "")
-        + f': {s["stages_pass"]} pass, {s["stages_fail"]} fail, '
-        f'{s["stages_skipped"]} skipped, {s["stages_error"]} error, {s["stages_not_applicable"]} not applicable. '
-        f'{s["followers"]} follower result(s): {s["followers_pass"]} pass, {s["followers_fail"]} fail, '
-        f'{s["followers_error"]} error, {s["followers_not_applicable"]} not applicable; '
-        f'{s["warnings"]} warning(s). A follower passes when its {escape(measure)} is within {num(tol, 3)} '
+        f'<p id="summary">{len(assets)} stage(s)'
+        + (f" on {len(engines)} engines" if len(engines) > 1 else "")
+        + f": {s['stages_pass']} pass, {s['stages_fail']} fail, "
+        f"{s['stages_skipped']} skipped, {s['stages_error']} error, {s['stages_not_applicable']} not applicable. "
+        f"{s['followers']} follower result(s): {s['followers_pass']} pass, {s['followers_fail']} fail, "
+        f"{s['followers_error']} error, {s['followers_not_applicable']} not applicable; "
+        f"{s['warnings']} warning(s). A follower passes when its {escape(measure)} is within {num(tol, 3)} "
         f"({escape(mode)}) of |gearing| and its offset check holds; direction, rest offset and the bounding box are "
         f"warnings; not applicable: the engine cannot represent the relation (no verdict, not a failure).</p>",
         f'<table class="stages"><thead><tr><th>stage</th>{head}<th>followers</th><th>failed</th>'

@@ -9,9 +9,8 @@ from typing import Any
 
 from ... import __version__
 from ..disagreement import disagreements
-from ..result import RunResult, SweepResult
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
-from ..result import finite_or_none
+from ..result import RunResult, SweepResult, finite_or_none
 from .common import as_run, by_asset, engines_of, follower_rows, overall_status, write_text
 
 FORMAT = "mimic_ext.fet022.report"
@@ -29,26 +28,44 @@ def conformance(run: RunResult) -> list[dict[str, Any]]:
     for asset, per_engine in by_asset(run).items():
         rows = []
         for path, name, cells in follower_rows(per_engine):
-            rows.append({"follower": path, "name": name, "engines": {
-                e: finite_or_none({"status": f.status, "motion_ratio": f.motion_ratio, "fit_slope": f.measured_ratio,
-                                   "ratio_error": f.ratio_error, "direction": f.direction,
-                                   "dir_matches_gear": f.dir_matches_gear, "read_relation": f.read_relation})
-                for e, f in cells.items()}})
+            rows.append(
+                {
+                    "follower": path,
+                    "name": name,
+                    "engines": {
+                        e: finite_or_none(
+                            {
+                                "status": f.status,
+                                "motion_ratio": f.motion_ratio,
+                                "fit_slope": f.measured_ratio,
+                                "ratio_error": f.ratio_error,
+                                "direction": f.direction,
+                                "dir_matches_gear": f.dir_matches_gear,
+                                "read_relation": f.read_relation,
+                            }
+                        )
+                        for e, f in cells.items()
+                    },
+                }
+            )
         out.append({"asset": asset, "status": {e: st.status for e, st in per_engine.items()}, "followers": rows})
     return out
 
 
 def disagreement_data(run: RunResult) -> list[dict[str, Any]]:
     """Per stage with several engines: every pair of engines that disagrees on a follower."""
-    return [{"asset": asset, **d.to_dict()} for asset, per_engine in by_asset(run).items() if len(per_engine) > 1
-            for d in disagreements(per_engine)]
+    return [
+        {"asset": asset, **d.to_dict()}
+        for asset, per_engine in by_asset(run).items()
+        if len(per_engine) > 1
+        for d in disagreements(per_engine)
+    ]
 
 
-def to_json_data(result: RunResult | SweepResult, samples: bool = True,
-                 created: str | None = None) -> dict[str, Any]:
+def to_json_data(result: RunResult | SweepResult, samples: bool = True, created: str | None = None) -> dict[str, Any]:
     """The report as plain data (what ``write_json`` writes)."""
     run = as_run(result)
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,

@@ -23,12 +23,15 @@ def _classname(asset: str) -> str:
 
 
 def _details(f) -> str:
-    lines = [f"follower {f.follower} ({f.label}), reference {f.reference}"
-             + (f", swept via {f.swept}" if f.swept and f.swept != f.reference else "") + f", engine {f.engine}",
-             f"|gearing| {gearing_text(f)}, motion ratio {num(f.motion_ratio)}, fit slope {num(f.measured_ratio)}, "
-             f"error {num(f.ratio_error)} ({num(f.ratio_error_relative, 4)} relative), "
-             f"max pointwise error {num(f.relation_max_error, 4)} {f.max_error_unit}, direction {f.direction}, "
-             f"dir_matches_gear {f.dir_matches_gear}, read {read_text(f)}"]
+    lines = [
+        f"follower {f.follower} ({f.label}), reference {f.reference}"
+        + (f", swept via {f.swept}" if f.swept and f.swept != f.reference else "")
+        + f", engine {f.engine}",
+        f"|gearing| {gearing_text(f)}, motion ratio {num(f.motion_ratio)}, fit slope {num(f.measured_ratio)}, "
+        f"error {num(f.ratio_error)} ({num(f.ratio_error_relative, 4)} relative), "
+        f"max pointwise error {num(f.relation_max_error, 4)} {f.max_error_unit}, direction {f.direction}, "
+        f"dir_matches_gear {f.dir_matches_gear}, read {read_text(f)}",
+    ]
     lines += [f"warning: {w}" for w in f.warnings]
     lines += [f"note: {n}" for n in f.notes]
     return "\n".join(lines)
@@ -40,23 +43,32 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
     if stage.followers:
         per_case = stage.timings.get("total_s", 0.0) / len(stage.followers)
         for f in stage.followers:
-            tc = ET.Element("testcase", classname=_classname(stage.asset), name=f.follower + tag,
-                            time=f"{per_case:.6f}")
+            tc = ET.Element(
+                "testcase", classname=_classname(stage.asset), name=f.follower + tag, time=f"{per_case:.6f}"
+            )
             message = "; ".join(f.messages)
             if f.status == FAIL:
-                kind = ("ValidatorRejected" if any(m.startswith("rejected by the validator") for m in f.messages)
-                        else "NotCoupledByPhysX" if any(m.startswith("PhysX ignores") for m in f.messages)
-                        else "GearRatioMismatch")
+                kind = (
+                    "ValidatorRejected"
+                    if any(m.startswith("rejected by the validator") for m in f.messages)
+                    else "NotCoupledByPhysX"
+                    if any(m.startswith("PhysX ignores") for m in f.messages)
+                    else "GearRatioMismatch"
+                )
                 ET.SubElement(tc, "failure", message=message, type=kind).text = _details(f)
             elif f.status == ERROR:
                 ET.SubElement(tc, "error", message=message, type="SweepError").text = _details(f)
-            elif f.status in (SKIPPED, NOT_APPLICABLE):   # not applicable: skipped, with the reason
+            elif f.status in (SKIPPED, NOT_APPLICABLE):  # not applicable: skipped, with the reason
                 ET.SubElement(tc, "skipped", message=message)
             ET.SubElement(tc, "system-out").text = _details(f)
             cases.append(tc)
     else:
-        tc = ET.Element("testcase", classname=_classname(stage.asset), name=TEST_NAME + tag,
-                        time=f"{stage.timings.get('total_s', 0.0):.6f}")
+        tc = ET.Element(
+            "testcase",
+            classname=_classname(stage.asset),
+            name=TEST_NAME + tag,
+            time=f"{stage.timings.get('total_s', 0.0):.6f}",
+        )
         if stage.status == ERROR:
             ET.SubElement(tc, "error", message=stage.reason, type="SweepError").text = stage.reason
         else:
@@ -67,15 +79,26 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
         for tag, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
             if tc.find(tag) is not None:
                 counts[key] += 1
-    suite = ET.Element("testsuite", name=f"{TEST_NAME}: {stage.asset}{tag}", tests=str(len(cases)),
-                       failures=str(counts["failures"]), errors=str(counts["errors"]),
-                       skipped=str(counts["skipped"]), time=f"{stage.timings.get('total_s', 0.0):.6f}",
-                       timestamp=timestamp, hostname=host)
+    suite = ET.Element(
+        "testsuite",
+        name=f"{TEST_NAME}: {stage.asset}{tag}",
+        tests=str(len(cases)),
+        failures=str(counts["failures"]),
+        errors=str(counts["errors"]),
+        skipped=str(counts["skipped"]),
+        time=f"{stage.timings.get('total_s', 0.0):.6f}",
+        timestamp=timestamp,
+        hostname=host,
+    )
     props = ET.SubElement(suite, "properties")
     cfg = stage.config
-    for key, value in (("asset", stage.asset), ("status", stage.status), ("engine", stage.engine),
-                       ("gear_ratio_tolerance", cfg.get("gear_ratio_tolerance")),
-                       ("tolerance_mode", cfg.get("tolerance_mode"))):
+    for key, value in (
+        ("asset", stage.asset),
+        ("status", stage.status),
+        ("engine", stage.engine),
+        ("gear_ratio_tolerance", cfg.get("gear_ratio_tolerance")),
+        ("tolerance_mode", cfg.get("tolerance_mode")),
+    ):
         ET.SubElement(props, "property", name=key, value=str(value))
     for key, value in {**stage.metrics, **stage.extra_metrics}.items():
         ET.SubElement(props, "property", name=key, value="null" if value is None else repr(value))
@@ -87,13 +110,13 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
 
 def format_junit(result: RunResult | SweepResult, timestamp: str | None = None) -> str:
     run = as_run(result)
-    timestamp = timestamp or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    timestamp = timestamp or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     root = ET.Element("testsuites", name=f"FET022 {TEST_NAME}")
     multi = len(engines_of(run)) > 1
     suites = [_suite(s, timestamp, host, multi) for s in run.stages]
     for key in ("tests", "failures", "errors", "skipped"):
-        root.set(key, str(sum(int(s.get(key)) for s in suites)))
+        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
     root.set("time", f"{run.wall_seconds:.6f}")
     root.extend(suites)
     ET.indent(root)

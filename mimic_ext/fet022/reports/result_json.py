@@ -35,28 +35,43 @@ def _messages(stage: SweepResult) -> list[dict[str, str]]:
         out.append({"level": "warning", "text": f"MIM: {w}"})
     for f in stage.followers:
         for m in f.messages:
-            out.append({"level": {ERROR: "error", NOT_APPLICABLE: "skip"}.get(f.status, "warning"),
-                        "text": f"MIM: follower '{f.name}' (reference '{f.reference}'): {m}"})
+            out.append(
+                {
+                    "level": {ERROR: "error", NOT_APPLICABLE: "skip"}.get(f.status, "warning"),
+                    "text": f"MIM: follower '{f.name}' (reference '{f.reference}'): {m}",
+                }
+            )
         for w in f.warnings:
             out.append({"level": "warning", "text": f"MIM: follower '{f.name}': {w}"})
         for n in f.notes:
             out.append({"level": "info", "text": f"MIM: follower '{f.name}': {n}"})
     failed = [f.name for f in stage.followers if f.status == FAIL]
     if failed:
-        out.append({"level": "fail", "text": f"MIM: {len(failed)} of {len(stage.followers)} mimic pair(s) failed: "
-                                             + ", ".join(failed)})
+        out.append(
+            {
+                "level": "fail",
+                "text": f"MIM: {len(failed)} of {len(stage.followers)} mimic pair(s) failed: " + ", ".join(failed),
+            }
+        )
     return out
 
 
 def harness_result(stage: SweepResult, created: str | None = None) -> dict[str, Any]:
     """One stage's result in the harness's layout (plain data, JSON-ready)."""
-    created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
-        "format": FORMAT, "test": TEST_NAME, "test_version": HARNESS_TEST_VERSION, "features": list(FEATURES),
-        "asset": stage.asset, "engine": stage.engine, "status": stage.status,
+        "format": FORMAT,
+        "test": TEST_NAME,
+        "test_version": HARNESS_TEST_VERSION,
+        "features": list(FEATURES),
+        "asset": stage.asset,
+        "engine": stage.engine,
+        "status": stage.status,
         "metrics": finite_or_none({**stage.metrics, **stage.extra_metrics}),
         "messages": _messages(stage),
-        "config": stage.config, "tool": {"name": "mimic-ext", "version": __version__}, "created": created,
+        "config": stage.config,
+        "tool": {"name": "mimic-ext", "version": __version__},
+        "created": created,
     }
 
 

@@ -1,3 +1,3 @@
 """Kit's test runner imports this module and collects the AsyncTestCase classes visible here."""
 
-from .test_stage_sweep import *  # noqa: F401,F403
+from .test_stage_sweep import *  # noqa: F403

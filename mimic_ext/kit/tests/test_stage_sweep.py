@@ -67,7 +67,7 @@ class TestStageSweep(omni.kit.test.AsyncTestCase):
             self.assertEqual(follower.status, "pass", f"{follower.follower}: {follower.messages}")
             self.assertEqual(follower.engine, result.engine)
         self.assertTrue(result.engine.startswith(("kit-physx (omni.physx", "warp")), result.engine)
-        self.assertEqual(self._stage_path.read_text(), self._text)     # the sweep left the stage as it was
+        self.assertEqual(self._stage_path.read_text(), self._text)  # the sweep left the stage as it was
         for kind in ("json", "junit", "html"):
             path = ext.runner.report_paths[kind]
             self.assertEqual(path.parent, self._tmp)

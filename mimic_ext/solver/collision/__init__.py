@@ -13,6 +13,19 @@ from .readout import Contacts, PairContacts
 from .shapes import CollisionSpec, FreeBody, MaterialSpec, ShapeSpec
 from .usd_colliders import read_colliders
 
-__all__ = ["build_collision", "CollisionModel", "read_colliders", "CollisionSpec", "ShapeSpec", "MaterialSpec",
-           "FreeBody", "FrameLayout", "motion_frames", "link_to_motion_frame", "Contacts", "PairContacts",
-           "Hull", "convex_hull"]
+__all__ = [
+    "CollisionModel",
+    "CollisionSpec",
+    "Contacts",
+    "FrameLayout",
+    "FreeBody",
+    "Hull",
+    "MaterialSpec",
+    "PairContacts",
+    "ShapeSpec",
+    "build_collision",
+    "convex_hull",
+    "link_to_motion_frame",
+    "motion_frames",
+    "read_colliders",
+]

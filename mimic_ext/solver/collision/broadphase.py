@@ -14,20 +14,25 @@ from __future__ import annotations
 
 import warp as wp
 
-from .wp_types import CollisionData, CollisionScratch, ShapeData
+from .wp_types import CollisionData, CollisionScratch
 
 
 @wp.func
 def cell_of(x: wp.vec3, inv: float):
-    return wp.vec3i(int(wp.floor(wp.clamp(x[0] * inv, -1.0e6, 1.0e6))),
-                    int(wp.floor(wp.clamp(x[1] * inv, -1.0e6, 1.0e6))),
-                    int(wp.floor(wp.clamp(x[2] * inv, -1.0e6, 1.0e6))))
+    return wp.vec3i(
+        int(wp.floor(wp.clamp(x[0] * inv, -1.0e6, 1.0e6))),
+        int(wp.floor(wp.clamp(x[1] * inv, -1.0e6, 1.0e6))),
+        int(wp.floor(wp.clamp(x[2] * inv, -1.0e6, 1.0e6))),
+    )
 
 
 @wp.func
 def bucket(x: int, y: int, z: int, mask: int):
-    h = (wp.uint32(x) * wp.uint32(73856093)) ^ (wp.uint32(y) * wp.uint32(19349663)) \
+    h = (
+        (wp.uint32(x) * wp.uint32(73856093))
+        ^ (wp.uint32(y) * wp.uint32(19349663))
         ^ (wp.uint32(z) * wp.uint32(83492791))
+    )
     return int(h & wp.uint32(mask))
 
 
@@ -54,11 +59,11 @@ def filtered(cd: CollisionData, i: int, j: int):
     articulation self-collision, and ``FilteredPairsAPI``."""
     si = cd.shapes[i]
     sj = cd.shapes[j]
-    out = si.owner == sj.owner or (si.frame < 0 and sj.frame < 0) \
-        or cd.gtable[si.gset * cd.n_gsets + sj.gset] == 0
+    out = si.owner == sj.owner or (si.frame < 0 and sj.frame < 0) or cd.gtable[si.gset * cd.n_gsets + sj.gset] == 0
     if not out and cd.n_owner_pairs > 0:
-        out = in_sorted(cd.owner_pairs, cd.n_owner_pairs,
-                        wp.min(si.owner, sj.owner) * cd.n_owners + wp.max(si.owner, sj.owner))
+        out = in_sorted(
+            cd.owner_pairs, cd.n_owner_pairs, wp.min(si.owner, sj.owner) * cd.n_owners + wp.max(si.owner, sj.owner)
+        )
     if not out and cd.n_shape_pairs > 0:
         out = in_sorted(cd.shape_pairs, cd.n_shape_pairs, wp.min(i, j) * cd.n_shapes + wp.max(i, j))
     return out

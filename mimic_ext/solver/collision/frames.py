@@ -35,8 +35,8 @@ def link_to_motion_frame(link) -> np.ndarray:
 class FrameLayout:
     """Frames the kernels take poses of: the model's links, then the free bodies."""
 
-    names: list[str]                          # the body each frame is named after
-    body_frame: dict[str, tuple[int, np.ndarray]]   # body -> (frame, body pose in that frame)
+    names: list[str]  # the body each frame is named after
+    body_frame: dict[str, tuple[int, np.ndarray]]  # body -> (frame, body pose in that frame)
     n_links: int
 
     @property
@@ -44,7 +44,7 @@ class FrameLayout:
         return len(self.names)
 
     @classmethod
-    def from_model(cls, model, free_bodies=()) -> "FrameLayout":
+    def from_model(cls, model, free_bodies=()) -> FrameLayout:
         names, body_frame = [], {}
         for i, lk in enumerate(model.links):
             to_m = link_to_motion_frame(lk)

@@ -30,8 +30,16 @@ FAR = wp.constant(2)
 
 
 @wp.func
-def msupport(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData,
-             Rb: wp.mat33, cb: wp.vec3, d: wp.vec3):
+def msupport(
+    verts: wp.array(dtype=wp.vec3),
+    sa: ShapeData,
+    Ra: wp.mat33,
+    ca: wp.vec3,
+    sb: ShapeData,
+    Rb: wp.mat33,
+    cb: wp.vec3,
+    d: wp.vec3,
+):
     """Support point of a - b along d, and its point on a."""
     a = support(sa, verts, Ra, ca, d)
     return a - support(sb, verts, Rb, cb, -d), a
@@ -96,7 +104,7 @@ def closest_on_simplex(pts: wp.array2d(dtype=wp.vec3), e: int, n: int):
     bm = int(1)
     bv = wp.vec3(0.0)
     ba = wp.vec3(0.0)
-    for mask in range(1, (1 << n) - (n // 4)):      # every non-empty subset but the whole tetrahedron
+    for mask in range(1, (1 << n) - (n // 4)):  # every non-empty subset but the whole tetrahedron
         i0 = int(-1)
         i1 = int(-1)
         i2 = int(-1)
@@ -128,8 +136,18 @@ def closest_on_simplex(pts: wp.array2d(dtype=wp.vec3), e: int, n: int):
 
 
 @wp.func
-def gjk(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData, Rb: wp.mat33,
-        cb: wp.vec3, pts: wp.array2d(dtype=wp.vec3), e: int, far: float):
+def gjk(
+    verts: wp.array(dtype=wp.vec3),
+    sa: ShapeData,
+    Ra: wp.mat33,
+    ca: wp.vec3,
+    sb: ShapeData,
+    Rb: wp.mat33,
+    cb: wp.vec3,
+    pts: wp.array2d(dtype=wp.vec3),
+    e: int,
+    far: float,
+):
     """(status, v = pa - pb, pa, simplex size): SEPARATED with the closest core points,
     OVERLAP with the simplex left for EPA, or FAR once a separating plane proves the
     cores farther apart than ``far`` (v then along the plane's normal, as long as the
@@ -161,7 +179,7 @@ def gjk(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3
             v, pa, n, inside = closest_on_simplex(pts, e, n + 1)
             if inside:
                 return OVERLAP, v, pa, n
-            if wp.length_sq(v) >= vv:       # no progress left: rounding, not geometry
+            if wp.length_sq(v) >= vv:  # no progress left: rounding, not geometry
                 return SEPARATED, v0, pa0, n
         if wp.length_sq(v) < 1.0e-14:
             return OVERLAP, v, pa, n
@@ -169,14 +187,22 @@ def gjk(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3
 
 
 @wp.func
-def epa_face(pts: wp.array2d(dtype=wp.vec3), tri: wp.array2d(dtype=wp.vec3i), pln: wp.array2d(dtype=wp.vec4),
-             e: int, f: int, i: int, j: int, k: int):
+def epa_face(
+    pts: wp.array2d(dtype=wp.vec3),
+    tri: wp.array2d(dtype=wp.vec3i),
+    pln: wp.array2d(dtype=wp.vec4),
+    e: int,
+    f: int,
+    i: int,
+    j: int,
+    k: int,
+):
     a = pts[e, O_SW + i]
     nrm = wp.cross(pts[e, O_SW + j] - a, pts[e, O_SW + k] - a)
     l = wp.length(nrm)
     tri[e, f] = wp.vec3i(i, j, k)
     if l < 1.0e-20:
-        pln[e, f] = wp.vec4(0.0, 0.0, 0.0, 3.0e38)      # degenerate: never nearest, never visible
+        pln[e, f] = wp.vec4(0.0, 0.0, 0.0, 3.0e38)  # degenerate: never nearest, never visible
     else:
         nrm = nrm / l
         pln[e, f] = wp.vec4(nrm[0], nrm[1], nrm[2], wp.dot(nrm, a))
@@ -197,8 +223,18 @@ def horizon_edge(edges: wp.array2d(dtype=wp.vec2i), e: int, ne: int, a: int, b: 
 
 
 @wp.func
-def epa(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3, sb: ShapeData, Rb: wp.mat33,
-        cb: wp.vec3, sc: CollisionScratch, e: int, n: int):
+def epa(
+    verts: wp.array(dtype=wp.vec3),
+    sa: ShapeData,
+    Ra: wp.mat33,
+    ca: wp.vec3,
+    sb: ShapeData,
+    Rb: wp.mat33,
+    cb: wp.vec3,
+    sc: CollisionScratch,
+    e: int,
+    n: int,
+):
     """(ok, unit direction of least penetration (the normal of a - b's nearest face),
     depth, witness point on a) from GJK's simplex of n points containing the origin."""
     pts = sc.pts
@@ -241,7 +277,7 @@ def epa(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3
     if nn < 4:
         return False, wp.vec3(0.0), 0.0, w0
     vol = wp.dot(wp.cross(pts[e, O_SW + 1] - w0, pts[e, O_SW + 2] - w0), pts[e, O_SW + 3] - w0)
-    if vol > 0.0:           # make face (0, 1, 2) point away from point 3
+    if vol > 0.0:  # make face (0, 1, 2) point away from point 3
         w1 = pts[e, O_SW + 1]
         a1 = pts[e, O_SA + 1]
         set_point(pts, e, 1, pts[e, O_SW + 2], pts[e, O_SA + 2])
@@ -273,7 +309,7 @@ def epa(verts: wp.array(dtype=wp.vec3), sa: ShapeData, Ra: wp.mat33, ca: wp.vec3
             tf = tri[e, f]
             if tf[0] >= 0:
                 q = pln[e, f]
-                if q[0] * w[0] + q[1] * w[1] + q[2] * w[2] - q[3] > 1.0e-6:      # 1 um: a face w lies on is kept
+                if q[0] * w[0] + q[1] * w[1] + q[2] * w[2] - q[3] > 1.0e-6:  # 1 um: a face w lies on is kept
                     for c in range(3):
                         ne = horizon_edge(edges, e, ne, tf[c], tf[(c + 1) % 3])
                     tri[e, f] = wp.vec3i(-1, -1, -1)
@@ -332,10 +368,11 @@ def convex_pair(cd: CollisionData, sc: CollisionScratch, pr: Pair):
         dR = R_ab - sc.gk_R[e, slot]
         # no point of b's core (within |center| + |half| of its origin) moved closer than this
         moved = wp.length(t_ab - sc.gk_t[e, slot]) + wp.sqrt(wp.ddot(dR, dR)) * (
-            wp.length(sb.center) + wp.length(sb.half))
+            wp.length(sb.center) + wp.length(sb.half)
+        )
         # 1% and a micrometre over the margin: float32 rounding never skips a pair GJK would keep
         if sc.gk_d[e, slot] - moved > 1.01 * far + 1.0e-6:
-            return NOTHING, nrm, sep, o - ra * nrm, -1      # m = -1: skipped (counted in the stats)
+            return NOTHING, nrm, sep, o - ra * nrm, -1  # m = -1: skipped (counted in the stats)
     status, v, pa, n = gjk(cd.verts, sa, Ra, z, sb, Rb, cb, sc.pts, e, far)
     if status == FAR:
         sc.gk_key[e, slot] = key

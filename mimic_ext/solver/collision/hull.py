@@ -21,11 +21,11 @@ class FlatHullError(ValueError):
 
 @dataclass
 class Hull:
-    vertices: np.ndarray          # (V, 3)
-    faces: list[np.ndarray]       # vertex indices per face, counter-clockwise about the normal
-    normals: np.ndarray           # (F, 3) outward unit normals
-    offsets: np.ndarray           # (F,)  normal . x = offset on the face
-    truncated: bool = False       # the vertex limit cut points off (an inner approximation)
+    vertices: np.ndarray  # (V, 3)
+    faces: list[np.ndarray]  # vertex indices per face, counter-clockwise about the normal
+    normals: np.ndarray  # (F, 3) outward unit normals
+    offsets: np.ndarray  # (F,)  normal . x = offset on the face
+    truncated: bool = False  # the vertex limit cut points off (an inner approximation)
 
     def contains(self, p: np.ndarray, tol: float = 1e-9) -> bool:
         return bool(np.all(self.normals @ np.asarray(p, float) - self.offsets <= tol))
@@ -66,7 +66,7 @@ def convex_hull(points, vertex_limit: int | None = DEFAULT_VERTEX_LIMIT) -> Hull
     if h[e] > 0:
         b, c = c, b
     tris = [(a, b, c), (a, e, b), (b, e, c), (c, e, a)]
-    faces: list[list] = []            # [tri, normal, offset, outside indices]
+    faces: list[list] = []  # [tri, normal, offset, outside indices]
     remaining = np.setdiff1d(np.arange(len(p)), [a, b, c, e])
     for t in tris:
         n, off_ = _plane(p, *t)
@@ -128,6 +128,7 @@ def _merge(p, faces, tol, truncated) -> Hull:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
+
     by_edge = {}
     for fi, (t, _, _, _) in enumerate(faces):
         for x, y in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
@@ -158,5 +159,6 @@ def _merge(p, faces, tol, truncated) -> Hull:
         out_faces.append(ids[np.argsort(ang)])
         normals.append(n)
         offsets.append(float(np.max(q @ n)))
-    return Hull(vertices=verts, faces=out_faces, normals=np.array(normals), offsets=np.array(offsets),
-                truncated=truncated)
+    return Hull(
+        vertices=verts, faces=out_faces, normals=np.array(normals), offsets=np.array(offsets), truncated=truncated
+    )

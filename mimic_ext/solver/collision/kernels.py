@@ -29,8 +29,13 @@ ALL_PAIRS_MAX = wp.constant(32)
 
 
 @wp.func
-def shape_bounds(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                 sc: CollisionScratch, e: int):
+def shape_bounds(
+    cd: CollisionData,
+    frame_R: wp.array2d(dtype=wp.mat33),
+    frame_p: wp.array2d(dtype=wp.vec3),
+    sc: CollisionScratch,
+    e: int,
+):
     """World pose of every shape (its frame's pose times its pose in the frame) and the
     world bounding box of every finite one, grown by its contact offset."""
     s_Rw = sc.Rw
@@ -50,8 +55,17 @@ def shape_bounds(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p
         s_pw[e, i] = p
         if s.kind != PLANE:
             c = p + R * s.center
-            A = wp.mat33(wp.abs(R[0, 0]), wp.abs(R[0, 1]), wp.abs(R[0, 2]), wp.abs(R[1, 0]), wp.abs(R[1, 1]),
-                         wp.abs(R[1, 2]), wp.abs(R[2, 0]), wp.abs(R[2, 1]), wp.abs(R[2, 2]))
+            A = wp.mat33(
+                wp.abs(R[0, 0]),
+                wp.abs(R[0, 1]),
+                wp.abs(R[0, 2]),
+                wp.abs(R[1, 0]),
+                wp.abs(R[1, 1]),
+                wp.abs(R[1, 2]),
+                wp.abs(R[2, 0]),
+                wp.abs(R[2, 1]),
+                wp.abs(R[2, 2]),
+            )
             hw = A * s.half + wp.vec3(s.offset)
             s_lo[e, i] = c - hw
             s_hi[e, i] = c + hw
@@ -63,8 +77,16 @@ def boxes_overlap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), 
 
 
 @wp.func
-def shape_reach(s: ShapeData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
-                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, x: float):
+def shape_reach(
+    s: ShapeData,
+    frame_p: wp.array2d(dtype=wp.vec3),
+    frame_move: wp.array2d(dtype=wp.vec2),
+    lo: wp.array2d(dtype=wp.vec3),
+    hi: wp.array2d(dtype=wp.vec3),
+    e: int,
+    i: int,
+    x: float,
+):
     """How far a point of shape i, within ``x`` of its bounding box, can move in the step: its
     frame's origin moves ``frame_move.x`` and turns by ``frame_move.y`` radians."""
     if s.frame < 0:
@@ -75,9 +97,18 @@ def shape_reach(s: ShapeData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp
 
 
 @wp.func
-def pair_margin(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
-                lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int, i: int, j: int, reach0: float,
-                ahead: bool):
+def pair_margin(
+    cd: CollisionData,
+    frame_p: wp.array2d(dtype=wp.vec3),
+    frame_move: wp.array2d(dtype=wp.vec2),
+    lo: wp.array2d(dtype=wp.vec3),
+    hi: wp.array2d(dtype=wp.vec3),
+    e: int,
+    i: int,
+    j: int,
+    reach0: float,
+    ahead: bool,
+):
     """The separation up to which the pair reports contacts: its contact offsets, or less,
     the rest offsets plus ``reach0`` plus how far both shapes can move (when the caller says
     how far its frames move: ``reach0`` below the offsets). ``ahead`` (a pair with a plane):
@@ -90,8 +121,13 @@ def pair_margin(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_mov
     if reach0 >= off:
         return off
     x = 0.5 * off
-    m = a.rest + b.rest + reach0 + shape_reach(a, frame_p, frame_move, lo, hi, e, i, x) \
+    m = (
+        a.rest
+        + b.rest
+        + reach0
+        + shape_reach(a, frame_p, frame_move, lo, hi, e, i, x)
         + shape_reach(b, frame_p, frame_move, lo, hi, e, j, x)
+    )
     # 1% and a micrometre over the bound: float32 rounding never drops a contact the caller wants
     mm = 1.01 * m + 1.0e-6
     if ahead:
@@ -106,8 +142,16 @@ def box_gap(lo: wp.array2d(dtype=wp.vec3), hi: wp.array2d(dtype=wp.vec3), e: int
 
 
 @wp.func
-def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo: wp.array2d(dtype=wp.vec3),
-               hi: wp.array2d(dtype=wp.vec3), e: int, plane: int, j: int, offset: float):
+def near_plane(
+    Rw: wp.array2d(dtype=wp.mat33),
+    pw: wp.array2d(dtype=wp.vec3),
+    lo: wp.array2d(dtype=wp.vec3),
+    hi: wp.array2d(dtype=wp.vec3),
+    e: int,
+    plane: int,
+    j: int,
+    offset: float,
+):
     n = col(Rw[e, plane], 2)
     c = 0.5 * (lo[e, j] + hi[e, j])
     h = 0.5 * (hi[e, j] - lo[e, j])
@@ -115,8 +159,17 @@ def near_plane(Rw: wp.array2d(dtype=wp.mat33), pw: wp.array2d(dtype=wp.vec3), lo
 
 
 @wp.func
-def finite_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_move: wp.array2d(dtype=wp.vec2),
-                reach0: float, sc: CollisionScratch, out: ContactBuffer, e: int, s: int, t: int):
+def finite_pair(
+    cd: CollisionData,
+    frame_p: wp.array2d(dtype=wp.vec3),
+    frame_move: wp.array2d(dtype=wp.vec2),
+    reach0: float,
+    sc: CollisionScratch,
+    out: ContactBuffer,
+    e: int,
+    s: int,
+    t: int,
+):
     """One candidate pair of finite shapes (small or big): its counts (collided, filtered, skipped
     as still far apart), each 0 or 1. Collided when the bounds meet and, grown by the offsets, lie
     within the pair's margin."""
@@ -135,9 +188,16 @@ def finite_pair(cd: CollisionData, frame_p: wp.array2d(dtype=wp.vec3), frame_mov
 
 
 @wp.func
-def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer,
-                e: int):
+def collide_env(
+    cd: CollisionData,
+    frame_R: wp.array2d(dtype=wp.mat33),
+    frame_p: wp.array2d(dtype=wp.vec3),
+    frame_move: wp.array2d(dtype=wp.vec2),
+    reach0: float,
+    sc: CollisionScratch,
+    out: ContactBuffer,
+    e: int,
+):
     """All contacts of environment ``e`` for the frames ``frame_R[e], frame_p[e]``, each pair
     within its margin (``pair_margin``: ``reach0`` at or above every contact offset for all of
     them). Counts: candidate pairs, pairs whose bounds meet and that are collided (within
@@ -154,7 +214,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
     out.count[e] = 0
     out.lost[e] = 0
     n_cand = int(0)
-    counts = wp.vec3i(0)        # collided, filtered, skipped
+    counts = wp.vec3i(0)  # collided, filtered, skipped
     shape_bounds(cd, frame_R, frame_p, sc, e)
     if cd.n_small <= ALL_PAIRS_MAX:
         for a in range(cd.n_small):
@@ -196,7 +256,7 @@ def collide_env(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p:
         st = shapes[t]
         if t != s and st.kind != PLANE and (plane or st.big == 0 or t > s):
             n_cand = n_cand + 1
-            if plane:           # within its margin, looking ahead past the offsets when the shape moves fast
+            if plane:  # within its margin, looking ahead past the offsets when the shape moves fast
                 mg = pair_margin(cd, frame_p, frame_move, lo, hi, e, s, t, reach0, True)
                 if near_plane(sc.Rw, sc.pw, lo, hi, e, s, t, wp.max(shapes[s].offset, mg - st.offset)):
                     if filtered(cd, s, t):
@@ -213,8 +273,15 @@ NO_REACH = wp.constant(3.0e38)
 
 
 @wp.kernel
-def collide_kernel(cd: CollisionData, frame_R: wp.array2d(dtype=wp.mat33), frame_p: wp.array2d(dtype=wp.vec3),
-                   frame_move: wp.array2d(dtype=wp.vec2), reach0: float, sc: CollisionScratch, out: ContactBuffer):
+def collide_kernel(
+    cd: CollisionData,
+    frame_R: wp.array2d(dtype=wp.mat33),
+    frame_p: wp.array2d(dtype=wp.vec3),
+    frame_move: wp.array2d(dtype=wp.vec2),
+    reach0: float,
+    sc: CollisionScratch,
+    out: ContactBuffer,
+):
     """Detection alone (``reach0 = NO_REACH``: every pair out to its contact offsets, ``frame_move``
     not read), or as the solver's step detects.
 

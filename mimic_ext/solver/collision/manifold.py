@@ -16,8 +16,7 @@ from .wp_types import MAXC, MAXW, O_FA, O_FB, O_W1, O_W2, CollisionData, Collisi
 
 
 @wp.func
-def add_candidate(cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), e: int, m: int,
-                  p: wp.vec3, s: float):
+def add_candidate(cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), e: int, m: int, p: wp.vec3, s: float):
     """Append a contact point and separation; a point already listed is not repeated."""
     for i in range(m):
         if wp.length_sq(cand[e, i] - p) < 1.0e-14:
@@ -30,8 +29,9 @@ def add_candidate(cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), 
 
 
 @wp.func
-def reduce_emit(cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), out: ContactBuffer, pr: Pair,
-                m: int, n: wp.vec3):
+def reduce_emit(
+    cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), out: ContactBuffer, pr: Pair, m: int, n: wp.vec3
+):
     """Write the m candidates, or four of them: the deepest, the farthest from it, the one
     spanning the largest triangle with those two, and the one farthest outside that
     triangle (none when all lie inside)."""
@@ -59,8 +59,10 @@ def reduce_emit(cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float), ou
                 else:
                     # distance outside the triangle: the most negative edge side
                     p2 = cand[e, sel[2]]
-                    score = -wp.min(wp.dot(wp.cross(p1 - p0, p - p0), t),
-                                    wp.min(wp.dot(wp.cross(p2 - p1, p - p1), t), wp.dot(wp.cross(p0 - p2, p - p2), t)))
+                    score = -wp.min(
+                        wp.dot(wp.cross(p1 - p0, p - p0), t),
+                        wp.min(wp.dot(wp.cross(p2 - p1, p - p1), t), wp.dot(wp.cross(p0 - p2, p - p2), t)),
+                    )
                 if score > best:
                     best = score
                     bi = i
@@ -97,8 +99,16 @@ def facing(pts: wp.array2d(dtype=wp.vec3), e: int, off: int, k: int, n: wp.vec3)
 
 
 @wp.func
-def clip_features(pts: wp.array2d(dtype=wp.vec3), cand: wp.array2d(dtype=wp.vec3), cs: wp.array2d(dtype=float),
-                  e: int, ka: int, kb: int, n: wp.vec3, margin: float):
+def clip_features(
+    pts: wp.array2d(dtype=wp.vec3),
+    cand: wp.array2d(dtype=wp.vec3),
+    cs: wp.array2d(dtype=float),
+    e: int,
+    ka: int,
+    kb: int,
+    n: wp.vec3,
+    margin: float,
+):
     """Clip the incident feature against the side planes of the reference one (a segment's
     two end planes, or a polygon's edges swept along n), then pair each clipped point with
     its projection along n onto the reference feature. The reference is the feature with
@@ -114,7 +124,7 @@ def clip_features(pts: wp.array2d(dtype=wp.vec3), cand: wp.array2d(dtype=wp.vec3
     inc = int(O_FA)
     ki = ka
     nf = nf_b
-    sign = float(-1.0)           # separation = sign * (projection - point) . n
+    sign = float(-1.0)  # separation = sign * (projection - point) . n
     if (ka > kb and ok_a) or not ok_b:
         ref = O_FA
         k = ka
@@ -182,7 +192,7 @@ def manifold(cd: CollisionData, sc: CollisionScratch, pr: Pair, n: wp.vec3, sep:
     cand = sc.cand
     cs = sc.cs
     sa = cd.shapes[pr.a]
-    near = sc.pw[e, pr.a] + sc.Rw[e, pr.a] * sa.center      # a plane's square lies under a's box
+    near = sc.pw[e, pr.a] + sc.Rw[e, pr.a] * sa.center  # a plane's square lies under a's box
     extent = wp.length(sa.half) + pr.margin
     ka = int(0)
     kb = int(0)
@@ -194,8 +204,9 @@ def manifold(cd: CollisionData, sc: CollisionScratch, pr: Pair, n: wp.vec3, sep:
             idx = pr.b
             d = n
             off = O_FB
-        k = feature(cd.shapes[idx], cd.verts, cd.faces, cd.fverts, sc.Rw[e, idx], sc.pw[e, idx], d, pts, e, off,
-                    near, extent)
+        k = feature(
+            cd.shapes[idx], cd.verts, cd.faces, cd.fverts, sc.Rw[e, idx], sc.pw[e, idx], d, pts, e, off, near, extent
+        )
         if side == 0:
             ka = k
         else:

@@ -22,12 +22,17 @@ BIG_FACTOR = 4.0
 def combine_materials(a, b) -> tuple[float, float, float]:
     """PhysX's pair material: each value averaged, or min / multiply / max when a material
     asks; with two different modes the later in average < min < multiply < max wins."""
+
     def one(x, y, mode):
         return {"average": 0.5 * (x + y), "min": min(x, y), "multiply": x * y, "max": max(x, y)}[mode]
+
     fm = max(a.friction_mode, b.friction_mode, key=COMBINE_MODES.index)
     rm = max(a.restitution_mode, b.restitution_mode, key=COMBINE_MODES.index)
-    return (one(a.static_friction, b.static_friction, fm), one(a.dynamic_friction, b.dynamic_friction, fm),
-            one(a.restitution, b.restitution, rm))
+    return (
+        one(a.static_friction, b.static_friction, fm),
+        one(a.dynamic_friction, b.dynamic_friction, fm),
+        one(a.restitution, b.restitution, rm),
+    )
 
 
 def _live_pairs(owner, frame, gset, gtable, n_gsets, owner_keys, n_owners, shape_keys) -> int:
@@ -65,8 +70,9 @@ class CollisionModel:
     free bodies' body frames. ``contacts()`` reads the buffer back.
     """
 
-    def __init__(self, spec: CollisionSpec, layout: FrameLayout, num_envs: int = 1, device=None,
-                 capacity: int | None = None):
+    def __init__(
+        self, spec: CollisionSpec, layout: FrameLayout, num_envs: int = 1, device=None, capacity: int | None = None
+    ):
         self.spec = spec
         self.layout = layout
         self.num_envs = int(num_envs)
@@ -85,7 +91,7 @@ class CollisionModel:
             owner_of[body] = f
         self.n_owners = max(nf + len(static_actors), 1)
         mats = sorted({s.material for s in shapes}, key=repr)
-        gsets = sorted({s.groups for s in shapes}, key=lambda g: sorted(g))
+        gsets = sorted({s.groups for s in shapes}, key=sorted)
         verts, faces, fverts = [], [], []
         data = []
         diam = np.zeros(n)
@@ -137,6 +143,7 @@ class CollisionModel:
         def arr(items, t):
             """Warp array of ``items``; one placeholder element when empty (Warp needs a buffer)."""
             return wp.array(list(items) or [0 if t is int else t()], dtype=t, device=d)
+
         cd = T.CollisionData()
         cd.n_shapes, cd.n_owners = n, self.n_owners
         cd.shapes = arr(data, T.ShapeData)
@@ -144,8 +151,9 @@ class CollisionModel:
         cd.faces = arr(faces, T.FaceData)
         cd.fverts = arr(fverts, int)
         cd.n_mats = max(len(mats), 1)
-        self.pair_material = np.array([combine_materials(x, y) for x in mats for y in mats]).reshape(-1, 3) \
-            if mats else np.zeros((1, 3))
+        self.pair_material = (
+            np.array([combine_materials(x, y) for x in mats for y in mats]).reshape(-1, 3) if mats else np.zeros((1, 3))
+        )
         cd.pair_mat = arr([wp.vec3(*v) for v in self.pair_material], wp.vec3)
         self.shape_material = np.array([mats.index(s.material) for s in shapes], int)
         self.shape_rest = np.array([s.rest_offset for s in shapes], float)
@@ -160,13 +168,20 @@ class CollisionModel:
                 owner_keys.add(x * no + y)
         for members in spec.no_self_collision:
             ids = sorted({owner_of[b] for b in members if b in owner_of})
-            owner_keys.update(x * no + y for k, x in enumerate(ids) for y in ids[k + 1:])
+            owner_keys.update(x * no + y for k, x in enumerate(ids) for y in ids[k + 1 :])
         shape_keys = {min(i, j) * n + max(i, j) for sa, sb in spec.filtered_pairs for i in sa for j in sb if i != j}
-        if no * no >= 2 ** 31 or n * n >= 2 ** 31:
+        if no * no >= 2**31 or n * n >= 2**31:
             raise ValueError("too many colliders for 32-bit pair keys")
-        self.live_pairs = _live_pairs(np.array([d.owner for d in data], int), self.shape_frame,
-                                      np.array([d.gset for d in data], int), np.array(table or [1], int),
-                                      len(gsets) or 1, owner_keys, no, shape_keys)
+        self.live_pairs = _live_pairs(
+            np.array([d.owner for d in data], int),
+            self.shape_frame,
+            np.array([d.gset for d in data], int),
+            np.array(table or [1], int),
+            len(gsets) or 1,
+            owner_keys,
+            no,
+            shape_keys,
+        )
         cd.n_owner_pairs, cd.owner_pairs = len(owner_keys), arr(sorted(owner_keys), int)
         cd.n_shape_pairs, cd.shape_pairs = len(shape_keys), arr(sorted(shape_keys), int)
         cd.n_small, cd.small = len(small), arr(small, int)
@@ -182,8 +197,9 @@ class CollisionModel:
         self._alloc(entries)
 
     @classmethod
-    def of_shapes(cls, shapes, num_envs: int = 1, device=None, capacity: int | None = None,
-                  joint_pairs=(), filtered_pairs=()) -> "CollisionModel":
+    def of_shapes(
+        cls, shapes, num_envs: int = 1, device=None, capacity: int | None = None, joint_pairs=(), filtered_pairs=()
+    ) -> CollisionModel:
         """Detection only, without a stage or solver model: every body the shapes name is a
         free frame (in order of first appearance), shapes without a body or marked static
         stay where they are. Frames are then the bodies' world poses."""
@@ -191,15 +207,32 @@ class CollisionModel:
         for s in shapes:
             if not s.static and s.body not in bodies:
                 bodies.append(s.body)
-        free = [FreeBody(path=b, pose=np.eye(4), mass=1.0, com=np.zeros(3), inertia=np.eye(3),
-                         velocity=np.zeros(3), angular_velocity=np.zeros(3),
-                         shapes=[i for i, s in enumerate(shapes) if s.body == b]) for b in bodies]
-        layout = FrameLayout(names=list(bodies), body_frame={b: (i, np.eye(4)) for i, b in enumerate(bodies)},
-                             n_links=0)
+        free = [
+            FreeBody(
+                path=b,
+                pose=np.eye(4),
+                mass=1.0,
+                com=np.zeros(3),
+                inertia=np.eye(3),
+                velocity=np.zeros(3),
+                angular_velocity=np.zeros(3),
+                shapes=[i for i, s in enumerate(shapes) if s.body == b],
+            )
+            for b in bodies
+        ]
+        layout = FrameLayout(
+            names=list(bodies), body_frame={b: (i, np.eye(4)) for i, b in enumerate(bodies)}, n_links=0
+        )
         sets = {s.groups for s in shapes}
-        spec = CollisionSpec(shapes=list(shapes), free_bodies=free, group_table={(a, b): True for a in sets for b in sets},
-                             joint_pairs=list(joint_pairs), no_self_collision=[], filtered_pairs=list(filtered_pairs),
-                             warnings=[])
+        spec = CollisionSpec(
+            shapes=list(shapes),
+            free_bodies=free,
+            group_table={(a, b): True for a in sets for b in sets},
+            joint_pairs=list(joint_pairs),
+            no_self_collision=[],
+            filtered_pairs=list(filtered_pairs),
+            warnings=[],
+        )
         return cls(spec, layout, num_envs=num_envs, device=device, capacity=capacity)
 
     def _alloc(self, entries: int) -> None:
@@ -215,7 +248,7 @@ class CollisionModel:
         sc.gk_key = wp.full((N, T.GK_SLOTS), -1, dtype=int, device=d)
         sc.gk_R, sc.gk_t, sc.gk_d = z(T.GK_SLOTS, wp.mat33), z(T.GK_SLOTS, wp.vec3), z(T.GK_SLOTS, float)
         self.scratch = sc
-        self._no_move = wp.zeros((1, 1), dtype=wp.vec2, device=d)     # detection alone: frames' motion not used
+        self._no_move = wp.zeros((1, 1), dtype=wp.vec2, device=d)  # detection alone: frames' motion not used
         C = self.capacity
         b = T.ContactBuffer()
         b.count, b.lost = wp.zeros(N, dtype=int, device=d), wp.zeros(N, dtype=int, device=d)
@@ -246,17 +279,21 @@ class CollisionModel:
             R[:, L + k], p[:, L + k] = t[:, :3, :3], t[:, :3, 3]
         return wp.array(R, dtype=wp.mat33, device=self.device), wp.array(p, dtype=wp.vec3, device=self.device)
 
-    def collide(self, frame_R: wp.array, frame_p: wp.array, frame_move: wp.array | None = None,
-                reach0: float | None = None) -> T.ContactBuffer:
+    def collide(
+        self, frame_R: wp.array, frame_p: wp.array, frame_move: wp.array | None = None, reach0: float | None = None
+    ) -> T.ContactBuffer:
         """Detect every environment's contacts for the given frames (one thread each), every pair
         out to its contact offsets; or, with ``frame_move`` (per environment and frame: how far
         its origin moves, how far it turns) and ``reach0`` (m), only as far as the pair can close
         (``kernels.pair_margin``; the solver's step passes its own)."""
         if frame_move is None:
             frame_move, reach0 = self._no_move, NO_REACH
-        wp.launch(collide_kernel, dim=self.num_envs,
-                  inputs=[self.data, frame_R, frame_p, frame_move, float(reach0), self.scratch, self.buffer],
-                  device=self.device)
+        wp.launch(
+            collide_kernel,
+            dim=self.num_envs,
+            inputs=[self.data, frame_R, frame_p, frame_move, float(reach0), self.scratch, self.buffer],
+            device=self.device,
+        )
         return self.buffer
 
     def contacts(self) -> Contacts:
@@ -265,16 +302,24 @@ class CollisionModel:
         b = self.buffer
         shapes = b.shapes.numpy()
         sa, sb = shapes[..., 0], shapes[..., 1]
-        if not self.shape_paths:                 # nothing to look up (the buffer stays empty)
+        if not self.shape_paths:  # nothing to look up (the buffer stays empty)
             sa = sb = np.zeros_like(sa)
             frame, mat_of, rest = np.full(1, -1), np.zeros(1, int), np.zeros(1)
         else:
             frame, mat_of, rest = self.shape_frame, self.shape_material, self.shape_rest
-        return Contacts(count=b.count.numpy(), lost=b.lost.numpy(), shapes=shapes,
-                        frames=np.stack([frame[sa], frame[sb]], -1), point=b.point.numpy(), normal=b.normal.numpy(),
-                        separation=b.sep.numpy(), rest_offset=rest[sa] + rest[sb],
-                        material=self.pair_material[mat_of[sa] * self.data.n_mats + mat_of[sb]],
-                        shape_paths=self.shape_paths, shape_bodies=self.shape_bodies)
+        return Contacts(
+            count=b.count.numpy(),
+            lost=b.lost.numpy(),
+            shapes=shapes,
+            frames=np.stack([frame[sa], frame[sb]], -1),
+            point=b.point.numpy(),
+            normal=b.normal.numpy(),
+            separation=b.sep.numpy(),
+            rest_offset=rest[sa] + rest[sb],
+            material=self.pair_material[mat_of[sa] * self.data.n_mats + mat_of[sb]],
+            shape_paths=self.shape_paths,
+            shape_bodies=self.shape_bodies,
+        )
 
     def stats(self) -> np.ndarray:
         """Per environment: (candidate pairs, pairs collided, pairs filtered, collided pairs skipped as
@@ -282,13 +327,24 @@ class CollisionModel:
         return self.buffer.stats.numpy()
 
 
-def build_collision(stage, model, num_envs: int | None = None, device=None, ground_plane: float | None = None,
-                    capacity: int | None = None) -> CollisionModel:
+def build_collision(
+    stage,
+    model,
+    num_envs: int | None = None,
+    device=None,
+    ground_plane: float | None = None,
+    capacity: int | None = None,
+) -> CollisionModel:
     """Colliders of ``stage`` against the links of the solver ``model`` (plus free bodies)."""
     from .usd_colliders import read_colliders
 
     bodies = [body for lk in model.links for body, _ in lk.bodies]
     spec = read_colliders(stage, dynamic_bodies=bodies, ground_plane=ground_plane)
     layout = FrameLayout.from_model(model, spec.free_bodies)
-    return CollisionModel(spec, layout, num_envs=model.num_envs if num_envs is None else num_envs,
-                          device=model.device if device is None else device, capacity=capacity)
+    return CollisionModel(
+        spec,
+        layout,
+        num_envs=model.num_envs if num_envs is None else num_envs,
+        device=model.device if device is None else device,
+        capacity=capacity,
+    )

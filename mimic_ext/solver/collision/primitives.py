@@ -18,9 +18,9 @@ from .support import box_corner, col, sgn, support
 from .wp_types import BOX, CollisionData, CollisionScratch, Pair, ShapeData
 
 NOTHING = wp.constant(0)
-MANIFOLD = wp.constant(1)       # normal, separation, deepest point known: clip the features
-WRITTEN = wp.constant(2)        # contact candidates written
-CONVEX = wp.constant(3)         # not decided here: GJK/EPA
+MANIFOLD = wp.constant(1)  # normal, separation, deepest point known: clip the features
+WRITTEN = wp.constant(2)  # contact candidates written
+CONVEX = wp.constant(3)  # not decided here: GJK/EPA
 
 
 @wp.func
@@ -118,8 +118,9 @@ def segments(cd: CollisionData, sc: CollisionScratch, pr: Pair):
 
 @wp.func
 def box_radius(R: wp.mat33, h: wp.vec3, L: wp.vec3):
-    return h[0] * wp.abs(wp.dot(col(R, 0), L)) + h[1] * wp.abs(wp.dot(col(R, 1), L)) \
-        + h[2] * wp.abs(wp.dot(col(R, 2), L))
+    return (
+        h[0] * wp.abs(wp.dot(col(R, 0), L)) + h[1] * wp.abs(wp.dot(col(R, 1), L)) + h[2] * wp.abs(wp.dot(col(R, 2), L))
+    )
 
 
 @wp.func

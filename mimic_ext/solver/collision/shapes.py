@@ -14,7 +14,7 @@ import numpy as np
 from .hull import Hull
 
 KINDS = ("sphere", "capsule", "box", "cylinder", "hull", "plane")
-COMBINE_MODES = ("average", "min", "multiply", "max")    # PhysX PxCombineMode order (priority)
+COMBINE_MODES = ("average", "min", "multiply", "max")  # PhysX PxCombineMode order (priority)
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,15 @@ class MaterialSpec:
 class ShapeSpec:
     path: str
     kind: str
-    body: str | None                  # owning rigid body prim (None: a collider without one)
-    static: bool                      # no simulated body moves it (no body, disabled, kinematic, welded)
-    pose: np.ndarray                  # 4x4: in the body frame, or in the world when static
-    size: np.ndarray                  # sphere (r,0,0), capsule (r, half length, 0), box half extents,
+    body: str | None  # owning rigid body prim (None: a collider without one)
+    static: bool  # no simulated body moves it (no body, disabled, kinematic, welded)
+    pose: np.ndarray  # 4x4: in the body frame, or in the world when static
+    size: np.ndarray  # sphere (r,0,0), capsule (r, half length, 0), box half extents,
     #                                   cylinder (r, half height, 0), plane and hull zeros
     contact_offset: float
     rest_offset: float
     material: MaterialSpec
-    groups: frozenset = frozenset()   # collision group paths it belongs to
+    groups: frozenset = frozenset()  # collision group paths it belongs to
     hull: Hull | None = None
 
     @property
@@ -69,12 +69,12 @@ class FreeBody:
     """A rigid body outside every articulation: the solver adds it as a floating body."""
 
     path: str
-    pose: np.ndarray                  # initial world pose (4x4, metres)
+    pose: np.ndarray  # initial world pose (4x4, metres)
     mass: float
-    com: np.ndarray                   # body frame
-    inertia: np.ndarray               # about the COM, body frame
-    velocity: np.ndarray              # initial linear velocity of the body origin, world (m/s)
-    angular_velocity: np.ndarray      # world (rad/s)
+    com: np.ndarray  # body frame
+    inertia: np.ndarray  # about the COM, body frame
+    velocity: np.ndarray  # initial linear velocity of the body origin, world (m/s)
+    angular_velocity: np.ndarray  # world (rad/s)
     shapes: list[int] = field(default_factory=list)
 
 
@@ -82,9 +82,9 @@ class FreeBody:
 class CollisionSpec:
     shapes: list[ShapeSpec]
     free_bodies: list[FreeBody]
-    group_table: dict                 # (frozenset, frozenset) -> bool for the group sets in use
-    joint_pairs: list[tuple[str, str]]            # actors a joint keeps from colliding
-    no_self_collision: list[list[str]]            # actors of articulations without self-collision
-    filtered_pairs: list[tuple[list[int], list[int]]]   # FilteredPairsAPI, as shape index sets
+    group_table: dict  # (frozenset, frozenset) -> bool for the group sets in use
+    joint_pairs: list[tuple[str, str]]  # actors a joint keeps from colliding
+    no_self_collision: list[list[str]]  # actors of articulations without self-collision
+    filtered_pairs: list[tuple[list[int], list[int]]]  # FilteredPairsAPI, as shape index sets
     warnings: list[str]
-    bounce_threshold: float = 0.0     # m/s: slower impacts do not bounce (``physxScene:bounceThreshold``)
+    bounce_threshold: float = 0.0  # m/s: slower impacts do not bounce (``physxScene:bounceThreshold``)

@@ -67,9 +67,20 @@ def support(s: ShapeData, verts: wp.array(dtype=wp.vec3), R: wp.mat33, c: wp.vec
 
 
 @wp.func
-def feature(s: ShapeData, verts: wp.array(dtype=wp.vec3), faces: wp.array(dtype=FaceData),
-            fverts: wp.array(dtype=int), R: wp.mat33, c: wp.vec3, d: wp.vec3,
-            pts: wp.array2d(dtype=wp.vec3), e: int, off: int, near: wp.vec3, extent: float):
+def feature(
+    s: ShapeData,
+    verts: wp.array(dtype=wp.vec3),
+    faces: wp.array(dtype=FaceData),
+    fverts: wp.array(dtype=int),
+    R: wp.mat33,
+    c: wp.vec3,
+    d: wp.vec3,
+    pts: wp.array2d(dtype=wp.vec3),
+    e: int,
+    off: int,
+    near: wp.vec3,
+    extent: float,
+):
     """Write the surface points of the feature a shape turns towards ``d`` at
     ``pts[e, off:]``; return their count (1 point, 2 a segment, more a face). A plane's
     feature is a square of half side ``extent`` under the point ``near``."""
@@ -78,7 +89,7 @@ def feature(s: ShapeData, verts: wp.array(dtype=wp.vec3), faces: wp.array(dtype=
     h = s.size[1]
     r = s.size[0]
     rxy = wp.sqrt(dl[0] * dl[0] + dl[1] * dl[1])
-    u = wp.vec3(1.0, 0.0, 0.0)                  # d across a cylinder's axis, its local frame
+    u = wp.vec3(1.0, 0.0, 0.0)  # d across a cylinder's axis, its local frame
     if rxy > 1.0e-9:
         u = wp.vec3(dl[0] / rxy, dl[1] / rxy, 0.0)
     if s.kind == HULL:
@@ -96,7 +107,7 @@ def feature(s: ShapeData, verts: wp.array(dtype=wp.vec3), faces: wp.array(dtype=
             pts[e, off + q] = c + R * verts[fverts[fd.start + (q * fd.count) // n]]
     elif s.kind == BOX or s.kind == PLANE or (s.kind == CYLINDER and wp.abs(dl[2]) >= 0.70710678):
         # a quad: centre +- t1 +- t2
-        cen = near - col(R, 2) * wp.dot(near - c, col(R, 2))     # a plane: a square under ``near``
+        cen = near - col(R, 2) * wp.dot(near - c, col(R, 2))  # a plane: a square under ``near``
         t1 = col(R, 0) * extent
         t2 = col(R, 1) * extent
         if s.kind == BOX:
@@ -114,7 +125,7 @@ def feature(s: ShapeData, verts: wp.array(dtype=wp.vec3), faces: wp.array(dtype=
             cen = c + col(R, 2) * (sgn(dl[2]) * h)
             t1 = R * (u + v) * (0.5 * r)
             t2 = R * (u - v) * (0.5 * r)
-        for q in range(4):      # corners (+,+), (-,+), (-,-), (+,-)
+        for q in range(4):  # corners (+,+), (-,+), (-,-), (+,-)
             a = 1.0 - 2.0 * float((q ^ (q >> 1)) & 1)
             b = 1.0 - 2.0 * float(q >> 1)
             pts[e, off + q] = cen + a * t1 + b * t2

@@ -42,8 +42,8 @@ import warnings as _warnings
 import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics, UsdShade
 
-from ...math3d import transform
 from ...errors import MimicInputError
+from ...math3d import transform
 from ...schema import joints as J
 from ..stage_reader import DEFAULT_MASS, DEFAULT_RADIUS, _attr, _body_mass, _gravity, applied_attr, world_pose
 from .hull import DEFAULT_VERTEX_LIMIT, FlatHullError, convex_hull
@@ -54,13 +54,21 @@ DEFAULT_STEPS_PER_SECOND = 60.0
 #: 0; real PhysX through ovphysx then bounces at any approach speed, tests/test_contact_restitution.py)
 DEFAULT_BOUNCE_THRESHOLD = 0.0
 
-_GEOMS = ((UsdGeom.Cube, "box"), (UsdGeom.Sphere, "sphere"), (UsdGeom.Capsule, "capsule"),
-          (UsdGeom.Cylinder, "cylinder"), (UsdGeom.Plane, "plane"), (UsdGeom.Mesh, "hull"))
+_GEOMS = (
+    (UsdGeom.Cube, "box"),
+    (UsdGeom.Sphere, "sphere"),
+    (UsdGeom.Capsule, "capsule"),
+    (UsdGeom.Cylinder, "cylinder"),
+    (UsdGeom.Plane, "plane"),
+    (UsdGeom.Mesh, "hull"),
+)
 # columns taking the shape's z to the authored axis (right-handed)
-_AXIS_PERM = {"X": np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], float),
-              "Y": np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float),
-              "Z": np.eye(3)}
-_AXIS_INDEX = {"X": (1, 2, 0), "Y": (2, 0, 1), "Z": (0, 1, 2)}    # (cross, cross, along)
+_AXIS_PERM = {
+    "X": np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], float),
+    "Y": np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float),
+    "Z": np.eye(3),
+}
+_AXIS_INDEX = {"X": (1, 2, 0), "Y": (2, 0, 1), "Z": (0, 1, 2)}  # (cross, cross, along)
 
 
 def _finite(x) -> bool:
@@ -100,7 +108,7 @@ def _size(prim, attr: str, default: float, mpu: float) -> float:
 class _Reader:
     def __init__(self, stage: Usd.Stage, dynamic: set[str], ground_plane):
         self.stage = stage
-        self.dynamic = dynamic            # bodies a Model simulates (articulation links)
+        self.dynamic = dynamic  # bodies a Model simulates (articulation links)
         self.ground = ground_plane
         self.mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
         if not self.mpu > 0 or not math.isfinite(self.mpu):
@@ -112,10 +120,10 @@ class _Reader:
         self.bounce_threshold = DEFAULT_BOUNCE_THRESHOLD
         self.scene_material = MaterialSpec()
         self.bodies: dict[str, Usd.Prim] = {}
-        self.inactive: set[str] = set()   # disabled or kinematic bodies (static for contacts)
+        self.inactive: set[str] = set()  # disabled or kinematic bodies (static for contacts)
         self.jointed: set[str] = set()
-        self.joint_pairs: list[tuple[str, str]] = []   # kept apart (collisionEnabled false)
-        self.links: dict[str, str] = {}                # body -> union-find parent over joints
+        self.joint_pairs: list[tuple[str, str]] = []  # kept apart (collisionEnabled false)
+        self.links: dict[str, str] = {}  # body -> union-find parent over joints
         self.roots: list[Usd.Prim] = []
         self.colliders: list[Usd.Prim] = []
         self.groups: list[tuple[str, object]] = []
@@ -126,8 +134,12 @@ class _Reader:
         for prim in self.stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
             path = str(prim.GetPath())
             if prim.IsA(UsdPhysics.Scene):
-                sps = self._applied_attr(prim, "PhysxSceneAPI", "physxScene:timeStepsPerSecond",
-                                         f"{DEFAULT_STEPS_PER_SECOND:g} steps per second")
+                sps = self._applied_attr(
+                    prim,
+                    "PhysxSceneAPI",
+                    "physxScene:timeStepsPerSecond",
+                    f"{DEFAULT_STEPS_PER_SECOND:g} steps per second",
+                )
                 if _finite(sps) and sps > 0:
                     self.dt = 1.0 / float(sps)
                 self.bounce_threshold = self._bounce_threshold(prim)
@@ -166,8 +178,10 @@ class _Reader:
             return DEFAULT_BOUNCE_THRESHOLD
         v = float(v)
         if not math.isfinite(v) or v < 0:
-            raise MimicInputError(f"{scene.GetPath()}: physxScene:bounceThreshold = {v}; it must be a finite "
-                                  f"speed >= 0 (stage units per second)")
+            raise MimicInputError(
+                f"{scene.GetPath()}: physxScene:bounceThreshold = {v}; it must be a finite "
+                f"speed >= 0 (stage units per second)"
+            )
         return v * self.mpu
 
     def find(self, b: str) -> str:
@@ -184,9 +198,11 @@ class _Reader:
         """Bodies an articulation root prim stands for: the bodies joined to it (when it is
         a body) and the bodies under it."""
         mine = self.find(root) if root in self.links else None
-        return [b for b in self.bodies
-                if (mine is not None and b in self.links and self.find(b) == mine)
-                or b == root or b.startswith(root + "/")]
+        return [
+            b
+            for b in self.bodies
+            if (mine is not None and b in self.links and self.find(b) == mine) or b == root or b.startswith(root + "/")
+        ]
 
     def owner(self, prim: Usd.Prim) -> str | None:
         p = prim
@@ -210,13 +226,17 @@ class _Reader:
         mp = mat.GetPrim()
         api = UsdPhysics.MaterialAPI(mp)
         vals = []
-        for name, get in (("staticFriction", api.GetStaticFrictionAttr), ("dynamicFriction", api.GetDynamicFrictionAttr),
-                          ("restitution", api.GetRestitutionAttr)):
+        for name, get in (
+            ("staticFriction", api.GetStaticFrictionAttr),
+            ("dynamicFriction", api.GetDynamicFrictionAttr),
+            ("restitution", api.GetRestitutionAttr),
+        ):
             v = get().Get()
             v = 0.0 if v is None else float(v)
             if not math.isfinite(v) or v < 0 or (name == "restitution" and v > 1):
-                raise MimicInputError(f"{mp.GetPath()}: physics:{name} = {v}; friction must be finite and "
-                                      f">= 0, restitution in [0, 1]")
+                raise MimicInputError(
+                    f"{mp.GetPath()}: physics:{name} = {v}; friction must be finite and >= 0, restitution in [0, 1]"
+                )
             vals.append(v)
         modes = []
         for name in ("physxMaterial:frictionCombineMode", "physxMaterial:restitutionCombineMode"):
@@ -263,9 +283,11 @@ class _Reader:
             contact = max(2.0 * self.dt * self.dt * max(self.g, 1.0), 0.02 * float(ext.min()) if ext.size else 0.0)
             if rest > 0:
                 contact += rest
-        if contact <= rest:     # PhysX then keeps no rest offset (measured on ovphysx: the shape rests at 0)
-            self.notes.append(f"{path}: contact offset {contact:g} m is not above the rest offset {rest:g} m, "
-                              f"which PhysX requires; like PhysX, the rest offset is ignored (0)")
+        if contact <= rest:  # PhysX then keeps no rest offset (measured on ovphysx: the shape rests at 0)
+            self.notes.append(
+                f"{path}: contact offset {contact:g} m is not above the rest offset {rest:g} m, "
+                f"which PhysX requires; like PhysX, the rest offset is ignored (0)"
+            )
             rest = 0.0
             if contact <= 0.0:
                 contact = 1e-4
@@ -276,14 +298,16 @@ class _Reader:
         path = str(prim.GetPath())
         kind = next((k for schema, k in _GEOMS if prim.IsA(schema)), None)
         if kind is None:
-            self.notes.append(f"{path}: CollisionAPI on a {prim.GetTypeName() or 'typeless prim'} is not "
-                              f"supported (Cube, Sphere, Capsule, Cylinder, Plane, Mesh); ignored")
+            self.notes.append(
+                f"{path}: CollisionAPI on a {prim.GetTypeName() or 'typeless prim'} is not "
+                f"supported (Cube, Sphere, Capsule, Cylinder, Plane, Mesh); ignored"
+            )
             return None
         if UsdPhysics.CollisionAPI(prim).GetCollisionEnabledAttr().Get() is False:
             return None
         if kind == "hull":
             pts = UsdGeom.Mesh(prim).GetPointsAttr().Get()
-            if pts is None or len(pts) == 0:     # a mesh whose payload is missing: nothing to collide with
+            if pts is None or len(pts) == 0:  # a mesh whose payload is missing: nothing to collide with
                 self.notes.append(f"{path}: mesh collider has no points (a missing mesh payload?); ignored")
                 return None
         body = self.owner(prim)
@@ -299,8 +323,9 @@ class _Reader:
             size = 0.5 * _size(prim, "size", 2.0, self.mpu) * s
         elif kind == "sphere":
             if s.max() - s.min() > 1e-6 * s.max():
-                self.notes.append(f"{path}: non-uniform scale ({', '.join(f'{x:g}' for x in s)}) on a sphere; "
-                                  f"using the largest")
+                self.notes.append(
+                    f"{path}: non-uniform scale ({', '.join(f'{x:g}' for x in s)}) on a sphere; using the largest"
+                )
             size[0] = _size(prim, "radius", 1.0, self.mpu) * s.max()
         elif kind in ("capsule", "cylinder", "plane"):
             axis = str(prim.GetAttribute("axis").Get() or "Z")
@@ -317,8 +342,18 @@ class _Reader:
         else:
             hull, r, t = self.mesh_hull(prim, m)
         pose = transform(r, t)
-        spec = ShapeSpec(path=path, kind=kind, body=body, static=not dynamic, pose=pose, size=size,
-                         contact_offset=0.0, rest_offset=0.0, material=self.material(prim, body), hull=hull)
+        spec = ShapeSpec(
+            path=path,
+            kind=kind,
+            body=body,
+            static=not dynamic,
+            pose=pose,
+            size=size,
+            contact_offset=0.0,
+            rest_offset=0.0,
+            material=self.material(prim, body),
+            hull=hull,
+        )
         spec.contact_offset, spec.rest_offset = self.offsets(prim, spec.local_bounds()[1])
         return spec
 
@@ -328,8 +363,10 @@ class _Reader:
         if prim.HasAPI(UsdPhysics.MeshCollisionAPI):
             approx = str(UsdPhysics.MeshCollisionAPI(prim).GetApproximationAttr().Get() or "none")
         if approx != "convexHull":
-            self.notes.append(f"{path}: mesh collision approximation {approx!r} is not supported; using its "
-                              f"convex hull (set physics:approximation = \"convexHull\")")
+            self.notes.append(
+                f"{path}: mesh collision approximation {approx!r} is not supported; using its "
+                f'convex hull (set physics:approximation = "convexHull")'
+            )
         pts = UsdGeom.Mesh(prim).GetPointsAttr().Get()
         if pts is None or len(pts) == 0:
             raise MimicInputError(f"{path}: mesh collider has no points")
@@ -337,8 +374,12 @@ class _Reader:
         v = local @ m[:3, :3].T + m[:3, 3]
         if not np.all(np.isfinite(v)):
             raise MimicInputError(f"{path}: mesh collider has non-finite points")
-        limit = self._applied_attr(prim, "PhysxConvexHullCollisionAPI", "physxConvexHullCollision:hullVertexLimit",
-                                   f"{DEFAULT_VERTEX_LIMIT} vertices")
+        limit = self._applied_attr(
+            prim,
+            "PhysxConvexHullCollisionAPI",
+            "physxConvexHullCollision:hullVertexLimit",
+            f"{DEFAULT_VERTEX_LIMIT} vertices",
+        )
         limit = int(limit) if _finite(limit) and limit >= 4 else DEFAULT_VERTEX_LIMIT
         centre = 0.5 * (v.min(0) + v.max(0))
         try:
@@ -346,8 +387,7 @@ class _Reader:
         except FlatHullError as exc:
             raise MimicInputError(f"{path}: mesh collider has no volume ({exc}); a convex hull needs one") from None
         if hull.truncated:
-            self.notes.append(f"{path}: convex hull cut to {limit} vertices (physxConvexHullCollision:"
-                              f"hullVertexLimit)")
+            self.notes.append(f"{path}: convex hull cut to {limit} vertices (physxConvexHullCollision:hullVertexLimit)")
         return hull, np.eye(3), centre
 
     # ---- everything ------------------------------------------------------------------------
@@ -360,13 +400,20 @@ class _Reader:
             shapes.append(self.ground_plane(float(self.ground)))
         kinematic = sorted({s.body for s in shapes if s.body in self.inactive})
         if kinematic:
-            self.notes.append(f"kinematic or disabled bodies collide as static shapes at their initial pose: "
-                              f"{', '.join(kinematic)}")
+            self.notes.append(
+                f"kinematic or disabled bodies collide as static shapes at their initial pose: {', '.join(kinematic)}"
+            )
         free = self.free_bodies(shapes)
-        spec = CollisionSpec(shapes=shapes, free_bodies=free, group_table=self.group_table(shapes),
-                             joint_pairs=self.joint_pairs, no_self_collision=self.self_collision_off(),
-                             filtered_pairs=self.filtered_pairs(shapes), warnings=self.notes,
-                             bounce_threshold=self.bounce_threshold)
+        spec = CollisionSpec(
+            shapes=shapes,
+            free_bodies=free,
+            group_table=self.group_table(shapes),
+            joint_pairs=self.joint_pairs,
+            no_self_collision=self.self_collision_off(),
+            filtered_pairs=self.filtered_pairs(shapes),
+            warnings=self.notes,
+            bounce_threshold=self.bounce_threshold,
+        )
         for n in self.notes:
             _warnings.warn(n, stacklevel=3)
         return spec
@@ -376,8 +423,17 @@ class _Reader:
         r = _AXIS_PERM.get(str(up), np.eye(3))
         t = r[:, 2] * height
         contact = 2.0 * self.dt * self.dt * max(self.g, 1.0)
-        return ShapeSpec(path="<ground plane>", kind="plane", body=None, static=True, pose=transform(r, t),
-                         size=np.zeros(3), contact_offset=contact, rest_offset=0.0, material=self.scene_material)
+        return ShapeSpec(
+            path="<ground plane>",
+            kind="plane",
+            body=None,
+            static=True,
+            pose=transform(r, t),
+            size=np.zeros(3),
+            contact_offset=contact,
+            rest_offset=0.0,
+            material=self.scene_material,
+        )
 
     def free_bodies(self, shapes: list[ShapeSpec]) -> list[FreeBody]:
         out = []
@@ -386,36 +442,55 @@ class _Reader:
                 continue
             mass, com, inertia = _body_mass(prim, self.mpu, self.kgpu)
             if mass <= 0:
-                self.notes.append(f"{path}: free body without mass properties; using {DEFAULT_MASS} kg "
-                                  f"with the inertia of a {DEFAULT_RADIUS} m solid sphere")
-                mass, inertia = DEFAULT_MASS, np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS ** 2
+                self.notes.append(
+                    f"{path}: free body without mass properties; using {DEFAULT_MASS} kg "
+                    f"with the inertia of a {DEFAULT_RADIUS} m solid sphere"
+                )
+                mass, inertia = DEFAULT_MASS, np.eye(3) * 0.4 * DEFAULT_MASS * DEFAULT_RADIUS**2
             rb = UsdPhysics.RigidBodyAPI(prim)
             v = rb.GetVelocityAttr().Get()
             w = rb.GetAngularVelocityAttr().Get()
-            out.append(FreeBody(path=path, pose=world_pose(prim, self.mpu), mass=mass, com=com, inertia=inertia,
-                                velocity=np.array(v if v is not None else (0, 0, 0), float) * self.mpu,
-                                angular_velocity=np.radians(np.array(w if w is not None else (0, 0, 0), float)),
-                                shapes=[i for i, s in enumerate(shapes) if s.body == path]))
+            out.append(
+                FreeBody(
+                    path=path,
+                    pose=world_pose(prim, self.mpu),
+                    mass=mass,
+                    com=com,
+                    inertia=inertia,
+                    velocity=np.array(v if v is not None else (0, 0, 0), float) * self.mpu,
+                    angular_velocity=np.radians(np.array(w if w is not None else (0, 0, 0), float)),
+                    shapes=[i for i, s in enumerate(shapes) if s.body == path],
+                )
+            )
         return out
 
     def group_table(self, shapes: list[ShapeSpec]) -> dict:
-        sets = sorted({s.groups for s in shapes}, key=lambda g: sorted(g))
+        sets = sorted({s.groups for s in shapes}, key=sorted)
         if not self.groups:
             return {(a, b): True for a in sets for b in sets}
         table = UsdPhysics.CollisionGroup.ComputeCollisionGroupTable(self.stage)
-        inverted = {g for g, _ in self.groups
-                    if UsdPhysics.CollisionGroup(self.stage.GetPrimAtPath(g)).GetInvertFilteredGroupsAttr().Get()}
+        inverted = {
+            g
+            for g, _ in self.groups
+            if UsdPhysics.CollisionGroup(self.stage.GetPrimAtPath(g)).GetInvertFilteredGroupsAttr().Get()
+        }
 
         def collide(a: frozenset, b: frozenset) -> bool:
-            if not a or not b:     # an ungrouped collider meets every group but an inverted one
+            if not a or not b:  # an ungrouped collider meets every group but an inverted one
                 return not ((a | b) & inverted)
             return all(table.IsCollisionEnabled(x, y) for x in a for y in b)
+
         return {(a, b): collide(a, b) for a in sets for b in sets}
 
     def self_collision_off(self) -> list[list[str]]:
-        return [self.articulation(str(root.GetPath())) for root in self.roots
-                if self._applied_attr(root, "PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions",
-                                      "self-collision on") is False]
+        return [
+            self.articulation(str(root.GetPath()))
+            for root in self.roots
+            if self._applied_attr(
+                root, "PhysxArticulationAPI", "physxArticulation:enabledSelfCollisions", "self-collision on"
+            )
+            is False
+        ]
 
     def filtered_pairs(self, shapes: list[ShapeSpec]) -> list[tuple[list[int], list[int]]]:
         def under(p: str, x: str | None) -> bool:
@@ -425,6 +500,7 @@ class _Reader:
             prim = self.stage.GetPrimAtPath(p)
             bodies = set(self.articulation(p)) if prim and prim.HasAPI(UsdPhysics.ArticulationRootAPI) else set()
             return [i for i, s in enumerate(shapes) if under(p, s.path) or under(p, s.body) or s.body in bodies]
+
         out = []
         for path, targets in self.filters:
             mine = resolve(path)

@@ -13,7 +13,7 @@ without colliders compiles and runs none of it.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import warp as wp
@@ -23,14 +23,28 @@ from . import contact_rows, dynamics, factor, rows, spatial, step, structs
 PRECISIONS = ("float32", "float64")
 
 _TYPES = {
-    "float32": dict(T=wp.float32, vec3=wp.vec3, mat33=wp.mat33, spatial=wp.spatial_vector, quat=wp.quat,
-                    rank_tol=1.0e-4, loop_closed=1.0e-7),
-    "float64": dict(T=wp.float64, vec3=wp.vec3d, mat33=wp.mat33d, spatial=wp.spatial_vectord, quat=wp.quatd,
-                    rank_tol=1.0e-9, loop_closed=1.0e-12),
+    "float32": dict(
+        T=wp.float32,
+        vec3=wp.vec3,
+        mat33=wp.mat33,
+        spatial=wp.spatial_vector,
+        quat=wp.quat,
+        rank_tol=1.0e-4,
+        loop_closed=1.0e-7,
+    ),
+    "float64": dict(
+        T=wp.float64,
+        vec3=wp.vec3d,
+        mat33=wp.mat33d,
+        spatial=wp.spatial_vectord,
+        quat=wp.quatd,
+        rank_tol=1.0e-9,
+        loop_closed=1.0e-12,
+    ),
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespace:
     """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64"),
     with contact rows when ``contacts``."""
@@ -43,7 +57,7 @@ def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespa
     # hashes it into every module's cache key (docs/solver.md, Performance)
     wp.get_module(ns.module).options["max_unroll"] = 0
     parts = [spatial.build, structs.build, factor.build, dynamics.build, rows.build, step.build]
-    if contacts:        # the contact struct before the scratch that holds it, the rows before the step
+    if contacts:  # the contact struct before the scratch that holds it, the rows before the step
         parts[1:1] = [contact_rows.build_structs]
         parts[-1:-1] = [contact_rows.build]
     for build in parts:
@@ -52,4 +66,4 @@ def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespa
     return ns
 
 
-__all__ = ["kernels", "PRECISIONS"]
+__all__ = ["PRECISIONS", "kernels"]

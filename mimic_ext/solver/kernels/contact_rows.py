@@ -115,10 +115,14 @@ _S_MUS, _S_MUD, _S_WN, _S_WT, _S_IW1 = _S["MUS"], _S["MUD"], _S["WN"], _S["WT"],
 _S_INB, _S_RSP, _S_JN, _S_RN, _S_LEV = _S["INB"], _S["RSP"], _S["JN"], _S["RN"], _S["LEV"]
 _S_SLK, _S_LND, _S_SLD, _S_LT0 = _S["SLK"], _S["LND"], _S["SLD"], _S["LT0"]
 N_SCALARS = _S[""]
+
+
 #: work-space entries per environment after the normal block's (``model.py``): the velocity path
 #: length of this solve and a snapshot of the solve-space velocity (k entries)
 def path_size(k: int) -> int:
     return 1 + k
+
+
 #: metres: a new contact takes the impulse of the previous step's nearest contact of the same
 #: shape pair within this distance (a resting box's corners are centimetres apart; a contact
 #: moves by v dt per step)
@@ -187,22 +191,22 @@ def build_structs(ns) -> None:
         buf: ContactBuffer
         frame_R: wp.array2d(dtype=wp.mat33)
         frame_p: wp.array2d(dtype=wp.vec3)
-        frame_move: wp.array2d(dtype=wp.vec2)     # how far each frame moves and turns in the step (x 2)
+        frame_move: wp.array2d(dtype=wp.vec2)  # how far each frame moves and turns in the step (x 2)
         nc: wp.array(dtype=int)
-        cmap: wp.array2d(dtype=int)         # per row block: its contact in the buffer
+        cmap: wp.array2d(dtype=int)  # per row block: its contact in the buffer
         imp: wp.array2d(dtype=wp.vec3)
         prev_n: wp.array(dtype=int)
         prev_shapes: wp.array2d(dtype=wp.vec2i)
         prev_point: wp.array2d(dtype=wp.vec3)
         prev_imp: wp.array2d(dtype=wp.vec3)
-        prev_vin: wp.array2d(dtype=float)   # the approach speed a landed contact bounces with (restitution)
+        prev_vin: wp.array2d(dtype=float)  # the approach speed a landed contact bounces with (restitution)
 
     ns.ContactCtx = ContactCtx
-    ns.contact_v_tol = V_TOL        # the joint passes' convergence test in a contact model (``rows.joint_block``)
+    ns.contact_v_tol = V_TOL  # the joint passes' convergence test in a contact model (``rows.joint_block``)
 
 
 def build(ns) -> None:
-    T, V3, M33 = ns.T, ns.vec3, ns.mat33
+    T, V3 = ns.T, ns.vec3
     A2 = wp.array2d(dtype=T)
     MD, SC = ns.ModelData, ns.Scratch
     sv = ns.sv
@@ -242,19 +246,30 @@ def build(ns) -> None:
         ws = sc.ws
         for l in range(md.n_links):
             R = sc.R[e, l]
-            cx.frame_R[e, l] = wp.mat33(wp.float32(R[0, 0]), wp.float32(R[0, 1]), wp.float32(R[0, 2]),
-                                        wp.float32(R[1, 0]), wp.float32(R[1, 1]), wp.float32(R[1, 2]),
-                                        wp.float32(R[2, 0]), wp.float32(R[2, 1]), wp.float32(R[2, 2]))
+            cx.frame_R[e, l] = wp.mat33(
+                wp.float32(R[0, 0]),
+                wp.float32(R[0, 1]),
+                wp.float32(R[0, 2]),
+                wp.float32(R[1, 0]),
+                wp.float32(R[1, 1]),
+                wp.float32(R[1, 2]),
+                wp.float32(R[2, 0]),
+                wp.float32(R[2, 1]),
+                wp.float32(R[2, 2]),
+            )
             cx.frame_p[e, l] = v32(sc.pos[e, l])
             # twice the distance and angle the frame moves in the step at its start velocity: a
             # contact gets rows within dt (SPECULATIVE_SPEED + twice its approach speed), so
             # detection looks no farther (``collision.kernels.pair_margin``)
             V = sc.V[e, l]
             w = ns.top(V)
-            cx.frame_move[e, l] = wp.vec2(wp.float32(T(2.0) * dt * wp.length(ns.bot(V) + wp.cross(w, sc.pos[e, l] - o))),
-                                          wp.float32(T(2.0) * dt * wp.length(w)))
-        collide_env(cx.cd, cx.frame_R, cx.frame_p, cx.frame_move, wp.float32(dt * T(SPECULATIVE_SPEED)), cx.csc,
-                    cx.buf, e)
+            cx.frame_move[e, l] = wp.vec2(
+                wp.float32(T(2.0) * dt * wp.length(ns.bot(V) + wp.cross(w, sc.pos[e, l] - o))),
+                wp.float32(T(2.0) * dt * wp.length(w)),
+            )
+        collide_env(
+            cx.cd, cx.frame_R, cx.frame_p, cx.frame_move, wp.float32(dt * T(SPECULATIVE_SPEED)), cx.csc, cx.buf, e
+        )
         n = md.n_u
         k = md.k
         rs = n + 2 * k
@@ -274,7 +289,7 @@ def build(ns) -> None:
                 V = sc.V[e, fr[1]]
                 vn0 = vn0 - wp.dot(nn, ns.bot(V) + wp.cross(ns.top(V), p - o))
             if c >= md.c_cap or gap > dt * (T(2.0) * wp.max(-vn0, T(0.0)) + T(SPECULATIVE_SPEED)):
-                continue        # too far to close this step: no row
+                continue  # too far to close this step: no row
             cx.cmap[e, c] = bi
             mat = pair_material(cx.cd, sh[0], sh[1])
             t1, t2 = tangents(nn)
@@ -365,7 +380,7 @@ def build(ns) -> None:
         at most ``|J S|`` times the path length since it was last evaluated, less than its slack
         then (with 1e-5 m/s and 1e-5 of the bound to spare for rounding)."""
         slk = ws[e, sb + _S_SLK]
-        if slk <= T(0.0):       # not evaluated yet in this solve, or not apart
+        if slk <= T(0.0):  # not evaluated yet in this solve, or not apart
             return False
         moved = (ws[e, oL] - ws[e, sb + _S_LEV]) * ws[e, sb + _S_JN]
         return moved + T(1.0e-5) * (T(1.0) + wp.abs(ws[e, sb + _S_TGT])) < slk
@@ -379,7 +394,6 @@ def build(ns) -> None:
     def row_velocity_at(ws: A2, e: int, ov: int, ojr: int, k: int, cst: T):
         """J u = (J S) v + J u0 for the current v."""
         return dot_at(ws, e, ojr, ov, k, cst)
-
 
     @wp.func(inline=False)
     def solve_rows3(lp: ns.FactorPattern, ws: A2, e: int, o: int, okeep: int, ox: int, rs: int):
@@ -441,7 +455,7 @@ def build(ns) -> None:
             for d in range(3):
                 ns.loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, base + d * rs + n + k, 0, k)
         wd = V3()
-        for d in range(3):          # each row's own response J C J^T, and the response's norm
+        for d in range(3):  # each row's own response J C J^T, and the response's norm
             acc = T(0.0)
             nrm = T(0.0)
             oa = base + d * rs + n
@@ -451,7 +465,7 @@ def build(ns) -> None:
             wd[d] = acc
             ws[e, sb + _S_RN + d] = wp.sqrt(nrm)
         iwn = T(0.0)
-        if wd[0] > T(1.0e-9):       # 1/kg: an effective mass above 1e9 kg is a locked direction
+        if wd[0] > T(1.0e-9):  # 1/kg: an effective mass above 1e9 kg is a locked direction
             iwn = T(1.0) / wd[0]
         wt = wp.max(wd[1], wd[2])
         iwt = T(0.0)
@@ -502,7 +516,7 @@ def build(ns) -> None:
             base = md.o_crow + c * md.c_block
             sb = base + 3 * rs
             ws[e, sb + _S_RSP] = T(0.0)
-            ws[e, sb + _S_WN] = T(0.0)     # read as CFM W_nn lambda_n with lambda_n = 0 before the response
+            ws[e, sb + _S_WN] = T(0.0)  # read as CFM W_nn lambda_n with lambda_n = 0 before the response
             ws[e, sb + _S_INB] = T(-1.0)
             ws[e, sb + _S_SLK] = T(-1.0)
             ws[e, sb + _S_SLD] = T(0.0)
@@ -518,7 +532,7 @@ def build(ns) -> None:
             ws[e, oL + 1 + i] = ws[e, ov + i]
         oA, orhs, okeep, oidx, ojo, ogn, oout, ojin = block_offsets(md)
         for j in range(md.n1):
-            ws[e, ojin + j] = T(-1.0)      # no block factored yet this step
+            ws[e, ojin + j] = T(-1.0)  # no block factored yet this step
 
     # The block's helpers, called per entry, row and round, take offsets, not the model struct
     # (Warp passes structs by value: the model's is some 1.5 KB).
@@ -543,7 +557,7 @@ def build(ns) -> None:
                     d = ws[e, ogn + b] * ws[e, ja + k - 1 - jb]
                 elif jb >= 0:
                     d = ga * ws[e, jb + k - 1 - ja]
-                else:       # two joints: nothing across groups (C is block diagonal)
+                else:  # two joints: nothing across groups (C is block diagonal)
                     ca = -1 - ja
                     cb = -1 - jb
                     if ca >= md.grp_lo[cb] and ca < md.grp_hi[cb]:
@@ -551,12 +565,12 @@ def build(ns) -> None:
                         d = ga * ws[e, ogn + b] * ws[e, oR + ca]
                 ws[e, oA + a * m + b] = d
             ia = int(ws[e, oidx + a])
-            if ia < nr:         # a contact row: its compliance
+            if ia < nr:  # a contact row: its compliance
                 cfm = T(CFM)
                 if ia % 3 != 0:
                     cfm = T(CFM_T)
                 ws[e, oA + a * m + a] = ws[e, oA + a * m + a] * (T(1.0) + cfm)
-        for a in range(m):      # a pivot below this floor is a locked row (``factor`` drops repeated ones)
+        for a in range(m):  # a pivot below this floor is a locked row (``factor`` drops repeated ones)
             ws[e, okeep + a] = T(1.0e-9)
         ns.factor(ws, e, oA, m, okeep, md.rank_tol)
 
@@ -568,7 +582,7 @@ def build(ns) -> None:
         if lam == T(0.0) or (jd.flags & (F_VMAX | F_FRICTION)) != 0 or W <= T(0.0):
             return int(0), T(0.0)
         if (jd.flags & F_DSAT) != 0 and drow == T(1.0):
-            return int(0), T(0.0)           # a bounded drive row: the joint's own block solves it
+            return int(0), T(0.0)  # a bounded drive row: the joint's own block solves it
         if lam > T(0.0):
             if (jd.flags & F_LOWER) == 0:
                 return int(0), T(0.0)
@@ -652,17 +666,20 @@ def build(ns) -> None:
             ws[e, oout + cap + j] = T(0.0)
         for rnd in range(ACTIVE_SET_ROUNDS):
             m = int(0)
-            same = int(1)       # the rows of the block factored last: its factor stands (D is the step's)
+            same = int(1)  # the rows of the block factored last: its factor stands (D is the step's)
             for i in range(nc):
                 base = md.o_crow + i * md.c_block
                 sb = base + 3 * rs
                 lam = ws[e, sb + _S_LAM]
                 r = T(0.0)
                 if lam == T(0.0) and provably_apart(ws, e, sb, oL):
-                    r = T(1.0)          # bound holds (not evaluated)
+                    r = T(1.0)  # bound holds (not evaluated)
                 else:
-                    r = row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST]) - ws[e, sb + _S_TGT] \
+                    r = (
+                        row_velocity_at(ws, e, ov, base + n, k, ws[e, sb + _S_CST])
+                        - ws[e, sb + _S_TGT]
                         + T(CFM) * ws[e, sb + _S_WN] * lam
+                    )
                     if lam == T(0.0):
                         ws[e, sb + _S_LEV] = ws[e, oL]
                         ws[e, sb + _S_SLK] = r
@@ -678,14 +695,20 @@ def build(ns) -> None:
                     l1 = ws[e, sb + _S_LAM + 1]
                     l2 = ws[e, sb + _S_LAM + 2]
                     cone = ws[e, sb + _S_MUS] * lam
-                    if m + 2 <= bm and ws[e, sb + _S_SLD] == T(0.0) and ws[e, sb + _S_MUS] > T(0.0) \
-                            and l1 * l1 + l2 * l2 <= cone * cone:
+                    if (
+                        m + 2 <= bm
+                        and ws[e, sb + _S_SLD] == T(0.0)
+                        and ws[e, sb + _S_MUS] > T(0.0)
+                        and l1 * l1 + l2 * l2 <= cone * cone
+                    ):
                         for d in range(1, 3):
                             ws[e, oidx + m] = T(float(3 * i + d))
                             ws[e, ojo + m] = T(float(base + d * rs + n))
-                            ws[e, orhs + m] = -row_velocity_at(ws, e, ov, base + d * rs + n, k, ws[e, sb + _S_CST + d]) \
-                                - T(CFM_T) * own_response(ws[e, sb + _S_IW1 + d - 1]) \
-                                * (ws[e, sb + _S_LAM + d] - ws[e, sb + _S_LT0 + d - 1])
+                            ws[e, orhs + m] = -row_velocity_at(
+                                ws, e, ov, base + d * rs + n, k, ws[e, sb + _S_CST + d]
+                            ) - T(CFM_T) * own_response(ws[e, sb + _S_IW1 + d - 1]) * (
+                                ws[e, sb + _S_LAM + d] - ws[e, sb + _S_LT0 + d - 1]
+                            )
                             m = m + 1
                         sel = T(2.0)
                 if sel != ws[e, sb + _S_INB]:
@@ -695,8 +718,16 @@ def build(ns) -> None:
                 sel = T(0.0)
                 if ws[e, oout + cap + j] == T(0.0) and m < bm:
                     jd = md.joints[j]
-                    act, r = limit_row(jd, ws[e, md.o_lam + j], ws[e, md.o_W + 2 * j], ws[e, md.o_drv + 3 * j + 2],
-                                       q[e, j], jd.gain * ws[e, ov + jd.col] + ws[e, md.o_u0 + j], md.erp, idt)
+                    act, r = limit_row(
+                        jd,
+                        ws[e, md.o_lam + j],
+                        ws[e, md.o_W + 2 * j],
+                        ws[e, md.o_drv + 3 * j + 2],
+                        q[e, j],
+                        jd.gain * ws[e, ov + jd.col] + ws[e, md.o_u0 + j],
+                        md.erp,
+                        idt,
+                    )
                     if act != 0:
                         ws[e, oidx + m] = T(float(nr + j))
                         ws[e, ojo + m] = T(float(-1 - jd.col))
@@ -720,11 +751,11 @@ def build(ns) -> None:
                 ds = s * ws[e, orhs + a]
                 if ds < T(0.0):
                     if s * lam <= T(0.0):
-                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)     # at 0 and pulled: out
+                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)  # at 0 and pulled: out
                         pulled = int(1)
                     else:
                         alpha = wp.min(alpha, -(s * lam) / ds)
-            if pulled == 0:     # the friction the step would give each sticking contact: inside its cone?
+            if pulled == 0:  # the friction the step would give each sticking contact: inside its cone?
                 for a in range(m - 2):
                     ia = int(ws[e, oidx + a])
                     if ia < nr and ia % 3 == 0 and int(ws[e, oidx + a + 1]) == ia + 1:
@@ -734,7 +765,7 @@ def build(ns) -> None:
                         l2 = ws[e, sb + _S_LAM + 2] + alpha * ws[e, orhs + a + 2]
                         cone = ws[e, sb + _S_MUS] * ln
                         if l1 * l1 + l2 * l2 > cone * cone * T(1.0 + 1.0e-6):
-                            ws[e, sb + _S_SLD] = T(1.0)     # it would slide: its friction leaves the block
+                            ws[e, sb + _S_SLD] = T(1.0)  # it would slide: its friction leaves the block
                             pulled = int(1)
             if pulled == 0:
                 for a in range(m):
@@ -743,7 +774,7 @@ def build(ns) -> None:
                     new = old + alpha * ws[e, orhs + a]
                     if s * new <= T(0.0) and s != T(0.0):
                         new = T(0.0)
-                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)     # the row that blocked the step leaves
+                        ws[e, oout + out_slot(cap, nr, ia)] = T(1.0)  # the row that blocked the step leaves
                     dl = new - old
                     if dl == T(0.0):
                         continue
@@ -771,7 +802,7 @@ def build(ns) -> None:
         ov = md.o_v
         changed = int(0)
         oL = md.o_cpath
-        track_path(ws, e, oL, ov, k)    # what the joint rows did to v since the last pass
+        track_path(ws, e, oL, ov, k)  # what the joint rows did to v since the last pass
         active_block(md, sc, e, q, idt)
         for c in range(sc.cx.nc[e]):
             base = md.o_crow + c * md.c_block
@@ -786,12 +817,13 @@ def build(ns) -> None:
                 ws[e, sb + _S_LEV] = ws[e, oL]
                 ws[e, sb + _S_SLK] = vn - ws[e, sb + _S_TGT]
             if idle and vn >= ws[e, sb + _S_TGT]:
-                continue        # apart and nothing to keep: no impulse, no friction (and no response needed)
+                continue  # apart and nothing to keep: no impulse, no friction (and no response needed)
             if needs_response(ws, e, sb):
                 contact_response(md, ws, e, c)
             wn = ws[e, sb + _S_WN]
-            lam_n = wp.max(old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)),
-                           T(0.0))
+            lam_n = wp.max(
+                old + (ws[e, sb + _S_TGT] - vn - T(CFM) * wn * old) * ws[e, sb + _S_IWN] / (T(1.0) + T(CFM)), T(0.0)
+            )
             dl = lam_n - old
             if dl != T(0.0):
                 ws[e, sb + _S_LAM] = lam_n
@@ -807,7 +839,7 @@ def build(ns) -> None:
             l1 = o1 - (ws[e, sb + _S_IW1] * v1 + T(CFM_T) * (o1 - ws[e, sb + _S_LT0])) / (T(1.0) + T(CFM_T))
             l2 = o2 - (ws[e, sb + _S_IW1 + 1] * v2 + T(CFM_T) * (o2 - ws[e, sb + _S_LT0 + 1])) / (T(1.0) + T(CFM_T))
             if l1 * l1 + l2 * l2 > (ws[e, sb + _S_MUS] * lam_n) * (ws[e, sb + _S_MUS] * lam_n):
-                iwt = ws[e, sb + _S_IWT]                # sliding: along the slip, onto the cone
+                iwt = ws[e, sb + _S_IWT]  # sliding: along the slip, onto the cone
                 l1 = o1 - iwt * v1
                 l2 = o2 - iwt * v2
                 r = wp.sqrt(l1 * l1 + l2 * l2)
@@ -816,7 +848,7 @@ def build(ns) -> None:
                     s = ws[e, sb + _S_MUD] * lam_n / r
                 l1 = l1 * s
                 l2 = l2 * s
-                ws[e, sb + _S_SLD] = T(1.0)         # slid: its friction stays out of the block
+                ws[e, sb + _S_SLD] = T(1.0)  # slid: its friction stays out of the block
             d1 = l1 - o1
             d2 = l2 - o2
             if d1 != T(0.0) or d2 != T(0.0):
@@ -857,18 +889,22 @@ def build(ns) -> None:
                     oj = base + d * rs
                     for j in range(n):
                         ws[e, md.o_cimp + j] = ws[e, md.o_cimp + j] + ws[e, oj + j] * lam
-                    for i in range(k):      # the rows' solve-space impulse sum (the loops' follow it)
+                    for i in range(k):  # the rows' solve-space impulse sum (the loops' follow it)
                         ws[e, md.o_gsum + i] = ws[e, md.o_gsum + i] + ws[e, oj + n + i] * lam
             cx.imp[e, bi] = v32(P)
             cx.prev_shapes[e, c] = cx.buf.shapes[e, bi]
             cx.prev_point[e, c] = cx.buf.point[e, bi]
             cx.prev_imp[e, c] = v32(P)
             land = T(0.0)
-            if ws[e, sb + _S_LAM] > T(0.0):     # its row pushed: the surfaces meet at the step's end
+            if ws[e, sb + _S_LAM] > T(0.0):  # its row pushed: the surfaces meet at the step's end
                 land = ws[e, sb + _S_LND]
             cx.prev_vin[e, c] = wp.float32(land)
         cx.prev_n[e] = nc
 
-    ns.contact_detect, ns.contact_prepare, ns.contact_pass, ns.contact_finish = \
-        contact_detect, contact_prepare, contact_pass, contact_finish
+    ns.contact_detect, ns.contact_prepare, ns.contact_pass, ns.contact_finish = (
+        contact_detect,
+        contact_prepare,
+        contact_pass,
+        contact_finish,
+    )
     ns.solve_rows3 = solve_rows3

@@ -23,9 +23,9 @@ F_UPPER = wp.constant(2)
 F_VMAX = wp.constant(4)
 F_FRICTION = wp.constant(8)
 F_DRIVE = wp.constant(16)
-F_DSAT = wp.constant(32)        # a drive whose max force is finite: a bounded row of the solve
-F_CONT = wp.constant(64)        # a continuous joint: its angle wraps into [-pi, pi), turns kept apart
-F_DEXACT = wp.constant(128)     # a spring drive alone in its column: the exact discretisation's position term applies
+F_DSAT = wp.constant(32)  # a drive whose max force is finite: a bounded row of the solve
+F_CONT = wp.constant(64)  # a continuous joint: its angle wraps into [-pi, pi), turns kept apart
+F_DEXACT = wp.constant(128)  # a spring drive alone in its column: the exact discretisation's position term applies
 F_ROWS = wp.constant(1 | 2 | 4 | 8 | 32)
 
 TWO_PI = wp.constant(wp.float64(2.0 * math.pi))
@@ -105,7 +105,7 @@ def build(ns) -> None:
                 sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
                 sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
         else:
-            aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])      # the joint axis is the frame's x axis
+            aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])  # the joint axis is the frame's x axis
             s = sv(V3(T(0.0)), aw)
             if ld.jtype == REVOLUTE:
                 s = sv(aw, wp.cross(pj - o, aw))
@@ -182,8 +182,16 @@ def build(ns) -> None:
             vl = wp.spatial_vectord()
             if ld.jtype == FREE:
                 qs = ld.qs
-                Rl = wp.quat_to_matrix(wp.normalize(wp.quatd(wp.float64(q[e, qs + 3]), wp.float64(q[e, qs + 4]),
-                                                             wp.float64(q[e, qs + 5]), wp.float64(q[e, qs + 6]))))
+                Rl = wp.quat_to_matrix(
+                    wp.normalize(
+                        wp.quatd(
+                            wp.float64(q[e, qs + 3]),
+                            wp.float64(q[e, qs + 4]),
+                            wp.float64(q[e, qs + 5]),
+                            wp.float64(q[e, qs + 6]),
+                        )
+                    )
+                )
                 pl = wp.vec3d(wp.float64(q[e, qs]), wp.float64(q[e, qs + 1]), wp.float64(q[e, qs + 2]))
                 om = wp.vec3d(wp.float64(u[e, us]), wp.float64(u[e, us + 1]), wp.float64(u[e, us + 2]))
                 vp = wp.vec3d(wp.float64(u[e, us + 3]), wp.float64(u[e, us + 4]), wp.float64(u[e, us + 5]))
@@ -210,15 +218,17 @@ def build(ns) -> None:
                     vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
                 else:
                     pl = pj + aw * qj
-                    vl = vpar + uj * wp.spatial_vectord(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0),
-                                                        aw[0], aw[1], aw[2])
+                    vl = vpar + uj * wp.spatial_vectord(
+                        wp.float64(0.0), wp.float64(0.0), wp.float64(0.0), aw[0], aw[1], aw[2]
+                    )
             sc.Rd[e, l] = Rl
             sc.pd[e, l] = pl
             sc.Vd[e, l] = vl
             m = wp.float64(ld.mass)
             c = Rl * wp.vec3d(ld.com) + pl - o
-            Ib = Rl * wp.mat33d(ld.I) * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=wp.float64)
-                                                              - wp.outer(c, c))
+            Ib = Rl * wp.mat33d(ld.I) * wp.transpose(Rl) + m * (
+                wp.dot(c, c) * wp.identity(n=3, dtype=wp.float64) - wp.outer(c, c)
+            )
             h = m * c
             w = wp.vec3d(vl[0], vl[1], vl[2])
             v = wp.vec3d(vl[3], vl[4], vl[5])
@@ -277,7 +287,7 @@ def build(ns) -> None:
             ws[e, o_HB + i] = T(0.0)
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
-        if md.tree_mass != 0:       # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
+        if md.tree_mass != 0:  # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
             for j in range(n):
                 qv = md.dof_gain[j] * sc.S[e, j]
                 up = md.dof_up[j]
@@ -312,7 +322,7 @@ def build(ns) -> None:
                         break
                     jj = pr[1]
                     val = T(0.0)
-                    if pr[2] == 2:      # a run of ancestors in one column, from jj up
+                    if pr[2] == 2:  # a run of ancestors in one column, from jj up
                         val = wp.dot(sc.Q[e, jj], Fd)
                     else:
                         val = wp.dot(sc.S[e, jj], Fd)
@@ -382,9 +392,22 @@ def build(ns) -> None:
         dropped y^7/5040 is 2e-16 of it there)."""
         r = wp.float64(1.0) - wp.exp(-y)
         if y < wp.float64(0.01):
-            r = y * (wp.float64(1.0) - y / wp.float64(2.0) * (wp.float64(1.0) - y / wp.float64(3.0) * (
-                wp.float64(1.0) - y / wp.float64(4.0) * (wp.float64(1.0) - y / wp.float64(5.0) * (
-                    wp.float64(1.0) - y / wp.float64(6.0))))))
+            r = y * (
+                wp.float64(1.0)
+                - y
+                / wp.float64(2.0)
+                * (
+                    wp.float64(1.0)
+                    - y
+                    / wp.float64(3.0)
+                    * (
+                        wp.float64(1.0)
+                        - y
+                        / wp.float64(4.0)
+                        * (wp.float64(1.0) - y / wp.float64(5.0) * (wp.float64(1.0) - y / wp.float64(6.0)))
+                    )
+                )
+            )
         return r
 
     @wp.func
@@ -408,9 +431,13 @@ def build(ns) -> None:
         else:
             # 1 + r1 r2 - r1 - r2 = (1 - r1)(1 - r2), r = exp(-(z -+ sqrt(z^2 - 1)) x)
             sq = wp.sqrt(zd * zd - wp.float64(1.0))
-            p1 = one_minus_exp(x / (zd + sq)) * one_minus_exp((zd + sq) * x)     # z - sq = 1 / (z + sq)
-        dm = x * x / p1      # D / m_eff, with D = m_eff + gamma
-        return T(dm - wp.float64(1.0)), T(wp.float64(1.0) - rho2 * dm), T(wp.float64(w) * wp.float64(w) * wp.float64(dt))
+            p1 = one_minus_exp(x / (zd + sq)) * one_minus_exp((zd + sq) * x)  # z - sq = 1 / (z + sq)
+        dm = x * x / p1  # D / m_eff, with D = m_eff + gamma
+        return (
+            T(dm - wp.float64(1.0)),
+            T(wp.float64(1.0) - rho2 * dm),
+            T(wp.float64(w) * wp.float64(w) * wp.float64(dt)),
+        )
 
     @wp.func
     def exact_drive(kp: T, kd: T, meff: T, u: T, dt: T, flags: int):
@@ -449,7 +476,7 @@ def build(ns) -> None:
         else:
             wa = w * wp.sqrt(z * z - wp.float64(1.0))
             y = wa * h
-            if y < wp.float64(0.01):         # near critical: the series, not a difference of exponentials
+            if y < wp.float64(0.01):  # near critical: the series, not a difference of exponentials
                 ex = wp.exp(-sig * h)
                 y2 = y * y
                 exC = ex * (wp.float64(1.0) + y2 / wp.float64(2.0) * (wp.float64(1.0) + y2 / wp.float64(12.0)))
@@ -467,7 +494,7 @@ def build(ns) -> None:
         p22 = exC - sig * exS
         gam = h / p12 - wp.float64(1.0)
         eta = wp.float64(1.0) - p22 * h / p12
-        r = (wp.float64(1.0) - p11) / (wd * p12)     # psi1 / psi2 of a force held over the step
+        r = (wp.float64(1.0) - p11) / (wd * p12)  # psi1 / psi2 of a force held over the step
         c2 = T(p12 - r * p22)
         c3 = T(r - h)
         return meff * T(gam), -meff * T(eta) * u, c2, c3
@@ -494,11 +521,14 @@ def build(ns) -> None:
             was_row = ws[e, od + 2] == T(1.0) and wp.abs(ws[e, od] - ws[e, od + 1] * uj) > dt * jd.fmax
             ws[e, od] = T(0.0)
             ws[e, od + 1] = T(0.0)
-            ws[e, od + 2] = T(-1.0)              # -1: no drive, 0: folded, 1: a bounded row
+            ws[e, od + 2] = T(-1.0)  # -1: no drive, 0: folded, 1: a bounded row
             if (jd.flags & F_DRIVE) != 0:
                 gam = dt * (jd.kd + dt * jd.kp)
-                P = dt * (jd.kp * T(wp.float64(target_pos[ce, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT)) + jd.kd * target_vel[ce, j])
-                if exact:       # its effective inertia from ``drive_inertias`` (0: none, stays implicit)
+                P = dt * (
+                    jd.kp * T(wp.float64(target_pos[ce, j]) - unwrapped(q, t, e, j, jd.flags & F_CONT))
+                    + jd.kd * target_vel[ce, j]
+                )
+                if exact:  # its effective inertia from ``drive_inertias`` (0: none, stays implicit)
                     meff = ws[e, md.o_dpos + 3 * j]
                     if jd.kp > T(0.0) and meff > T(0.0):
                         gam, dP, c2, c3 = exact_drive(jd.kp, jd.kd, meff, uj, dt, jd.flags)
@@ -558,10 +588,10 @@ def build(ns) -> None:
             if (md.joints[j].flags & F_CONT) != 0:
                 x = wp.float64(q_in[e, j]) + wp.float64(d)
                 turns = wp.floor((x + PI64) / TWO_PI)
-                if wp.abs(turns) <= TURN_STEP_MAX:      # false for NaN: never cast a non-finite count
+                if wp.abs(turns) <= TURN_STEP_MAX:  # false for NaN: never cast a non-finite count
                     q_out[e, j] = T(x - turns * TWO_PI)
                     t_out[e, j] = t_in[e, j] + wp.int32(turns)
-                else:           # a NaN or runaway angle: kept as it is (flagged), the turns untouched
+                else:  # a NaN or runaway angle: kept as it is (flagged), the turns untouched
                     q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d

@@ -38,7 +38,7 @@ def build(ns) -> None:
                     fa = ws[e, o + a] * idd
                     if fa != T(0.0):
                         ub = lp.ubase[a]
-                        if ub >= 0:     # the targets below the diagonal in consecutive slots
+                        if ub >= 0:  # the targets below the diagonal in consecutive slots
                             t = o + lp.row[a]
                             ws[e, t] = ws[e, t] - fa * ws[e, o + a]
                             ob = o + ub

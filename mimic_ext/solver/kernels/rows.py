@@ -37,8 +37,16 @@ def build(ns) -> None:
     # Arrays, not the model and scratch structs: Warp passes structs by value (some 5 KB a call of
     # a function it does not inline); one function for the loop rows and the contact rows.
     @wp.func(inline=False)
-    def chain_add(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial), ws: A2, e: int, l: int,
-                  wr: ns.spatial, oj: int, sign: T):
+    def chain_add(
+        links: wp.array(dtype=ns.LinkData),
+        S: wp.array2d(dtype=ns.spatial),
+        ws: A2,
+        e: int,
+        l: int,
+        wr: ns.spatial,
+        oj: int,
+        sign: T,
+    ):
         """J[j] += sign S_j . wr for every DOF j on the path from link l to its root (a row of
         a wrench ``wr`` acting on link l)."""
         while l >= 0:
@@ -49,9 +57,19 @@ def build(ns) -> None:
             l = ld.parent
 
     @wp.func(inline=False)
-    def chain_rate(links: wp.array(dtype=ns.LinkData), S: wp.array2d(dtype=ns.spatial),
-                   V: wp.array2d(dtype=ns.spatial), pos: wp.array2d(dtype=V3), ws: A2, e: int, l: int,
-                   wr: ns.spatial, wrd: ns.spatial, oj: int, sign: T):
+    def chain_rate(
+        links: wp.array(dtype=ns.LinkData),
+        S: wp.array2d(dtype=ns.spatial),
+        V: wp.array2d(dtype=ns.spatial),
+        pos: wp.array2d(dtype=V3),
+        ws: A2,
+        e: int,
+        l: int,
+        wr: ns.spatial,
+        wrd: ns.spatial,
+        oj: int,
+        sign: T,
+    ):
         """``chain_add``'s row rate ``dJ/dt`` at the forward pass's velocities into the row at ``oj``
         (``wrd`` the rate of ``wr``; a joint axis S_j fixed in its link turns at ``dS_j/dt = V_l x
         S_j``, a floating base's world-fixed angular axes through its moving origin at
@@ -112,7 +130,9 @@ def build(ns) -> None:
             oj = md.o_JLd + rr * n
             acc = T(0.0)
             for j in range(n):
-                acc = acc + ws[e, oj + j] * (md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j] - u[e, j])
+                acc = acc + ws[e, oj + j] * (
+                    md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j] - u[e, j]
+                )
             worst = wp.max(worst, wp.abs(acc))
         if T(0.5) * dt * dt * worst <= T(wp.static(ns.loop_closed)):
             return int(0)
@@ -238,7 +258,7 @@ def build(ns) -> None:
                     ws[e, oj + j] = T(0.0)
                 chain_add(md.links, sc.S, ws, e, lp.lb, wr, oj, T(1.0))
                 chain_add(md.links, sc.S, ws, e, lp.la, wr, oj, T(-1.0))
-                if bias != 0:   # the row's rate: side a's axis turns with it, side b's anchor moves
+                if bias != 0:  # the row's rate: side a's axis turns with it, side b's anchor moves
                     od = md.o_JLd + rr * n
                     for j in range(n):
                         ws[e, od + j] = T(0.0)
@@ -375,7 +395,7 @@ def build(ns) -> None:
         at the leader's (one entry when both share a column)."""
         ws = sc.ws
         k = md.k
-        if md.drive_exact == 0:     # else ``drive_inertias`` factored it
+        if md.drive_exact == 0:  # else ``drive_inertias`` factored it
             mass_factor(md, ws, e)
         for g in range(md.n_rel):
             rd = md.rels[g]
@@ -438,7 +458,7 @@ def build(ns) -> None:
         k = md.k
         poses(md, sc, e, q, o)
         for j in range(md.n_u):
-            ws[e, md.o_u0 + j] = T(0.0)     # u0 is spent; loop_rows folds it into its targets
+            ws[e, md.o_u0 + j] = T(0.0)  # u0 is spent; loop_rows folds it into its targets
         if loops_closed(md, sc, e) != 0:
             return int(0)
         loop_rows(md, sc, e, o, dt, 0)
@@ -534,7 +554,7 @@ def build(ns) -> None:
             ws[e, oR + i] = T(0.0)
         ws[e, oR + c] = T(1.0)
         sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, oR, c0, c1)
-        ws[e, md.o_tk + c] = ws[e, oR + c]       # the response were there no loops
+        ws[e, md.o_tk + c] = ws[e, oR + c]  # the response were there no loops
         if md.m > 0:
             loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR, c0, c1)
         return oR
@@ -597,7 +617,7 @@ def build(ns) -> None:
         F = T(0.0)
         if (jd.flags & F_FRICTION) != 0:
             F = dt * jd.friction
-        if ws[e, md.o_W + 2 * j] < T(0.0):      # response not computed yet, no impulse yet
+        if ws[e, md.o_W + 2 * j] < T(0.0):  # response not computed yet, no impulse yet
             if has == 0 and F == T(0.0):
                 if joint_interval(md, jd, j, w0, u0, q, e, idt) == w0:
                     return int(0)
@@ -620,7 +640,7 @@ def build(ns) -> None:
             dl = (w - wf) * iW - old
             if dl != T(0.0):
                 changed = int(1)
-                if wp.static(ns.contacts):      # the contact passes' test: a velocity change above V_TOL
+                if wp.static(ns.contacts):  # the contact passes' test: a velocity change above V_TOL
                     changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
                 joint_impulse(md, ws, e, j, old + dl, dl)
         return changed
@@ -692,7 +712,7 @@ def build(ns) -> None:
             for it in range(md.iterations):
                 if joint_pass(md, sc, e, q, dt, idt) == 0:
                     break
-        if wp.static(ns.contacts):      # first: it adds the contacts' impulses to the rows' sum
+        if wp.static(ns.contacts):  # first: it adds the contacts' impulses to the rows' sum
             ns.contact_finish(md, sc, e)
         joint_rows_finish(md, sc, e)
 
@@ -705,10 +725,10 @@ def build(ns) -> None:
         ws = sc.ws
         n = md.n_u
         nres = n
-        if md.n_elim == 0:          # only compliant relations: their impulses need no residual
+        if md.n_elim == 0:  # only compliant relations: their impulses need no residual
             nres = 0
         for i in range(nres):
-            ws[e, md.o_tk + i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]]     # S v (tk: n >= k)
+            ws[e, md.o_tk + i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]]  # S v (tk: n >= k)
             ws[e, md.o_res + i] = -ws[e, md.o_f + i]
         if nres == 0:
             pass
@@ -725,18 +745,20 @@ def build(ns) -> None:
                     acc = acc - ws[e, md.o_lam + i]
                 if (jd.flags & F_DRIVE) != 0:
                     od = md.o_drv + 3 * i
-                    if ws[e, od + 2] == T(0.0):        # a folded drive's impulse P - gamma u+
+                    if ws[e, od + 2] == T(0.0):  # a folded drive's impulse P - gamma u+
                         acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
             for r in range(md.m):
                 acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
             if wp.static(ns.contacts):
-                acc = acc - ws[e, md.o_cimp + i]         # the contacts' generalized impulse
+                acc = acc - ws[e, md.o_cimp + i]  # the contacts' generalized impulse
             ws[e, md.o_res + i] = acc
         if md.n_soft > 0:
             for g in range(md.n_rel):
                 rd = md.rels[g]
                 if rd.kind == SOFT_ROW:
-                    lam_s = ws[e, md.o_soft + 2 * g + 1] - ws[e, md.o_soft + 2 * g] * (u_out[e, rd.f] - rd.m * u_out[e, rd.l])
+                    lam_s = ws[e, md.o_soft + 2 * g + 1] - ws[e, md.o_soft + 2 * g] * (
+                        u_out[e, rd.f] - rd.m * u_out[e, rd.l]
+                    )
                     rel_imp[e, g] = lam_s
                     ws[e, md.o_res + rd.f] = ws[e, md.o_res + rd.f] - lam_s
                     ws[e, md.o_res + rd.l] = ws[e, md.o_res + rd.l] + rd.m * lam_s
@@ -755,4 +777,9 @@ def build(ns) -> None:
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses
     ns.joint_rows_setup, ns.joint_pass, ns.joint_rows_finish = joint_rows_setup, joint_pass, joint_rows_finish
     ns.row_to_solve_space, ns.constrained_response = row_to_solve_space, constrained_response
-    ns.chain_add, ns.column_response, ns.limit_speed, ns.joint_impulse = chain_add, column_response, limit_speed, joint_impulse
+    ns.chain_add, ns.column_response, ns.limit_speed, ns.joint_impulse = (
+        chain_add,
+        column_response,
+        limit_speed,
+        joint_impulse,
+    )

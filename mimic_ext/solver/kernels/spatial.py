@@ -16,9 +16,17 @@ def turn_about_x(R: Any, c: Any, s: Any):
 
     Generic over the matrix type: the float32 step and the float64 momentum bookkeeping share it.
     """
-    return type(R)(R[0, 0], c * R[0, 1] + s * R[0, 2], c * R[0, 2] - s * R[0, 1],
-                   R[1, 0], c * R[1, 1] + s * R[1, 2], c * R[1, 2] - s * R[1, 1],
-                   R[2, 0], c * R[2, 1] + s * R[2, 2], c * R[2, 2] - s * R[2, 1])
+    return type(R)(
+        R[0, 0],
+        c * R[0, 1] + s * R[0, 2],
+        c * R[0, 2] - s * R[0, 1],
+        R[1, 0],
+        c * R[1, 1] + s * R[1, 2],
+        c * R[1, 2] - s * R[1, 1],
+        R[2, 0],
+        c * R[2, 1] + s * R[2, 2],
+        c * R[2, 2] - s * R[2, 1],
+    )
 
 
 def build(ns) -> None:

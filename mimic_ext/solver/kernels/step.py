@@ -13,9 +13,8 @@ longer finite.
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .structs import FLOAT_RESTORED
-
 from .dynamics import F_CONT, FREE, TURNS_MAX
+from .structs import FLOAT_RESTORED
 
 
 def build(ns) -> None:
@@ -37,9 +36,22 @@ def build(ns) -> None:
         return o
 
     @wp.func
-    def step_env(md: MD, sc: SC, e: int, ce: int, q_in: A2, u_in: A2, t_in: I2,
-                 target_pos: A2, target_vel: A2, effort: A2, dt: T,
-                 q_out: A2, u_out: A2, t_out: I2):
+    def step_env(
+        md: MD,
+        sc: SC,
+        e: int,
+        ce: int,
+        q_in: A2,
+        u_in: A2,
+        t_in: I2,
+        target_pos: A2,
+        target_vel: A2,
+        effort: A2,
+        dt: T,
+        q_out: A2,
+        u_out: A2,
+        t_out: I2,
+    ):
         """One environment ``e`` through one step, its control read from row ``ce`` of the
         control arrays (a schedule of many steps keeps one row per step and environment)."""
         ws = sc.ws
@@ -53,17 +65,17 @@ def build(ns) -> None:
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
         od = wp.vec3d(o)
-        if md.float_bases == FLOAT_RESTORED:       # contact models restore no momentum: no bookkeeping
+        if md.float_bases == FLOAT_RESTORED:  # contact models restore no momentum: no bookkeeping
             f.momentum64(md, e, q_in, u_in, sc, od)
             f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt, 1)
             f.loop_rate_targets(md, ws, e, u_in, 0, dt)
         f.composite_pass(md, sc, e, ce, effort, dt)
-        if k < n and md.tree_mass != 0:     # f -= M u0 (a shallow tree's is in the pass)
+        if k < n and md.tree_mass != 0:  # f -= M u0 (a shallow tree's is in the pass)
             f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
-        if md.n_soft > 0 or md.drive_exact != 0:    # the mass-only reduced matrix, for the relations'
-            for i in range(md.nnz):                    # and the exact drives' effective mass
+        if md.n_soft > 0 or md.drive_exact != 0:  # the mass-only reduced matrix, for the relations'
+            for i in range(md.nnz):  # and the exact drives' effective mass
                 ws[e, md.o_HM + i] = ws[e, md.o_HB + i]
             for j in range(md.n1):
                 jd = md.joints[j]
@@ -79,8 +91,9 @@ def build(ns) -> None:
             ws[e, cc] = ws[e, cc] + md.dof_gain[i] * ws[e, md.o_f + i]
         for g in range(md.n_rel):
             rd = md.rels[g]
-            rel_err[e, g] = T(f.unwrapped(q_in, t_in, e, rd.f, rd.cont) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l, rd.cont)
-                              - rd.c64)
+            rel_err[e, g] = T(
+                f.unwrapped(q_in, t_in, e, rd.f, rd.cont) - rd.m64 * f.unwrapped(q_in, t_in, e, rd.l, rd.cont) - rd.c64
+            )
             rel_imp[e, g] = T(0.0)
         if md.n_soft > 0:
             f.soft_rows(md, sc, e, q_in, u_in, t_in, dt)
@@ -100,21 +113,21 @@ def build(ns) -> None:
             if solve_pass == 1:
                 break
             again = f.drives_past_bound(md, ws, e, dt)
-            if md.m > 0 and md.has_rows != 0:       # a row stopped the loops: their rate at that velocity
+            if md.m > 0 and md.has_rows != 0:  # a row stopped the loops: their rate at that velocity
                 if f.loop_retarget(md, ws, e, u_in, dt) != 0:
                     again = int(1)
             if again == 0:
                 break
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
-        if md.n_rel > 0 and md.coupling_in_step != 0:    # else on demand: coupling_kernel
+        if md.n_rel > 0 and md.coupling_in_step != 0:  # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
-        for i in range(n):          # q+ = q (+) dt u+
+        for i in range(n):  # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
         if md.drive_exact != 0:
             f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out)
-        if md.m > 0:                # two Gauss-Newton projections onto the closed loops, fewer if closed
+        if md.m > 0:  # two Gauss-Newton projections onto the closed loops, fewer if closed
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
                     break
@@ -129,9 +142,9 @@ def build(ns) -> None:
         bad = int(0)
         if not wp.isfinite(acc):
             bad = int(1)
-        if md.has_cont != 0:        # a turn count no motion leaves (a user's reset that kept it) counts too
+        if md.has_cont != 0:  # a turn count no motion leaves (a user's reset that kept it) counts too
             for j in range(md.n1):
-                tj = t_out[e, j]          # not abs: |INT_MIN| is INT_MIN
+                tj = t_out[e, j]  # not abs: |INT_MIN| is INT_MIN
                 if (md.joints[j].flags & F_CONT) != 0 and (tj > TURNS_MAX or tj < -TURNS_MAX):
                     bad = int(1)
         sc.nonfinite[e] = bad
@@ -142,9 +155,25 @@ def build(ns) -> None:
             history[k, e, i] = src[e, i]
 
     @wp.func(inline=False)
-    def run_env(md: MD, sc: SC, e: int, n_env: int, steps: int,
-                q_a: A2, u_a: A2, t_a: I2, q_b: A2, u_b: A2, t_b: I2,
-                target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A3):
+    def run_env(
+        md: MD,
+        sc: SC,
+        e: int,
+        n_env: int,
+        steps: int,
+        q_a: A2,
+        u_a: A2,
+        t_a: I2,
+        q_b: A2,
+        u_b: A2,
+        t_b: I2,
+        target_pos: A2,
+        target_vel: A2,
+        effort: A2,
+        dt: T,
+        slot: I1,
+        history: A3,
+    ):
         """Environment ``e`` through ``steps`` steps from state ``a``, alternating between ``a``
         and ``b`` (step ``s`` reads control row ``s * n_env + e``; positions after it go to
         ``history[slot[s], e]`` when ``slot[s] >= 0``; the finiteness flag is the OR over the
@@ -175,9 +204,23 @@ def build(ns) -> None:
         sc.nonfinite[e] = bad
 
     @wp.kernel(module=ns.module)
-    def step_kernel(md: MD, sc: SC, e0: int, q_in: A2, u_in: A2, t_in: I2,
-                    target_pos: A2, target_vel: A2, effort: A2, dt: T,
-                    q_out: A2, u_out: A2, t_out: I2, no_slot: I1, no_history: A3):
+    def step_kernel(
+        md: MD,
+        sc: SC,
+        e0: int,
+        q_in: A2,
+        u_in: A2,
+        t_in: I2,
+        target_pos: A2,
+        target_vel: A2,
+        effort: A2,
+        dt: T,
+        q_out: A2,
+        u_out: A2,
+        t_out: I2,
+        no_slot: I1,
+        no_history: A3,
+    ):
         """Environments ``e0 .. e0 + dim - 1`` (a launch per thread takes one slice) through one step.
 
         Model in: ``md`` (the model's ``ModelData`` with this solver's options).
@@ -187,8 +230,25 @@ def build(ns) -> None:
         coupling impulses, the finiteness flags). ``no_slot`` is ``[-1]`` (nothing recorded) and
         ``no_history`` any array."""
         e = wp.tid() + e0
-        run_env(md, sc, e, 0, 1, q_in, u_in, t_in, q_out, u_out, t_out, target_pos, target_vel, effort, dt,
-                no_slot, no_history)
+        run_env(
+            md,
+            sc,
+            e,
+            0,
+            1,
+            q_in,
+            u_in,
+            t_in,
+            q_out,
+            u_out,
+            t_out,
+            target_pos,
+            target_vel,
+            effort,
+            dt,
+            no_slot,
+            no_history,
+        )
 
     @wp.kernel(module=ns.module)
     def loop_eval_kernel(md: MD, sc: SC, q: A2, J_out: A2, err_out: A2):
@@ -254,9 +314,25 @@ def build_many(ns) -> None:
             dst[e, i] = src[e, i]
 
     @wp.kernel(module=ns.module)
-    def step_many_kernel(md: MD, sc: SC, e0: int, n_env: int, steps: int,
-                         q_a: A2, u_a: A2, t_a: I2, q_b: A2, u_b: A2, t_b: I2,
-                         target_pos: A2, target_vel: A2, effort: A2, dt: T, slot: I1, history: A3):
+    def step_many_kernel(
+        md: MD,
+        sc: SC,
+        e0: int,
+        n_env: int,
+        steps: int,
+        q_a: A2,
+        u_a: A2,
+        t_a: I2,
+        q_b: A2,
+        u_b: A2,
+        t_b: I2,
+        target_pos: A2,
+        target_vel: A2,
+        effort: A2,
+        dt: T,
+        slot: I1,
+        history: A3,
+    ):
         """Environments ``e0 .. e0 + dim - 1`` through ``steps`` steps (see ``build_many``).
 
         Model in: ``md``. State in: ``q_a``, ``u_a``, ``t_a`` (and ``q_b``.. as the other buffer).
@@ -264,8 +340,9 @@ def build_many(ns) -> None:
         ``dt``. Out: the final state in ``q_a``, ``u_a``, ``t_a``; ``history[slot[s], e]``: the
         positions after step ``s`` where ``slot[s] >= 0``; ``sc`` as in ``step_kernel``."""
         e = wp.tid() + e0
-        run_env(md, sc, e, n_env, steps, q_a, u_a, t_a, q_b, u_b, t_b, target_pos, target_vel, effort, dt,
-                slot, history)
+        run_env(
+            md, sc, e, n_env, steps, q_a, u_a, t_a, q_b, u_b, t_b, target_pos, target_vel, effort, dt, slot, history
+        )
         if steps % 2 == 1:
             copy_row(q_b, q_a, e, e)
             copy_row(u_b, u_a, e, e)

@@ -145,13 +145,13 @@ def build(ns) -> None:
         n_soft: int
         n_loops: int
         m: int
-        loop_c0: int                    # the loops' columns: their groups' range (C is block diagonal)
+        loop_c0: int  # the loops' columns: their groups' range (C is block diagonal)
         loop_c1: int
-        float_bases: int                # NO_FLOAT, FLOAT_FREE or FLOAT_RESTORED (below; model.py)
+        float_bases: int  # NO_FLOAT, FLOAT_FREE or FLOAT_RESTORED (below; model.py)
         has_rows: int
-        has_cont: int                   # 1: a continuous joint (its turn count is checked with the state)
-        drive_exact: int                # 1: drives discretised exactly for their effective inertia (model.py)
-        coupling_in_step: int           # 1: the coupling impulses are computed in every step (else on demand)
+        has_cont: int  # 1: a continuous joint (its turn count is checked with the state)
+        drive_exact: int  # 1: drives discretised exactly for their effective inertia (model.py)
+        coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
         erp: T
         rank_tol: T
@@ -205,27 +205,27 @@ def build(ns) -> None:
         o_JL: int
         o_JLr: int
         o_tL: int
-        o_tL0: int                      # the loop targets before their rate term (rows.loop_rate_targets)
-        o_JLd: int                      # the loop rows' rate dJ_L/dt at the step's start velocity
+        o_tL0: int  # the loop targets before their rate term (rows.loop_rate_targets)
+        o_JLd: int  # the loop rows' rate dJ_L/dt at the step's start velocity
         o_eL: int
         o_YT: int
         o_SL: int
         o_keep: int
         o_lamL: int
         o_tm: int
-        o_dpos: int                     # per 1-DOF joint: an exact drive's position-term coefficients
+        o_dpos: int  # per 1-DOF joint: an exact drive's position-term coefficients
         o_YM: int
         o_SLM: int
         o_keepM: int
-        if ns.contacts:     # contact models only (``contact_rows``): rows, their generalized impulse
+        if ns.contacts:  # contact models only (``contact_rows``): rows, their generalized impulse
             o_crow: int
             o_cimp: int
-            o_cD: int       # the active block of D and its vectors (contact_rows.active_size)
-            o_cpath: int    # after the block: the solve's velocity path length, then a velocity snapshot
-            c_cap: int      # contacts that get rows, per environment
-            c_block: int    # work-space entries per contact
-            c_iter: int     # the most passes of the joint and contact rows
-            c_bmax: int     # rows of the active block at most
+            o_cD: int  # the active block of D and its vectors (contact_rows.active_size)
+            o_cpath: int  # after the block: the solve's velocity path length, then a velocity snapshot
+            c_cap: int  # contacts that get rows, per environment
+            c_block: int  # work-space entries per contact
+            c_iter: int  # the most passes of the joint and contact rows
+            c_bmax: int  # rows of the active block at most
 
     @wp.struct
     class Scratch:
@@ -238,11 +238,11 @@ def build(ns) -> None:
         Ic_h: wp.array2d(dtype=V3)
         Ic_I: wp.array2d(dtype=M33)
         S: wp.array2d(dtype=SV)
-        Q: wp.array2d(dtype=SV)             # a deep tree's run sums of gain-weighted axes (composite_pass)
+        Q: wp.array2d(dtype=SV)  # a deep tree's run sums of gain-weighted axes (composite_pass)
         ws: wp.array2d(dtype=T)
-        rel_imp: wp.array2d(dtype=T)        # per relation: impulse of the last step, error at its start
+        rel_imp: wp.array2d(dtype=T)  # per relation: impulse of the last step, error at its start
         rel_err: wp.array2d(dtype=T)
-        nonfinite: wp.array(dtype=wp.int32)   # per environment: 1 when its new state is not finite
+        nonfinite: wp.array(dtype=wp.int32)  # per environment: 1 when its new state is not finite
         # floating bases: momentum bookkeeping in float64 (see dynamics.momentum64)
         Rd: wp.array2d(dtype=wp.mat33d)
         pd: wp.array2d(dtype=wp.vec3d)
@@ -253,7 +253,7 @@ def build(ns) -> None:
         Ihd: wp.array2d(dtype=wp.vec3d)
         IId: wp.array2d(dtype=wp.mat33d)
         if ns.contacts:
-            cx: ns.ContactCtx                 # detection and contact read-out (``contact_rows``)
+            cx: ns.ContactCtx  # detection and contact read-out (``contact_rows``)
 
     ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
     ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData

@@ -19,8 +19,10 @@ class Item:
 
     def get(self, *args):
         if len(args) != 2 or not isinstance(args[0], str):
-            raise TypeError("get(): incompatible function arguments. The following argument types are supported:\n"
-                            "    1. (self: carb.dictionary._dictionary.Item, arg0: str, arg1: object) -> object")
+            raise TypeError(
+                "get(): incompatible function arguments. The following argument types are supported:\n"
+                "    1. (self: carb.dictionary._dictionary.Item, arg0: str, arg1: object) -> object"
+            )
         node = self._data
         for key in args[0].split("/"):
             if not isinstance(node, dict) or key not in node:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class IEvent:
@@ -25,7 +26,7 @@ class IEvent:
 
 
 class ISubscription:
-    def __init__(self, stream: "IEventStream", fn: Callable[[IEvent], Any], order: int, name: str):
+    def __init__(self, stream: IEventStream, fn: Callable[[IEvent], Any], order: int, name: str):
         self._stream = stream
         self._fn = fn
         self.order = order
@@ -67,8 +68,9 @@ class IEventStream:
         self._push_subs.append(weakref.ref(sub))
         return sub
 
-    def create_subscription_to_pop_by_type(self, event_type: int, fn: Callable[[IEvent], Any], order: int = 0,
-                                           name: str = "") -> ISubscription:
+    def create_subscription_to_pop_by_type(
+        self, event_type: int, fn: Callable[[IEvent], Any], order: int = 0, name: str = ""
+    ) -> ISubscription:
         return self.create_subscription_to_pop(lambda e: fn(e) if e.type == int(event_type) else None, order, name)
 
     def push(self, event_type: int = 0, sender: int = 0, payload: dict | None = None) -> None:

@@ -38,11 +38,18 @@ from pathlib import Path
 #: The Kit extensions these stand-ins stand for, by the module that is there when the stand-in is: a required
 #: dependency resolves (and is enabled) when that module can be found. omni.physx lists itself when imported.
 _PROVIDED = {
-    "omni.kit.uiapp": "omni.ui", "omni.ui": "omni.ui", "omni.usd": "omni.usd", "omni.kit.commands": "omni.kit.commands",
-    "omni.kit.window.property": "omni.kit.window.property", "omni.kit.property.usd": "omni.kit.property.usd",
-    "omni.kit.menu.utils": "omni.kit.menu.utils", "omni.kit.actions.core": "omni.kit.actions.core",
-    "omni.kit.pipapi": "omni.kit.pipapi", "omni.kit.context_menu": "omni.kit.context_menu",
-    "omni.kit.notification_manager": "omni.kit.notification_manager", "omni.kit.test": "omni.kit.test",
+    "omni.kit.uiapp": "omni.ui",
+    "omni.ui": "omni.ui",
+    "omni.usd": "omni.usd",
+    "omni.kit.commands": "omni.kit.commands",
+    "omni.kit.window.property": "omni.kit.window.property",
+    "omni.kit.property.usd": "omni.kit.property.usd",
+    "omni.kit.menu.utils": "omni.kit.menu.utils",
+    "omni.kit.actions.core": "omni.kit.actions.core",
+    "omni.kit.pipapi": "omni.kit.pipapi",
+    "omni.kit.context_menu": "omni.kit.context_menu",
+    "omni.kit.notification_manager": "omni.kit.notification_manager",
+    "omni.kit.test": "omni.kit.test",
 }
 STAND_IN_VERSION = "0.0.0+standin"
 
@@ -94,8 +101,8 @@ class ExtensionManager:
         self._enabled: dict[str, str] = {}
         self._dicts: dict[str, dict] = {}
         self._folders: list[str] = []
-        self._started: dict[str, list] = {}          # ext id -> IExt instances, in startup order
-        self._sys_paths: dict[str, list[str]] = {}   # ext id -> folders its start added to sys.path
+        self._started: dict[str, list] = {}  # ext id -> IExt instances, in startup order
+        self._sys_paths: dict[str, list[str]] = {}  # ext id -> folders its start added to sys.path
 
     def _stub_add_extension(self, ext_id: str, ext_dict: dict) -> None:
         """Make ``get_extension_dict(ext_id)`` return ``ext_dict`` (a parsed extension.toml)."""
@@ -130,7 +137,7 @@ class ExtensionManager:
         return None
 
     # -- finding and enabling extensions in folders (``--ext-folder``) ----------------------------------
-    def add_path(self, path: str, type=None) -> None:  # noqa: A002 (Kit's name)
+    def add_path(self, path: str, type=None) -> None:
         path = os.path.abspath(os.fspath(path))
         if path not in self._folders:
             self._folders.append(path)
@@ -143,8 +150,9 @@ class ExtensionManager:
     def _scan(self) -> None:
         for folder in self._folders:
             for child in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else ():
-                manifest = next((m for m in (child / "config" / "extension.toml", child / "extension.toml")
-                                 if m.is_file()), None)
+                manifest = next(
+                    (m for m in (child / "config" / "extension.toml", child / "extension.toml") if m.is_file()), None
+                )
                 if manifest is None:
                     continue
                 data = tomllib.loads(manifest.read_text())
@@ -157,9 +165,16 @@ class ExtensionManager:
         out = []
         for ext_id, d in self._dicts.items():
             name = get_extension_name(ext_id)
-            out.append({"id": ext_id, "name": name, "version": str(d.get("package", {}).get("version", "")),
-                        "title": d.get("package", {}).get("title", ""), "path": d.get("path", ""),
-                        "enabled": self._enabled.get(name) == ext_id})
+            out.append(
+                {
+                    "id": ext_id,
+                    "name": name,
+                    "version": str(d.get("package", {}).get("version", "")),
+                    "title": d.get("package", {}).get("title", ""),
+                    "path": d.get("path", ""),
+                    "enabled": self._enabled.get(name) == ext_id,
+                }
+            )
         return tuple(out)
 
     def get_extension_path(self, ext_id: str) -> str:
@@ -191,7 +206,7 @@ class ExtensionManager:
         d = self._dicts[ext_id]
         for dep, spec in d.get("dependencies", {}).items():
             if (spec or {}).get("optional") or dep in self._enabled:
-                continue     # an optional dependency stays as it is (enabled or not)
+                continue  # an optional dependency stays as it is (enabled or not)
             if dep in _PROVIDED and _found(_PROVIDED[dep]):
                 self._stub_enable(f"{dep}-{STAND_IN_VERSION}")
                 continue
@@ -222,9 +237,11 @@ class ExtensionManager:
                 continue
             try:
                 module = sys.modules.get(name) or importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - Kit logs it and stops starting this extension
-                carb.log_error(f"Failed to import python module {name} from {path}. Error: {exc}. "
-                               f"Traceback:\n{traceback.format_exc()}")
+            except Exception as exc:
+                carb.log_error(
+                    f"Failed to import python module {name} from {path}. Error: {exc}. "
+                    f"Traceback:\n{traceback.format_exc()}"
+                )
                 return
             for attr in dir(module):
                 obj = getattr(module, attr)

@@ -16,14 +16,23 @@ from __future__ import annotations
 import omni.kit.app
 
 from . import _stub_physics
-from .bindings._physx import (SCENE, SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD, IPhysxSimulation, PhysX,
-                              acquire_physx_interface, acquire_physx_simulation_interface)
+from .bindings._physx import (
+    SCENE,
+    SETTING_UPDATE_TO_USD,
+    SETTING_UPDATE_VELOCITIES_TO_USD,
+    IPhysxSimulation,
+    PhysX,
+    acquire_physx_interface,
+    acquire_physx_simulation_interface,
+)
 
-__all__ = ["get_physx_interface", "get_physx_simulation_interface", "PhysX", "IPhysxSimulation"]
+__all__ = ["IPhysxSimulation", "PhysX", "get_physx_interface", "get_physx_simulation_interface"]
 
 EXT_ID = "omni.physx-0.0.0+standin"
-_STATE = {"backend": _stub_physics.OVPHYSX if _stub_physics.ovphysx_version() else _stub_physics.WARP,
-          "why": "" if _stub_physics.ovphysx_version() else "ovphysx is not installed"}
+_STATE = {
+    "backend": _stub_physics.OVPHYSX if _stub_physics.ovphysx_version() else _stub_physics.WARP,
+    "why": "" if _stub_physics.ovphysx_version() else "ovphysx is not installed",
+}
 
 
 def get_physx_interface() -> PhysX:
@@ -53,7 +62,7 @@ def _stub_register() -> None:
     manager._stub_add_extension(EXT_ID, {"package": {"title": _stub_title(), "version": EXT_ID.partition("-")[2]}})
     manager._stub_enable(EXT_ID)
     settings = carb.settings.get_settings()
-    for key in (SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD):   # Kit's defaults: PhysX writes to USD
+    for key in (SETTING_UPDATE_TO_USD, SETTING_UPDATE_VELOCITIES_TO_USD):  # Kit's defaults: PhysX writes to USD
         settings.set_default(key, True)
 
 

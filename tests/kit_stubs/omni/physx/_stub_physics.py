@@ -62,9 +62,16 @@ class OvphysxBackend:
         by_name, _, prismatic = ps.joint_names(flat)
         self._bodies = ps.body_names(flat)
         self._joints = by_name
-        self.session = ps.PhysxSession(flat.GetRootLayer().ExportToString(), self.roots, by_name, device="cpu",
-                                       meters_per_unit=self.mpu, prismatic=prismatic, name="omni_physx_stub",
-                                       bodies_by_name=self._bodies)
+        self.session = ps.PhysxSession(
+            flat.GetRootLayer().ExportToString(),
+            self.roots,
+            by_name,
+            device="cpu",
+            meters_per_unit=self.mpu,
+            prismatic=prismatic,
+            name="omni_physx_stub",
+            bodies_by_name=self._bodies,
+        )
         self.log: list[str] = []
 
     def dof_paths(self, a: int) -> list[str]:
@@ -107,7 +114,7 @@ class WarpBackend:
         self._wp = wp
         self.roots = [str(p.GetPath()) for p in prepared.articulation_roots(flat)]
         self.mpu = joints.meters_per_unit(flat)
-        with warnings.catch_warnings(record=True) as caught:   # what PhysX would log, kept in ``log``
+        with warnings.catch_warnings(record=True) as caught:  # what PhysX would log, kept in ``log``
             warnings.simplefilter("always")
             self.model = build_model(flat, num_envs=1, device="cpu", fix_base=False)
         self.state, self._next = self.model.state(), self.model.state()
@@ -145,8 +152,10 @@ class WarpBackend:
         idx = self._dofs[a]
         table = self.control.joint_target_q.numpy()
         table[:, idx] = np.asarray(rows, float) * self._scale[idx]
-        self._wp.copy(self.control.joint_target_q, self._wp.array(table, dtype=self.control.joint_target_q.dtype,
-                                                                     device=self.model.device))
+        self._wp.copy(
+            self.control.joint_target_q,
+            self._wp.array(table, dtype=self.control.joint_target_q.dtype, device=self.model.device),
+        )
 
     def link_rows(self, a: int) -> np.ndarray:
         from mimic_ext.solver.inspect import body_poses

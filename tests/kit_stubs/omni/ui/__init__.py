@@ -16,7 +16,8 @@ from __future__ import annotations
 import enum
 import itertools
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import omni.kit.app
 
@@ -100,7 +101,7 @@ class _Subscription:
     def __del__(self):
         try:
             self._remove()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:
             pass
 
 
@@ -111,28 +112,28 @@ class AbstractValueModel:
         self._end_edit_fns: dict[int, Callable] = {}
 
     # callbacks
-    def add_value_changed_fn(self, fn: Callable[["AbstractValueModel"], None]) -> int:
+    def add_value_changed_fn(self, fn: Callable[[AbstractValueModel], None]) -> int:
         i = next(_ids)
         self._value_changed_fns[i] = fn
         return i
 
-    def remove_value_changed_fn(self, id: int) -> None:  # noqa: A002 (omni.ui's name)
+    def remove_value_changed_fn(self, id: int) -> None:
         self._value_changed_fns.pop(id, None)
 
-    def add_begin_edit_fn(self, fn: Callable[["AbstractValueModel"], None]) -> int:
+    def add_begin_edit_fn(self, fn: Callable[[AbstractValueModel], None]) -> int:
         i = next(_ids)
         self._begin_edit_fns[i] = fn
         return i
 
-    def remove_begin_edit_fn(self, id: int) -> None:  # noqa: A002
+    def remove_begin_edit_fn(self, id: int) -> None:
         self._begin_edit_fns.pop(id, None)
 
-    def add_end_edit_fn(self, fn: Callable[["AbstractValueModel"], None]) -> int:
+    def add_end_edit_fn(self, fn: Callable[[AbstractValueModel], None]) -> int:
         i = next(_ids)
         self._end_edit_fns[i] = fn
         return i
 
-    def remove_end_edit_fn(self, id: int) -> None:  # noqa: A002
+    def remove_end_edit_fn(self, id: int) -> None:
         self._end_edit_fns.pop(id, None)
 
     def subscribe_value_changed_fn(self, fn) -> _Subscription:
@@ -274,7 +275,7 @@ class SimpleBoolModel(AbstractValueModel):
 
 
 class SimpleStringModel(AbstractValueModel):
-    def __init__(self, defaultValue: str = "", **kwargs):  # noqa: N803 (omni.ui's name)
+    def __init__(self, defaultValue: str = "", **kwargs):
         super().__init__(**kwargs)
         self._value = str(defaultValue)
 
@@ -312,12 +313,12 @@ class AbstractItemModel:
     def get_item_value_model(self, item=None, column_id: int = 0):
         return None
 
-    def add_item_changed_fn(self, fn: Callable[["AbstractItemModel", Any], None]) -> int:
+    def add_item_changed_fn(self, fn: Callable[[AbstractItemModel, Any], None]) -> int:
         i = next(_ids)
         self._item_changed_fns[i] = fn
         return i
 
-    def remove_item_changed_fn(self, id: int) -> None:  # noqa: A002
+    def remove_item_changed_fn(self, id: int) -> None:
         self._item_changed_fns.pop(id, None)
 
     def subscribe_item_changed_fn(self, fn) -> _Subscription:
@@ -354,14 +355,37 @@ class _ComboBoxModel(AbstractItemModel):
 # ---------------------------------------------------------------------------------------------
 # widgets
 
-_container_stack: list["Container"] = []
+_container_stack: list[Container] = []
 
 _COMMON = {
-    "width", "height", "name", "identifier", "tooltip", "tooltip_fn", "tooltip_offset_x", "tooltip_offset_y",
-    "enabled", "visible", "style", "style_type_name_override", "checked", "selected", "skip_draw_when_clipped",
-    "opaque_for_mouse_events", "mouse_pressed_fn", "mouse_released_fn", "mouse_double_clicked_fn",
-    "mouse_hovered_fn", "mouse_moved_fn", "computed_content_size_changed_fn", "visible_min", "visible_max",
-    "drag_fn", "accept_drop_fn", "drop_fn", "scroll_only_window_hovered",
+    "width",
+    "height",
+    "name",
+    "identifier",
+    "tooltip",
+    "tooltip_fn",
+    "tooltip_offset_x",
+    "tooltip_offset_y",
+    "enabled",
+    "visible",
+    "style",
+    "style_type_name_override",
+    "checked",
+    "selected",
+    "skip_draw_when_clipped",
+    "opaque_for_mouse_events",
+    "mouse_pressed_fn",
+    "mouse_released_fn",
+    "mouse_double_clicked_fn",
+    "mouse_hovered_fn",
+    "mouse_moved_fn",
+    "computed_content_size_changed_fn",
+    "visible_min",
+    "visible_max",
+    "drag_fn",
+    "accept_drop_fn",
+    "drop_fn",
+    "scroll_only_window_hovered",
 }
 
 
@@ -461,8 +485,9 @@ class ZStack(Stack):
 
 
 class Frame(Container):
-    _extra_kwargs = frozenset({"build_fn", "horizontal_clipping", "vertical_clipping", "separate_window",
-                               "raster_policy", "frozen"})
+    _extra_kwargs = frozenset(
+        {"build_fn", "horizontal_clipping", "vertical_clipping", "separate_window", "raster_policy", "frozen"}
+    )
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -541,8 +566,9 @@ class Label(Widget):
 
 
 class Button(Widget):
-    _extra_kwargs = frozenset({"clicked_fn", "image_url", "image_width", "image_height", "spacing", "alignment",
-                               "text"})
+    _extra_kwargs = frozenset(
+        {"clicked_fn", "image_url", "image_width", "image_height", "spacing", "alignment", "text"}
+    )
 
     def __init__(self, text: str = "", **kwargs):
         super().__init__(**kwargs)
@@ -637,11 +663,24 @@ _windows: list[weakref.ref] = []
 
 
 class Window:
-    _KWARGS = {"width", "height", "visible", "flags", "padding_x", "padding_y", "position_x", "position_y",
-               "dockPreference", "dock_preference", "noTabBar", "raster_policy", "auto_resize", "title"}
+    _KWARGS = {
+        "width",
+        "height",
+        "visible",
+        "flags",
+        "padding_x",
+        "padding_y",
+        "position_x",
+        "position_y",
+        "dockPreference",
+        "dock_preference",
+        "noTabBar",
+        "raster_policy",
+        "auto_resize",
+        "title",
+    }
 
-    def __init__(self, title: str = "", dockPreference: DockPreference = DockPreference.DISABLED,  # noqa: N803
-                 **kwargs):
+    def __init__(self, title: str = "", dockPreference: DockPreference = DockPreference.DISABLED, **kwargs):
         bad = set(kwargs) - self._KWARGS
         if bad:
             raise TypeError(f"Window() got unexpected keyword argument(s): {', '.join(sorted(bad))}")
@@ -709,7 +748,7 @@ def _draw_all() -> None:
             _draw(window.frame)
 
 
-omni.kit.app.get_app()._draw_fns.append(_draw_all)  # noqa: SLF001 (both are stand-ins)
+omni.kit.app.get_app()._draw_fns.append(_draw_all)
 
 
 class Inspector:

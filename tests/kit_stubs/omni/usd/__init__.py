@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import carb
 import carb.events
-from pxr import Sdf, Usd, UsdUtils
-
 import omni.kit.app
+from pxr import Usd, UsdUtils
 
 
 class StageEventType(enum.IntEnum):
@@ -53,14 +52,14 @@ class StageEventType(enum.IntEnum):
 
 
 class Selection:
-    def __init__(self, context: "UsdContext"):
+    def __init__(self, context: UsdContext):
         self._context = context
         self._paths: list[str] = []
 
     def get_selected_prim_paths(self, source=None) -> list[str]:
         return list(self._paths)
 
-    def set_selected_prim_paths(self, paths: list[str], expandInStage: bool = True, source=None) -> bool:  # noqa: N803
+    def set_selected_prim_paths(self, paths: list[str], expandInStage: bool = True, source=None) -> bool:
         new = [str(p) for p in paths]
         if new != self._paths:
             self._paths = new
@@ -73,8 +72,9 @@ class Selection:
     def is_prim_path_selected(self, path: str, source=None) -> bool:
         return str(path) in self._paths
 
-    def set_prim_path_selected(self, path: str, selected: bool, forcePrim: bool, clearSelected: bool,  # noqa: N803
-                               expandInStage: bool = True, source=None) -> bool:  # noqa: N803
+    def set_prim_path_selected(
+        self, path: str, selected: bool, forcePrim: bool, clearSelected: bool, expandInStage: bool = True, source=None
+    ) -> bool:
         paths = [] if clearSelected else list(self._paths)
         path = str(path)
         if selected and path not in paths:
@@ -92,8 +92,11 @@ class UsdContext:
         self._selection = Selection(self)
         self._events = carb.events.IEventStream(f"stage_events:{name}")
         # Kit pumps the stage event stream once per frame.
-        self._update_sub = omni.kit.app.get_app().get_update_event_stream().create_subscription_to_pop(
-            lambda _e: self._events.pump(), order=-10, name=f"omni.usd pump {name}")
+        self._update_sub = (
+            omni.kit.app.get_app()
+            .get_update_event_stream()
+            .create_subscription_to_pop(lambda _e: self._events.pump(), order=-10, name=f"omni.usd pump {name}")
+        )
 
     def _push(self, event_type: StageEventType) -> None:
         self._events.push(int(event_type), payload={})
@@ -192,7 +195,7 @@ class UsdContext:
         return ok, "" if ok else "save failed"
 
     async def next_stage_event_async(self):
-        fut = omni.kit.app.get_app()._loop.create_future()  # noqa: SLF001
+        fut = omni.kit.app.get_app()._loop.create_future()
 
         def on_event(event):
             if not fut.done():
@@ -230,4 +233,3 @@ def get_context(name: str = "") -> UsdContext:
 
 def create_context(name: str = "") -> UsdContext:
     return get_context(name)
-

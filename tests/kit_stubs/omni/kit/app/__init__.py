@@ -105,7 +105,7 @@ class IApp:
 
     def _stub_close(self) -> None:
         if not self._loop.is_closed():
-            self._ext_manager._stub_shutdown_all()  # noqa: SLF001
+            self._ext_manager._stub_shutdown_all()
             pending = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
             for t in pending:
                 t.cancel()

@@ -6,4 +6,4 @@ import omni.kit.app
 
 
 def run_coroutine(coroutine):
-    return asyncio.ensure_future(coroutine, loop=omni.kit.app.get_app()._loop)  # noqa: SLF001
+    return asyncio.ensure_future(coroutine, loop=omni.kit.app.get_app()._loop)

@@ -23,7 +23,8 @@ import re
 import sys
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from typing import Any, Callable, Dict, List, Tuple, Type
+from collections.abc import Callable
+from typing import Any
 
 import carb
 
@@ -32,8 +33,8 @@ POST_DO_CALLBACK = "post_do"
 PRE_UNDO_CALLBACK = "pre_undo"
 POST_UNDO_CALLBACK = "post_undo"
 
-_commands: Dict[str, Dict[str, type]] = defaultdict(dict)
-_callbacks: Dict[tuple, Dict[str, List[Callable]]] = defaultdict(lambda: defaultdict(list))
+_commands: dict[str, dict[str, type]] = defaultdict(dict)
+_callbacks: dict[tuple, dict[str, list[Callable]]] = defaultdict(lambda: defaultdict(list))
 _on_change: set = set()
 LOGGING_ENABLED = True
 
@@ -45,7 +46,7 @@ class Command(ABC):
     def do(self):
         pass
 
-    def modify_callback_info(self, cb_type: str, args: Dict[str, Any]) -> Dict[str, Any]:
+    def modify_callback_info(self, cb_type: str, args: dict[str, Any]) -> dict[str, Any]:
         return args
 
 
@@ -63,7 +64,7 @@ def _strip(name: str) -> str:
     return name[:-7] if name.endswith("Command") else name
 
 
-def _split(name: str) -> Tuple[str, str]:
+def _split(name: str) -> tuple[str, str]:
     module, _, cls = name.rpartition(".")
     return module, cls
 
@@ -81,7 +82,7 @@ def unsubscribe_on_change(on_change) -> None:
     _on_change.discard(on_change)
 
 
-def register(command_class: Type[Command]) -> None:
+def register(command_class: type[Command]) -> None:
     if not (isinstance(command_class, type) and issubclass(command_class, Command)):
         _log_error(f"Can't register command: {command_class} it is not a subclass of a Command.")
         return
@@ -92,7 +93,7 @@ def register(command_class: Type[Command]) -> None:
     _dispatch_changed()
 
 
-def unregister(command_class: Type[Command]) -> None:
+def unregister(command_class: type[Command]) -> None:
     if not (isinstance(command_class, type) and issubclass(command_class, Command)):
         _log_error(f"Can't unregister command: {command_class} it is not a subclass of a Command.")
         return
@@ -209,15 +210,18 @@ def get_command_parameters(name: str) -> list[CommandParameter]:
     if cls is None:
         return []
     helps = _get_argument_doc(cls.__init__.__doc__ or cls.__doc__)
-    return [CommandParameter(p, helps.get(p.name, {}).get("doc", ""))
-            for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+    return [
+        CommandParameter(p, helps.get(p.name, {}).get("doc", ""))
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name != "self"
+    ]
 
 
 def get_commands():
     return _commands
 
 
-def get_commands_list() -> List[type]:
+def get_commands_list() -> list[type]:
     return [c for by_module in _commands.values() for c in by_module.values()]
 
 
@@ -233,13 +237,13 @@ class CallbackID:
         self._key, self._cb_type, self._fn = key, cb_type, fn
 
 
-def register_callback(name: str, cb_type: str, callback: Callable[[Dict[str, Any]], None]) -> CallbackID:
+def register_callback(name: str, cb_type: str, callback: Callable[[dict[str, Any]], None]) -> CallbackID:
     module, cls = _split(_strip(name))
     _callbacks[(cls, module)][cb_type].append(callback)
     return CallbackID((cls, module), cb_type, callback)
 
 
-def unregister_callback(id: CallbackID) -> None:  # noqa: A002 (Kit's name)
+def unregister_callback(id: CallbackID) -> None:
     if not isinstance(id, CallbackID):
         carb.log_error("Invalid callback id")
         return
@@ -249,7 +253,7 @@ def unregister_callback(id: CallbackID) -> None:  # noqa: A002 (Kit's name)
         carb.log_error(f"Attempt to unregister a {id._cb_type} callback which was not registered.")
 
 
-def _call_callbacks(command, name: str, kwargs: Dict[str, Any], cb_type: str) -> None:
+def _call_callbacks(command, name: str, kwargs: dict[str, Any], cb_type: str) -> None:
     module, cls = _split(_strip(name))
     callbacks = _callbacks[(cls, module)][cb_type]
     if callbacks:
@@ -258,13 +262,13 @@ def _call_callbacks(command, name: str, kwargs: Dict[str, Any], cb_type: str) ->
             cb(info if isinstance(info, dict) else dict(kwargs))
 
 
-def execute(name, **kwargs) -> Tuple[bool, Any]:
+def execute(name, **kwargs) -> tuple[bool, Any]:
     command = create(name, **kwargs)
     if not command:
-        _log_error(f'Can\'t execute command: "{name}", it wasn\'t registered or ambigious.')
+        _log_error(f"Can't execute command: \"{name}\", it wasn't registered or ambigious.")
         return (False, None)
     if not callable(getattr(command, "do", None)):
-        _log_error(f'Can\'t execute command: "{name}", it doesn\'t have do() method.')
+        _log_error(f"Can't execute command: \"{name}\", it doesn't have do() method.")
         return (False, None)
     import omni.kit.undo
 

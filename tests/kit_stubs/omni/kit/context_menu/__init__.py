@@ -66,5 +66,5 @@ def _stub_click(entry: dict, objects: dict):
             params = {key: objects[key] for key in action_obj.parameters if key in objects}
             ac.execute_action(*action, **params)
 
-        return asyncio.ensure_future(run(), loop=omni.kit.app.get_app()._loop)  # noqa: SLF001
+        return asyncio.ensure_future(run(), loop=omni.kit.app.get_app()._loop)
     return entry["onclick_fn"](objects)

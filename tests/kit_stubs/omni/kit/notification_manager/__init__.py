@@ -9,7 +9,7 @@ status=NotificationStatus.INFO, button_infos=[])``; ``NotificationStatus.WARNING
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class NotificationStatus:
@@ -18,7 +18,7 @@ class NotificationStatus:
 
 
 class NotificationButtonInfo:
-    def __init__(self, text, on_complete: Callable[[], None] = None):
+    def __init__(self, text, on_complete: Callable[[], None] | None = None):
         self.text, self.handler = text, on_complete
 
 

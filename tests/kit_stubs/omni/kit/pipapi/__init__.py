@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from typing import List
 
 import omni.kit.app
 
@@ -38,14 +37,21 @@ def _try_import(module: str) -> bool:
     return True
 
 
-def call_pip(args: List[str], surpress_output: bool = False) -> int:
+def call_pip(args: list[str], surpress_output: bool = False) -> int:
     pip_calls.append(list(args))
     return 1
 
 
-def install(package: str, module: str = None, ignore_import_check: bool = False, ignore_cache: bool = False,
-            version: str = None, use_online_index: bool = True, surpress_output: bool = False,
-            extra_args: List[str] = None) -> bool:
+def install(
+    package: str,
+    module: str | None = None,
+    ignore_import_check: bool = False,
+    ignore_cache: bool = False,
+    version: str | None = None,
+    use_online_index: bool = True,
+    surpress_output: bool = False,
+    extra_args: list[str] | None = None,
+) -> bool:
     if "==" not in package and version:
         package = f"{package}=={version}"
     if module is None:
@@ -87,5 +93,10 @@ class ExtensionManagerPip:
             return
         for idx, line in enumerate(requirements):
             module = modules[idx] if len(modules) > idx else None
-            install(line, module, extra_args=extra_args, use_online_index=use_online_index,
-                    ignore_import_check=ignore_import_check)
+            install(
+                line,
+                module,
+                extra_args=extra_args,
+                use_online_index=use_online_index,
+                ignore_import_check=ignore_import_check,
+            )

@@ -30,29 +30,29 @@ class AsyncTestCase(unittest.TestCase):
     def _drive(self, method):
         result = method()
         if inspect.isawaitable(result):
-            return omni.kit.app.get_app()._stub_run_coroutine(result)  # noqa: SLF001
+            return omni.kit.app.get_app()._stub_run_coroutine(result)
         return result
 
-    def _callSetUp(self):  # noqa: N802 (unittest hook)
+    def _callSetUp(self):
         self._errors_seen = _ErrorCounter()
         logging.getLogger("carb").addHandler(self._errors_seen)
         self._drive(self.setUp)
 
-    def _callTestMethod(self, method):  # noqa: N802
+    def _callTestMethod(self, method):
         self._drive(method)
         if self.fail_on_log_error and self._errors_seen.messages:
             self.fail("errors were logged: " + " | ".join(self._errors_seen.messages))
 
-    def _callTearDown(self):  # noqa: N802
+    def _callTearDown(self):
         try:
             self._drive(self.tearDown)
         finally:
             logging.getLogger("carb").removeHandler(self._errors_seen)
 
-    def _callCleanup(self, function, /, *args, **kwargs):  # noqa: N802
+    def _callCleanup(self, function, /, *args, **kwargs):
         result = function(*args, **kwargs)
         if inspect.isawaitable(result):
-            omni.kit.app.get_app()._stub_run_coroutine(result)  # noqa: SLF001
+            omni.kit.app.get_app()._stub_run_coroutine(result)
 
     async def wait_n_updates(self, n_frames: int = 3) -> None:
         for _ in range(n_frames):
@@ -68,11 +68,10 @@ class AsyncTestCase(unittest.TestCase):
             await self.wait_n_updates(wait_frames)
         return False
 
-    async def assertTrueWithRetry(self, operation, wait_frames: int = 2, max_retries: int = 50, msg=None):  # noqa: N802
+    async def assertTrueWithRetry(self, operation, wait_frames: int = 2, max_retries: int = 50, msg=None):
         self.assertTrue(await self.retry_until_success(operation, wait_frames, max_retries), msg)
 
-    async def assertEqualWithRetry(self, operation, expected, wait_frames: int = 2, max_retries: int = 50,  # noqa: N802
-                                   msg=None):
+    async def assertEqualWithRetry(self, operation, expected, wait_frames: int = 2, max_retries: int = 50, msg=None):
         value = None
 
         async def same():

@@ -16,7 +16,7 @@ from __future__ import annotations
 import traceback
 from collections import deque, namedtuple
 from contextlib import contextmanager
-from typing import Any, Tuple
+from typing import Any
 
 import carb
 import omni.kit.commands as _commands
@@ -92,7 +92,7 @@ def _execute_recorded(command, name, level, kwargs):
             try:
                 last.command.undo()
                 names.append(last.name)
-            except Exception as exc:  # noqa: BLE001 (Kit logs and goes on)
+            except Exception as exc:
                 carb.log_error(f"Failed to undo a command: {last.name}.\n{format_exception(exc)}")
             if last is entry:
                 if level == 0:
@@ -105,7 +105,7 @@ def _execute_recorded(command, name, level, kwargs):
     return result
 
 
-def execute(command, name, kwargs) -> Tuple[bool, Any]:
+def execute(command, name, kwargs) -> tuple[bool, Any]:
     global _level
     level = _level
     _level += 1
@@ -116,7 +116,7 @@ def execute(command, name, kwargs) -> Tuple[bool, Any]:
             _commands._call_callbacks(command, name, kwargs, _commands.PRE_DO_CALLBACK)
             result = command.do()
             _commands._call_callbacks(command, name, kwargs, _commands.POST_DO_CALLBACK)
-    except Exception as exc:  # noqa: BLE001 (Kit logs every failure)
+    except Exception as exc:
         _commands._log_error(f"Failed to execute a command: {name}.\n{format_exception(exc)}")
         return (False, None)
     finally:
@@ -140,7 +140,7 @@ class Undo(_commands.Command):
             try:
                 entry.command.undo()
                 names.append(entry.name)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 carb.log_error(f"Failed to undo a command: {entry.name}.\n{format_exception(exc)}")
             if entry.level == 0:
                 break
@@ -209,7 +209,7 @@ def end_group() -> None:
     if _group_count == 0 and _group_entry is not None:
         _level -= 1
         index = list(_undo_stack).index(_group_entry)
-        _group_entry.command.children = [e for e in list(_undo_stack)[index + 1:] if e.level == 1]
+        _group_entry.command.children = [e for e in list(_undo_stack)[index + 1 :] if e.level == 1]
         _dispatch_changed([_group_entry.name])
         _group_entry = None
 

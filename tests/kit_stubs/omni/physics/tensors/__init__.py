@@ -6,7 +6,6 @@ the stand-in follows. Importing it lists ``omni.physx.tensors`` as enabled in Ki
 from __future__ import annotations
 
 import numpy as _np
-
 import omni.kit.app as _app
 
 from .api import ArticulationView, SimulationView, create_simulation_view, reset
@@ -18,8 +17,9 @@ int32 = _np.int32
 EXT_ID = "omni.physx.tensors-0.0.0+standin"
 
 _manager = _app.get_app().get_extension_manager()
-_manager._stub_add_extension(EXT_ID, {"package": {"title": "PhysX Tensor API Implementation (stand-in)",
-                                                  "version": "0.0.0+standin"}})
+_manager._stub_add_extension(
+    EXT_ID, {"package": {"title": "PhysX Tensor API Implementation (stand-in)", "version": "0.0.0+standin"}}
+)
 _manager._stub_enable(EXT_ID)
 
-__all__ = ["create_simulation_view", "reset", "SimulationView", "ArticulationView", "float32", "uint32", "int32"]
+__all__ = ["ArticulationView", "SimulationView", "create_simulation_view", "float32", "int32", "reset", "uint32"]

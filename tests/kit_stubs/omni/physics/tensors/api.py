@@ -29,7 +29,6 @@ import fnmatch
 
 import carb
 import numpy as np
-
 from omni.physx.bindings._physx import SCENE
 
 
@@ -118,7 +117,7 @@ class ArticulationView:
         self._roots = [physics.roots[a] for a in articulations] if physics else []
 
     def _physics(self, quiet: bool = False):
-        physics = _backend_or_fail(self._sim._generation) if self._sim._valid else None   # noqa: SLF001
+        physics = _backend_or_fail(self._sim._generation) if self._sim._valid else None
         if physics is None and not quiet:
             carb.log_error("Simulation view object is invalidated and cannot be used again to call this function")
         return physics
@@ -163,15 +162,14 @@ class ArticulationView:
         out = getattr(self, attr)
         for i, a in enumerate(self._articulations):
             row = read(physics, a)[0]
-            out[i, :len(row)] = row
+            out[i, : len(row)] = row
         return out
 
     def get_dof_positions(self):
         return self._rows(lambda p, a: p.dof_rows(a), "_dof_positions", "DOF positions", self.max_dofs)
 
     def get_dof_position_targets(self):
-        return self._rows(lambda p, a: p.target_rows(a), "_dof_position_targets", "DOF position targets",
-                          self.max_dofs)
+        return self._rows(lambda p, a: p.target_rows(a), "_dof_position_targets", "DOF position targets", self.max_dofs)
 
     def get_link_transforms(self):
         return self._rows(lambda p, a: p.link_rows(a), "_link_transforms", "link transforms", self.max_links, (7,))
@@ -184,4 +182,4 @@ class ArticulationView:
             raise Exception("Failed to set DOF position targets in backend")
         for i in indices:
             a = self._articulations[int(i)]
-            physics.write_target_rows(a, data[int(i):int(i) + 1, :len(self._dof_paths[int(i)])])
+            physics.write_target_rows(a, data[int(i) : int(i) + 1, : len(self._dof_paths[int(i)])])

@@ -54,10 +54,10 @@ class _Scene:
         self.device_ordinal = -1
         self.playing = False
         self.gpu_setting = -1
-        self.generation = 0              # bumped whenever every PhysX object is released
+        self.generation = 0  # bumped whenever every PhysX object is released
         self.outputs = {"usd": 0, "fabric": 0}
         self.counts = {"attach": 0, "detach": 0, "simulate": 0}
-        self.threads: set[int] = set()   # the threads that attached and stepped
+        self.threads: set[int] = set()  # the threads that attached and stepped
         self.pending = False
 
     def release(self) -> None:
@@ -103,7 +103,7 @@ class IPhysxSimulation:
         name = _stub_backend_name()
         try:
             backend = make_backend(name, stage)
-        except Exception as exc:  # noqa: BLE001 - real omni.physx logs the parse error and returns false
+        except Exception as exc:
             carb.log_error(f"PhysX: cannot parse the stage {stage.GetRootLayer().identifier}: {exc}")
             return False
         SCENE.stage_id, SCENE.stage, SCENE.backend, SCENE.backend_name = int(stage_id), stage, backend, name
@@ -176,7 +176,7 @@ class PhysX:
     def get_overwrite_gpu_setting(self) -> int:
         return SCENE.gpu_setting
 
-    def overwrite_gpu_setting(self, gpuSetting: int) -> None:  # noqa: N803 - the binding's name
+    def overwrite_gpu_setting(self, gpuSetting: int) -> None:
         SCENE.gpu_setting = int(gpuSetting)
 
     def release_physics_objects(self) -> None:

@@ -14,12 +14,20 @@ The Stage window's context menu runs it with only the parameters the action decl
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 
 class Action:
-    def __init__(self, extension_id: str, action_id: str, fn: Callable, display_name: str = "",
-                 description: str = "", icon_url: str = "", tag: str = ""):
+    def __init__(
+        self,
+        extension_id: str,
+        action_id: str,
+        fn: Callable,
+        display_name: str = "",
+        description: str = "",
+        icon_url: str = "",
+        tag: str = "",
+    ):
         self.extension_id, self.id, self._fn = extension_id, action_id, fn
         self.display_name, self.description, self.icon_url, self.tag = display_name, description, icon_url, tag
 
@@ -35,8 +43,16 @@ class ActionRegistry:
     def __init__(self):
         self._actions: dict[tuple[str, str], Action] = {}
 
-    def register_action(self, extension_id: str, action_id: str, python_fn: Callable, display_name: str = "",
-                        description: str = "", icon_url: str = "", tag: str = "") -> Action:
+    def register_action(
+        self,
+        extension_id: str,
+        action_id: str,
+        python_fn: Callable,
+        display_name: str = "",
+        description: str = "",
+        icon_url: str = "",
+        tag: str = "",
+    ) -> Action:
         action = Action(extension_id, action_id, python_fn, display_name, description, icon_url, tag)
         self._actions[(extension_id, action_id)] = action
         return action

@@ -9,15 +9,36 @@ NVIDIA's use: ``omni.physx.ui`` ``omni/physxuicommon/windowmenuitem/__init__.py`
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class MenuItemDescription:
-    def __init__(self, name: str = "", glyph: str = "", header=None, appear_after="", enabled: bool = True,
-                 ticked: bool = False, ticked_value=None, radio_group="", sub_menu=None, hotkey=None,
-                 name_fn=None, show_fn=None, enable_fn=None, ticked_fn=None, onclick_action=None,
-                 unclick_action=None, onclick_fn: Callable | None = None, unclick_fn=None, onclick_right_fn=None,
-                 original_svg_color: bool = False, original_menu_item=None, user=None, hotkey_window=None):
+    def __init__(
+        self,
+        name: str = "",
+        glyph: str = "",
+        header=None,
+        appear_after="",
+        enabled: bool = True,
+        ticked: bool = False,
+        ticked_value=None,
+        radio_group="",
+        sub_menu=None,
+        hotkey=None,
+        name_fn=None,
+        show_fn=None,
+        enable_fn=None,
+        ticked_fn=None,
+        onclick_action=None,
+        unclick_action=None,
+        onclick_fn: Callable | None = None,
+        unclick_fn=None,
+        onclick_right_fn=None,
+        original_svg_color: bool = False,
+        original_menu_item=None,
+        user=None,
+        hotkey_window=None,
+    ):
         self.name = name
         self.glyph = glyph
         self.header = header

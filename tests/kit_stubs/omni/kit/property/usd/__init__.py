@@ -14,7 +14,7 @@ import omni.kit.window.property
 import omni.usd
 from pxr import Sdf
 
-from .prim_selection_payload import PrimSelectionPayload  # noqa: F401
+from .prim_selection_payload import PrimSelectionPayload
 from .usd_property_widget import UsdPropertiesWidget, UsdPropertyUiEntry  # noqa: F401
 
 _LARGE_SELECTION_SETTING = "/persistent/exts/omni.kit.property.usd/large_selection"
@@ -38,5 +38,8 @@ def _on_stage_event(event) -> None:
     window.notify("prim", PrimSelectionPayload(ref, paths))
 
 
-_stage_event_sub = omni.usd.get_context().get_stage_event_stream().create_subscription_to_pop(
-    _on_stage_event, name="omni.kit.property.usd selection")
+_stage_event_sub = (
+    omni.usd.get_context()
+    .get_stage_event_stream()
+    .create_subscription_to_pop(_on_stage_event, name="omni.kit.property.usd selection")
+)

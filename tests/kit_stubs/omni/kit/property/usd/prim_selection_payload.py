@@ -7,13 +7,12 @@ stage is gone; ``get_stage()`` dereferences; no ``__eq__`` (identity comparison)
 from __future__ import annotations
 
 import weakref
-from typing import List
 
 from pxr import Sdf, Usd
 
 
 class PrimSelectionPayload:
-    def __init__(self, stage: "weakref.ref[Usd.Stage]", paths: List[Sdf.Path]):
+    def __init__(self, stage: weakref.ref[Usd.Stage], paths: list[Sdf.Path]):
         self._stage = stage
         self._payload = paths
         self._ignore_large_selection_override = False
@@ -38,7 +37,7 @@ class PrimSelectionPayload:
     def get_stage(self):
         return self._stage() if self._stage else None
 
-    def get_paths(self) -> List[Sdf.Path]:
+    def get_paths(self) -> list[Sdf.Path]:
         return self._payload
 
     def set_large_selection_override(self, state: bool):

@@ -10,16 +10,22 @@ field). On a notice that resyncs a selected prim it requests a rebuild. ``reset`
 
 from __future__ import annotations
 
-from typing import List
-
 import omni.ui as ui
 from omni.kit.window.property.templates import HORIZONTAL_SPACING, SimplePropertyWidget
 from pxr import Sdf, Tf, Usd
 
 
 class UsdPropertyUiEntry:
-    def __init__(self, prop_name: str, display_group: str, metadata: dict, property_type, build_fn=None,
-                 display_group_collapsed: bool = False, prim_paths: List[Sdf.Path] | None = None):
+    def __init__(
+        self,
+        prop_name: str,
+        display_group: str,
+        metadata: dict,
+        property_type,
+        build_fn=None,
+        display_group_collapsed: bool = False,
+        prim_paths: list[Sdf.Path] | None = None,
+    ):
         self.prop_name = prop_name
         self.display_group = display_group
         self.metadata = metadata
@@ -39,8 +45,14 @@ class UsdPropertyUiEntry:
 
 
 class UsdPropertiesWidget(SimplePropertyWidget):
-    def __init__(self, title: str, collapsed: bool, multi_edit: bool = True, enable_adapter: bool = False,
-                 maintain_property_order: bool = False):
+    def __init__(
+        self,
+        title: str,
+        collapsed: bool,
+        multi_edit: bool = True,
+        enable_adapter: bool = False,
+        maintain_property_order: bool = False,
+    ):
         super().__init__(title=title, collapsed=collapsed)
         self._multi_edit = multi_edit
         self._listener = None
@@ -87,12 +99,13 @@ class UsdPropertiesWidget(SimplePropertyWidget):
             if not prim:
                 continue
             names = {p.GetName(): p for p in self._filter_props_to_build(prim.GetProperties())}
-            entries = {n: UsdPropertyUiEntry(n, p.GetDisplayGroup(), p.GetAllMetadata(), type(p))
-                       for n, p in names.items()}
+            entries = {
+                n: UsdPropertyUiEntry(n, p.GetDisplayGroup(), p.GetAllMetadata(), type(p)) for n, p in names.items()
+            }
             shared = entries if shared is None else {n: e for n, e in shared.items() if n in entries}
         return list((shared or {}).values())
 
-    def build_property_item(self, stage, ui_prop: UsdPropertyUiEntry, prim_paths: List[Sdf.Path]):
+    def build_property_item(self, stage, ui_prop: UsdPropertyUiEntry, prim_paths: list[Sdf.Path]):
         with ui.HStack(spacing=HORIZONTAL_SPACING):
             ui.Label(ui_prop.prop_name, name="label")
             attr = stage.GetPrimAtPath(prim_paths[-1]).GetAttribute(ui_prop.prop_name)

@@ -6,7 +6,7 @@ is not running; the stand-in extension is running as soon as it is imported).
 
 from .property_filter import PropertyFilter  # noqa: F401
 from .property_widget import PropertyWidget  # noqa: F401
-from .window import PropertyWindow  # noqa: F401
+from .window import PropertyWindow
 
 _window = PropertyWindow()
 

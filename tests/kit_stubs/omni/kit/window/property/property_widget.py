@@ -22,7 +22,7 @@ class PropertyWidget(ABC):
     def build_impl(self) -> None:
         """Build the widget's UI inside the current container."""
 
-    def build(self, filter: PropertyFilter | None = None) -> None:  # noqa: A002 (Kit's name)
+    def build(self, filter: PropertyFilter | None = None) -> None:
         if filter is not None:
             self._filter = filter
         self.build_impl()

@@ -20,8 +20,13 @@ from .property_widget import PropertyWidget
 
 class PropertyWindow:
     def __init__(self, window_kwargs=None, properties_frame_kwargs=None):
-        kwargs = {"title": "Property", "width": 600, "height": 800, "flags": ui.WINDOW_FLAGS_NO_SCROLLBAR,
-                  "dockPreference": ui.DockPreference.RIGHT_BOTTOM}
+        kwargs = {
+            "title": "Property",
+            "width": 600,
+            "height": 800,
+            "flags": ui.WINDOW_FLAGS_NO_SCROLLBAR,
+            "dockPreference": ui.DockPreference.RIGHT_BOTTOM,
+        }
         kwargs.update(window_kwargs or {})
         self._window = ui.Window(**kwargs)
         self._window.set_visibility_changed_fn(self._visibility_changed_fn)
@@ -50,8 +55,10 @@ class PropertyWindow:
                 with ui.VStack(height=0, name="main_v_stack", spacing=6):
                     if self._scheme == "":
                         return
-                    widgets = {**self._widgets_top.setdefault(self._scheme, {}),
-                               **dict(reversed(list(self._widgets_bottom.setdefault(self._scheme, {}).items())))}
+                    widgets = {
+                        **self._widgets_top.setdefault(self._scheme, {}),
+                        **dict(reversed(list(self._widgets_bottom.setdefault(self._scheme, {}).items()))),
+                    }
                     built = set()
                     for widget in widgets.values():
                         if widget and widget.on_new_payload(self._payload):

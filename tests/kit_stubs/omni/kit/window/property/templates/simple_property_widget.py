@@ -87,8 +87,12 @@ class SimplePropertyWidget(PropertyWidget):
 
     def on_new_payload(self, payload, ignore_large_selection=False) -> bool:
         self._payload = payload
-        if (not ignore_large_selection and payload and hasattr(payload, "is_large_selection")
-                and payload.is_large_selection()):
+        if (
+            not ignore_large_selection
+            and payload
+            and hasattr(payload, "is_large_selection")
+            and payload.is_large_selection()
+        ):
             return False
         return True
 
@@ -103,7 +107,8 @@ class SimplePropertyWidget(PropertyWidget):
             self._filter_changed_sub = self._filter.name_model.add_value_changed_fn(self._on_filter_changed)
         if self._collapsable:
             self._collapsable_frame = ui.CollapsableFrame(
-                self._title, build_header_fn=self._build_frame_header, collapsed=self._collapsed_default)
+                self._title, build_header_fn=self._build_frame_header, collapsed=self._collapsed_default
+            )
             self._collapsable_frame.set_collapsed_changed_fn(self.on_collapsed_changed)
         else:
             self._collapsable_frame = ui.Frame(height=0, style={"Frame": {"padding": 0}})
@@ -137,7 +142,7 @@ class SimplePropertyWidget(PropertyWidget):
                     self._pending_rebuild_task = None
         except asyncio.CancelledError:
             pass
-        except Exception as exc:  # noqa: BLE001 - Kit's handle_exception logs and swallows
+        except Exception as exc:
             import traceback
 
             carb.log_error(f"Exception when async '{self._delayed_rebuild}'")
