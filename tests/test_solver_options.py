@@ -126,3 +126,19 @@ def test_options_are_keyword_only():
     model, _, _ = _pair_model()
     with pytest.raises(TypeError):
         Solver(model, 0.3)
+
+
+def test_the_mass_only_factor_is_kept_only_once_a_solver_asks_for_exact_drives():
+    """Exact drives factor the mass-only matrix HM; a model whose solvers all use the implicit
+    drive does not carry its work-space fields (their size is 0), the first exact solver adds them."""
+    from solver_stages import StageBuilder
+
+    b = StageBuilder()
+    j = b.revolute("hinge", None, b.body("rotor", mass=1.0, inertia=(1.0, 1.0, 0.01)), "Z")
+    b.drive(j, stiffness=1.0, damping=0.1, target=10.0)
+    model = build_model(b.stage)
+    Solver(model)
+    assert model.workspace.fields["HM"][1] == 0 and not model.mass_factor_kept
+    exact = Solver(model, drive_discretisation="exact")
+    assert model.mass_factor_kept and model.workspace.fields["HM"][1] > 0
+    assert exact._data.drive_exact == 1

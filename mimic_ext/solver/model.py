@@ -177,6 +177,9 @@ class Model:
         #: a sentinel entry after each work-space field, checked after every solver call
         #: (``workspace.py``; MIMIC_EXT_DEBUG_WORKSPACE=1 turns it on; set it, then ``sync()``)
         self.workspace_guards = guards_requested(None)
+        #: the work space keeps the mass-only factor for exact drives (set by the first solver that
+        #: asks for them; a model whose solvers all use the implicit drive does not carry it)
+        self.mass_factor_kept = False
         if collision is not None:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
@@ -702,9 +705,9 @@ class Model:
             slots=md.n_rslots,
             rel_rows=max(len(rows), 1),
             contacts=bool(K.contacts),
-            # the mass-only factor HM: compliant relations' inertia, and a solver's exact drives
-            # (``Solver(drive_discretisation='exact')``): reserved wherever a joint has a drive
-            soft=md.n_soft > 0 or bool(self.has_drive.any()),
+            # the mass-only factor HM: compliant relations' inertia, and exact drives once a
+            # solver on this model asked for them (``Solver(drive_discretisation='exact')``)
+            soft=md.n_soft > 0 or (self.mass_factor_kept and bool(self.has_drive.any())),
         )
         if K.contacts:  # contact rows (``kernels.contact_rows``) and their generalized impulse
             cap = self.contact_capacity

@@ -243,6 +243,7 @@ class Solver:
             coupling_every_step=coupling_every_step,
             drive_discretisation=drive_discretisation,
         )
+        self._keep_mass_factor()
         model.sync()  # the model's arrays as edited so far (a no-op when nothing changed)
         self.raise_on_nonfinite = bool(raise_on_nonfinite)
         self.callbacks: list[Callable[[Solver], None]] = []
@@ -267,7 +268,16 @@ class Solver:
         if self._in_step:
             raise StepInProgressError("Solver.set_options called from inside a step")
         self._options = self._checked_options(**{**self._options, **options})
+        self._keep_mass_factor()
         self._alloc()
+
+    def _keep_mass_factor(self) -> None:
+        """Exact drives factor the mass-only matrix HM: the model's work space keeps it from the
+        first solver that asks (a model whose solvers all use the implicit drive does not)."""
+        m = self.model
+        if self._options["drive_discretisation"] == "exact" and not m.mass_factor_kept:
+            m.mass_factor_kept = True
+            m.sync()
 
     def _checked_options(self, **o) -> dict:
         unknown = set(o) - set(OPTIONS)
