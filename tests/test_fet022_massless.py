@@ -6,20 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from solver_schedules import COMPLIANT
 
 from mimic_ext.fet022.stage_checks import massless_stage
 from mimic_ext.schema import open_stage
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPLIANT = (
-    ROOT.parent
-    / "shared"
-    / "assets"
-    / "robotiq_isaacsim_usd_2f85"
-    / "Gripper_2F85"
-    / "configuration"
-    / "Robotiq_2F_85_config_physics_compliant.usda"
-)
 
 
 def _geared(tmp_path, edit):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from solver_schedules import COMPLIANT
 from solver_stages import four_bar, gripper, independent_pair
 
 pytest.importorskip("warp")
@@ -21,15 +22,6 @@ from mimic_ext.solver.kernels import contact_rows as CR
 from mimic_ext.solver.kernels import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPLIANT = (
-    ROOT.parent
-    / "shared"
-    / "assets"
-    / "robotiq_isaacsim_usd_2f85"
-    / "Gripper_2F85"
-    / "configuration"
-    / "Robotiq_2F_85_config_physics_compliant.usda"
-)
 
 
 def _stages():

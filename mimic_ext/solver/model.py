@@ -46,8 +46,9 @@ _RESPONSE_SLOTS = 16
 #: Above this many composite-pass pairs per DOF (the tree's mean depth), M x is formed in O(n).
 _PAIRS_PER_DOF = 8
 
-#: Options each ``Solver`` holds for itself (once attributes of the shared Model).
-_SOLVER_OPTIONS = frozenset({"erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation"})
+#: The options each ``Solver`` holds for itself (its keyword arguments and ``set_options``'s;
+#: the first four were attributes of the shared Model in 0.1).
+SOLVER_OPTIONS = ("erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation")
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -176,7 +177,7 @@ class Model:
         self.collision = None
         #: a sentinel entry after each work-space field, checked after every solver call
         #: (``workspace.py``; MIMIC_EXT_DEBUG_WORKSPACE=1 turns it on; set it, then ``sync()``)
-        self.workspace_guards = guards_requested(None)
+        self.workspace_guards = guards_requested()
         #: the work space keeps the mass-only factor for exact drives (set by the first solver that
         #: asks for them; a model whose solvers all use the implicit drive does not carry it)
         self.mass_factor_kept = False
@@ -210,7 +211,7 @@ class Model:
         self.projection = Projection(self.dof_count, loops=self.loop_space)
 
     def __getattr__(self, name: str):
-        if name in _SOLVER_OPTIONS:  # the 0.1 attributes, now each solver's own
+        if name in SOLVER_OPTIONS:  # the 0.1 attributes, now each solver's own
             raise AttributeError(
                 f"Model.{name} is a solver option: give it to the solver, "
                 f"Solver(model, {name}=...), or set solver.set_options({name}=...); a Model "
@@ -219,7 +220,7 @@ class Model:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value) -> None:
-        if name in _SOLVER_OPTIONS:
+        if name in SOLVER_OPTIONS:
             self.__getattr__(name)
         object.__setattr__(self, name, value)
 

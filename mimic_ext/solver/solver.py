@@ -27,6 +27,7 @@ import numpy as np
 import warp as wp
 
 from .errors import NonFiniteStateError, StepInProgressError, StepInputError, WorkSpaceOverrunError
+from .model import SOLVER_OPTIONS as OPTIONS
 from .model import Control, Model, State, _scratch
 from .projection import STATUS
 from .workspace import SENTINEL, overrun
@@ -189,8 +190,7 @@ class MimicRow:
     position_error: np.ndarray
 
 
-#: The solver's options (keyword-only arguments of ``Solver``, ``set_options``).
-OPTIONS = ("erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation")
+#: ``drive_discretisation``'s values.
 DRIVE_DISCRETISATIONS = ("implicit", "exact")
 
 

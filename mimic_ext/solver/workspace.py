@@ -146,10 +146,8 @@ def check_disjoint(fields: Mapping[str, tuple[int, int]], size: int) -> None:
             raise ValueError(f"work space field {name} [{o0}, {o1}) lies outside the row of {size} entries")
 
 
-def guards_requested(explicit: bool | None) -> bool:
-    """``explicit`` when given, else whether ``MIMIC_EXT_DEBUG_WORKSPACE`` asks for guards."""
-    if explicit is not None:
-        return bool(explicit)
+def guards_requested() -> bool:
+    """Whether ``MIMIC_EXT_DEBUG_WORKSPACE`` asks for guards."""
     return os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
 
 
