@@ -1,6 +1,6 @@
 """Issue 29's physics-fidelity figures quoted in docs/solver.md, measured, not asserted.
 
-    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--no-physx]
+    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--spin] [--no-physx]
 
 With no section named, all of them. ``--loops``: the coasting four-bar's kinetic energy kept
 after 3.5 s at 60 / 240 / 1000 Hz in float32 and float64, its loop gap, and where the energy
@@ -9,7 +9,10 @@ beside it. ``--drives``: the implicit and exact drive discretisations against th
 PD response (w 10, zeta 0.1, 60 Hz), a driven leader's shift of a compliant relation's damping,
 the compliant Isaac 2F-85's leader step against the same model at 32 sub-steps, and (with
 ovphysx) its FET022 sweep against PhysX's. ``--drift``: the force-free geared pair with its
-second rotor off-axis, float32 speed change over 100,000 steps. It reuses the test modules'
+second rotor off-axis, float32 speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
+its root floating and an effort held on every DOF, on the joints alone, or on the base's
+rotation alone, and fixed: the step it turns non-finite and the base's spin per step ten steps
+before. It reuses the test modules'
 helpers (tests/), which build the same stages the tests check.
 """
 
@@ -152,14 +155,59 @@ def drift() -> None:
         )
 
 
+def spin() -> None:
+    from solver_schedules import COMPLIANT
+
+    from mimic_ext.schema.stage_io import open_stage
+    from mimic_ext.solver import Solver, build_model
+
+    print("Isaac 2F-85, an effort held (0.3 N m or N) for 960 steps: the first non-finite step, spin per step then:")
+    for name in ("compliant", "parallel_grip"):
+        path = COMPLIANT.parent / f"Robotiq_2F_85_config_physics_{name}.usda"
+        for where in ("every DOF", "joints alone", "base rotation alone", "every joint, base fixed"):
+            for precision, fps in (("float32", 240), ("float64", 240), ("float32", 1000)):
+                model = build_model(open_stage(str(path)).stage, fix_base=where.endswith("fixed"), precision=precision)
+                solver = Solver(model)
+                a, b, c = model.state(), model.state(), model.control()
+                n1 = len(model.joint_paths)
+                f = np.zeros(c.joint_f.shape)
+                if where == "base rotation alone":
+                    f[:, n1 : n1 + 3] = 0.3
+                elif where == "joints alone":
+                    f[:, :n1] = 0.3
+                else:
+                    f[:] = 0.3
+                c.joint_f.assign(f)
+                bad, spins = None, []
+                for i in range(960):
+                    solver.step(a, b, c, 1.0 / fps)
+                    a, b = b, a
+                    if len(solver.nonfinite_envs()):
+                        bad = i
+                        break
+                    u = a.joint_qd.numpy()[0]
+                    spins.append(float(np.linalg.norm(u[n1 : n1 + 3])) / fps if u.size > n1 else 0.0)
+                when = spins[-10] if bad is not None and len(spins) >= 10 else (spins[-1] if spins else 0.0)
+                print(
+                    f"  {name:13s} {where:24s} {precision} {fps:4d} Hz: "
+                    + (
+                        f"non-finite at step {bad}, base spin 10 steps before"
+                        if bad is not None
+                        else "finite, base spin at the end"
+                    )
+                    + f" {when:.3f} rad per step"
+                )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--loops", action="store_true")
     ap.add_argument("--drives", action="store_true")
     ap.add_argument("--drift", action="store_true")
+    ap.add_argument("--spin", action="store_true")
     ap.add_argument("--no-physx", action="store_true", help="skip the ovphysx comparisons")
     args = ap.parse_args(argv)
-    every = not (args.loops or args.drives or args.drift)
+    every = not (args.loops or args.drives or args.drift or args.spin)
     import warp as wp
 
     wp.config.quiet = True
@@ -177,6 +225,8 @@ def main(argv=None) -> int:
             drives(physx)
         if every or args.drift:
             drift()
+        if every or args.spin:
+            spin()
     return 0
 
 

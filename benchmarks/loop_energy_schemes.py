@@ -5,14 +5,15 @@
 The four-bar of tests/test_solver_loops.py (no gravity, crank started at 4 rad/s, 3.5 s) in
 reduced tree coordinates (crank A, coupler B, rocker D; the closure at C two planar rows),
 stepped in float64 numpy by the solver's own scheme and by variants of it, so a change to the
-kernel's integrator can be judged before it is written. The kernel's scheme: ``M(q) u+ =
-M(q) u - dt c(q, u) + J^T lambda`` with ``J(q) u+ = -(dt/2) dJ/dt u`` (the half-step rate
-target), ``q+ = q + dt u+``, two Gauss-Newton projections of ``q+`` onto the loop in the
-metric of ``M(q)``, ``u+`` kept. ``M`` and ``c`` come from the kinetic energy by finite
+kernel's integrator can be judged before it is written. The kernel's scheme: a first solve
+``M(q) u* = M(q) u - dt c(q, u) + J^T lambda`` with ``J(q) u* = -(dt/2) dJ/dt u`` (the half-step
+rate target), then the same with the bias and the rate at ``u_m = (u + u*) / 2`` for ``u+``
+(``dynamics.midpoint_bias``), ``q+ = q + dt u+``, two Gauss-Newton projections of ``q+`` onto
+the loop in the metric of ``M(q)``, ``u+`` kept. ``M`` and ``c`` come from the kinetic energy by finite
 differences (``c = dM/dt u - dT/dq``), so the model is independent of the kernel;
 ``--kernel`` prints the kernel's own figures beside it. The per-phase split of the kernel's
 scheme sums, over the steps, the loop impulse's work ``lambda^T J (u + u+) / 2``, the tree's
-velocity update ``-dt c^T (u + u+) / 2``, moving the positions ``T(q + dt u+, u+) - T(q, u+)``
+velocity update ``-dt c^T (u + u+) / 2`` (c the bias the final solve used), moving the positions ``T(q + dt u+, u+) - T(q, u+)``
 and the projection. ``--mujoco``: MuJoCo's Euler on the same linkage (a connect equality at
 its default softness) and the loop gap it leaves.
 """
@@ -105,11 +106,11 @@ def _solve(M, J, rhs, target):
 
 
 SCHEMES = {
-    "kernel": "the kernel's scheme (bias at u, half-step rate target, positions with u+, Gauss-Newton)",
-    "no-rate": "without the half-step rate target (the kernel before a435005)",
-    "vproj-H(q)": "+ velocity projection onto the loop at q+, in the metric of M(q) (the factor the step has)",
-    "vproj-M(q+)": "+ velocity projection onto the loop at q+, in the metric of M(q+) (a second factor)",
-    "bias-mid-1": "bias and rate at (u + u+)/2, one re-solve",
+    "kernel": "the kernel's scheme: bias and the loops' rate at (u + u+)/2 (u+ from a first solve), one re-solve",
+    "start": "bias and rate at the step's start u (the kernel before midpoint_bias)",
+    "no-rate": "bias at u, without the half-step rate target (the kernel before a435005)",
+    "vproj-H(q)": "start + velocity projection onto the loop at q+, in the metric of M(q) (the factor the step has)",
+    "vproj-M(q+)": "start + velocity projection onto the loop at q+, in the metric of M(q+) (a second factor)",
     "bias-mid-2": "bias and rate at (u + u+)/2, two re-solves",
     "symplectic": "symplectic Euler in momentum (p+ = p + dt dT/dq(q, u+), 3 fixed-point passes; u = M(q+)^-1 p+)",
 }
@@ -120,10 +121,11 @@ def step(fb: FourBar, q, u, dt, scheme, split=None):
     c = fb.bias(q, u)
     half = 0.0 if scheme == "no-rate" else 0.5
     up = _solve(M, J, M @ u - dt * c, -half * dt * fb.rate(q, u))
-    if scheme.startswith("bias-mid"):
-        for _ in range(int(scheme[-1])):
-            ub = 0.5 * (u + up)
-            up = _solve(M, J, M @ u - dt * fb.bias(q, ub), -0.5 * dt * fb.rate(q, ub))
+    mids = {"kernel": 1, "bias-mid-2": 2}.get(scheme, 0)
+    for _ in range(mids):
+        ub = 0.5 * (u + up)
+        c = fb.bias(q, ub)
+        up = _solve(M, J, M @ u - dt * c, -0.5 * dt * fb.rate(q, ub))
     if scheme == "symplectic":
         for _ in range(3):
             up = _solve(M, J, M @ u + dt * fb.dT_dq(q, up), -0.5 * dt * fb.rate(q, up))

@@ -696,9 +696,12 @@ class Model:
         md.loop_dir = arr(dirs or [0], int)
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
         n, m = self.dof_count, row0
+        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         dims = Dims(
             n=n,
             n1=n1,
+            links=len(links),
+            midpoint=m > 0 and not md.has_rows,  # kernels.dynamics.midpoint_bias runs
             k=k,
             m=m,
             nnz=sp.nnz,
@@ -737,7 +740,6 @@ class Model:
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
-        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0

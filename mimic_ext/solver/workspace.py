@@ -31,6 +31,8 @@ class Dims:
 
     n: int  # velocity DOFs (1-DOF joints, then 6 per floating base)
     n1: int  # 1-DOF joints
+    links: int  # links of the articulation trees
+    midpoint: bool  # a loop model without joint rows: the bias again at the mid-step velocity
     k: int  # solve-space columns (the independent DOFs)
     m: int  # loop-closure rows
     nnz: int  # entries of the reduced system's LDL^T factor pattern
@@ -85,6 +87,8 @@ FIELDS: tuple[Field, ...] = (
     Field("tL0", lambda d: d.m, "per loop row: the target before its rate term (rows.loop_rate_targets)"),
     Field("JLd", lambda d: d.m * d.n, "per loop row: its rate dJ_L/dt at the step's start velocity, over the DOFs"),
     Field("eL", lambda d: d.m, "per loop row: the closure error at the step's start"),
+    Field("um", lambda d: d.n if d.midpoint else 0, "per DOF: the mid-step velocity (u + u+) / 2 of the bias"),
+    Field("aA", lambda d: 6 * d.links if d.midpoint else 0, "per link: its velocity-product acceleration at u"),
     Field("YT", lambda d: d.m * d.k, "per loop row: (H^-1 J_L^T)^T"),
     Field("SL", lambda d: d.m * d.m, "the loops' Schur complement J_L H^-1 J_L^T, factored"),
     Field("keep", lambda d: d.m, "per loop row: 1 kept, 0 dropped as dependent on the others"),

@@ -166,6 +166,97 @@ def build(ns) -> None:
             Iv = inertia_mul(m, h, Ib, vl)
             sc.G[e, l] = Iv - dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
 
+    @wp.func
+    def own_inertia(ld: ns.LinkData, sc: SC, e: int, l: int, o: V3):
+        """Link l's own spatial inertia about o (mass, first moment, rotational part), as
+        ``forward`` forms it from the frames it left."""
+        Rl = sc.R[e, l]
+        m = ld.mass
+        c = Rl * ld.com + sc.pos[e, l] - o
+        Ib = Rl * ld.I * wp.transpose(Rl) + m * (wp.dot(c, c) * wp.identity(n=3, dtype=T) - wp.outer(c, c))
+        return m, m * c, Ib
+
+    @wp.func
+    def ws_spatial(ws: A2, e: int, o: int):
+        return SV(ws[e, o], ws[e, o + 1], ws[e, o + 2], ws[e, o + 3], ws[e, o + 4], ws[e, o + 5])
+
+    @wp.func(inline=False)
+    def midpoint_bias(md: MD, sc: SC, e: int, u: A2, o: V3, dt: T, od: int):
+        """A loop model's velocity-product forces moved from the step's start velocity u to the
+        mid-step velocity ``u_m = (u + u+) / 2`` (u+ the first solve's, at ``um``): ``f``, ``bhB``
+        and ``bh`` take ``-dt S^T (c(q, u_m) - c(q, u))`` (and the k-vector at ``od`` when >= 0:
+        the change alone); ``sc.V`` and ``sc.Acc`` are left at u_m.
+
+        Why: with the bias at u a coasting linkage's tree velocity update and its moving positions
+        exchange several times its energy over a run, and the remainder drained a four-bar to 75 %
+        over 3.5 s at 60 Hz; at the mid-step velocity the exchange balances (91 % there, 99 % at
+        240 Hz: ``benchmarks/loop_energy_schemes.py``). Two passes over the links with the
+        frames the step has, over the links of the loops' group of columns alone (a tree outside
+        it keeps the first solve's velocity: ``step`` re-solves only that group); the factor and
+        the loops' Schur complement are kept."""
+        ws = sc.ws
+        c0 = md.loop_c0
+        c1 = md.loop_c1
+        for j in range(md.n_u):
+            ws[e, md.o_um + j] = T(0.5) * (
+                u[e, j] + md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j]
+            )
+        L = md.n_links
+        for l in range(L):  # parents first: c(q, u_m) - c(q, u) per link into G, V left at u_m
+            ld = md.links[l]
+            if md.dof_col[ld.us] < c0 or md.dof_col[ld.us] >= c1:
+                continue
+            us = ld.us
+            va = sc.V[e, l]  # the forward pass's, at u (a child reads its own before its parent's is moved)
+            aa = SV()
+            vb = SV()
+            ab = SV()
+            if ld.jtype == FREE:
+                om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
+                vp = V3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
+                aa = sv(V3(T(0.0)), wp.cross(vp, om))
+                om = V3(ws[e, md.o_um + us], ws[e, md.o_um + us + 1], ws[e, md.o_um + us + 2])
+                vp = V3(ws[e, md.o_um + us + 3], ws[e, md.o_um + us + 4], ws[e, md.o_um + us + 5])
+                vb = sv(om, vp + wp.cross(sc.pos[e, l] - o, om))
+                ab = sv(V3(T(0.0)), wp.cross(vp, om))
+            else:
+                p = ld.parent
+                if p >= 0:
+                    aa = ws_spatial(ws, e, md.o_aA + 6 * p)
+                    vb = sc.V[e, p]
+                    ab = sc.Acc[e, p]
+                aa = aa + motion_cross(va, sc.S[e, us] * u[e, us])
+                vj = sc.S[e, us] * ws[e, md.o_um + us]
+                vb = vb + vj
+                ab = ab + motion_cross(vb, vj)
+            for d in range(6):
+                ws[e, md.o_aA + 6 * l + d] = aa[d]
+            sc.V[e, l] = vb
+            sc.Acc[e, l] = ab
+            m, h, Ib = own_inertia(ld, sc, e, l, o)
+            sc.G[e, l] = (
+                inertia_mul(m, h, Ib, ab - aa)
+                + force_cross(vb, inertia_mul(m, h, Ib, vb))
+                - force_cross(va, inertia_mul(m, h, Ib, va))
+            )
+        for ll in range(L):  # from the leaves up: -dt S^T of the composite difference
+            l = L - 1 - ll
+            ld = md.links[l]
+            if md.dof_col[ld.us] < c0 or md.dof_col[ld.us] >= c1:
+                continue
+            Gl = sc.G[e, l]
+            for d in range(ld.nd):
+                i = ld.us + d
+                df = -dt * wp.dot(sc.S[e, i], Gl)
+                ws[e, md.o_f + i] = ws[e, md.o_f + i] + df
+                c = md.dof_col[i]
+                ws[e, md.o_bhB + c] = ws[e, md.o_bhB + c] + md.dof_gain[i] * df
+                ws[e, md.o_bh + c] = ws[e, md.o_bh + c] + md.dof_gain[i] * df
+                if od >= 0:
+                    ws[e, od + c] = ws[e, od + c] + md.dof_gain[i] * df
+            if ld.parent >= 0:
+                sc.G[e, ld.parent] = sc.G[e, ld.parent] + Gl
+
     @wp.func(inline=False)
     def momentum64(md: MD, e: int, q: A2, u: A2, sc: SC, o: wp.vec3d):
         """Per tree (at its root link): spatial momentum about ``o`` and composite inertia, float64.
@@ -640,6 +731,7 @@ def build(ns) -> None:
     ns.unwrapped, ns.corrections = unwrapped, corrections
     ns.forward, ns.poses, ns.momentum64, ns.momentum_targets = forward, poses, momentum64, momentum_targets
     ns.composite_pass, ns.joint_terms = composite_pass, joint_terms
+    ns.midpoint_bias = midpoint_bias
     ns.soft_coefficients, ns.exact_drive = soft_coefficients, exact_drive
     ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound

@@ -69,6 +69,7 @@ def build(ns) -> None:
         wrd: ns.spatial,
         oj: int,
         sign: T,
+        o: V3,
     ):
         """``chain_add``'s row rate ``dJ/dt`` at the forward pass's velocities into the row at ``oj``
         (``wrd`` the rate of ``wr``; a joint axis S_j fixed in its link turns at ``dS_j/dt = V_l x
@@ -79,7 +80,7 @@ def build(ns) -> None:
             if ld.jtype == FREE:
                 Vl = V[e, l]
                 om = V3(Vl[0], Vl[1], Vl[2])
-                vp = V3(Vl[3], Vl[4], Vl[5]) - wp.cross(pos[e, l], om)
+                vp = V3(Vl[3], Vl[4], Vl[5]) - wp.cross(pos[e, l] - o, om)  # V is about o
                 for d2 in range(6):
                     j = ld.us + d2
                     val = wp.dot(S[e, j], wrd)
@@ -98,15 +99,19 @@ def build(ns) -> None:
     @wp.func
     def loop_rate_targets(md: MD, ws: A2, e: int, u: A2, from_solve: int, dt: T):
         """``t_L = t_L0 - (dt / 2) (dJ_L/dt) u`` (``loop_rows``) with u the step's start velocity,
-        or (``from_solve``) the velocity the solve just formed, ``S v + u0``."""
+        or (``from_solve`` 1) the velocity the solve just formed, ``S v + u0``, or (2) the mid-step
+        velocity at ``um`` (``midpoint_bias``), each with the rate ``dJ_L/dt`` taken at u (taken at
+        the mid-step velocity too, the Isaac 2F-85 on a turning base diverged within 3 steps)."""
         n = md.n_u
         for rr in range(md.m):
             oj = md.o_JLd + rr * n
             acc = T(0.0)
             for j in range(n):
                 uj = T(0.0)
-                if from_solve != 0:
+                if from_solve == 1:
                     uj = md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j]
+                elif from_solve == 2:
+                    uj = ws[e, md.o_um + j]
                 else:
                     uj = u[e, j]
                 acc = acc + ws[e, oj + j] * uj
@@ -266,8 +271,8 @@ def build(ns) -> None:
                     wrd = sv(axd, V3(T(0.0)))
                     if d < 3:
                         wrd = sv(wp.cross(vb, ax) + wp.cross(pb - o, axd), axd)
-                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.lb, wr, wrd, od, T(1.0))
-                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.la, wr, wrd, od, T(-1.0))
+                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.lb, wr, wrd, od, T(1.0), o)
+                    chain_rate(md.links, sc.S, sc.V, sc.pos, ws, e, lp.la, wr, wrd, od, T(-1.0), o)
                 ju0 = row_to_solve_space(md, ws, e, oj, md.o_JLr + rr * k)
                 ws[e, md.o_eL + rr] = err
                 ws[e, md.o_tL + rr] = -(md.erp / dt) * err - ju0
@@ -478,20 +483,31 @@ def build(ns) -> None:
         return int(1)
 
     @wp.func
-    def loop_solve(md: MD, ws: A2, e: int):
-        """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
+    def loop_lambda(md: MD, ws: A2, e: int, add: int):
+        """``loop_solve`` on the Schur complement already factored for this H; ``add``: the impulse
+        found corrects the loops' impulse so far (added to it) instead of being all of it."""
         k = md.k
         m = md.m
-        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
         c0 = md.loop_c0
         c1 = md.loop_c1
+        ot = md.o_lamL
+        if add != 0:
+            ot = md.o_tm
         for r in range(m):
-            ws[e, md.o_lamL + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k + c0, md.o_v + c0, c1 - c0)
-        solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
+            ws[e, ot + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k + c0, md.o_v + c0, c1 - c0)
+        solve(ws, e, md.o_SL, m, md.o_keep, ot)
         for r in range(m):
-            lr = ws[e, md.o_lamL + r]
+            lr = ws[e, ot + r]
+            if add != 0:
+                ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] + lr
             for c in range(c0, c1):
                 ws[e, md.o_v + c] = ws[e, md.o_v + c] + ws[e, md.o_YT + r * k + c] * lr
+
+    @wp.func
+    def loop_solve(md: MD, ws: A2, e: int):
+        """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
+        loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
+        loop_lambda(md, ws, e, 0)
 
     @wp.func
     def drive_root(wf: T, W: T, y: T, P: T, gam: T, B: T, has: int):
@@ -771,7 +787,7 @@ def build(ns) -> None:
             rel_imp[e, st.rel] = acc / st.coef
 
     ns.loop_rows, ns.loop_schur, ns.loop_correct, ns.loop_project = loop_rows, loop_schur, loop_correct, loop_project
-    ns.soft_rows, ns.soft_fold, ns.loop_solve = soft_rows, soft_fold, loop_solve
+    ns.soft_rows, ns.soft_fold, ns.loop_solve, ns.loop_lambda = soft_rows, soft_fold, loop_solve, loop_lambda
     ns.drive_inertias, ns.drive_positions = drive_inertias, drive_positions
     ns.loop_rate_targets, ns.loop_retarget = loop_rate_targets, loop_retarget
     ns.joint_rows, ns.coupling_impulses = joint_rows, coupling_impulses

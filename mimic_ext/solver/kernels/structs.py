@@ -208,6 +208,8 @@ def build(ns) -> None:
         o_tL0: int  # the loop targets before their rate term (rows.loop_rate_targets)
         o_JLd: int  # the loop rows' rate dJ_L/dt at the step's start velocity
         o_eL: int
+        o_um: int  # a loop model's mid-step velocity, at which its bias is taken (dynamics.midpoint_bias)
+        o_aA: int  # per link: its velocity-product acceleration at the step's start velocity (midpoint_bias)
         o_YT: int
         o_SL: int
         o_keep: int
