@@ -181,11 +181,10 @@ def build(ns) -> None:
         return SV(ws[e, o], ws[e, o + 1], ws[e, o + 2], ws[e, o + 3], ws[e, o + 4], ws[e, o + 5])
 
     @wp.func(inline=False)
-    def midpoint_bias(md: MD, sc: SC, e: int, u: A2, o: V3, dt: T, od: int):
+    def midpoint_bias(md: MD, sc: SC, e: int, u: A2, o: V3, dt: T):
         """A loop model's velocity-product forces moved from the step's start velocity u to the
         mid-step velocity ``u_m = (u + u+) / 2`` (u+ the first solve's, at ``um``): ``f``, ``bhB``
-        and ``bh`` take ``-dt S^T (c(q, u_m) - c(q, u))`` (and the k-vector at ``od`` when >= 0:
-        the change alone); ``sc.V`` and ``sc.Acc`` are left at u_m.
+        and ``bh`` take ``-dt S^T (c(q, u_m) - c(q, u))``; ``sc.V`` and ``sc.Acc`` are left at u_m.
 
         Why: with the bias at u a coasting linkage's tree velocity update and its moving positions
         exchange several times its energy over a run, and the remainder drained a four-bar to 75 %
@@ -252,8 +251,6 @@ def build(ns) -> None:
                 c = md.dof_col[i]
                 ws[e, md.o_bhB + c] = ws[e, md.o_bhB + c] + md.dof_gain[i] * df
                 ws[e, md.o_bh + c] = ws[e, md.o_bh + c] + md.dof_gain[i] * df
-                if od >= 0:
-                    ws[e, od + c] = ws[e, od + c] + md.dof_gain[i] * df
             if ld.parent >= 0:
                 sc.G[e, ld.parent] = sc.G[e, ld.parent] + Gl
 

@@ -483,23 +483,17 @@ def build(ns) -> None:
         return int(1)
 
     @wp.func
-    def loop_lambda(md: MD, ws: A2, e: int, add: int):
-        """``loop_solve`` on the Schur complement already factored for this H; ``add``: the impulse
-        found corrects the loops' impulse so far (added to it) instead of being all of it."""
+    def loop_lambda(md: MD, ws: A2, e: int):
+        """``loop_solve`` on the Schur complement already factored for this H."""
         k = md.k
         m = md.m
         c0 = md.loop_c0
         c1 = md.loop_c1
-        ot = md.o_lamL
-        if add != 0:
-            ot = md.o_tm
         for r in range(m):
-            ws[e, ot + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k + c0, md.o_v + c0, c1 - c0)
-        solve(ws, e, md.o_SL, m, md.o_keep, ot)
+            ws[e, md.o_lamL + r] = ws[e, md.o_tL + r] - dot_run(ws, e, md.o_JLr + r * k + c0, md.o_v + c0, c1 - c0)
+        solve(ws, e, md.o_SL, m, md.o_keep, md.o_lamL)
         for r in range(m):
-            lr = ws[e, ot + r]
-            if add != 0:
-                ws[e, md.o_lamL + r] = ws[e, md.o_lamL + r] + lr
+            lr = ws[e, md.o_lamL + r]
             for c in range(c0, c1):
                 ws[e, md.o_v + c] = ws[e, md.o_v + c] + ws[e, md.o_YT + r * k + c] * lr
 
@@ -507,7 +501,7 @@ def build(ns) -> None:
     def loop_solve(md: MD, ws: A2, e: int):
         """v <- v + Y lambda_L with S lambda_L = t_L - J_L v: the loop rows hold exactly."""
         loop_schur(md, ws, e, md.o_H, md.o_kH, md.o_YT, md.o_SL, md.o_keep)
-        loop_lambda(md, ws, e, 0)
+        loop_lambda(md, ws, e)
 
     @wp.func
     def drive_root(wf: T, W: T, y: T, P: T, gam: T, B: T, has: int):

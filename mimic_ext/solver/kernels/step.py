@@ -113,12 +113,12 @@ def build(ns) -> None:
                 # a loop model without rows: the bias and the rate again at (u + u+) / 2, one re-solve
                 # (``midpoint_bias``; with rows, not yet: see docs/solver.md, Limits)
                 if solve_pass == 0 and md.has_rows == 0:
-                    f.midpoint_bias(md, sc, e, u_in, o, dt, -1)
+                    f.midpoint_bias(md, sc, e, u_in, o, dt)
                     f.loop_rate_targets(md, ws, e, u_in, 2, dt)
                     for c in range(md.loop_c0, md.loop_c1):  # the loops' group alone moved
                         ws[e, md.o_v + c] = ws[e, md.o_bh + c]
                     f.sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_v, md.loop_c0, md.loop_c1)
-                    f.loop_lambda(md, ws, e, 0)
+                    f.loop_lambda(md, ws, e)
             if md.has_rows != 0:
                 f.joint_rows(md, sc, e, q_in, dt)
             if solve_pass == 1:
