@@ -1,11 +1,13 @@
-"""The grasp scene, one definition for ``tests/test_grasp.py`` and ``grasp_throughput.py``.
+"""The grasp scene, one definition for ``tests/test_grasp.py``, ``tests/test_grasp_physx_peer.py``
+and ``grasp_throughput.py``.
 
 The shared Menagerie Robotiq 2F-85 (``2f85.xml`` as it is: its pads, collision meshes, the
 two connect loops, the driver equality, its joint classes) hangs upside down from a vertical
 slide (``lift``) above a 5 cm box resting on a floor. One MJCF file holds the scene; MuJoCo
 loads it, and our importer turns it into the USD stage our solver reads (colliders and
-frictions from the geoms, the loops as excluded joints, the box as a free rigid body). Both
-engines then run the same schedule at MuJoCo's time step:
+frictions from the geoms, the loops as excluded joints, the box as a free rigid body), which
+real PhysX reads too (``PhysxGrasp``, with the edits ``physx_stage`` notes). All engines then
+run the same schedule at MuJoCo's time step:
 
 - 0 .. T_CLOSE: the fingers close on the box with Menagerie's actuator (PD kp = 100,
   kd = 10 on the drivers' mean angle, force bounded to 5 N m, target 0.8 rad fully closed);
@@ -165,6 +167,143 @@ class MujocoGrasp:
 
     def residual(self) -> float:
         return float(self.d.qpos[self.follower] - self.d.qpos[self.leader])
+
+
+#: The rail the slide runs on in PhysX's copy (see ``physx_stage``).
+RAIL = "lift_rail"
+
+
+def physx_stage(result, solver: str = "TGS", position_iterations: int | None = None):
+    """The importer's stage as PhysX is given it: a private flattened copy (``fet022.engines
+    .prepared``) with the drives our solver gets from ``OursGrasp`` and one change of how the
+    mechanism is rooted, each a line in the returned ``notes``.
+
+    PhysX roots an articulation at a body jointed to the world (fixed base) and simulates the
+    other joints to the world outside it: the slide (a prismatic joint from the world) would not
+    be a DOF whose target could be set. So the slide runs on a rail, a body welded to the world
+    at the origin inside the robot's prim (cloned with it), which the articulation is rooted at:
+    the same mechanism. ``solver``: ``physxScene:solverType`` (TGS is PhysX's default, authored
+    here to say so); ``position_iterations``: ``physxArticulation:solverPositionIterationCount``
+    on the gripper and ``physxRigidBody:`` on the box, None to leave them as the USD says (not
+    authored: PhysX's defaults)."""
+    from pxr import Gf, Sdf, UsdGeom, UsdPhysics
+
+    from mimic_ext.fet022.engines import prepared
+    from mimic_ext.schema import joints
+
+    prep = prepared.private_copy(result.stage)
+    st, jp = prep.stage, result.joint_paths
+    rail = f"{result.robot_path}/{RAIL}"
+    prim = UsdGeom.Xform.Define(st, rail).GetPrim()
+    UsdPhysics.RigidBodyAPI.Apply(prim)
+    mass = UsdPhysics.MassAPI.Apply(prim)
+    mass.CreateMassAttr(1.0)
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(0.01, 0.01, 0.01))
+    weld = UsdPhysics.FixedJoint.Define(st, f"{result.robot_path}/Joints/{RAIL}_weld")
+    weld.CreateBody1Rel().SetTargets([Sdf.Path(rail)])
+    lift = st.GetPrimAtPath(jp["lift"])
+    UsdPhysics.Joint(lift).CreateBody0Rel().SetTargets([Sdf.Path(rail)])  # its frame 0 was the world's
+    prep.notes.append(
+        f"the slide runs on {rail}, a body welded to the world at the origin, as PhysX roots a "
+        "fixed-base articulation at a body jointed to the world (the slide from the world would not be a DOF)"
+    )
+    prepared.write_drive(lift, LIFT_KP, LIFT_KD, math.inf, 0.0)
+    lead = st.GetPrimAtPath(jp[LEADER])
+    damping = UsdPhysics.DriveAPI(lead, "angular").GetDampingAttr().Get() or 0.0
+    prepared.write_drive(lead, GRIP_KP, GRIP_KD + damping / (joints.unit_scale(lead) or 1.0), GRIP_FMAX, GRIP_TARGET)
+    prep.notes.append(
+        f"Menagerie's finger actuator as a drive on {LEADER} (kp {GRIP_KP:g}, kd {GRIP_KD:g} plus the joint's "
+        f"damping, {GRIP_FMAX:g} N m, target {GRIP_TARGET} rad), as OursGrasp sets it on our model"
+    )
+    scene = st.GetPrimAtPath(prepared.ensure_scene(prep))
+    scene.AddAppliedSchema("PhysxSceneAPI")
+    scene.CreateAttribute("physxScene:solverType", Sdf.ValueTypeNames.Token).Set(solver)
+    prep.notes.append(f"physxScene:solverType = {solver} on {scene.GetPath()}")
+    if position_iterations is not None:
+        root = st.GetPrimAtPath(result.robot_path)
+        root.AddAppliedSchema("PhysxArticulationAPI")
+        root.CreateAttribute("physxArticulation:solverPositionIterationCount", Sdf.ValueTypeNames.Int).Set(
+            int(position_iterations)
+        )
+        box = st.GetPrimAtPath(result.body_paths["box"])
+        box.AddAppliedSchema("PhysxRigidBodyAPI")
+        box.CreateAttribute("physxRigidBody:solverPositionIterationCount", Sdf.ValueTypeNames.Int).Set(
+            int(position_iterations)
+        )
+        prep.notes.append(f"{position_iterations} position iterations on the gripper and the box")
+    return prep
+
+
+class PhysxGrasp:
+    """The scene on real PhysX (ovphysx, CPU): ``num_envs`` copies of the gripper and its box,
+    cloned ``spacing`` m apart along ``along`` on both sides of the source (CPU clones are kept
+    apart only by distance), every one on the same schedule. ``threads``: PhysX's CPU worker
+    threads (0: the calling thread). ``result``: the importer's result to reuse (else the MJCF
+    is imported again).
+
+    Along Y, not X: clones offset along X (the fingers' hinge axis) do not move as the source
+    does in ovphysx 0.7: their loop-closing joints (the connect constraints, excluded from the
+    articulation) drive the fingers about 0.4 rad shut within the first 3 steps, more the farther
+    out, while the same stage without the loops, or offset along Y, steps as the source does
+    (``tests/test_grasp_physx_peer.py``; ``along="X"`` shows it)."""
+
+    def __init__(
+        self,
+        xml: Path,
+        num_envs: int = 1,
+        threads: int = 0,
+        result=None,
+        spacing: float = 1.0,
+        along: str = "Y",
+        solver: str = "TGS",
+        position_iterations: int | None = None,
+    ):
+        from mimic_ext.fet022.engines import prepared
+        from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names, layout
+        from mimic_ext.native_stderr import quiet_native_stderr
+
+        if result is None:
+            from mimic_ext.importers import import_robot
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # hull vertex caps, defaulted masses
+                result = import_robot(xml)
+        prep = physx_stage(result, solver, position_iterations)
+        self.notes = prep.notes
+        st, jp = prep.stage, result.joint_paths
+        self.box = result.body_paths["box"]
+        by_name, _, prismatic = joint_names(st, result.robot_path)
+        env = layout(st, result.robot_path, num_envs, spacing, along=along, centred=True, companions=[self.box])
+        with quiet_native_stderr():
+            usda = st.GetRootLayer().ExportToString()
+        roots = [str(p.GetPath()) for p in prepared.articulation_roots(st)]
+        self.session = PhysxSession(
+            usda, roots, by_name, env, prismatic=prismatic, threads=threads, rigid_bodies=[self.box]
+        )
+        self.lift, self.leader, self.follower = (jp[n] for n in ("lift", LEADER, FOLLOWER))
+        self.num_envs = num_envs
+
+    def step(self, i: int) -> None:
+        self.session.set_targets({self.lift: np.full(self.num_envs, lift_target(i))})
+        self.session.step(DT)
+
+    def box_pose(self) -> np.ndarray:
+        """(N, 7): the box's world pose, position (m) and quaternion (x, y, z, w)."""
+        return self.session.rigid_poses()[self.box]
+
+    def box_in_gripper(self) -> np.ndarray:
+        """(N, 3): the box's position relative to the slide, in its environment's place."""
+        q = self.session.positions([self.lift])[self.lift]
+        p = self.box_pose()[:, :3]
+        p[:, 2] -= q
+        return p
+
+    def residual(self) -> np.ndarray:
+        q = self.session.positions([self.leader, self.follower])
+        return q[self.follower] - q[self.leader]
+
+    def close(self) -> None:
+        self.session.close()
 
 
 def slip(track: np.ndarray) -> float:

@@ -1,19 +1,32 @@
 """Grasp throughput: the Menagerie 2F-85 holding a lifted box (``grasp_scene.py``), ours
-against MuJoCo on the same MJCF, env-steps per second at N = 1, 64, 1024, with each one's
-box slip and relation residual.
+against MuJoCo on the same MJCF and real PhysX (ovphysx, CPU) on the stage our importer writes
+from it, env-steps per second at N = 1, 64, 1024, with each one's box slip and relation
+residual.
 
 Each engine first runs the schedule up to the start of the lift untimed (the fingers close
-on the box: every environment is then in its grasp), then both are timed in interleaved
-rounds (A B A B, medians, wall and CPU time) through the lift and into the hold, ``--steps``
+on the box: every environment is then in its grasp), then all are timed in interleaved
+rounds (A B C A B C, medians, wall and CPU time) through the lift and into the hold, ``--steps``
 steps a round. Ours runs its Warp CPU kernel on slices of the environments, one per core once
 the solver has timed its first steps (each slice carrying ``MIN_SLICE_S`` of work or more);
 MuJoCo runs ``mujoco.rollout`` over the environments on a persistent pool of every core
-(``--threads``, default all), and ``mj_step`` on the calling thread at N = 1. The slip is
-each engine's largest box displacement relative to the gripper over the timed rounds
-(largest over environments); the residual is the driver relation's ``q_f - q_l``, exact in
-ours, a soft equality in MuJoCo.
+(``--threads``, default all), and ``mj_step`` on the calling thread at N = 1. PhysX steps N
+clones of the gripper and its box in one scene (``grasp_scene.PhysxGrasp``: TGS, the position
+iterations the USD gives, i.e. PhysX's defaults; the slide's targets written through a DOF
+tensor binding each step, then ``step_sync``), its tasks on the calling thread at N = 1 and on
+``--threads`` workers above, as MuJoCo (``--physx-threads`` sets them: at N = 1024 two workers
+ran 4,750 env-steps/s against 3,190 on the calling thread); every clone closes on its own box in
+the warm-up. TGS with the USD's iterations is the setting that held the box: with 4 position
+iterations (``--physx-iterations 4``) or PGS (``--physx-solver PGS``) PhysX dropped it during the
+lift (59 and 245 mm of slip over 300 steps from the lift's start, N = 1, ``--steps 100``). The slip is each engine's largest box displacement relative to the
+gripper over the timed rounds (largest over environments; over a tenth of the box's edge the
+row says the box was not held); the residual is the driver relation's ``q_f - q_l``, exact in
+ours, a soft equality in MuJoCo, PhysX's mimic joint.
 
-    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--cold] [--phases]
+    python benchmarks/grasp_throughput.py [--sizes 1 64 1024] [--rounds 5] [--steps 20] [--peers mujoco,physx]
+        [--physx-threads N] [--physx-solver TGS|PGS] [--physx-iterations K] [--cold] [--phases]
+
+``--peers`` names the engines timed beside ours (default both); one whose package is absent
+gets a row saying so.
 
 ``--cold`` first prints the cold compile of the contact kernels (a fresh ``WARP_CACHE_PATH``,
 a new process: Warp's start-up, then the first step of a box on a plane, which compiles
@@ -163,37 +176,138 @@ class Mujoco:
         self.worst = max(self.worst, float(np.abs(qpos[:, s.follower] - qpos[:, s.leader]).max()))
 
 
+class Physx:
+    """Real PhysX (ovphysx, CPU, TGS) on the importer's stage of the same scene (``G.PhysxGrasp``):
+    every environment a clone of the gripper and its box, all stepped together, one
+    ``step_sync`` per step after the step's slide targets are written."""
+
+    def __init__(self, xml: Path, n: int, threads: int, result=None, solver="TGS", iterations=None):
+        self.g = G.PhysxGrasp(xml, n, threads=threads, result=result, solver=solver, position_iterations=iterations)
+        self.k = 0
+        self.track, self.worst = [], 0.0
+        where = "the calling thread" if threads == 0 else f"{threads} worker threads"
+        its = "" if iterations is None else f", {iterations} its"
+        self.name = f"PhysX CPU {solver}{its} ({where})"
+
+    def to_lift(self) -> None:
+        """Every clone closes on its own box (PhysX has no one-environment state to tile from)."""
+        for i in range(G.lift_start()):
+            self.g.step(i)
+        self.k = G.lift_start()
+
+    def advance(self, steps: int) -> None:
+        for _ in range(steps):
+            self.g.step(self.k)
+            self.k += 1
+
+    def observe(self) -> None:
+        self.track.append(self.g.box_in_gripper())
+        self.worst = max(self.worst, float(np.abs(self.g.residual()).max()))
+
+    def close(self) -> None:
+        self.g.close()
+
+
+PEERS = ("mujoco", "physx")
+LABELS = {"mujoco": "MuJoCo", "physx": "PhysX"}
+_noted: set[str] = set()  # PhysX's stage edits, printed once a run
+#: A box that moved more than this relative to the gripper over the timed rounds was not held
+#: (a tenth of its edge: the grasps that hold move it by micrometres).
+HELD = 0.1 * G.BOX
+
+
 def slip(track) -> float:
     t = np.array(track)  # (rounds + 1, N, 3)
     return float(np.linalg.norm(t - t[0], axis=-1).max())
 
 
-def measure(xml: Path, n: int, rounds: int, steps: int, threads: int) -> None:
-    ours, peer = Ours(xml, n), Mujoco(xml, n, threads)
-    ours.to_lift(xml)
-    peer.to_lift()
-    ours.observe()
-    peer.observe()
-    times = {id(ours): [], id(peer): []}
-    for _ in range(rounds):
-        for eng in (ours, peer):
-            w, c = time.perf_counter(), time.process_time()
-            eng.advance(steps)
-            times[id(eng)].append((time.perf_counter() - w, time.process_time() - c))
+def grasp_verdict(track) -> str:
+    """The slip figure with what it means: held, or the box slipped out / the step diverged."""
+    d = slip(track)
+    if not np.isfinite(d):
+        return "slip NaN: diverged (non-finite box pose)"
+    if d > HELD:
+        return f"slip {d * 1e3:.1f} mm: NOT HELD (the box moved > {HELD * 1e3:.0f} mm in the gripper)"
+    return f"slip {d * 1e3:.3f} mm"
+
+
+def unavailable(peer: str) -> str | None:
+    """Why ``peer`` cannot run here (its package absent), or None."""
+    if peer == "physx":
+        from mimic_ext.errors import MimicInputError
+        from mimic_ext.fet022.engines.physx_session import import_ovphysx
+
+        try:
+            import_ovphysx()
+        except MimicInputError as exc:
+            return str(exc)
+    elif peer == "mujoco":
+        try:
+            import mujoco  # noqa: F401
+        except ImportError as exc:
+            return f"MuJoCo is not installed ({exc})"
+    return None
+
+
+def measure(
+    xml: Path,
+    n: int,
+    rounds: int,
+    steps: int,
+    threads: int,
+    peers=PEERS,
+    physx_threads: int | None = None,
+    physx_solver: str = "TGS",
+    physx_iterations: int | None = None,
+) -> None:
+    ours = Ours(xml, n)
+    engines: list = [ours]
+    missing = {}
+    for peer in peers:
+        why = unavailable(peer)
+        if why:
+            missing[peer] = why
+        elif peer == "mujoco":
+            engines.append(Mujoco(xml, n, threads))
+        else:
+            workers = physx_threads if physx_threads is not None else (0 if n == 1 else threads)
+            engines.append(Physx(xml, n, workers, ours.g.result, physx_solver, physx_iterations))
+            for note in engines[-1].g.notes[1:]:  # after the flattening every engine's copy gets
+                if note not in _noted:
+                    _noted.add(note)
+                    print(f"  PhysX's copy of the stage: {note}")
+    try:
+        ours.to_lift(xml)
+        for eng in engines[1:]:
+            eng.to_lift()
+        for eng in engines:
             eng.observe()
-    rows = []
-    for eng in (ours, peer):
+        times = {id(e): [] for e in engines}
+        for _ in range(rounds):
+            for eng in engines:
+                w, c = time.perf_counter(), time.process_time()
+                eng.advance(steps)
+                times[id(eng)].append((time.perf_counter() - w, time.process_time() - c))
+                eng.observe()
+    finally:
+        for eng in engines:
+            if hasattr(eng, "close"):
+                eng.close()
+    rate = {}
+    for eng in engines:
         wall, cpu = np.median(np.array(times[id(eng)]), axis=0)
-        rows.append((eng, n * steps / wall, cpu / (n * steps)))
+        rate[id(eng)] = n * steps / wall
         print(
-            f"  N={n:5d}  {eng.name:30s} {n * steps / wall:10.0f} env-steps/s (wall)  "
-            f"{cpu / (n * steps) * 1e6:8.1f} us CPU/env-step  slip {slip(eng.track) * 1e3:.3f} mm  "
+            f"  N={n:5d}  {eng.name:42s} {n * steps / wall:10.0f} env-steps/s (wall)  "
+            f"{cpu / (n * steps) * 1e6:8.1f} us CPU/env-step  {grasp_verdict(eng.track)}  "
             f"relation residual {eng.worst:.1e}"
         )
-    print(
-        f"  N={n:5d}  ours / MuJoCo wall-time throughput: {rows[0][1] / rows[1][1]:.2f}x  "
-        f"(over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s)"
-    )
+    for peer, why in missing.items():
+        print(f"  N={n:5d}  {LABELS[peer]:42s} not run: {why}")
+    window = f"over {steps * rounds} steps, t = {G.T_CLOSE:.1f} .. {G.T_CLOSE + steps * rounds * G.DT:.2f} s"
+    for eng in engines[1:]:
+        label = LABELS["mujoco" if isinstance(eng, Mujoco) else "physx"]
+        print(f"  N={n:5d}  ours / {label} wall-time throughput: {rate[id(ours)] / rate[id(eng)]:.2f}x  ({window})")
 
 
 def phases(xml: Path, n: int, rounds: int, steps: int) -> None:
@@ -322,7 +436,27 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cold", action="store_true", help="print the contact kernels' cold compile first")
     ap.add_argument("--phases", action="store_true", help="print where our step's time goes (N = the largest size)")
+    ap.add_argument(
+        "--peers", default=",".join(PEERS), help=f"comma-separated engines to time beside ours ({', '.join(PEERS)})"
+    )
+    ap.add_argument(
+        "--physx-threads",
+        type=int,
+        default=None,
+        help="PhysX CPU worker threads (0: the calling thread; default: 0 at N = 1, --threads above, as MuJoCo)",
+    )
+    ap.add_argument("--physx-solver", choices=("TGS", "PGS"), default="TGS", help="physxScene:solverType")
+    ap.add_argument(
+        "--physx-iterations",
+        type=int,
+        default=None,
+        help="position iterations on the gripper and the box (default: as the USD says, i.e. PhysX's defaults)",
+    )
     a = ap.parse_args(argv)
+    peers = [p.strip().lower() for p in a.peers.split(",") if p.strip()]
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        ap.error(f"--peers: unknown {', '.join(unknown)} (choose from {', '.join(PEERS)})")
     if a.cold:
         cold_compile()
     if not (G.MENAGERIE / "2f85.xml").exists():
@@ -334,7 +468,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         xml = G.scene_xml(Path(tmp))
         for n in a.sizes:
-            measure(xml, n, a.rounds, a.steps, a.threads)
+            measure(xml, n, a.rounds, a.steps, a.threads, peers, a.physx_threads, a.physx_solver, a.physx_iterations)
         if a.phases:
             phases(xml, max(a.sizes), a.rounds, a.steps)
 

@@ -145,6 +145,10 @@ def _captured_log(ovphysx) -> Iterator[_Collect]:
         ovphysx.set_global_config(ovphysx.GlobalConfigKey.DEFAULT_LOG_OUTPUT, True)
 
 
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 @dataclass
 class Layout:
     """Where the copies of the robot are: the cloned subtree and its copies' root paths."""
@@ -152,30 +156,59 @@ class Layout:
     source: str | None  # None: one environment, nothing cloned
     targets: list[str]  # clone root paths, environment 1.. (environment 0 is the source)
     anchors: list[tuple[float, ...]]
+    #: other subtrees cloned into the same environments, each as its own Layout (an object the
+    #: robot handles, outside the robot's prim): one clone call per subtree, grouped by env_ids
+    companions: list[Layout] = field(default_factory=list)
 
     def env_path(self, path: str, env: int) -> str:
         """``path`` inside environment ``env``'s copy."""
         if env == 0 or self.source is None:
             return path
+        for c in self.companions:
+            if c.source is not None and _under(path, c.source):
+                return c.env_path(path, env)
         return self.targets[env - 1] + path[len(self.source) :]
 
 
-def layout(stage, source: str | None, num_envs: int, spacing: float) -> Layout:
-    """Clones of ``source`` placed ``spacing`` stage units apart along X."""
+def layout(
+    stage,
+    source: str | None,
+    num_envs: int,
+    spacing: float,
+    along: str = "X",
+    centred: bool = False,
+    companions: Sequence[str] = (),
+) -> Layout:
+    """Clones of ``source`` placed ``spacing`` stage units apart along the stage axis ``along``;
+    ``centred``: on both sides of the source in turn (+1, -1, +2, ... spacings), which halves
+    the farthest copy's distance from the origin (float32 poses lose 0.1 mm a step 1 km out).
+    ``companions``: other subtrees cloned with the same offsets into the same environments."""
     from pxr import Usd, UsdGeom
 
     if num_envs <= 1 or source is None:
         return Layout(None, [], [])
-    world = UsdGeom.Xformable(stage.GetPrimAtPath(source)).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-    p = world.ExtractTranslation()
-    q = world.RemoveScaleShear().ExtractRotationQuat()
-    im = q.GetImaginary()
-    parent, name = source.rsplit("/", 1)
-    targets = [f"{parent}/{name}_fet022_env{k}" for k in range(1, num_envs)]
-    anchors: list[tuple[float, ...]] = [
-        (p[0] + k * spacing, p[1], p[2], im[0], im[1], im[2], q.GetReal()) for k in range(1, num_envs)
-    ]
-    return Layout(source, targets, anchors)
+    axis = "XYZ".index(along.upper())
+
+    def offset(k: int) -> float:
+        return ((k + 1) // 2 if k % 2 else -(k // 2)) * spacing if centred else k * spacing
+
+    def one(src: str) -> Layout:
+        world = UsdGeom.Xformable(stage.GetPrimAtPath(src)).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+        p = world.ExtractTranslation()
+        q = world.RemoveScaleShear().ExtractRotationQuat()
+        im = q.GetImaginary()
+        parent, name = src.rsplit("/", 1)
+        targets = [f"{parent}/{name}_fet022_env{k}" for k in range(1, num_envs)]
+        anchors: list[tuple[float, ...]] = []
+        for k in range(1, num_envs):
+            at = [p[0], p[1], p[2]]
+            at[axis] += offset(k)
+            anchors.append((*at, im[0], im[1], im[2], q.GetReal()))
+        return Layout(src, targets, anchors)
+
+    main = one(source)
+    main.companions = [one(c) for c in companions]
+    return main
 
 
 class PhysxSession:
@@ -183,8 +216,10 @@ class PhysxSession:
 
     ``usda``: the stage text PhysX reads. ``articulations``: the articulation root prims of
     environment 0 (``PhysicsArticulationRootAPI``). ``joints``: joint prim name -> path for
-    the joints of environment 0 (DOF names are prim names). Values in and out are SI
-    (radians, metres); ``meters_per_unit`` converts prismatic DOFs.
+    the joints of environment 0 (DOF names are prim names). ``rigid_bodies``: paths of
+    environment 0's rigid bodies outside any articulation (a grasped box) whose world poses
+    ``rigid_poses`` reads. Values in and out are SI (radians, metres); ``meters_per_unit``
+    converts prismatic DOFs and positions.
     """
 
     def __init__(
@@ -199,6 +234,7 @@ class PhysxSession:
         name: str = "mimic_ext",
         threads: int = 0,
         bodies_by_name: Mapping[str, str] | None = None,
+        rigid_bodies: Sequence[str] = (),
     ):
         self.ovphysx, self.ovstage = import_ovphysx()
         self.layout = env or Layout(None, [], [])
@@ -211,10 +247,13 @@ class PhysxSession:
         self._bindings: list = []
         self.physx: Any = None  # ovphysx.PhysX and ovstage.Stage once opened
         self.stage: Any = None
+        self.rigid: list[str] = []
+        self._rigid: tuple[Any, np.ndarray, np.ndarray] | None = None
         try:
             self._open(usda, articulations, joints_by_name, device, set(prismatic), name, threads)
             if bodies_by_name:
                 self._open_links(articulations, bodies_by_name)
+            self._open_rigid(rigid_bodies)
         except BaseException:
             self.close()
             raise
@@ -235,9 +274,11 @@ class PhysxSession:
         self.stage.advance_write_floor(ordinal=1).wait()
         self.physx.wait_task(self.physx.attach_ovstage(self.stage, read_ordinal=1))
         if self.layout.targets:
-            self.physx.wait_task(
-                self.physx.clone(self.layout.source, self.layout.targets, anchor_transforms=self.layout.anchors)
-            )
+            # companion subtrees join the robot's environments by the same ids in every call (only
+            # GPU dynamics use the ids to isolate environments; on the CPU the anchors keep them apart)
+            ids = {"env_ids": list(range(1, self.num_envs))} if self.layout.companions else {}
+            for lay in (self.layout, *self.layout.companions):
+                self.physx.wait_task(self.physx.clone(lay.source, lay.targets, anchor_transforms=lay.anchors, **ids))
         self.physx.warmup()
         self.columns: dict[str, tuple[int, int]] = {}  # joint path -> (articulation, DOF column)
         self.ambiguous: dict[str, str] = {}
@@ -296,6 +337,48 @@ class PhysxSession:
                         self.links[bodies_by_name[body]] = (a, col)
                 self._poses.append((pose, [rows.index(p) for p in pose.prim_paths]))
                 self._p.append(np.zeros(pose.shape, np.float32))
+
+    def _open_rigid(self, bodies: Sequence[str]) -> None:
+        """One pose binding over every environment's copy of each rigid body named."""
+        from ovphysx.types import TensorType
+
+        self.rigid = list(bodies)
+        if not self.rigid:
+            return
+        rows = [self.layout.env_path(b, e) for b in self.rigid for e in range(self.num_envs)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pose = self.physx.create_tensor_binding(prim_paths=rows, tensor_type=TensorType.RIGID_BODY_POSE)
+        self._bindings.append(pose)
+        if pose.count != len(rows):
+            missing = sorted(set(rows) - set(pose.prim_paths))
+            raise MimicInputError(
+                f"PhysX holds {pose.count} of the {len(rows)} rigid bodies asked for (not a rigid body of "
+                f"the PhysX scene: {', '.join(missing[:3]) or '?'})"
+            )
+        index = {p: i for i, p in enumerate(pose.prim_paths)}
+        order = [index[r] for r in rows]
+        self._rigid = (
+            pose,
+            np.asarray(order).reshape(len(self.rigid), self.num_envs),
+            np.zeros(pose.shape, np.float32),
+        )
+
+    def rigid_poses(self) -> dict[str, np.ndarray]:
+        """World poses of the ``rigid_bodies``, (num_envs, 7) each, environment order: position (m)
+        and quaternion (x, y, z, w)."""
+        if self._rigid is None:
+            return {}
+        pose, order, buf = self._rigid
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pose.read(buf)
+        out = {}
+        for b, rows in zip(self.rigid, order):
+            v = buf[rows].astype(float)
+            v[:, :3] *= self.mpu
+            out[b] = v
+        return out
 
     # ------------------------------------------------------------ stepping
     def set_targets(self, values: Mapping[str, np.ndarray]) -> None:
