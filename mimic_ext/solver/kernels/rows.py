@@ -293,18 +293,34 @@ def build(ns) -> None:
         for r in range(m):
             for s in range(m):
                 ws[e, oS + r * m + s] = dot_run(ws, e, md.o_JLr + r * k + c0, oYT + s * k + c0, c1 - c0)
+        # a rotation row's joint-space entries are cosines between unit axes (dimensionless): one
+        # with all of them within rank_tol of 0 turns with no joint (a planar loop's in-plane
+        # rotations), is rounding noise (~1e-18, set by absolute coordinates) and no row: it is
+        # dropped and sets no floor. Left in, a kind made only of such rows floored itself at
+        # rank_tol times its own noise and kept a pivot of 1e-33 (lambda ~1e14 on a noise target)
+        n = md.n_u
         big_lin = T(0.0)
         big_ang = T(0.0)
         for r in range(m):
+            ws[e, okeep + r] = T(0.0)
+            d = ws[e, oS + r * m + r]
             if md.loop_dir[r] < 3:
-                big_lin = wp.max(big_lin, ws[e, oS + r * m + r])
+                big_lin = wp.max(big_lin, d)
             else:
-                big_ang = wp.max(big_ang, ws[e, oS + r * m + r])
+                turns = T(0.0)
+                for j in range(n):
+                    turns = wp.max(turns, wp.abs(ws[e, md.o_JL + r * n + j]))
+                if turns > md.rank_tol:
+                    big_ang = wp.max(big_ang, d)
+                else:
+                    ws[e, okeep + r] = T(-1.0)
         for r in range(m):
-            floor = big_ang
+            floor = md.rank_tol * big_ang
             if md.loop_dir[r] < 3:
-                floor = big_lin
-            ws[e, okeep + r] = md.rank_tol * floor
+                floor = md.rank_tol * big_lin
+            if ws[e, okeep + r] < T(0.0):  # no row: its own diagonal (no pivot exceeds it)
+                floor = ws[e, oS + r * m + r]
+            ws[e, okeep + r] = floor
         factor(ws, e, oS, m, okeep, md.rank_tol)
 
     @wp.func(inline=False)
