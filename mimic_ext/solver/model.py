@@ -701,7 +701,7 @@ class Model:
             n=n,
             n1=n1,
             links=len(links),
-            midpoint=m > 0 and not md.has_rows,  # kernels.dynamics.midpoint_bias runs
+            midpoint=m > 0,  # kernels.dynamics.midpoint_bias runs (every loop model)
             k=k,
             m=m,
             nnz=sp.nnz,

@@ -32,7 +32,7 @@ class Dims:
     n: int  # velocity DOFs (1-DOF joints, then 6 per floating base)
     n1: int  # 1-DOF joints
     links: int  # links of the articulation trees
-    midpoint: bool  # a loop model without joint rows: the bias again at the mid-step velocity
+    midpoint: bool  # a loop model: the bias again at the mid-step velocity
     k: int  # solve-space columns (the independent DOFs)
     m: int  # loop-closure rows
     nnz: int  # entries of the reduced system's LDL^T factor pattern

@@ -4,8 +4,7 @@ Order: position-error corrections u0, forward kinematics and bias forces (then, 
 model, collision detection and the contact rows: ``contact_rows``), loop rows, the
 composite pass (the reduced system's slots, f), joint terms (armature, damping, implicit
 drives), the compliant rows, the sparse LDL^T factorisation, the exact loop solve (in a loop
-model without joint rows, once more with the bias and the loops' rate at the mid-step velocity),
-the joint rows
+model, once more with the bias and the loops' rate at the mid-step velocity), the joint rows
 (limits, caps, friction, drive bounds; contacts in the same Gauss-Seidel), u+ = S v + u0, the
 coupling impulses (where the step must: else ``coupling_kernel`` on demand), integration,
 a floating tree's momentum restoration, and a flag for an environment whose state is no
@@ -110,9 +109,9 @@ def build(ns) -> None:
             f.sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, md.o_v, 0, k)
             if md.m > 0:
                 f.loop_solve(md, ws, e)
-                # a loop model without rows: the bias and the rate again at (u + u+) / 2, one re-solve
-                # (``midpoint_bias``; with rows, not yet: see docs/solver.md, Limits)
-                if solve_pass == 0 and md.has_rows == 0:
+                # a loop model: the bias and the rate again at (u + u+) / 2, one re-solve (``midpoint_bias``;
+                # u+ of this first solve, before the rows)
+                if solve_pass == 0:
                     f.midpoint_bias(md, sc, e, u_in, o, dt)
                     f.loop_rate_targets(md, ws, e, u_in, 2, dt)
                     for c in range(md.loop_c0, md.loop_c1):  # the loops' group alone moved
