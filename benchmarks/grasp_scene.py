@@ -241,11 +241,14 @@ class PhysxGrasp:
     threads (0: the calling thread). ``result``: the importer's result to reuse (else the MJCF
     is imported again).
 
-    Along Y, not X: clones offset along X (the fingers' hinge axis) do not move as the source
-    does in ovphysx 0.7: their loop-closing joints (the connect constraints, excluded from the
-    articulation) drive the fingers about 0.4 rad shut within the first 3 steps, more the farther
-    out, while the same stage without the loops, or offset along Y, steps as the source does
-    (``tests/test_grasp_physx_peer.py``; ``along="X"`` shows it)."""
+    ``along`` None: the layout's choice, Y here, the axis every finger joint turns about (the
+    lift's turn and the base's orientation put the Menagerie hinges' X on the world's Y). A
+    clone is the gripper moved: PhysX's motion of this linkage with its two loop-closing
+    joints (the connect constraints) depends on where it stands in the plane of the linkage
+    (XZ), even without cloning: the gripper moved 1 m along X in one environment snaps its
+    fingers about 0.4 rad within 3 steps, moved along Y it steps within 0.01 rad of the origin's
+    run over 100 steps (``benchmarks/physx_clones.py``; ``fet022.engines.physx_layout``).
+    ``along="X"`` shows it, with a line in ``notes``."""
 
     def __init__(
         self,
@@ -254,12 +257,13 @@ class PhysxGrasp:
         threads: int = 0,
         result=None,
         spacing: float = 1.0,
-        along: str = "Y",
+        along: str | None = None,
         solver: str = "TGS",
         position_iterations: int | None = None,
     ):
         from mimic_ext.fet022.engines import prepared
-        from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names, layout
+        from mimic_ext.fet022.engines.physx_layout import layout
+        from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names
         from mimic_ext.native_stderr import quiet_native_stderr
 
         if result is None:
@@ -274,6 +278,8 @@ class PhysxGrasp:
         self.box = result.body_paths["box"]
         by_name, _, prismatic = joint_names(st, result.robot_path)
         env = layout(st, result.robot_path, num_envs, spacing, along=along, centred=True, companions=[self.box])
+        if env.note:
+            self.notes.append(env.note)
         with quiet_native_stderr():
             usda = st.GetRootLayer().ExportToString()
         roots = [str(p.GetPath()) for p in prepared.articulation_roots(st)]

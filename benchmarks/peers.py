@@ -366,7 +366,8 @@ class Physx(Runner):
     def __init__(self, mech, num_envs, threads: int = 0):
         super().__init__(mech, num_envs)
         from mimic_ext.fet022.engines import prepared
-        from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names, layout
+        from mimic_ext.fet022.engines.physx_layout import layout
+        from mimic_ext.fet022.engines.physx_session import PhysxSession, joint_names
         from mimic_ext.native_stderr import quiet_native_stderr
 
         stage, paths = M.usd_stage(mech)

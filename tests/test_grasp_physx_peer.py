@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import grasp_scene as G  # noqa: E402
-from mimic_ext.fet022.engines.physx_session import layout  # noqa: E402
+from mimic_ext.fet022.engines.physx_layout import layout  # noqa: E402
 
 needs_menagerie = pytest.mark.skipif(not (G.MENAGERIE / "2f85.xml").exists(), reason="shared Menagerie 2F-85 absent")
 

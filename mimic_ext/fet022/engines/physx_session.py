@@ -23,7 +23,9 @@ How ovphysx 0.7 is driven here (read from its wheel: ``ovphysx/docs``, ``ovphysx
   subtree (our robot root) inside PhysX only (no USD prims), articulations rebuilt, before
   the first step; each anchor is the target root's absolute world pose
   ``(px, py, pz, qx, qy, qz, qw)``. On the CPU clones are not collision-isolated, so they are
-  placed apart along X.
+  placed apart, along an axis where a copy steps as the source does (``physx_layout``: a clone
+  is the robot moved there, and loop-closing joints make PhysX's motion depend on where the
+  robot stands); where no axis is safe ``run_physx`` runs the environments one after another.
 * **DOF tensors.** ``physx.create_tensor_binding(prim_paths=[articulation roots],
   tensor_type=TensorType.ARTICULATION_DOF_POSITION | _POSITION_TARGET | ...)`` gives an
   ``[articulations, DOFs]`` view (float32, radians or stage distance) read into / written from
@@ -56,6 +58,7 @@ import numpy as np
 from ...errors import MimicInputError
 from ...native_stderr import quiet_native_stderr
 from ...schema import joints
+from .physx_layout import Layout, layout
 
 EXTRA = "pip install 'mimic-ext[physx]'"
 
@@ -143,72 +146,6 @@ def _captured_log(ovphysx) -> Iterator[_Collect]:
         logger.propagate = old[1]
         ovphysx.disable_python_logging()
         ovphysx.set_global_config(ovphysx.GlobalConfigKey.DEFAULT_LOG_OUTPUT, True)
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-@dataclass
-class Layout:
-    """Where the copies of the robot are: the cloned subtree and its copies' root paths."""
-
-    source: str | None  # None: one environment, nothing cloned
-    targets: list[str]  # clone root paths, environment 1.. (environment 0 is the source)
-    anchors: list[tuple[float, ...]]
-    #: other subtrees cloned into the same environments, each as its own Layout (an object the
-    #: robot handles, outside the robot's prim): one clone call per subtree, grouped by env_ids
-    companions: list[Layout] = field(default_factory=list)
-
-    def env_path(self, path: str, env: int) -> str:
-        """``path`` inside environment ``env``'s copy."""
-        if env == 0 or self.source is None:
-            return path
-        for c in self.companions:
-            if c.source is not None and _under(path, c.source):
-                return c.env_path(path, env)
-        return self.targets[env - 1] + path[len(self.source) :]
-
-
-def layout(
-    stage,
-    source: str | None,
-    num_envs: int,
-    spacing: float,
-    along: str = "X",
-    centred: bool = False,
-    companions: Sequence[str] = (),
-) -> Layout:
-    """Clones of ``source`` placed ``spacing`` stage units apart along the stage axis ``along``;
-    ``centred``: on both sides of the source in turn (+1, -1, +2, ... spacings), which halves
-    the farthest copy's distance from the origin (float32 poses lose 0.1 mm a step 1 km out).
-    ``companions``: other subtrees cloned with the same offsets into the same environments."""
-    from pxr import Usd, UsdGeom
-
-    if num_envs <= 1 or source is None:
-        return Layout(None, [], [])
-    axis = "XYZ".index(along.upper())
-
-    def offset(k: int) -> float:
-        return ((k + 1) // 2 if k % 2 else -(k // 2)) * spacing if centred else k * spacing
-
-    def one(src: str) -> Layout:
-        world = UsdGeom.Xformable(stage.GetPrimAtPath(src)).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-        p = world.ExtractTranslation()
-        q = world.RemoveScaleShear().ExtractRotationQuat()
-        im = q.GetImaginary()
-        parent, name = src.rsplit("/", 1)
-        targets = [f"{parent}/{name}_fet022_env{k}" for k in range(1, num_envs)]
-        anchors: list[tuple[float, ...]] = []
-        for k in range(1, num_envs):
-            at = [p[0], p[1], p[2]]
-            at[axis] += offset(k)
-            anchors.append((*at, im[0], im[1], im[2], q.GetReal()))
-        return Layout(src, targets, anchors)
-
-    main = one(source)
-    main.companions = [one(c) for c in companions]
-    return main
 
 
 class PhysxSession:
@@ -550,6 +487,7 @@ def run_physx(
     spacing: float | None = None,
     threads: int = 0,
     bodies: bool = False,
+    along: str | None = None,
 ) -> PhysxRun:
     """Step ``stage`` (a ``Usd.Stage`` PhysX can simulate as it is) ``steps`` times on real PhysX.
 
@@ -559,8 +497,10 @@ def run_physx(
     (default: every target joint). ``sample_steps``: step counts after which positions are
     taken (default: after every step; 0 = before the first). ``num_envs`` copies of
     ``clone_source`` (default: the prim holding every body and joint) are cloned ``spacing``
-    stage units apart; when no such prim exists the environments run one after another.
-    ``threads``: PhysX CPU worker threads (0: the calling thread, fastest for small scenes).
+    stage units apart, along the first axis where a copy steps as the source does
+    (``physx_layout.faithful_axes``); when no such prim or no such axis exists the environments
+    run one after another, each where the robot stands. ``along``: clone along this axis
+    whatever it holds (a note says when a copy may then step differently). ``threads``: PhysX CPU worker threads (0: the calling thread, fastest for small scenes).
     ``bodies``: also return the articulation bodies' world positions at the samples. The
     stage is read, never edited: prepare it first (``engines.prepared``) when it needs a
     scene or drives. Returns positions path -> (num_envs, len(sample_steps)).
@@ -592,16 +532,24 @@ def run_physx(
         spacing = max(1.0 / mpu, 2.0 * prepared.extent(stage, source) + 0.5 / mpu)
     by_name, twice, prismatic = joint_names(stage, source if num_envs > 1 else None)
     links = body_names(stage, source if num_envs > 1 else None) if bodies else None
-    runs = (
-        [(list(range(num_envs)), layout(stage, source, num_envs, spacing or 0.0))]
-        if source or num_envs == 1
-        else [([e], Layout(None, [], [])) for e in range(num_envs)]
-    )
+    one_by_one = [([e], Layout(None, [], [])) for e in range(num_envs)]
     if num_envs > 1 and source is None:
+        runs = one_by_one
         out.notes.append(
             "no single prim holds every body and joint of the stage, so PhysX cannot clone the robot: "
             f"the {num_envs} environments were run one after another"
         )
+    else:
+        env = layout(stage, source, num_envs, spacing or 0.0, along=along)
+        runs = [(list(range(num_envs)), env)]
+        if not env.faithful and along is None:
+            runs = one_by_one
+            out.notes.append(
+                f"the {num_envs} environments were run one after another where the robot stands, not cloned: "
+                f"PhysX's copies of {source} would not step like environment 0 ({env.unfaithful})"
+            )
+        elif not env.faithful:
+            out.notes.append(env.note)
     pos = {p: np.full((num_envs, len(samples)), np.nan) for p in record}
     sim_s = 0.0
     for envs, env_layout in runs:
