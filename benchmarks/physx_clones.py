@@ -46,6 +46,15 @@ FET022_STAGES = {
 AXES = "XYZ"
 
 
+def offsets():
+    """The moved table's columns: 1 m then 1 mm along X, Y and Z."""
+    for dist in (1.0, 1e-3):
+        for axis in AXES:
+            offset = [0.0, 0.0, 0.0]
+            offset[AXES.index(axis)] = dist
+            yield offset
+
+
 def _worst(q: dict, ref: dict) -> float:
     """Largest |q - ref| over joints and samples; inf where either is not finite (NaN)."""
     d = [np.abs(np.asarray(q[p]) - np.asarray(ref[p])) for p in ref]
@@ -76,8 +85,8 @@ def move(stage, paths, offset) -> None:
 
 
 # ------------------------------------------------------------------------- FET022 stages
-def fet022_case(path: Path):
-    """(a function stage-copy -> (stage, source), the swept joint's targets, plan) for one stage."""
+def sweep_copy(path: Path):
+    """The FET022 PhysX engine's prepared copy of a stage: (stage, clone source, plan)."""
     import mimic_ext.schema as schema
     from mimic_ext.fet022 import get_engine
     from mimic_ext.fet022.config import SweepConfig
@@ -85,14 +94,20 @@ def fet022_case(path: Path):
     from mimic_ext.fet022.plan import make_plan
     from mimic_ext.schema.stage_io import open_stage
 
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stage = open_stage(str(path)).stage
+    rels = schema.read_relations(stage)
+    plan = make_plan(discover(stage, rels).swept, SweepConfig())
+    prep, source = get_engine("physx").prepare(stage, plan, rels)
+    return prep.stage, source, plan
+
+
+def fet022_case(path: Path):
+    """(a function stage-copy -> (stage, source), the swept joint's targets, plan) for one stage."""
+
     def prepared():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            stage = open_stage(str(path)).stage
-        rels = schema.read_relations(stage)
-        plan = make_plan(discover(stage, rels).swept, SweepConfig())
-        prep, source = get_engine("physx").prepare(stage, plan, rels)
-        return prep.stage, source, plan
+        return sweep_copy(path)
 
     stage, source, plan = prepared()
     block = plan.target_block(0, plan.total_steps)
@@ -123,14 +138,11 @@ def fet022_rows(name: str, path: Path) -> tuple[list[str], list[str]]:
     stage, source, _ = prepared()
     ref = {p: v[0] for p, v in run(stage, source).positions.items()}
     moved = []
-    for dist in (1.0, 1e-3):
-        for axis in AXES:
-            st, src, _ = prepared()
-            offset = [0.0, 0.0, 0.0]
-            offset[AXES.index(axis)] = dist
-            move(st, [src], offset)
-            q = {p: v[0] for p, v in run(st, src).positions.items()}
-            moved.append(_fmt(_worst(q, ref)))
+    for offset in offsets():
+        st, src, _ = prepared()
+        move(st, [src], offset)
+        q = {p: v[0] for p, v in run(st, src).positions.items()}
+        moved.append(_fmt(_worst(q, ref)))
     cloned = []
     for along in (*AXES, None):
         st, src, _ = prepared()
@@ -185,14 +197,11 @@ def grasp_rows(steps: int, loops: bool = True) -> tuple[list[str], list[str]]:
 
     ref = run(stage_of())[:, 0]
     moved = []
-    for dist in (1.0, 1e-3):
-        for axis in AXES:
-            st = stage_of()
-            offset = [0.0, 0.0, 0.0]
-            offset[AXES.index(axis)] = dist
-            move(st, [result.robot_path, box], offset)
-            q = run(st)[:, 0]
-            moved.append(_fmt(np.inf if not np.isfinite(q).all() else float(np.abs(q - ref).max())))
+    for offset in offsets():
+        st = stage_of()
+        move(st, [result.robot_path, box], offset)
+        q = run(st)[:, 0]
+        moved.append(_fmt(np.inf if not np.isfinite(q).all() else float(np.abs(q - ref).max())))
     cloned = []
     for along in (*AXES, None):
         q = run(stage_of(), 3, along)
@@ -238,14 +247,11 @@ def rooted_body_rows() -> tuple[list[str], list[str]]:
     steps, target = 720, {"/Robot/hinge": np.linspace(0.0, 0.5, 720)}
     ref = run_physx(stage_of(), steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
     moved = []
-    for dist in (1.0, 1e-3):
-        for axis in AXES:
-            st = stage_of()
-            offset = [0.0, 0.0, 0.0]
-            offset[AXES.index(axis)] = dist
-            move(st, ["/Robot"], offset)
-            q = run_physx(st, steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
-            moved.append(_fmt(_worst({p: v[0] for p, v in q.items()}, {p: v[0] for p, v in ref.items()})))
+    for offset in offsets():
+        st = stage_of()
+        move(st, ["/Robot"], offset)
+        q = run_physx(st, steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
+        moved.append(_fmt(_worst({p: v[0] for p, v in q.items()}, {p: v[0] for p, v in ref.items()})))
     cloned = []
     for along in (*AXES, None):
         out = run_physx(

@@ -11,8 +11,6 @@ Skipped without the physx extra (ovphysx) or the shared Robotiq assets.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
@@ -21,14 +19,9 @@ pytest.importorskip("ovphysx", reason="real PhysX needs the physx extra: pip ins
 
 from fet022_engines_common import DATA, SHARED, shared
 
-import mimic_ext.schema as schema
-from mimic_ext.fet022 import get_engine
-from mimic_ext.fet022.config import SweepConfig
-from mimic_ext.fet022.discovery import discover
+from benchmarks.physx_clones import sweep_copy
 from mimic_ext.fet022.engines.physx_layout import faithful_axes, layout
 from mimic_ext.fet022.engines.physx_session import joint_names, run_physx
-from mimic_ext.fet022.plan import make_plan
-from mimic_ext.schema.stage_io import open_stage
 
 ISAAC = "robotiq_isaacsim_usd_2f85/Gripper_2F85"
 COMPLIANT = f"{ISAAC}/configuration/Robotiq_2F_85_config_physics_compliant.usda"
@@ -42,14 +35,7 @@ SAME = 1e-6
 
 def _sweep_copy(relative: str):
     """The FET022 PhysX engine's prepared copy of a shared stage, its clone source and plan."""
-    path = shared(SHARED / relative)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        stage = open_stage(str(path)).stage
-    rels = schema.read_relations(stage)
-    plan = make_plan(discover(stage, rels).swept, SweepConfig())
-    prep, source = get_engine("physx").prepare(stage, plan, rels)
-    return prep.stage, source, plan
+    return sweep_copy(shared(SHARED / relative))
 
 
 def _run_two(stage, source, plan):
