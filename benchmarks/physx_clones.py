@@ -103,22 +103,13 @@ def sweep_copy(path: Path):
     return prep.stage, source, plan
 
 
-def fet022_case(path: Path):
-    """(a function stage-copy -> (stage, source), the swept joint's targets, plan) for one stage."""
-
-    def prepared():
-        return sweep_copy(path)
-
-    stage, source, plan = prepared()
-    block = plan.target_block(0, plan.total_steps)
-    targets = {pj.path: block[:, 0, j] for j, pj in enumerate(plan.joints)}
-    return prepared, targets, plan
-
-
 def fet022_rows(name: str, path: Path) -> tuple[list[str], list[str]]:
     from mimic_ext.fet022.engines.physx_session import joint_names, run_physx
 
-    prepared, targets, plan = fet022_case(path)
+    # run_physx reads the stage (a flattened export) and leaves it as it was: this copy is the reference
+    stage, source, plan = sweep_copy(path)
+    block = plan.target_block(0, plan.total_steps)
+    targets = {pj.path: block[:, 0, j] for j, pj in enumerate(plan.joints)}
 
     def run(stage, source, num_envs=1, along=None):
         record = list(joint_names(stage, source)[0].values())
@@ -135,17 +126,16 @@ def fet022_rows(name: str, path: Path) -> tuple[list[str], list[str]]:
         )
         return out
 
-    stage, source, _ = prepared()
     ref = {p: v[0] for p, v in run(stage, source).positions.items()}
     moved = []
     for offset in offsets():
-        st, src, _ = prepared()
+        st, src, _ = sweep_copy(path)
         move(st, [src], offset)
         q = {p: v[0] for p, v in run(st, src).positions.items()}
         moved.append(_fmt(_worst(q, ref)))
     cloned = []
     for along in (*AXES, None):
-        st, src, _ = prepared()
+        st, src, _ = sweep_copy(path)
         out = run(st, src, num_envs=3, along=along)
         diff = max(
             _worst({p: v[e] for p, v in out.positions.items()}, {p: v[0] for p, v in out.positions.items()})
@@ -245,13 +235,14 @@ def rooted_body_rows() -> tuple[list[str], list[str]]:
         return st
 
     steps, target = 720, {"/Robot/hinge": np.linspace(0.0, 0.5, 720)}
-    ref = run_physx(stage_of(), steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
+    positions = run_physx(stage_of(), steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
+    ref = {p: v[0] for p, v in positions.items()}
     moved = []
     for offset in offsets():
         st = stage_of()
         move(st, ["/Robot"], offset)
         q = run_physx(st, steps, 1 / 240, target, sample_steps=range(0, steps + 1, 15)).positions
-        moved.append(_fmt(_worst({p: v[0] for p, v in q.items()}, {p: v[0] for p, v in ref.items()})))
+        moved.append(_fmt(_worst({p: v[0] for p, v in q.items()}, ref)))
     cloned = []
     for along in (*AXES, None):
         out = run_physx(
