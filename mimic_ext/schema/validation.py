@@ -52,6 +52,7 @@ from .authoring import (
     physx_instances,
     read_joint_relations,
 )
+from .declared_properties import unread_properties
 from .forest import REDUNDANT, MimicConflictError, MimicForest
 from .physics_values import nonfinite_value
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
@@ -99,6 +100,10 @@ CODES: dict[str, tuple[str, str]] = {
         ERROR,
         "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
         "(or a mimic attribute is authored with the wrong type)",
+    ),
+    "MIMIC_UNKNOWN_PROPERTY": (
+        ERROR,
+        "a property in the relation's namespace that the schema does not declare (a misspelling: no engine reads it)",
     ),
     "MIMIC_ZERO_GEARING": (ERROR, "gearing (or newton:mimicCoef1) is 0, which couples nothing"),
     "MIMIC_EXTREME_GEARING": (ERROR, "a gear ratio of 2^23 (1/eps of float32) or more: no float32 solver holds it"),
@@ -365,6 +370,9 @@ class _Checker:
                     path,
                     "newton:mimicEnabled is false, so this relation is not simulated: set it to true to use it",
                 )
+        unread = unread_properties(self.stage, rel)
+        if unread:  # the sweep rejects the follower for it (fet022.stage_checks), so it is an error here too
+            self.add("MIMIC_UNKNOWN_PROPERTY", path, unread, rel)
         if rel.invalid:
             self.add("MIMIC_NONFINITE", path, f"{_api_name(rel)}: {rel.invalid}", rel)
         # a wrongly typed value reads as NaN and is reported above, not again as non-finite
