@@ -120,3 +120,119 @@ def test_every_known_attribute_still_imports(tmp_path):
     )
     rel = result.relations[0]
     assert rel.multiplier == pytest.approx(2.0, abs=EXACT) and rel.offset == pytest.approx(0.1, abs=EXACT)
+
+
+# ---------------------------------------------------------------- the stage against its source (diff, sweep --source)
+
+INSPIRE = "dexurdf_inspire_hand_right/inspire_hand_right.urdf"
+
+
+def _imported(tmp_path: Path, source: Path, edit=None) -> Path:
+    """``source`` imported to a stage file, after ``edit(stage)`` (a wrong authoring)."""
+    out = tmp_path / "robot.usda"
+    result = import_robot(source)
+    if edit is not None:
+        edit(result.stage)
+    result.stage.GetRootLayer().Export(str(out))
+    return out
+
+
+def _shift(follower: str, offset: float = 0.0, sign: float = 1.0):
+    def edit(stage):
+        from mimic_ext.schema import read_relations, set_relation
+
+        (rel,) = [r for r in read_relations(stage) if r.follower.endswith("/" + follower)]
+        set_relation(stage, rel.replace(multiplier=sign * rel.multiplier, offset=rel.offset + offset, authored=None))
+
+    return edit
+
+
+def test_diff_of_the_stage_imported_from_its_source_is_clean(tmp_path, shared_assets, capsys):
+    from mimic_ext.cli import main
+
+    source = shared_assets / INSPIRE
+    assert main(["diff", str(_imported(tmp_path, source)), str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "matches its source" in out and out.count(" ok\n") == 6  # 6 followers, the thumb's chain composed
+
+
+def test_diff_fails_an_offset_half_a_radian_off_and_a_flipped_sign(tmp_path, shared_assets, capsys):
+    """Issue 39: both pass the sweep on every engine (each honours what the USD authors)."""
+    from mimic_ext.cli import main
+
+    source = shared_assets / INSPIRE
+
+    def edit(stage):
+        _shift("index_intermediate_joint", offset=0.5)(stage)
+        _shift("middle_intermediate_joint", sign=-1.0)(stage)
+
+    stage = _imported(tmp_path, source, edit)
+    assert main(["diff", str(stage), str(source)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    (index,) = [line for line in lines if line.startswith("index_intermediate_joint")]
+    (middle,) = [line for line in lines if line.startswith("middle_intermediate_joint")]
+    assert "offset 0.45455 where the source has -0.04545 rad (off by +0.5 rad)" in index, index
+    assert "multiplier -1.06399 where the source has 1.06399 (the sign flipped)" in middle, middle
+    assert "2 of 6 relation(s) differ from its source" in lines[-1]
+    assert main(["diff", str(stage), str(source), "--json"]) == 1
+    import json
+
+    record = json.loads(capsys.readouterr().out)
+    assert record["match"] is False and sum(bool(r["problems"]) for r in record["relations"]) == 2
+
+
+def test_diff_names_a_coefficient_written_in_radians(tmp_path):
+    """Isaac Sim 6.0.1's importer writes newton:mimicCoef0 in radians where the schema says degrees."""
+    from mimic_ext.importers.source_check import compare_with_source
+
+    source = urdf(tmp_path, '<mimic joint="j1" multiplier="2" offset="0.1"/>')
+
+    def radians(stage):
+        (prim,) = [p for p in stage.Traverse() if p.HasAttribute("newton:mimicCoef0")]
+        prim.GetAttribute("newton:mimicCoef0").Set(0.1)  # 0.1 "degrees" as read: radians written
+
+    from mimic_ext.schema import open_stage
+
+    comparison = compare_with_source(open_stage(_imported(tmp_path, source, radians)).stage, source)
+    (row,) = comparison.mismatches
+    assert row.follower == "j2" and "a factor pi/180" in row.problems[0], row.problems
+
+
+def test_diff_finds_a_missing_an_extra_and_an_inverted_relation(tmp_path):
+    from mimic_ext.importers.source_check import compare_with_source
+    from mimic_ext.schema import MimicRelation, read_relations, remove_relation, set_relation
+
+    source = urdf(tmp_path, '<mimic joint="j1" multiplier="2" offset="0.1"/>')
+    result = import_robot(source)
+    stage = result.stage
+    (rel,) = read_relations(stage)
+    remove_relation(stage, rel.follower)
+    (row,) = compare_with_source(stage, source).mismatches
+    assert row.problems == ["the stage has no relation on this follower"]
+    # the same constraint, inverted: j1 = 0.5 j2 - 0.05
+    set_relation(stage, MimicRelation(rel.leader, rel.follower, 0.5, -0.05, schema="newton", instance=None))
+    (row,) = compare_with_source(stage, source).mismatches
+    assert "the stage inverts it: j1 follows j2 (the same constraint, another joint driven)" in row.problems
+    no_mimic = urdf(tmp_path, "", name="plain.urdf")
+    (row,) = compare_with_source(stage, no_mimic).mismatches
+    assert row.follower == "j1" and row.problems == ["the source has no relation on this follower"]
+
+
+@pytest.mark.slow
+def test_sweep_with_source_fails_what_every_engine_passes(tmp_path, capsys):
+    """The wrong offset passes the sweep alone (the engine honours it); with --source it fails,
+    in the console table and the JSON report, and exit code 1."""
+    import json
+
+    from mimic_ext.cli import main
+
+    source = urdf(tmp_path, '<mimic joint="j1" multiplier="2" offset="0.1"/>')
+    stage = _imported(tmp_path, source, _shift("j2", offset=0.5))
+    report = tmp_path / "r.json"
+    assert main(["sweep", str(stage), "--json", str(report)]) == 0
+    assert main(["sweep", str(stage), "--source", str(source), "--json", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "offset 0.6 where the source has 0.1 rad (off by +0.5 rad)" in out
+    (stage_result,) = json.loads(report.read_text())["stages"]
+    (follower,) = stage_result["followers"]
+    assert follower["status"] == "fail" and any("differs from its source" in m for m in follower["messages"])
