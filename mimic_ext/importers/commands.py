@@ -20,6 +20,10 @@ SIGNS = (
 )
 
 
+#: ``schema.hosts.TARGETS``, spelled here: this module imports only the standard library at load
+TARGETS = ("isaacsim-6", "isaacsim-5", "newton", "mujoco")
+
+
 def _warn(lines) -> None:
     for line in lines:
         print(f"mimic-ext: warning: {line}", file=sys.stderr)
@@ -38,15 +42,19 @@ def _schema_choice(value: str) -> str:
 
 def cmd_import(args) -> int:
     from ..atomic_write import check_output
+    from ..schema.hosts import import_note
     from ..schema.stage_io import WRITABLE_USD_EXTENSIONS
-    from .importing import import_robot
+    from .importing import import_robot, schema_for_target
 
     check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
-    result = import_robot(args.robot, out=args.output, schema=args.schema)
+    schema = schema_for_target(args.schema, args.target)
+    result = import_robot(args.robot, out=args.output, schema=schema, target=args.target)
     _warn(result.warnings)
+    # which hosts couple what was written, on every import (Isaac Sim 5.x reads only PhysxMimicJointAPI)
+    print(f"mimic-ext: note: {import_note(schema, args.target)}", file=sys.stderr)
     summary = (
         f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
-        f"{len(result.relations)} mimic relation(s) ({args.schema}) from {result.format} {result.source}"
+        f"{len(result.relations)} mimic relation(s) ({schema}) from {result.format} {result.source}"
     )
     if len(result.files) > 1:
         summary += f"; meshes in {', '.join(str(p) for p in result.files[:-1])}"
@@ -55,7 +63,7 @@ def cmd_import(args) -> int:
     except ImportError:
         validate = None
     if validate is not None:
-        findings = validate(result.stage)
+        findings = validate(result.stage, target=args.target)
         errors = sum(f.severity == "error" for f in findings)
         warnings = sum(f.severity == "warning" for f in findings)
         summary += f"; validation: {errors} error(s), {warnings} warning(s)"
@@ -115,10 +123,20 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--schema",
         type=_schema_choice,
-        default="newton",
+        default=None,
         metavar="{newton,physx}",
-        help="the mimic schema to author, one per follower (default: newton, which PhysX, Newton "
-        "and mimic-ext read; physx for PhysX builds that read only PhysxMimicJointAPI)",
+        help="the mimic schema to author, one per follower (default: the one --target reads; newton, which "
+        "PhysX in Isaac Sim >= 6, ovphysx, Newton and mimic-ext read; physx for PhysX builds that read only "
+        "PhysxMimicJointAPI)",
+    )
+    p.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=None,
+        help="the host the stage is for: isaacsim-6 (default: NewtonMimicAPI, also read by ovphysx, Newton), "
+        "isaacsim-5 (PhysxMimicJointAPI: omni.physx up to Isaac Sim 5.1 reads only that), newton, mujoco "
+        "(Newton's MuJoCo solver); the import then validates for that host. Units are the same for all "
+        "(degrees for revolute joints)",
     )
     p.set_defaults(func=cmd_import)
 
