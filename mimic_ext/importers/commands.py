@@ -84,7 +84,7 @@ def cmd_export(args) -> int:
     summary = opened.composition_summary()
     if summary:
         _warn([summary])
-    result = export_urdf(opened.stage, args.output, robot_path=args.robot)
+    result = export_urdf(opened.stage, args.output, robot_path=args.robot, keep_leaders=args.keep_leaders)
     _warn(result.warnings)
     mimics = result.text.count("<mimic ")
     print(f"{result.out}: {len(result.links)} links, {len(result.joints)} joints, {mimics} <mimic> tag(s)")
@@ -159,6 +159,13 @@ def add_commands(subparsers) -> None:
         metavar="PRIM",
         help="articulation prim to export (default: the default prim, else the stage's only "
         "articulation; with several and no default prim, required)",
+    )
+    e.add_argument(
+        "--keep-leaders",
+        action="store_true",
+        help="write every relation from the source's leader, also where it lies below a joint it drives "
+        "(MuJoCo and Newton load that, Pinocchio refuses it; by default such a relation is inverted, "
+        "with a warning naming it)",
     )
     e.set_defaults(func=cmd_export)
 
