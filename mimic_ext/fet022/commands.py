@@ -131,6 +131,13 @@ def add_commands(subparsers) -> None:
         metavar="ADDRESS",
         help="Dask scheduler address for --executor dask (workers must see the stage files at the same paths)",
     )
+    p.add_argument(
+        "--source",
+        metavar="ROBOT",
+        help="the URDF or MJCF file the stage was made from: its mimic relations (follower, leader, "
+        "multiplier, offset, joint kinds) are compared with the stage's, and every difference fails "
+        "(mimic-ext diff prints the same table alone); one stage only",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -180,6 +187,17 @@ def _input_files(paths, config_path) -> list:
     return files
 
 
+def _source_comparison(paths, source: str):
+    """The stage's relations against ``source``'s (before the sweep: a bad file stops it at once)."""
+    from ..importers.opening import open_stage_or_robot
+    from ..importers.source_check import compare_with_source
+
+    if len(paths) != 1:
+        raise MimicInputError(f"--source compares one stage with its robot description; {len(paths)} stages given")
+    opened = open_stage_or_robot(paths[0])
+    return compare_with_source(opened.stage, source, str(paths[0]))
+
+
 def cmd_sweep(args) -> int:
     from pathlib import Path
 
@@ -225,11 +243,17 @@ def cmd_sweep(args) -> int:
     _refuse_inputs(_outputs(targets), inputs)
     if args.executor != "dask" and args.scheduler:
         raise MimicInputError("--scheduler needs --executor dask")
+    comparison = _source_comparison(paths, args.source) if args.source else None
     show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
     run = sweep_paths(
         paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
     )
     console = sys.stderr if to_stdout else sys.stdout
+    if comparison is not None:
+        from .source_verdict import apply_source_check
+
+        apply_source_check(run.stages, comparison)
+        print(comparison.table() + "\n" + comparison.summary() + "\n", file=console)
     print(format_console(run), file=console)
     for st in run.stages:
         if st.status == "error":
