@@ -392,11 +392,33 @@ COMMANDS = (
 )
 
 
+def _set_command_base(cls: type, attached: bool) -> None:
+    """Make ``cls`` a ``Command`` subclass again (``attached``) or take ``Command`` out of its bases.
+
+    Why: Kit's ``CommandExt`` (``omni/kit/commands/__init__.py``, ``CommandExt.on_startup``'s
+    ``on_change``) registers ``Command`` and every class ``Command.__subclasses__()`` reaches on each
+    ``EXTENSION_EVENT_SCRIPT_CHANGED`` of the extension manager, and disabling an extension sends one. A
+    class stays alive after the disable whenever anything holds it: its module (Kit drops it from
+    ``sys.modules`` only when the extension's own start put its folder on ``sys.path``), an instance on
+    Kit's undo or redo stack (every command executed with undo), a traceback. Taking ``Command`` out of
+    its bases is what makes it invisible to that scan whatever holds it; an instance kept by the undo
+    history still undoes and redoes (``do``/``undo`` come from ``_MimicEdit``). ``issubclass`` answers
+    from ``ABCMeta``'s caches, which are cleared so that it tells the truth after each change.
+    """
+    bases = tuple(b for b in cls.__bases__ if b is not omni.kit.commands.Command)
+    cls.__bases__ = (*bases, omni.kit.commands.Command) if attached else bases
+    omni.kit.commands.Command._abc_caches_clear()
+
+
 def register_commands() -> None:
     for cls in COMMANDS:
+        _set_command_base(cls, attached=True)
         omni.kit.commands.register(cls)
 
 
 def unregister_commands() -> None:
+    """Unregister the commands and take them out of ``Command``'s subclasses (see ``_set_command_base``):
+    after a disable no later re-scan of Kit's can register them again."""
     for cls in COMMANDS:
         omni.kit.commands.unregister(cls)
+        _set_command_base(cls, attached=False)
