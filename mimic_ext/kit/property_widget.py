@@ -50,6 +50,7 @@ from pxr import Sdf, Tf, Usd
 from ..schema import joints
 from ..schema.authoring import NEWTON_REL, PHYSX_PREFIX, read_joint_relations
 from ..schema.relation import NEWTON, PHYSX, REFERENCE_AXES, MimicRelation
+from ..schema.schema_choice import other_schema_problem
 from . import physx_edits as edits
 from .stage_sweep import PREPARING, RUNNING
 from .wording import describe, number, number_or_dash, offset_unit
@@ -192,12 +193,18 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 and not any(r.schema == PHYSX for r in relations)
                 and self._row_visible("Add mimic joint")
             ):
+                # A joint that follows through NewtonMimicAPI: AddMimicJoint would refuse (PhysX reads both and
+                # would apply two constraints), so the button is off and says why and which command converts it.
+                refusal = other_schema_problem(prim, PHYSX)
                 ui.Button(
                     "Add mimic joint",
                     identifier="mimic.add",
                     clicked_fn=self._on_add,
-                    tooltip="Make this joint follow another joint 1:1 (gearing -1); then pick its reference",
+                    enabled=refusal is None,
+                    tooltip=refusal or "Make this joint follow another joint 1:1 (gearing -1); then pick its reference",
                 )
+                if refusal:
+                    ui.Label(f"Add mimic joint is off: {refusal}", identifier="mimic.add.why", word_wrap=True)
             if self._row_visible("Checks"):
                 with ui.CollapsableFrame("Checks", identifier="mimic.findings", height=0):
                     self._findings_frame = ui.Frame(height=0, build_fn=self._build_findings)
