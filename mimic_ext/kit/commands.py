@@ -55,7 +55,16 @@ class _MimicEdit:
         self._undo: PrimEditUndo | None = None
 
     def _stage(self) -> Usd.Stage | None:
-        return omni.usd.get_context(self._usd_context_name).get_stage()
+        context = omni.usd.get_context(self._usd_context_name)  # None for a name no context has
+        return context.get_stage() if context is not None else None
+
+    def _context_problem(self) -> str | None:
+        if omni.usd.get_context(self._usd_context_name) is None:
+            return (
+                f"no USD context named '{self._usd_context_name}': pass the name of an existing one "
+                '(usd_context_name="" is the app\'s default)'
+            )
+        return None
 
     def _follower_problem(self, stage: Usd.Stage | None) -> str | None:
         return edits.follower_problem(stage, self._prim_path)
@@ -79,7 +88,7 @@ class _MimicEdit:
         """Why ``do`` would refuse this command now (one line), or None: check before ``execute``,
         because a refused top-level command still costs Kit's redo history."""
         stage = self._stage()
-        return self._follower_problem(stage) or self._problem(stage)
+        return self._context_problem() or self._follower_problem(stage) or self._problem(stage)
 
     def do(self):
         stage = self._stage()

@@ -59,6 +59,8 @@ LABEL_WIDTH = 140
 WIDGET_NAME = "mimic_joint"
 SCHEME = "prim"
 _MIMIC_PROPERTY_PREFIXES = (PHYSX_PREFIX + ":", "newton:mimic")
+#: frames a refresh waits while the section is collapsed (Kit's UsdPropertiesWidget waits as many)
+COLLAPSED_WAIT_FRAMES = 100
 #: Kit extensions that bring PhysX's own "Mimic Joint" property section (Isaac Sim 4-5, Isaac Sim 6).
 PHYSX_UI_EXTENSIONS = ("omni.kit.property.physx", "omni.physics.physx.ui")
 TITLE_WITH_PHYSX_UI = "Mimic Joint Check"
@@ -255,6 +257,12 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())  # on Kit's loop
 
     async def _delayed_refresh(self) -> None:
+        # As Kit's UsdPropertiesWidget._delayed_dirty_handler: no refresh while the section is collapsed, a frame
+        # at a time for at most COLLAPSED_WAIT_FRAMES (PhysX writing joint state every frame costs nothing then).
+        for _ in range(COLLAPSED_WAIT_FRAMES):
+            if not self._collapsed:
+                break
+            await omni.kit.app.get_app().next_update_async()
         self._pending_refresh = None  # cleared first: the refresh's own edits may schedule another
         changes, self._pending_changes = self._pending_changes, set()
         stage = self._stage()
@@ -510,7 +518,8 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         stage = self._stage()
         if stage is None or not self._prim_path or not stage.GetPrimAtPath(self._prim_path):
             return False
-        if omni.usd.get_context(self._usd_context_name).get_stage() is not stage:
+        context = omni.usd.get_context(self._usd_context_name)  # None for a name no context has
+        if context is None or context.get_stage() is not stage:
             carb.log_error(
                 f"Mimic Joint: the selected joint is not on the stage of the USD context '{self._usd_context_name}'"
             )

@@ -369,3 +369,24 @@ def test_findings_inside_kit_name_kits_commands_never_the_cli(kit, extension, da
         texts = [w.text for w in kit.find_prefix("mimic.finding.", kit.property_root())]
         assert any(f'omni.kit.commands.execute("{command}", prim_path="{follower}"' in t for t in texts), texts
         assert not any("mimic-ext" in t for t in texts), texts
+
+
+def test_a_collapsed_section_refreshes_only_once_expanded(kit, stage):
+    """Kit's UsdPropertiesWidget._delayed_dirty_handler (usd_property_widget.py): no refresh while the section is
+    collapsed (up to 100 frames); the section does the same, so a collapsed section costs nothing while PhysX
+    writes joint state, and shows the new values as soon as it is expanded."""
+    import omni.kit.commands
+
+    widget = _widget(kit)
+    kit.select(FOLLOWER)
+    offset = kit.find("mimic.rotX.offset", kit.property_root())
+    refreshes, builds = widget.refresh_count, widget.build_count
+    widget._collapsable_frame.collapsed = True  # the user clicks the section's header
+    assert widget._collapsed is True
+    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=7.0)[0]
+    kit.frames(5)
+    assert widget.refresh_count == refreshes and offset.model.as_float == 0.0  # not refreshed while collapsed
+    widget._collapsable_frame.collapsed = False
+    kit.frames(3)
+    assert widget.refresh_count == refreshes + 1 and offset.model.as_float == 7.0  # in place, once expanded
+    assert widget.build_count == builds

@@ -404,3 +404,75 @@ def test_an_empty_app_has_no_asyncio_loop_before_the_async_engine_starts_and_no_
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE "))
     state = __import__("json").loads(line[6:])
     assert state == {"loop": False, "engine": False, "run_loop": True, "loop_after": True}
+
+
+def test_undo_group_takes_no_argument_and_every_execution_is_in_the_history(kit, caplog):
+    """omni/kit/undo/undo.py: ``group()`` (no parameters), ``begin_group`` adds a "Group" history entry; history.py:
+    each execution (nested and failed ones included, error=True) is kept with its arguments, and an undo entry
+    points at it by ``history_key``."""
+    import inspect
+
+    import omni.kit.commands
+    import omni.kit.undo
+
+    assert list(inspect.signature(omni.kit.undo.group).parameters) == []
+    with pytest.raises(TypeError):
+        with omni.kit.undo.group(remove_if_empty=True):
+            pass
+    _, count, fail = _command_classes()
+    for cls in (count, fail):
+        omni.kit.commands.register(cls)
+    omni.kit.undo.clear_history()
+    box = [0]
+    with omni.kit.undo.group():
+        omni.kit.commands.execute("Count", box=box, step=2)
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        omni.kit.commands.execute("Fail", box=box)
+    history = list(omni.kit.undo.get_history().values())
+    assert [(h.name, h.level, h.error) for h in history] == [
+        ("Group", 0, False),
+        ("Count", 1, False),
+        ("Fail", 0, True),
+    ]
+    assert history[1].kwargs == {"box": box, "step": 2}
+    group_entry = omni.kit.undo.get_undo_stack()[0]
+    assert omni.kit.undo.get_history()[group_entry.history_key].name == "Group"
+    assert omni.kit.undo.undo() is True and box == [0]
+    assert omni.kit.undo.redo() is True and box == [2]  # redone with the arguments the history kept
+    for cls in (count, fail):
+        omni.kit.commands.unregister(cls)
+    omni.kit.undo.clear_stack()
+
+
+def test_property_widgets_warn_on_a_slow_build_and_wait_while_collapsed(kit, robotiq_sample, caplog):
+    """simple_property_widget.py ``_build_frame``: a ``build_items`` over 0.2 s logs "<class>.build_items took N
+    seconds"; usd_property_widget.py ``_delayed_dirty_handler``: a value change refreshes the fields only once the
+    section is expanded (up to 100 frames); omni.ui: changing ``collapsed`` calls the collapsed-changed fn."""
+    import time
+
+    import omni.kit.window.property
+    from omni.kit.property.usd.usd_property_widget import UsdPropertiesWidget
+
+    class Slow(UsdPropertiesWidget):
+        def build_items(self):
+            time.sleep(0.25)  # over the real widget's 0.2 s: the warning, whatever the machine
+            super().build_items()
+
+    window = omni.kit.window.property.get_window()
+    widget = Slow("Slow", collapsed=False)
+    window.register_widget("prim", "slow", widget)
+    stage = kit.open(robotiq_sample)
+    joint = "/Robotiq/Joints/finger_joint"
+    with caplog.at_level(logging.WARNING, logger="carb"):
+        kit.select(joint)
+    assert any(r.getMessage().startswith("Slow.build_items took ") for r in caplog.records)
+    widget._collapsable_frame.collapsed = True
+    assert widget._collapsed is True
+    field = widget._models[__import__("pxr").Sdf.Path(f"{joint}.physics:upperLimit")][0]
+    stage.GetPrimAtPath(joint).GetAttribute("physics:upperLimit").Set(33.0)
+    kit.frames(5)
+    assert field.as_string != "33.0"  # collapsed: not refreshed
+    widget._collapsable_frame.collapsed = False
+    kit.frames(3)
+    assert field.as_string == "33.0"
+    window.unregister_widget("prim", "slow")
