@@ -163,6 +163,11 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             self._runner = None
         self._close_picker()
         super().clean()
+        # Kit's SimplePropertyWidget.build_impl subscribes to the Property window's shared search model and its
+        # clean() never unsubscribes: that model would keep this section (and its module) alive after a disable.
+        if self._filter_changed_sub is not None:
+            self._filter.name_model.remove_value_changed_fn(self._filter_changed_sub)
+            self._filter_changed_sub = None
 
     def reset(self):
         # The picker belongs to the section as built; a rebuild or another selection closes it.

@@ -165,3 +165,27 @@ def test_after_a_disable_and_one_frame_no_command_is_registered_or_executable(ki
         # what the user did before the disable can still be undone (Kit's history keeps the command)
         assert kit.undo.undo() is True and gearing.Get() == -1.0
     manager.remove_path(str(folder))
+
+
+def test_a_disable_leaves_no_section_behind(kit, robotiq_sample):
+    """After shutdown nothing of the extension's may stay reachable from Kit: Kit's SimplePropertyWidget subscribes
+    every section to the Property window's shared search model (build_impl) and never unsubscribes (clean), so that
+    model kept the section, and through it mimic_ext's modules, alive after a disable."""
+    import gc
+    import weakref
+
+    from robotiq_sample_paths import FOLLOWER
+
+    from mimic_ext.kit import MimicExtension
+
+    ext = MimicExtension()
+    ext.on_startup(EXT_ID)
+    kit.open(robotiq_sample)
+    kit.select(FOLLOWER)
+    section = weakref.ref(ext.widget)
+    assert section().build_count >= 1
+    ext.on_shutdown()
+    kit.frames(2)
+    del ext
+    gc.collect()
+    assert section() is None
