@@ -57,7 +57,7 @@ from .forest import REDUNDANT, MimicConflictError, MimicForest
 from .host_checks import host_findings
 from .physics_values import nonfinite_value
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
-from .schema_choice import HOST_BEHAVIOUR
+from .schema_choice import HOST_BEHAVIOUR, fix_advice
 
 ERROR = "error"
 WARNING = "warning"
@@ -729,15 +729,27 @@ def _pair_text(a: MimicRelation, b: MimicRelation) -> str:
 
 def _both_message(a: MimicRelation, b: MimicRelation) -> str:
     return (
-        f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. "
-        "Keep one: mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds "
-        "that read only PhysxMimicJointAPI)"
+        f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. Keep one: "
+        + fix_advice(
+            "mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds that read only "
+            "PhysxMimicJointAPI)",
+            "RemoveMimicDuplicate",
+            ' (or keep="physx" for PhysX builds that read only PhysxMimicJointAPI)',
+            prim_path=a.follower,
+            keep="newton",
+        )
     )
 
 
 def _disagree_message(a: MimicRelation, b: MimicRelation) -> str:
     return (
         f"{_pair_text(a, b)} disagree, and {HOST_BEHAVIOUR}: where gearings differ it locks both joints, "
-        "where offsets differ one of them is violated. Keep the right one: mimic-ext remove STAGE "
-        f"{b.follower} --schema {b.schema} (or --schema {a.schema})"
+        "where offsets differ one of them is violated. Keep the right one: "
+        + fix_advice(
+            f"mimic-ext remove STAGE {b.follower} --schema {b.schema} (or --schema {a.schema})",
+            "RemoveMimicJoint",
+            f' (or schema="{a.schema}")',
+            prim_path=b.follower,
+            schema=b.schema,
+        )
     )
