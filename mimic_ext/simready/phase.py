@@ -83,7 +83,7 @@ class PhaseResult:
             test_name=self.test_name,
             test_version=self.test_version,
             logs=self.logs,
-            extra={"mimic_ext": {"adapter_notes": list(self.notes)}},
+            extra={"mimic_ext": {"verdict_by": "nvidia_phase", "adapter_notes": list(self.notes)}},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,7 +134,7 @@ class _Robot:
 
 
 def run_nvidia_mimic(
-    stage_path: str | os.PathLike,
+    stage_path: str | os.PathLike | Any,
     engine: str = "warp",
     *,
     config: dict[str, Any] | None = None,
@@ -142,12 +142,13 @@ def run_nvidia_mimic(
     asset_key: str | None = None,
     output_dir: str | None = None,
 ) -> PhaseResult:
-    """Run NVIDIA's installed MIM phase on ``stage_path`` with ``engine`` ("warp" or "physx").
+    """Run NVIDIA's installed MIM phase on ``stage_path`` (a file, or an open ``Usd.Stage``: it is
+    only read) with ``engine`` ("warp" or "physx").
 
     ``config`` overrides the phase's defaults (``get_defaults()``: physics_fps 240, settle 1 s,
     sweep 2 s, gear_ratio_tolerance 0.10, ...). Raises ``MimicInputError`` (one line) when the
-    simready packages are missing or the file does not open; anything the phase itself hits
-    (a stage it cannot judge, a failing pair, an engine that raises) is in the result.
+    simready packages are missing; anything else (a file USD cannot open: Kit's load-failure
+    skip; a stage the phase cannot judge, a failing pair, an engine that raises) is in the result.
     """
     try:
         from simready_benchmark.runner.test_context import PrecheckAborted
@@ -165,15 +166,33 @@ def run_nvidia_mimic(
     from .context import EngineSession, make_context
     from .pxr_bridge import bridged
 
-    path = os.fspath(stage_path)
     ident = _identity.identity()
     cfg = dict(mim_phase.get_defaults())
     cfg.update(config or {})
     t0 = time.perf_counter()
-    with quiet_native_stderr():
-        stage = Usd.Stage.Open(path)
-    if stage is None:
-        raise MimicInputError(f"{path}: USD could not open this file")
+    if isinstance(stage_path, Usd.Stage):
+        stage = stage_path
+        layer = stage.GetRootLayer()
+        path = layer.realPath or layer.identifier
+    else:
+        path = os.fspath(stage_path)
+        try:
+            with quiet_native_stderr():
+                stage = Usd.Stage.Open(path)
+        except Exception:  # pxr's Tf.ErrorException: a file USD cannot read
+            stage = None
+        if stage is None:
+            # Kit's scene set-up: precheck_failure(asset load failed), a skip for an asset that
+            # does not claim the test's features
+            return PhaseResult(
+                asset=path,
+                engine=engine,
+                status="skipped",
+                message=robot_scene._fix_message_asset_load_failed(path),
+                test_name=ident.name,
+                test_version=ident.version,
+                duration=time.perf_counter() - t0,
+            )
     asset_prim = _asset_prim(stage)
     key = asset_key if asset_key is not None else os.path.basename(path)
     result = PhaseResult(asset=path, engine=engine, status="pass", test_name=ident.name, test_version=ident.version)
