@@ -84,8 +84,10 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--report",
         metavar="DIR",
-        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, and the harness's "
-        f"result.json per stage under {RESULT_DIR}/)",
+        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, the harness's "
+        f"result.json per stage under {RESULT_DIR}/, and simready-benchmark's run folder: plan.json, "
+        "results/<asset dir>/.simready/runtime/mimic_joint/result.json, which "
+        "`simready-benchmark --report-only --output-dir DIR` reads)",
     )
     p.add_argument(
         "--json",
@@ -138,6 +140,17 @@ def add_commands(subparsers) -> None:
         "multiplier, offset, joint kinds) are compared with the stage's, and every difference fails "
         "(mimic-ext diff prints the same table alone); one stage only",
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="our port's findings fail the run too; by default NVIDIA's SimReady verdict (its phase run on the "
+        "same engine) decides the exit code where it ran",
+    )
+    p.add_argument(
+        "--no-simready",
+        action="store_true",
+        help="do not run NVIDIA's phase: our port's verdicts decide (as without the simready extra)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -152,6 +165,10 @@ def _progress(done: int, total: int, res) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def _simready_progress(stage, result) -> None:
+    print(f"[SimReady] {stage.asset} [{stage.engine}]: {result.status.upper()}", file=sys.stderr, flush=True)
 
 
 def _engines(text: str, device: str) -> list[str]:
@@ -248,6 +265,12 @@ def cmd_sweep(args) -> int:
     run = sweep_paths(
         paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
     )
+    run.strict = bool(args.strict)
+    headline_results: dict = {}
+    if not args.no_simready:
+        from ..simready.verdicts import add_verdicts
+
+        headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
     console = sys.stderr if to_stdout else sys.stdout
     if comparison is not None:
         from .source_verdict import apply_source_check
@@ -278,6 +301,15 @@ def cmd_sweep(args) -> int:
         sys.stdout.write(format_html(run))
     elif targets["html"]:
         written.append(write_html(run, targets["html"]))
+    if args.report:
+        from .run_folder import write_run_folder
+
+        written.append(Path(args.report) / "results")
+        write_run_folder(run, args.report, headline=headline_results)
     for path in written:
         print(f"wrote {path}", file=console)
-    return run.exit_code
+    code = run.decided_exit_code
+    if comparison is not None and comparison.mismatches:
+        # asked for explicitly: a stage that differs from its source fails whoever's verdict decides
+        code = max(code, 1)
+    return code
