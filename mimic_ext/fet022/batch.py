@@ -46,6 +46,9 @@ STAGE_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 #: workers (2-core CPU machine; benchmarks/sweep_time.py prints the figure it is based on).
 POOL_STARTUP_S = 1.0
 EXECUTORS = ("local", "dask")
+#: Test-only: ``ENGINE[:SIGNAL]`` makes ``sweep_one`` on ENGINE kill its process with SIGNAL (default
+#: SIGKILL) before sweeping, as a crash in that engine's native code would (``isolation``).
+CRASH_ENV = "MIMIC_EXT_FET022_TEST_CRASH"
 
 
 # ----------------------------------------------------------------------------- collection
@@ -162,6 +165,10 @@ def sweep_one(
 ) -> SweepResult:
     """``run`` on one file with one engine, turning every exception into an error result (never raises)."""
     t0 = time.perf_counter()
+    if os.environ.get(CRASH_ENV):
+        from .isolation import crash_if_asked
+
+        crash_if_asked(engine)
     try:
         from .engines import get_engine
         from .runner import run
@@ -228,14 +235,16 @@ def _pool_once(
 def _run_pool(
     units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
 ) -> None:
+    from .isolation import Isolated
+
     broken = _pool_once(units, config, options, jobs, report)
-    # a worker that died takes the pool down: retry those units one per pool, so that the
-    # one that kills its worker is named and the others still get their result
+    # a worker that died takes the pool down: retry those units each in a worker of its own, so
+    # that the one that kills its worker is named, with the signal, and the others get their result
     by_index = dict(units)
     _Retries.count += len(broken)
-    for i in broken:
-        if _pool_once([(i, by_index[i])], config, options, 1, report):
-            report(i, _died(by_index[i], config, "worker process"))
+    with Isolated(options) as alone:
+        for i in broken:
+            report(i, alone.sweep(by_index[i][0], config, by_index[i][1]))
 
 
 def _run_local(
@@ -247,15 +256,27 @@ def _run_local(
     if pool_jobs > 1 and jobs is not None:
         _run_pool(list(enumerate(units)), config, options, pool_jobs, report)
         return pool_jobs
+    from .isolation import Isolated, isolated_engines
+
+    # engines in workers of their own, so that one's crash leaves the others' results (isolation)
+    apart = isolated_engines(u[1] for u in units)
+    isolated = Isolated(options) if apart else None
     fastest = float("inf")
-    for i, unit in enumerate(units):
-        left = len(units) - i
-        if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
-            _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
-            return pool_jobs
-        res = sweep_one(unit[0], config, unit[1], options)
-        fastest = min(fastest, res.timings.get("total_s", 0.0))
-        report(i, res)
+    try:
+        for i, unit in enumerate(units):
+            left = len(units) - i
+            if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
+                _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
+                return pool_jobs
+            if isolated is not None and unit[1] in apart:
+                res = isolated.sweep(unit[0], config, unit[1])
+            else:
+                res = sweep_one(unit[0], config, unit[1], options)
+            fastest = min(fastest, res.timings.get("total_s", 0.0))
+            report(i, res)
+    finally:
+        if isolated is not None:
+            isolated.close()
     return 1
 
 
