@@ -7,7 +7,8 @@ USD asset listed there is read as it is; each stage is swept on warp, physx (ovp
 and mujoco. Per stage: every verdict is a pass or a not-applicable with its reason, every
 measured motion ratio is within ``AGREEMENT`` (0.01) of |gearing|, and the engines agree with
 each other on every follower (``mimic_ext.fet022.disagreement``: verdict, motion ratio and
-offset check within 0.01).
+offset check within 0.01); where one engine lets a joint leave its limits and another holds it,
+the disagreement names the cause ("limits").
 
 The exceptions are listed in ``KNOWN`` with what was measured: each is the engine's (or the
 shared copy's) own, is asserted exactly (so the test fails when it changes) and is reported as
@@ -120,6 +121,13 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
             # 0.01: the bar, ten times tighter than the verdict's 0.1
             assert abs(f.motion_ratio - f.abs_gearing) <= AGREEMENT, (name, f.name, f.motion_ratio, f.abs_gearing)
     found = disagreements(per_engine)
+    for d in [d for d in found if d.measure == "limits"]:
+        # an engine that let a joint leave its limits (a warning on that engine, not the verdict):
+        # named, never unexplained; measured: our solver on the WX250s, whose fingers rest 15 mm
+        # outside their authored ranges, and Newton on the Isaac Robotiq, whose finger_joint swings
+        # to -127 deg in the sweep's first 0.05 s
+        assert d.cause == "limits" and d.explanation.startswith("limit enforced by"), d.text()
+    found = [d for d in found if d.measure != "limits"]
     for d in found:
         odd = [e for e in d.engines if e in known]
         if odd:  # the known engine's cause, or a not-applicable engine's beside it (named first)
