@@ -19,6 +19,7 @@ pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solve
 
 from mimic_ext.fet022 import run
 from mimic_ext.fet022.disagreement import (
+    BLOCKED,
     COMPILE,
     CRASH,
     ENGINE_ERROR,
@@ -157,3 +158,15 @@ def test_limit_enforced_by_one_engine_not_by_the_other():
     per = {"warp": _stage("warp", _follower("warp", FAIL)), "mujoco": _stage("mujoco", mujoco)}
     cause, why = _only(per)
     assert cause == LIMITS and why.startswith("limit enforced by warp, not by mujoco")
+
+
+def test_a_blocked_reference_is_named_not_soft_lag():
+    """Measured on mujoco-usd-converter's Franka hand: MuJoCo's swept finger moved 5e-5 of 0.032 m;
+    its soft equality is not why the verdicts differ."""
+    blocked = "the swept joint moved only 4.714e-05 of the planned 0.032 (SI): its drive is too weak"
+    mujoco = _follower("mujoco", FAIL, ratio=0.83, messages=[blocked])
+    mujoco.read_relation["hard"] = False
+    mujoco.relation_max_error, warp = 8e-6, _follower("warp")
+    warp.relation_max_error = 0.0
+    cause, why = _only({"warp": _stage("warp", warp), "mujoco": _stage("mujoco", mujoco)})
+    assert cause == BLOCKED and "moved only" in why

@@ -17,6 +17,8 @@ run names the most likely cause from what it recorded, in this order:
 * **diverged**: an engine's output was not finite;
 * **limits**: "limit enforced by A, not by B": one engine let the follower (or its reference)
   leave its limits, the other held it there;
+* **reference blocked**: on one engine the swept joint did not follow its drive (it moved less
+  than ``min_excursion_fraction`` of its range, or not at all);
 * **soft constraint lag**: the engine holds the relation softly (a MuJoCo joint equality) and
   strays from it further than the other (``relation_max_error``);
 * **engine error**: an engine could not sweep it, and its message says why;
@@ -52,12 +54,13 @@ UNITS, CAP, DIVERGED, MISSING, SOFT, UNKNOWN = (
     "soft constraint lag",
     "unexplained",
 )
-CRASH, COMPILE, UNREAD, LEGACY, LIMITS, ENGINE_ERROR = (
+CRASH, COMPILE, UNREAD, LEGACY, LIMITS, BLOCKED, ENGINE_ERROR = (
     "crash",
     "compile refusal",
     "unread schema",
     "legacy relation",
     "limits",
+    "reference blocked",
     "engine error",
 )
 
@@ -158,6 +161,9 @@ def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
     if bool(la) != bool(lb):
         held, free = (b, a) if la else (a, b)
         return LIMITS, f"limit enforced by {held.engine}, not by {free.engine}: {_left_limits(free)}"
+    for f in (a, b):
+        if m := _said(f, "the swept joint moved only") or _said(f, "did not move during the sweep"):
+            return BLOCKED, f"{f.engine}: {m}"
     soft = [f for f in (a, b) if f.read_relation and not f.read_relation.get("hard", True)]
     if soft and all(math.isfinite(f.relation_max_error) for f in (a, b)):
         s = max(soft, key=lambda f: f.relation_max_error)
