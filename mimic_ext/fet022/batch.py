@@ -11,7 +11,9 @@ every exception into an error result, so one stage cannot stop the others. Where
   always uses a pool, ``jobs=1`` never);
 * in a process pool forked from a forkserver that has already imported USD, Warp and the
   solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
-  alone once, then reported as an error;
+  alone once, in a worker of its own (``isolation``), then reported as that engine's crash;
+* with several engines (or physx, newton or mujoco alone) each engine sweeps here in a worker
+  process of its own (``isolation``), so one engine's native crash leaves the others' results;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
   unit is a task; a unit whose worker died is resubmitted once, then reported as an
   error. Workers must see the stage files at the same paths (a shared file system).
