@@ -25,12 +25,15 @@ def test_signal_names():
 
 
 def test_which_engines_run_apart():
-    """Several engines: every built-in one apart; alone, our warp engine stays in-process (cheap) and
-    the engines on third-party native code go apart; an engine registered at run time (Kit's) never."""
+    """Several engines: every built-in one apart; alone (``mimic-ext sweep``), our warp engine stays
+    in-process (cheap) and the engines on third-party native code go apart; an engine registered at
+    run time (Kit's) never."""
     assert isolated_engines(["warp", "physx", "kitphysx"]) == {"warp", "physx"}
-    assert isolated_engines(["warp"]) == set()
-    assert isolated_engines(["warp:cuda:0"]) == set()
-    assert isolated_engines(["mujoco"]) == {"mujoco"}
+    assert isolated_engines(["warp"], alone=True) == set()
+    assert isolated_engines(["warp:cuda:0"], alone=True) == set()
+    assert isolated_engines(["mujoco"], alone=True) == {"mujoco"}
+    # from Python a single engine stays here unless asked (an unguarded script keeps working)
+    assert isolated_engines(["mujoco"]) == set()
 
 
 @pytest.mark.slow
@@ -58,3 +61,17 @@ def test_engine_killed_mid_run_leaves_the_others(tmp_path, jobs):
         for engine in ("warp", "mujoco"):
             assert (rep / "result" / stage.stem / engine / "result.json").is_file()
     assert not list(tmp_path.glob("core*"))  # the staged crash leaves no core file
+
+
+@pytest.mark.slow
+def test_one_engine_alone_crashing_still_writes_its_report(tmp_path):
+    """``mimic-ext sweep X --engine mujoco`` whose engine dies (the issue: PhysX's SIGBUS on the
+    Inspire hand, exit 135, no message, no JSON): exit 2, the signal named, the JSON written."""
+    pytest.importorskip("mujoco")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), CRASH_ENV: "mujoco:SIGSEGV"}
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "mimic_ext", "sweep", str(STAGES[0]), "--engine", "mujoco", "--json", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    (stage,) = json.loads(out.read_text())["stages"]
+    assert stage["status"] == "error" and "SIGSEGV" in stage["reason"] and "mujoco engine crashed" in stage["reason"]

@@ -12,8 +12,9 @@ every exception into an error result, so one stage cannot stop the others. Where
 * in a process pool forked from a forkserver that has already imported USD, Warp and the
   solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
   alone once, in a worker of its own (``isolation``), then reported as that engine's crash;
-* with several engines (or physx, newton or mujoco alone) each engine sweeps here in a worker
-  process of its own (``isolation``), so one engine's native crash leaves the others' results;
+* with several engines (and, from ``mimic-ext sweep``, physx, newton or mujoco alone) each
+  engine sweeps in a worker process of its own (``isolation``), so one engine's native crash
+  leaves the others' results and the reports;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
   unit is a task; a unit whose worker died is resubmitted once, then reported as an
   error. Workers must see the stage files at the same paths (a shared file system).
@@ -250,7 +251,12 @@ def _run_pool(
 
 
 def _run_local(
-    units: list[Unit], config: SweepConfig, options: dict[str, Any], jobs: int | None, report: Report
+    units: list[Unit],
+    config: SweepConfig,
+    options: dict[str, Any],
+    jobs: int | None,
+    report: Report,
+    isolate_alone: bool = False,
 ) -> int:
     """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used."""
     cpus = os.cpu_count() or 1
@@ -261,7 +267,7 @@ def _run_local(
     from .isolation import Isolated, isolated_engines
 
     # engines in workers of their own, so that one's crash leaves the others' results (isolation)
-    apart = isolated_engines(u[1] for u in units)
+    apart = isolated_engines((u[1] for u in units), alone=isolate_alone)
     isolated = Isolated(options) if apart else None
     fastest = float("inf")
     try:
@@ -355,6 +361,7 @@ def sweep_paths(
     progress: Progress | None = None,
     executor: str = "local",
     scheduler=None,
+    isolate_alone: bool = False,
 ) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
 
@@ -363,7 +370,9 @@ def sweep_paths(
     result per stage. ``jobs``: None decides by itself (see the module docs), 1 sweeps
     here, N > 1 uses a pool of N. ``executor="dask"`` with ``scheduler`` (an address or a
     ``distributed.Client``) runs the units on a Dask cluster. ``progress(done, total,
-    result)`` is called as each unit finishes.
+    result)`` is called as each unit finishes. Several engines each sweep in a worker process of
+    their own (``isolation``); ``isolate_alone`` does that for physx, newton or mujoco alone too
+    (``mimic-ext sweep`` does; a script then needs the ``if __name__ == "__main__":`` guard).
     """
     from .config import as_config
     from .engines import check_engine
@@ -397,7 +406,7 @@ def sweep_paths(
     if executor == "dask":
         used = _run_dask(units, cfg, options, scheduler, report)
     else:
-        used = _run_local(units, cfg, options, jobs, report)
+        used = _run_local(units, cfg, options, jobs, report, isolate_alone)
     run = RunResult(
         stages=[r for r in results if r is not None],
         config=cfg.to_dict(),

@@ -227,7 +227,14 @@ def cmd_sweep(args) -> int:
         raise MimicInputError("--scheduler needs --executor dask")
     show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
     run = sweep_paths(
-        paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
+        paths,
+        config,
+        engine=engines,
+        jobs=args.jobs,
+        progress=show,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
     )
     console = sys.stderr if to_stdout else sys.stdout
     print(format_console(run), file=console)

@@ -29,15 +29,16 @@ BUILT_IN = ("warp", "physx", "newton", "mujoco")
 POLL_S = 0.5
 
 
-def isolated_engines(engines) -> set[str]:
-    """The engine labels whose units run in a worker: every built-in one when several engines run,
-    else the one engine unless it is our own warp engine (the default run stays in-process: the hop
-    costs a forkserver start, 0.1-0.3 s measured by ``benchmarks/sweep_time.py``)."""
+def isolated_engines(engines, alone: bool = False) -> set[str]:
+    """The engine labels whose units run in a worker: every built-in one when several engines run;
+    with ``alone`` (``mimic-ext sweep``) also the one engine, unless it is our own warp engine (the
+    default run stays in-process: a worker start costs about 1 s, ``benchmarks/mujoco_sweep.py
+    --isolation``)."""
     labels = list(dict.fromkeys(engines))
     built = {e for e in labels if e.partition(":")[0] in BUILT_IN}
     if len(labels) > 1:
         return built
-    return {e for e in built if e.partition(":")[0] != "warp"}
+    return {e for e in built if alone and e.partition(":")[0] != "warp"}
 
 
 def crash_if_asked(engine: str) -> None:
@@ -83,11 +84,16 @@ def crash_result(path: str, engine: str, config: SweepConfig, exitcode: int | No
     from .batch import error_result
 
     how = signal_name(exitcode)
+    hint = (
+        ""
+        if exitcode is None or exitcode < 0
+        else " (from a Python script: sweep_paths needs the script's if __name__ == '__main__': guard)"
+    )
     res = error_result(
         path,
         f"the {engine} engine crashed sweeping {path}: its worker process died ({how}), a crash in "
         f"native code or out of memory; the other engines' results are kept (run "
-        f"'mimic-ext sweep {path} --engine {engine}' alone to reproduce it)",
+        f"'mimic-ext sweep {path} --engine {engine}' alone to reproduce it){hint}",
         config,
         seconds,
         engine,
