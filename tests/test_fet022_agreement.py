@@ -77,14 +77,6 @@ KNOWN = {
     # PhysX reads in deg/s (0.0052 rad/s): our solver applies it and the gripper moves 0.0115 of 0.64 rad;
     # ovphysx 0.7 does not apply physxJoint:maxJointVelocity (it moves the gripper fully) and Newton
     # reads only newton:* : an authoring error of the asset that only our engine shows
-    # mujoco-usd-converter's Franka hand through our URDF export on MuJoCo: the swept finger stays at
-    # 1.8 mm whatever its test drive asks (4.7e-5 m of the planned 0.032 m moved; the same before
-    # issue 39's MuJoCo changes); warp, physx and newton sweep it
-    ("menagerie_franka_hand/hand.xml", CONVERTER, "mujoco"): (
-        ("fail", "fail"),
-        "the swept joint moved only",
-        "reference blocked",
-    ),
     ("robotiq_isaacsim_usd_2f85/Gripper_2F85_newton/Robotiq_2F85_newton.usda", None, "warp"): (
         ("fail", "fail"),
         "physxJoint:maxJointVelocity",

@@ -161,8 +161,8 @@ def test_limit_enforced_by_one_engine_not_by_the_other():
 
 
 def test_a_blocked_reference_is_named_not_soft_lag():
-    """Measured on mujoco-usd-converter's Franka hand: MuJoCo's swept finger moved 5e-5 of 0.032 m;
-    its soft equality is not why the verdicts differ."""
+    """As mujoco-usd-converter's Franka hand was on MuJoCo before its filtered pairs were carried over
+    (the swept finger moved 5e-5 of 0.032 m): its soft equality is not why the verdicts differ."""
     blocked = "the swept joint moved only 4.714e-05 of the planned 0.032 (SI): its drive is too weak"
     mujoco = _follower("mujoco", FAIL, ratio=0.83, messages=[blocked])
     mujoco.read_relation["hard"] = False

@@ -53,6 +53,8 @@ class ExportResult:
     #: (its coordinate is minus the USD one), else 1
     joint_paths: dict[str, str] = field(default_factory=dict)
     joint_signs: dict[str, float] = field(default_factory=dict)
+    #: USD body path -> its URDF link name
+    link_paths: dict[str, str] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -524,6 +526,7 @@ class UrdfExporter:
             link_frames={link_name[b]: link_frame[b] for b in order},
             joint_paths=dict(joint_name),
             joint_signs=dict(sign),
+            link_paths={str(b): link_name[b] for b in order},
         )
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:

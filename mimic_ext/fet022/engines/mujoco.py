@@ -172,6 +172,14 @@ class MujocoEngine:
                 act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
                 act.forcerange = [-float(fmax), float(fmax)]
             actuator[path] = len(actuator)
+        excluded = _filtered_pairs(prep.stage, exported.link_paths)
+        for a, b in excluded:
+            spec.add_exclude(bodyname1=a, bodyname2=b)
+        if excluded:
+            notes.append(
+                f"UsdPhysics filtered pairs carried over as MuJoCo contact excludes: "
+                f"{', '.join(f'{a}-{b}' for a, b in excluded)}"
+            )
         roots = prepared.articulation_roots(prep.stage)
         if roots and all(prepared.self_collisions(r) is False for r in roots):
             for geom in spec.geoms:  # robot geoms still meet the world (contype 2 vs conaffinity 1)
@@ -362,6 +370,24 @@ def stiff_equalities(mujoco, model) -> None:
         if model.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
             model.eq_solref[e] = (2.0 * model.opt.timestep, 1.0)
             model.eq_solimp[e][:3] = STIFF_SOLIMP
+
+
+def _filtered_pairs(stage, link_of: dict[str, str]) -> list[tuple[str, str]]:
+    """The stage's ``physics:filteredPairs`` between bodies of the exported URDF, as link-name pairs:
+    MuJoCo keeps a body's geoms apart from its parent's only below the world body, so a link welded
+    to the world (fused into it) would collide with its children, which the asset filtered."""
+    from pxr import UsdPhysics
+
+    out = []
+    for path, link in link_of.items():
+        prim = stage.GetPrimAtPath(path)
+        if not prim or not prim.HasAPI(UsdPhysics.FilteredPairsAPI):
+            continue
+        for target in UsdPhysics.FilteredPairsAPI(prim).GetFilteredPairsRel().GetTargets():
+            other = link_of.get(str(target))
+            if other and other != link and (other, link) not in out:
+                out.append((link, other))
+    return out
 
 
 def refused_inertias(spec) -> list[str]:
