@@ -220,8 +220,10 @@ def test_diff_finds_a_missing_an_extra_and_an_inverted_relation(tmp_path):
 
 @pytest.mark.slow
 def test_sweep_with_source_fails_what_every_engine_passes(tmp_path, capsys):
-    """The wrong offset passes the sweep alone (the engine honours it); with --source it fails,
-    in the console table and the JSON report, and exit code 1."""
+    """The wrong offset passes our port's sweep alone (the engine honours it); with --source it
+    fails, in the console table and the JSON report, and exit code 1, whoever's verdict decides
+    (NVIDIA's phase, run by default, happens to fail this stage on its own: it adds the authored
+    offset raw, SIMREADY_MIM_DIFFERENCES #11, so the baseline runs our port alone)."""
     import json
 
     from mimic_ext.cli import main
@@ -229,7 +231,7 @@ def test_sweep_with_source_fails_what_every_engine_passes(tmp_path, capsys):
     source = urdf(tmp_path, '<mimic joint="j1" multiplier="2" offset="0.1"/>')
     stage = _imported(tmp_path, source, _shift("j2", offset=0.5))
     report = tmp_path / "r.json"
-    assert main(["sweep", str(stage), "--json", str(report)]) == 0
+    assert main(["sweep", str(stage), "--no-simready", "--json", str(report)]) == 0
     assert main(["sweep", str(stage), "--source", str(source), "--json", str(report)]) == 1
     out = capsys.readouterr().out
     assert "offset 0.6 where the source has 0.1 rad (off by +0.5 rad)" in out

@@ -11,7 +11,10 @@ every exception into an error result, so one stage cannot stop the others. Where
   always uses a pool, ``jobs=1`` never);
 * in a process pool forked from a forkserver that has already imported USD, Warp and the
   solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
-  alone once, then reported as an error;
+  alone once, in a worker of its own (``isolation``), then reported as that engine's crash;
+* with several engines (and, from ``mimic-ext sweep``, physx, newton or mujoco alone) each
+  engine sweeps in a worker process of its own (``isolation``), so one engine's native crash
+  leaves the others' results and the reports;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
   unit is a task; a unit whose worker died is resubmitted once, then reported as an
   error. Workers must see the stage files at the same paths (a shared file system).
@@ -46,6 +49,9 @@ STAGE_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 #: workers (2-core CPU machine; benchmarks/sweep_time.py prints the figure it is based on).
 POOL_STARTUP_S = 1.0
 EXECUTORS = ("local", "dask")
+#: Test-only: ``ENGINE[:SIGNAL]`` makes ``sweep_one`` on ENGINE kill its process with SIGNAL (default
+#: SIGKILL) before sweeping, as a crash in that engine's native code would (``isolation``).
+CRASH_ENV = "MIMIC_EXT_FET022_TEST_CRASH"
 
 
 # ----------------------------------------------------------------------------- collection
@@ -162,6 +168,10 @@ def sweep_one(
 ) -> SweepResult:
     """``run`` on one file with one engine, turning every exception into an error result (never raises)."""
     t0 = time.perf_counter()
+    if os.environ.get(CRASH_ENV):
+        from .isolation import crash_if_asked
+
+        crash_if_asked(engine)
     try:
         from .engines import get_engine
         from .runner import run
@@ -228,18 +238,25 @@ def _pool_once(
 def _run_pool(
     units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
 ) -> None:
+    from .isolation import Isolated
+
     broken = _pool_once(units, config, options, jobs, report)
-    # a worker that died takes the pool down: retry those units one per pool, so that the
-    # one that kills its worker is named and the others still get their result
+    # a worker that died takes the pool down: retry those units each in a worker of its own, so
+    # that the one that kills its worker is named, with the signal, and the others get their result
     by_index = dict(units)
     _Retries.count += len(broken)
-    for i in broken:
-        if _pool_once([(i, by_index[i])], config, options, 1, report):
-            report(i, _died(by_index[i], config, "worker process"))
+    with Isolated(options) as alone:
+        for i in broken:
+            report(i, alone.sweep(by_index[i][0], config, by_index[i][1]))
 
 
 def _run_local(
-    units: list[Unit], config: SweepConfig, options: dict[str, Any], jobs: int | None, report: Report
+    units: list[Unit],
+    config: SweepConfig,
+    options: dict[str, Any],
+    jobs: int | None,
+    report: Report,
+    isolate_alone: bool = False,
 ) -> int:
     """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used."""
     cpus = os.cpu_count() or 1
@@ -247,15 +264,27 @@ def _run_local(
     if pool_jobs > 1 and jobs is not None:
         _run_pool(list(enumerate(units)), config, options, pool_jobs, report)
         return pool_jobs
+    from .isolation import Isolated, isolated_engines
+
+    # engines in workers of their own, so that one's crash leaves the others' results (isolation)
+    apart = isolated_engines((u[1] for u in units), alone=isolate_alone)
+    isolated = Isolated(options) if apart else None
     fastest = float("inf")
-    for i, unit in enumerate(units):
-        left = len(units) - i
-        if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
-            _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
-            return pool_jobs
-        res = sweep_one(unit[0], config, unit[1], options)
-        fastest = min(fastest, res.timings.get("total_s", 0.0))
-        report(i, res)
+    try:
+        for i, unit in enumerate(units):
+            left = len(units) - i
+            if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
+                _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
+                return pool_jobs
+            if isolated is not None and unit[1] in apart:
+                res = isolated.sweep(unit[0], config, unit[1])
+            else:
+                res = sweep_one(unit[0], config, unit[1], options)
+            fastest = min(fastest, res.timings.get("total_s", 0.0))
+            report(i, res)
+    finally:
+        if isolated is not None:
+            isolated.close()
     return 1
 
 
@@ -332,6 +361,7 @@ def sweep_paths(
     progress: Progress | None = None,
     executor: str = "local",
     scheduler=None,
+    isolate_alone: bool = False,
 ) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
 
@@ -340,7 +370,9 @@ def sweep_paths(
     result per stage. ``jobs``: None decides by itself (see the module docs), 1 sweeps
     here, N > 1 uses a pool of N. ``executor="dask"`` with ``scheduler`` (an address or a
     ``distributed.Client``) runs the units on a Dask cluster. ``progress(done, total,
-    result)`` is called as each unit finishes.
+    result)`` is called as each unit finishes. Several engines each sweep in a worker process of
+    their own (``isolation``); ``isolate_alone`` does that for physx, newton or mujoco alone too
+    (``mimic-ext sweep`` does; a script then needs the ``if __name__ == "__main__":`` guard).
     """
     from .config import as_config
     from .engines import check_engine
@@ -374,7 +406,7 @@ def sweep_paths(
     if executor == "dask":
         used = _run_dask(units, cfg, options, scheduler, report)
     else:
-        used = _run_local(units, cfg, options, jobs, report)
+        used = _run_local(units, cfg, options, jobs, report, isolate_alone)
     run = RunResult(
         stages=[r for r in results if r is not None],
         config=cfg.to_dict(),

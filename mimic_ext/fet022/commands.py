@@ -263,7 +263,14 @@ def cmd_sweep(args) -> int:
     comparison = _source_comparison(paths, args.source) if args.source else None
     show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
     run = sweep_paths(
-        paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
+        paths,
+        config,
+        engine=engines,
+        jobs=args.jobs,
+        progress=show,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
     )
     run.strict = bool(args.strict)
     headline_results: dict = {}

@@ -56,6 +56,8 @@ class ExportResult:
     #: USD paths of the source's leaders written as followers: each lay below a joint it drives,
     #: which Pinocchio cannot build (the warnings say which and why)
     inverted: list[str] = field(default_factory=list)
+    #: USD body path -> its URDF link name
+    link_paths: dict[str, str] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -530,6 +532,7 @@ class UrdfExporter:
             joint_paths=dict(joint_name),
             joint_signs=dict(sign),
             inverted=list(self.inverted),
+            link_paths={str(b): link_name[b] for b in order},
         )
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
