@@ -42,7 +42,13 @@ def cmd_import(args) -> int:
     from .importing import import_robot
 
     check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
-    result = import_robot(args.robot, out=args.output, schema=args.schema)
+    result = import_robot(
+        args.robot,
+        out=args.output,
+        schema=args.schema,
+        drive_frequency=args.drive_frequency,
+        drive_damping_ratio=args.drive_damping_ratio,
+    )
     _warn(result.warnings)
     summary = (
         f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
@@ -102,6 +108,21 @@ def add_commands(subparsers) -> None:
         metavar="{newton,physx}",
         help="the mimic schema to author, one per follower (default: newton, which PhysX, Newton "
         "and mimic-ext read; physx for PhysX builds that read only PhysxMimicJointAPI)",
+    )
+    p.add_argument(
+        "--drive-frequency",
+        type=float,
+        default=25.0,
+        metavar="F",
+        help="natural frequency of the position drive written on joints whose source has no gains "
+        "(stiffness I F^2 from the inertia I the joint moves; default 25, Isaac Sim's URDF importer's)",
+    )
+    p.add_argument(
+        "--drive-damping-ratio",
+        type=float,
+        default=0.005,
+        metavar="Z",
+        help="damping ratio of that drive (damping 2 Z F I; default 0.005, Isaac Sim's URDF importer's)",
     )
     p.set_defaults(func=cmd_import)
 
