@@ -130,7 +130,7 @@ def cmd_validate(args) -> int:
     opened = _open(args.stage, robots=True)
     from .schema.validation import validate
 
-    findings = validate(opened.stage)
+    findings = validate(opened.stage, target=getattr(args, "target", None))
     errors = [f for f in findings if f.severity == "error"]
     warnings = [f for f in findings if f.severity == "warning"]
     if args.json:
@@ -380,6 +380,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument(
+        "--target",
+        choices=["simready"],
+        default=None,
+        help="also check what the target asks of mimic joints (simready: NVIDIA's SimReady FET_022 checks, "
+        "PhysicsJointStateAPI on followers and references)",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(

@@ -5,11 +5,11 @@ import math
 from pathlib import Path
 
 import pytest
-from pxr import Sdf, Usd, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdPhysics
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.schema import MimicRelation, open_stage, read_relations, set_relation
-from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, WARNING, Finding, validate
+from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, SIMREADY, WARNING, Finding, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTIQ = "robotiq_isaacsim_usd_2f85"
@@ -36,15 +36,20 @@ def codes(findings, severities=SEVERITIES):
     return {f.code for f in findings if f.severity in severities}
 
 
+#: samples of what a validation target adds, checked with that target
+SAMPLE_TARGET = {"MIMIC_NO_JOINT_STATE": SIMREADY}
+
+
 def validate_file(path):
-    return validate(open_stage(path).stage)
+    return validate(open_stage(path).stage, target=SAMPLE_TARGET.get(Path(path).stem))
 
 
 # ------------------------------------------------------------------ the catalogue
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    assert len(CODES) == 28  # 24, the two of one schema per follower, extreme gearing, non-finite mass
+    # 24, the two of one schema per follower, extreme gearing, non-finite mass, joint state, inertia triangle
+    assert len(CODES) == 30
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
@@ -114,18 +119,47 @@ def test_findings_are_sorted_errors_first_then_path():
 # ------------------------------------------------------------------ follower drives
 
 
-def test_passive_damping_on_a_follower_is_not_a_fighting_drive():
+def test_any_gain_on_a_follower_drive_fights_the_coupling():
+    """Passive damping too: PhysX's mimic row then competes with a velocity drive towards 0 (NVIDIA's
+    DJ.006 "joint is mimic but has damping set"); on main it passed silently. Gainless is fine."""
     stage, r, foll, lead = samples.pair("damped follower")
-    samples.add_drive(stage.GetPrimAtPath(foll), "angular", 0.0, 0.05, 10.0)  # stiffness 0, targets 0
+    samples.add_drive(stage.GetPrimAtPath(foll), "angular", 0.0, 0.0, 10.0)  # gainless: no force
     assert validate(stage) == []
     drive = UsdPhysics.DriveAPI(stage.GetPrimAtPath(foll), "angular")
-    drive.CreateTargetVelocityAttr(10.0)  # damping toward 10 deg/s drives the follower
+    drive.CreateDampingAttr(0.05)  # passive damping, targets 0
     (f,) = validate(stage)
-    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "target velocity of 10" in f.message
-    drive.CreateTargetVelocityAttr(0.0)
+    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "damping 0.05" in f.message and lead in f.message
+    drive.CreateDampingAttr(0.0)
     drive.CreateStiffnessAttr(1.0)  # any stiffness pulls it to its own target
     (f,) = validate(stage)
     assert f.code == "MIMIC_FOLLOWER_DRIVE" and "stiffness 1 " in f.message
+
+
+def test_joint_state_is_asked_for_by_the_simready_target_only():
+    """NVIDIA's DJ.002 (essential in FET_022_STANDARD) wants PhysicsJointStateAPI; PhysX does not."""
+    stage, r, foll, lead = samples.pair("no joint state")
+    assert validate(stage) == []
+    found = validate(stage, target=SIMREADY)
+    assert {(f.code, f.path) for f in found} == {("MIMIC_NO_JOINT_STATE", foll), ("MIMIC_NO_JOINT_STATE", lead)}
+    for path in (foll, lead):
+        prim = stage.GetPrimAtPath(path)
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    assert validate(stage, target=SIMREADY) == []
+    with pytest.raises(ValueError, match="unknown validation target"):
+        validate(stage, target="kit")
+
+
+def test_inertia_triangle_is_a_warning_naming_the_body_and_rounding_is_not():
+    """MuJoCo refuses A + B < C (the Ability hand's base did); a flat plate (A + B = C, float32
+    round-off) is a real body and passes. Tolerance: 4 float32 eps of C."""
+    stage, r, foll, lead = samples.pair("inertia")
+    body = stage.GetPrimAtPath("/Robot/link_follower")
+    attr = body.GetAttribute("physics:diagonalInertia")
+    attr.Set(Gf.Vec3f(1e-4, 2e-4, 3e-4))  # a plate: equality
+    assert validate(stage) == []
+    attr.Set(Gf.Vec3f(1e-4, 2e-4, 3.01e-4))
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_INERTIA_TRIANGLE" and f.path == "/Robot/link_follower" and "A + B >= C" in f.message
 
 
 # MJCF files whose follower carries joint damping, which the importer writes as a

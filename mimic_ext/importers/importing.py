@@ -15,6 +15,7 @@ from pxr import Usd
 
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
+from ..schema.physics_values import triangle_violation
 from ..schema.relation import NEWTON, PHYSX, MimicRelation
 from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY
 from .mjcf import read_mjcf
@@ -165,6 +166,13 @@ def _summarise(model: RobotModel, writer) -> list[str]:
             f"(as Isaac Sim's URDF importer: a follower moves at multiplier times its leader, so a cap "
             f"of its own can make the relation infeasible; the leader's cap bounds it): "
             f"{_listing(writer.follower_caps_dropped)}"
+        )
+    flat = [b.name for b in model.bodies.values() if b.inertia is not None and triangle_violation(b.inertia.moments)]
+    if flat:
+        warnings.append(
+            f"{src}: {len(flat)} body(ies) have principal moments of inertia that break the triangle inequality "
+            f"A + B >= C, which no rigid body has and MuJoCo refuses at compile time (written as the source "
+            f"has them): {_listing(flat)}"
         )
     if writer.default_gains:
         warnings.append(
