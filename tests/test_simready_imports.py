@@ -271,3 +271,12 @@ def test_without_tier_core_ours_is_dj_007_until_nvidias_arrives():
     assert got["checker"]
     assert got["start"] == [["DJ.007", "mimic_ext.schema.asset_rules"]]
     assert got["late"] == [["com.nvidia.simready.DJ.007", "__main__"]]  # ours withdrawn
+
+
+def test_instance_name_finding_states_what_physx_was_measured_to_do():
+    """The finding follows tests/test_physx_mimic_instances.py (ovphysx), and says where NVIDIA's
+    rules contradict it."""
+    stage, _, foll, _ = samples.pair("transX", instance="transX")
+    (f,) = [f for f in validate(stage) if f.code == "MIMIC_INSTANCE_NAME"]
+    assert "ovphysx 0.7.0" in f.message and "under transX or X it does not move" in f.message
+    assert "contradict" in f.message and f.path == foll
