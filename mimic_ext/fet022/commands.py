@@ -84,8 +84,10 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--report",
         metavar="DIR",
-        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, and the harness's "
-        f"result.json per stage under {RESULT_DIR}/)",
+        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, the harness's "
+        f"result.json per stage under {RESULT_DIR}/, and simready-benchmark's run folder: plan.json, "
+        "results/<asset dir>/.simready/runtime/mimic_joint/result.json, which "
+        "`simready-benchmark --report-only --output-dir DIR` reads)",
     )
     p.add_argument(
         "--json",
@@ -130,6 +132,17 @@ def add_commands(subparsers) -> None:
         "--scheduler",
         metavar="ADDRESS",
         help="Dask scheduler address for --executor dask (workers must see the stage files at the same paths)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="our port's findings fail the run too; by default NVIDIA's SimReady verdict (its phase run on the "
+        "same engine) decides the exit code where it ran",
+    )
+    p.add_argument(
+        "--no-simready",
+        action="store_true",
+        help="do not run NVIDIA's phase: our port's verdicts decide (as without the simready extra)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
@@ -229,6 +242,12 @@ def cmd_sweep(args) -> int:
     run = sweep_paths(
         paths, config, engine=engines, jobs=args.jobs, progress=show, executor=args.executor, scheduler=args.scheduler
     )
+    run.strict = bool(args.strict)
+    headline_results: dict = {}
+    if not args.no_simready:
+        from ..simready.verdicts import add_verdicts
+
+        headline_results = add_verdicts(run)
     console = sys.stderr if to_stdout else sys.stdout
     print(format_console(run), file=console)
     for st in run.stages:
@@ -254,6 +273,11 @@ def cmd_sweep(args) -> int:
         sys.stdout.write(format_html(run))
     elif targets["html"]:
         written.append(write_html(run, targets["html"]))
+    if args.report:
+        from .run_folder import write_run_folder
+
+        written.append(Path(args.report) / "results")
+        write_run_folder(run, args.report, headline=headline_results)
     for path in written:
         print(f"wrote {path}", file=console)
-    return run.exit_code
+    return run.decided_exit_code

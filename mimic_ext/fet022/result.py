@@ -280,11 +280,32 @@ class RunResult:
     wall_seconds: float = 0.0
     jobs: int = 1
     retried: int = 0  # units run again because the process or Dask worker sweeping them died
+    #: NVIDIA's SimReady verdicts, one dict per stage and engine (``simready.verdicts``); empty when
+    #: its phase was not run
+    simready: list[dict[str, Any]] = field(default_factory=list)
+    #: our port's findings fail the run too (``--strict``), not only NVIDIA's verdict
+    strict: bool = False
 
     @property
     def exit_code(self) -> int:
         """2 when any stage errored, else 1 when any failed, else 0 (pass or skipped)."""
         return max((s.exit_code for s in self.stages), default=EXIT_OK)
+
+    @property
+    def decided_exit_code(self) -> int:
+        """The run's exit code: per stage and engine NVIDIA's verdict where its phase ran (fail: 1),
+        our port's (``exit_code``) where it did not; with ``strict`` ours count everywhere too. A
+        stage our port could not read or sweep (error: 2) counts always: that is no finding about
+        the asset's relations but a run that did not happen."""
+        nvidia = {(v["asset"], v["engine"]): v["status"] for v in self.simready if v.get("status") != "not_run"}
+        code = EXIT_OK
+        for st in self.stages:
+            verdict = nvidia.get((st.asset, st.engine))
+            if verdict is None or self.strict or st.status == ERROR:
+                code = max(code, st.exit_code)
+            if verdict == FAIL:
+                code = max(code, EXIT_FAIL)
+        return code
 
     def summary(self) -> dict[str, int]:
         stages = dict.fromkeys(STATUSES, 0)
