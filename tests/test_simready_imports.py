@@ -144,6 +144,17 @@ def test_import_writes_joint_state_and_gainless_followers(schema):
     assert not found & {"MIMIC_FOLLOWER_DRIVE", "MIMIC_NO_JOINT_STATE"}, found
 
 
+def test_the_sweep_keeps_its_test_drive_where_the_import_wrote_default_gains():
+    """Isaac's defaults are for NVIDIA's phase; our port sweeps such references with its test drive
+    (docs/fet022.md), and with an MJCF servo's own gains (the wx250s's, moved to its leader)."""
+    from mimic_ext.fet022.discovery import discover
+
+    for rel_path, source in ((INSPIRE, "test"), ("menagerie_trossen_wx250s/wx250s.xml", "authored")):
+        result = import_robot(_assets() / rel_path)
+        found = discover(result.stage, read_relations(result.stage))
+        assert found.swept and all((j.drive.source if j.drive else "test") == source for j in found.swept), rel_path
+
+
 def test_default_gains_follow_the_options_and_the_moved_inertia(tmp_path):
     """A pendulum of 2 kg at 0.5 m moves I = 2 * 0.5^2 + its own 0.01 = 0.51 kg m^2 about the
     hinge: stiffness I f^2, damping 2 z f I (per rad; USD per degree). Exact to float32."""

@@ -28,6 +28,7 @@ import numpy as np
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import MimicRelation, set_relation
+from ..schema.joints import DEFAULT_GAINS_KEY
 from ..schema.relation import NEWTON, PHYSX
 from ..schema.schema_choice import mixed_units
 from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY, default_gains
@@ -48,8 +49,7 @@ SOURCE_NAME_KEY = "mimicExtSourceName"
 #: customData key keeping a joint's own passive damping (SI) where its drive's damping is not
 #: that alone (default gains, a follower's damping moved to its leader): exported back as written.
 PASSIVE_DAMPING_KEY = "mimicExtPassiveDamping"
-#: customData key marking a drive whose gains are the importer's defaults, not the source's.
-DEFAULT_GAINS_KEY = "mimicExtDefaultGains"
+
 #: Newton's joint attributes (newton-usd-schemas, ``NewtonJointAPI`` in generatedSchema.usda)
 NEWTON_JOINT_API = "NewtonJointAPI"
 NEWTON_JOINT_ATTRS = ("newton:armature", "newton:friction", "newton:velocityLimit")
