@@ -155,3 +155,22 @@ def test_whose_verdict_decides_the_exit_code():
     broken = SweepResult(asset="/c.usda", status=ERROR, engine="warp")
     run = RunResult(stages=[broken], simready=[{"asset": "/c.usda", "engine": "warp", "status": "skipped"}])
     assert run.decided_exit_code == 2  # a stage we could not sweep is never a pass
+
+
+def test_headline_lines():
+    """One line per engine; counts over several stages; an engine NVIDIA's phase did not run on says why."""
+    from mimic_ext.fet022.reports.headline import findings_line, headlines
+
+    run = RunResult(stages=[_stage("/a.usda", PASS), _stage("/b.usda", FAIL)])
+    assert headlines(run) == [] and "our port's verdicts decide" in findings_line(run)
+    run.simready = [
+        {"asset": "/a.usda", "engine": "warp", "status": "pass"},
+        {"asset": "/b.usda", "engine": "warp", "status": "skipped"},
+        {"asset": "/a.usda", "engine": "mujoco", "status": "not_run", "message": "not on mujoco"},
+    ]
+    assert headlines(run) == [
+        "SimReady mimic_joint 1.1.0: pass (warp: 1 pass, 1 skipped)",
+        "SimReady mimic_joint 1.1.0: not run (mujoco: not on mujoco)",
+    ]
+    run.simready = run.simready[:1]
+    assert headlines(run) == ["SimReady mimic_joint 1.1.0: pass"]

@@ -46,6 +46,10 @@ def test_report_is_a_simready_run_folder(data_dir, tmp_path, capsys):
     data = json.loads((rep / "fet022_report.json").read_text())
     assert data["simready"]["headline"] == ["SimReady mimic_joint 1.1.0: fail (warp: 1 pass, 1 fail)"]
     assert data["exit_code"] == 1 and data["simready"]["port_exit_code"] == 1
+    jsonschema = pytest.importorskip("jsonschema")
+    from mimic_ext.fet022.reports import load_schema
+
+    jsonschema.validate(data, load_schema())
     proc = subprocess.run(
         [sys.executable, "-c", "from simready_benchmark.cli.main import main; raise SystemExit(main())"]
         + ["--report-only", "--output-dir", str(rep)],

@@ -160,6 +160,10 @@ def _progress(done: int, total: int, res) -> None:
     )
 
 
+def _simready_progress(stage, result) -> None:
+    print(f"[SimReady] {stage.asset} [{stage.engine}]: {result.status.upper()}", file=sys.stderr, flush=True)
+
+
 def _engines(text: str, device: str) -> list[str]:
     """The engine labels asked for; ``--device`` picks the warp engine's device."""
     out = []
@@ -247,7 +251,7 @@ def cmd_sweep(args) -> int:
     if not args.no_simready:
         from ..simready.verdicts import add_verdicts
 
-        headline_results = add_verdicts(run)
+        headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
     console = sys.stderr if to_stdout else sys.stdout
     print(format_console(run), file=console)
     for st in run.stages:

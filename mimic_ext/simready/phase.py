@@ -147,7 +147,7 @@ def run_nvidia_mimic(
 
     ``config`` overrides the phase's defaults (``get_defaults()``: physics_fps 240, settle 1 s,
     sweep 2 s, gear_ratio_tolerance 0.10, ...). Raises ``MimicInputError`` (one line) when the
-    simready packages are missing; anything else (a file USD cannot open: Kit's load-failure
+    simready packages are missing or the path is no regular file; anything else (a file USD cannot open: Kit's load-failure
     skip; a stage the phase cannot judge, a failing pair, an engine that raises) is in the result.
     """
     try:
@@ -175,7 +175,10 @@ def run_nvidia_mimic(
         layer = stage.GetRootLayer()
         path = layer.realPath or layer.identifier
     else:
+        from ..input_files import check_regular_file
+
         path = os.fspath(stage_path)
+        check_regular_file(path, "stage")  # a FIFO or a device would block USD's reader
         try:
             with quiet_native_stderr():
                 stage = Usd.Stage.Open(path)

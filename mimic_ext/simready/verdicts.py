@@ -48,11 +48,12 @@ def add_verdicts(
         entry: dict[str, Any] = {"asset": st.asset, "engine": st.engine}
         if on:
             entry["nvidia_engine"] = on
-        if why or base not in ENGINES:
-            entry.update(
-                status="not_run",
-                message=why or f"NVIDIA's phase runs here on {', '.join(ENGINES)} only, not {base}",
-            )
+        if why or base not in ENGINES or st.status == "error":
+            if st.status == "error":  # unreadable or unsweepable: exit 2 whatever NVIDIA's phase says
+                why_not = f"our port could not sweep it ({st.reason or 'error'})"
+            else:
+                why_not = why or f"NVIDIA's phase runs here on {', '.join(ENGINES)} only, not {base}"
+            entry.update(status="not_run", message=why_not)
             run.simready.append(entry)
             continue
         key = (st.asset, st.engine)
