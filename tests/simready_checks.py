@@ -14,6 +14,7 @@ joint's ``physxJoint:maxJointVelocity`` here), and DJ.008-010 need Isaac's robot
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 from collections import defaultdict
@@ -39,12 +40,7 @@ class _SchemaName(str):
         return getattr(self._cls, name)
 
 
-def install_bridge() -> None:
-    """``pxr.PhysxSchema`` as tier-core expects it, from physx-usd-schemas (idempotent)."""
-    import pxr
-
-    if getattr(pxr, "PhysxSchema", None) is not None and "pxr.PhysxSchema" in sys.modules:
-        return
+def _bridge_module() -> types.ModuleType:
     from physx_usd_schemas import PhysxSchema
     from physx_usd_schemas.PhysxSchema import codeless_api
 
@@ -53,10 +49,42 @@ def install_bridge() -> None:
         cls = getattr(PhysxSchema, name)
         setattr(bridge, name, _SchemaName(cls) if hasattr(cls, "_schemaName") else cls)
     bridge.Tokens = PhysxSchema.Tokens  # type: ignore[attr-defined]
+    return bridge
+
+
+@contextlib.contextmanager
+def bridged():
+    """``pxr.PhysxSchema`` as tier-core expects it, from physx-usd-schemas, for the block only
+    (whatever stood there before, e.g. mimic_ext.simready's own narrower bridge, comes back)."""
+    import pxr
+
+    module = sys.modules.get("pxr.PhysxSchema")
+    attr = getattr(pxr, "PhysxSchema", None)
+    bridge = _bridge_module()
     sys.modules["pxr.PhysxSchema"] = bridge
     pxr.PhysxSchema = bridge  # type: ignore[attr-defined]
+    tier_core = sys.modules.get(_VALIDATION)
+    saved = getattr(tier_core, "PhysxSchema", None) if tier_core else None
+    if tier_core is not None:
+        tier_core.PhysxSchema = bridge  # imported once, bound at its import
+    try:
+        yield bridge
+    finally:
+        if tier_core is not None:
+            tier_core.PhysxSchema = saved
+        if module is None:
+            sys.modules.pop("pxr.PhysxSchema", None)
+        else:
+            sys.modules["pxr.PhysxSchema"] = module
+        if attr is None:
+            if hasattr(pxr, "PhysxSchema"):
+                delattr(pxr, "PhysxSchema")
+        else:
+            pxr.PhysxSchema = attr  # type: ignore[attr-defined]
 
 
+#: tier-core's driven-joint rules, which bind ``PhysxSchema`` when first imported
+_VALIDATION = "simready.foundation.tier_core.capabilities.physics_bodies.physics_driven_joints.validation"
 _INITIALISED = False
 
 
@@ -64,13 +92,14 @@ def validate(stage) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(failures, unchecked): NVIDIA's failures on ``stage`` by short requirement code (``DJ.002``),
     and the rules that ended in an uncaught error (requirement unknown), by rule class name."""
     global _INITIALISED
-    install_bridge()
-    from simready.validate import initialize, validate_stage
+    with bridged():
+        from simready.validate import initialize, validate_stage
 
-    if not _INITIALISED:
-        initialize([], [], [])
-        _INITIALISED = True
-    result = validate_stage(stage, *PROFILE)
+        if not _INITIALISED:
+            initialize([], [], [])
+            _INITIALISED = True
+        with bridged():  # again: initialize imported tier-core's rules, which bind it at import
+            result = validate_stage(stage, *PROFILE)
     assert result is not None, f"profile {PROFILE} is not registered"
     failures: dict[str, list[str]] = defaultdict(list)
     unchecked: dict[str, list[str]] = defaultdict(list)
