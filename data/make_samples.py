@@ -400,6 +400,13 @@ def _set_follower_attr(name: str, type_name, value) -> Callable[[Usd.Stage, str,
     return edit
 
 
+def _set_attr_on(path: str, name: str, type_name, value) -> Callable[[Usd.Stage, str, str], None]:
+    def edit(stage, foll, lead):
+        _set(stage.GetPrimAtPath(path), name, type_name, value)
+
+    return edit
+
+
 def _infinite_follower_link(stage, foll, lead) -> None:
     body = stage.GetPrimAtPath("/Robot/link_follower")
     _set(body, "physics:mass", F.Float, float("inf"))
@@ -572,6 +579,16 @@ INVALID: dict[str, Callable[[], Usd.Stage]] = {
         "MIMIC_BODY_MASS_NONFINITE: the follower's link /Robot/link_follower has physics:mass = inf and "
         "physics:diagonalInertia = (inf, inf, inf).",
         _infinite_follower_link,
+    ),
+    "MIMIC_INERTIA_TRIANGLE": _broken_pair(
+        "MIMIC_INERTIA_TRIANGLE (warning): the follower's link /Robot/link_follower has principal moments "
+        "(1e-4, 1e-4, 5e-4) kg m^2: 1e-4 + 1e-4 < 5e-4, which MuJoCo refuses at compile time.",
+        _set_attr_on("/Robot/link_follower", "physics:diagonalInertia", F.Float3, Gf.Vec3f(1e-4, 1e-4, 5e-4)),
+    ),
+    "MIMIC_NO_JOINT_STATE": _broken_pair(
+        "MIMIC_NO_JOINT_STATE (warning, validate --target simready): neither joint has PhysicsJointStateAPI, "
+        "which NVIDIA's SimReady DJ.002 requires.",
+        lambda *a: None,
     ),
     "MIMIC_BAD_REFERENCE_AXIS": _broken_pair(
         "MIMIC_BAD_REFERENCE_AXIS: physxMimicJoint:rotX:referenceJointAxis = transX.",

@@ -387,9 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument(
         "--target",
-        choices=HOST_TARGETS,
+        choices=(*HOST_TARGETS, "simready"),
+        default=None,
         help="also report what this host would not couple (isaacsim-5: omni.physx up to Isaac Sim 5.1 reads only "
-        "PhysxMimicJointAPI; newton: a NewtonMimicAPI beside MjcEqualityJointAPI; isaacsim-6, mujoco)",
+        "PhysxMimicJointAPI; newton: a NewtonMimicAPI beside MjcEqualityJointAPI; isaacsim-6, mujoco), or "
+        "(simready) what NVIDIA's SimReady FET_022 checks ask of mimic joints: PhysicsJointStateAPI on "
+        "followers and references",
     )
     p.set_defaults(func=cmd_validate)
 

@@ -32,6 +32,7 @@ from relation_sets import as_constraints
 
 from mimic_ext.importers import export_urdf, import_robot
 from mimic_ext.importers.usd_writer import CHAIN_LINK, GENERATED_KEY
+from mimic_ext.importers.values import UNBOUNDED
 from mimic_ext.math3d import quat_to_mat
 from mimic_ext.schema import joints as J
 
@@ -278,7 +279,8 @@ def test_export_writes_unbounded_limits_not_zero_and_keeps_the_root_pose(exporte
     assert '<joint name="root_joint" type="fixed">' in text  # the hand hangs upside down from the world
     back = import_robot(urdf)
     prim = back.stage.GetPrimAtPath(back.joint_paths["finger_joint1"])
-    assert not UsdPhysics.DriveAPI(prim, "linear").GetMaxForceAttr().HasAuthoredValue()  # unbounded again
+    # unbounded again: UNBOUNDED, the finite "no limit" NVIDIA's NEWTON.DJ.001 asks a drive to author
+    assert UsdPhysics.DriveAPI(prim, "linear").GetMaxForceAttr().Get() == pytest.approx(UNBOUNDED, rel=1e-7)
     assert not prim.GetAttribute("physxJoint:maxJointVelocity")
     hand = np.array(UsdGeom.XformCache().GetLocalToWorldTransform(back.stage.GetPrimAtPath(back.body_paths["hand"]))).T
     want = Expected(result, export).poses["hand"]

@@ -19,6 +19,7 @@ from usd_frames import joint_world_frames
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import export_urdf, import_robot
+from mimic_ext.importers.usd_writer import PASSIVE_DAMPING_KEY
 from mimic_ext.schema import read_relations, remove_relation, set_relation
 
 F32 = 1e-6
@@ -490,7 +491,10 @@ def test_include_and_default_classes_resolve(tmp_path):
     assert s1.GetAxisAttr().Get() == "Y"
     assert s1.GetUpperLimitAttr().Get() == pytest.approx(0.04, abs=F32)
     drive = UsdPhysics.DriveAPI(s1.GetPrim(), "linear")
-    assert drive.GetDampingAttr().Get() == pytest.approx(2.0, abs=F32)  # joint damping as drive damping
+    # its own damping 2, follower s2's 2 carried through the 1:1 relation (1^2 * 2), and the default
+    # gains' 2 z f m = 2 * 0.005 * 25 * 0.008 kg (a 2 cm box of density 1000): s1 leads, with no gains
+    assert drive.GetDampingAttr().Get() == pytest.approx(2.0 + 2.0 + 0.25 * 0.008, abs=F32)
+    assert s1.GetPrim().GetCustomDataByKey(PASSIVE_DAMPING_KEY) == 2.0  # what export writes back
     assert _relations(result) == {"s2": ("s1", 1.0, 0.0)}
     # box geom: mass from density 1000 (no <inertial>)
     mass = UsdPhysics.MassAPI(stage.GetPrimAtPath(result.body_paths["f1"])).GetMassAttr().Get()

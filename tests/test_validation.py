@@ -5,11 +5,11 @@ import math
 from pathlib import Path
 
 import pytest
-from pxr import Sdf, Usd, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdPhysics
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.schema import MimicRelation, open_stage, read_relations, set_relation
-from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, WARNING, Finding, validate
+from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, SIMREADY, WARNING, Finding, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTIQ = "robotiq_isaacsim_usd_2f85"
@@ -36,16 +36,21 @@ def codes(findings, severities=SEVERITIES):
     return {f.code for f in findings if f.severity in severities}
 
 
+#: samples of what a validation target adds (a host's, or SimReady's), checked with that target
+SAMPLE_TARGET = {"MIMIC_NO_JOINT_STATE": SIMREADY, "MIMIC_HOST_NOT_COUPLED": "isaacsim-5"}
+
+
 def validate_file(path):
-    return validate(open_stage(path).stage)
+    return validate(open_stage(path).stage, target=SAMPLE_TARGET.get(Path(path).stem))
 
 
 # ------------------------------------------------------------------ the catalogue
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    # 24, the two of one schema per follower, extreme gearing, non-finite mass, unknown property, the two of hosts
-    assert len(CODES) == 31
+    # 24, the two of one schema per follower, extreme gearing, non-finite mass, unknown property, the two
+    # of hosts, joint state, inertia triangle
+    assert len(CODES) == 33
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
@@ -59,10 +64,6 @@ def test_finding_is_frozen():
     with pytest.raises(AttributeError):
         f.code = "x"  # type: ignore[misc]
     assert str(f) == "error MIMIC_ZERO_GEARING /A: gearing is 0"
-
-
-#: codes about one host, and the --target their sample is checked with
-SAMPLE_TARGET = {"MIMIC_HOST_NOT_COUPLED": "isaacsim-5"}
 
 
 @pytest.mark.parametrize("code", sorted(CODES))
@@ -119,18 +120,47 @@ def test_findings_are_sorted_errors_first_then_path():
 # ------------------------------------------------------------------ follower drives
 
 
-def test_passive_damping_on_a_follower_is_not_a_fighting_drive():
+def test_any_gain_on_a_follower_drive_fights_the_coupling():
+    """Passive damping too: PhysX's mimic row then competes with a velocity drive towards 0 (NVIDIA's
+    DJ.006 "joint is mimic but has damping set"); on main it passed silently. Gainless is fine."""
     stage, r, foll, lead = samples.pair("damped follower")
-    samples.add_drive(stage.GetPrimAtPath(foll), "angular", 0.0, 0.05, 10.0)  # stiffness 0, targets 0
+    samples.add_drive(stage.GetPrimAtPath(foll), "angular", 0.0, 0.0, 10.0)  # gainless: no force
     assert validate(stage) == []
     drive = UsdPhysics.DriveAPI(stage.GetPrimAtPath(foll), "angular")
-    drive.CreateTargetVelocityAttr(10.0)  # damping toward 10 deg/s drives the follower
+    drive.CreateDampingAttr(0.05)  # passive damping, targets 0
     (f,) = validate(stage)
-    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "target velocity of 10" in f.message
-    drive.CreateTargetVelocityAttr(0.0)
+    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "damping 0.05" in f.message and lead in f.message
+    drive.CreateDampingAttr(0.0)
     drive.CreateStiffnessAttr(1.0)  # any stiffness pulls it to its own target
     (f,) = validate(stage)
     assert f.code == "MIMIC_FOLLOWER_DRIVE" and "stiffness 1 " in f.message
+
+
+def test_joint_state_is_asked_for_by_the_simready_target_only():
+    """NVIDIA's DJ.002 (essential in FET_022_STANDARD) wants PhysicsJointStateAPI; PhysX does not."""
+    stage, r, foll, lead = samples.pair("no joint state")
+    assert validate(stage) == []
+    found = validate(stage, target=SIMREADY)
+    assert {(f.code, f.path) for f in found} == {("MIMIC_NO_JOINT_STATE", foll), ("MIMIC_NO_JOINT_STATE", lead)}
+    for path in (foll, lead):
+        prim = stage.GetPrimAtPath(path)
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    assert validate(stage, target=SIMREADY) == []
+    with pytest.raises(ValueError, match="unknown validation target"):
+        validate(stage, target="kit")
+
+
+def test_inertia_triangle_is_a_warning_naming_the_body_and_rounding_is_not():
+    """MuJoCo refuses A + B < C (the Ability hand's base did); a flat plate (A + B = C, float32
+    round-off) is a real body and passes. Tolerance: 4 float32 eps of C."""
+    stage, r, foll, lead = samples.pair("inertia")
+    body = stage.GetPrimAtPath("/Robot/link_follower")
+    attr = body.GetAttribute("physics:diagonalInertia")
+    attr.Set(Gf.Vec3f(1e-4, 2e-4, 3e-4))  # a plate: equality
+    assert validate(stage) == []
+    attr.Set(Gf.Vec3f(1e-4, 2e-4, 3.01e-4))
+    (f,) = validate(stage)
+    assert f.code == "MIMIC_INERTIA_TRIANGLE" and f.path == "/Robot/link_follower" and "A + B >= C" in f.message
 
 
 # MJCF files whose follower carries joint damping, which the importer writes as a
@@ -158,18 +188,25 @@ def test_imported_files_with_damped_followers_pass_strict_validation(rel_path, s
     out = tmp_path / "robot.usda"
     result = import_robot(shared_assets / rel_path, out=out)
     drives = _follower_drives(result.stage)
-    # the case under test: every follower drive is damping only
-    assert drives and all(k == 0 and d > 0 for k, d in drives), drives
+    # the case under test: the source damps every follower; the import leaves their drives gainless
+    # (the damping went to the leaders, NVIDIA's DJ.004 / DJ.006 refuse damping on a follower)
+    assert drives and all(k == 0 and d == 0 for k, d in drives), drives
+    assert any("keep no drive gains" in w for w in result.warnings), result.warnings
     assert main(["validate", "--strict", str(out)]) == 0, capsys.readouterr().out
 
 
-def test_imported_follower_with_a_position_actuator_still_warns(shared_assets):
+def test_imported_follower_servo_drives_its_leader(shared_assets):
+    """The wx250s's gripper servo (kp 200) acts on left_finger, which follows right_finger with
+    multiplier -1: the import moves it to the leader as (-1)^2 * 200 towards (0 - 0) / -1 and
+    leaves the follower gainless, so our validator and NVIDIA's have nothing to say."""
     from mimic_ext.importers import import_robot
 
     result = import_robot(shared_assets / STIFF_FOLLOWER)
-    assert any(k > 0 for k, _ in _follower_drives(result.stage))
-    (f,) = [f for f in validate(result.stage) if f.severity != INFO]
-    assert f.code == "MIMIC_FOLLOWER_DRIVE" and "stiffness 200" in f.message
+    assert _follower_drives(result.stage) == [(0.0, 0.0)]
+    leader = UsdPhysics.DriveAPI(result.stage.GetPrimAtPath(result.joint_paths["right_finger"]), "linear")
+    assert leader.GetStiffnessAttr().Get() == pytest.approx(200.0, rel=1e-6)  # float32
+    assert leader.GetTargetPositionAttr().Get() == 0.0
+    assert not [f for f in validate(result.stage) if f.severity != INFO]
 
 
 # ------------------------------------------------------------------ tricky rules

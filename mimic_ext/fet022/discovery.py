@@ -129,9 +129,14 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     """The joint's authored position drive in SI, or None when it has none.
 
     A drive counts only with a positive stiffness: a pure damper cannot hold a target.
-    USD angular gains are per degree, so they are scaled by 180/pi here.
+    USD angular gains are per degree, so they are scaled by 180/pi here. Gains ``mimic-ext
+    import`` wrote as Isaac Sim's importer defaults (``customData.mimicExtDefaultGains``: there
+    for NVIDIA's FET022 phase, not the robot's servo) count as none, so the sweep keeps its test
+    drive there: on Newton they did not move the 2F-85's or the Inspire's references (docs/fet022.md).
     """
     if not prim:
+        return None
+    if prim.GetCustomDataByKey(joints.DEFAULT_GAINS_KEY):
         return None
     kind = joints.joint_kind(prim)
     if kind not in (joints.REVOLUTE, joints.PRISMATIC):

@@ -48,7 +48,14 @@ def cmd_import(args) -> int:
 
     check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
     schema = schema_for_target(args.schema, args.target)
-    result = import_robot(args.robot, out=args.output, schema=schema, target=args.target)
+    result = import_robot(
+        args.robot,
+        out=args.output,
+        schema=schema,
+        target=args.target,
+        drive_frequency=args.drive_frequency,
+        drive_damping_ratio=args.drive_damping_ratio,
+    )
     _warn(result.warnings)
     # which hosts couple what was written, on every import (Isaac Sim 5.x reads only PhysxMimicJointAPI)
     print(f"mimic-ext: note: {import_note(schema, args.target)}", file=sys.stderr)
@@ -137,6 +144,21 @@ def add_commands(subparsers) -> None:
         "isaacsim-5 (PhysxMimicJointAPI: omni.physx up to Isaac Sim 5.1 reads only that), newton, mujoco "
         "(Newton's MuJoCo solver); the import then validates for that host. Units are the same for all "
         "(degrees for revolute joints)",
+    )
+    p.add_argument(
+        "--drive-frequency",
+        type=float,
+        default=25.0,
+        metavar="F",
+        help="natural frequency of the position drive written on joints whose source has no gains "
+        "(stiffness I F^2 from the inertia I the joint moves; default 25, Isaac Sim's URDF importer's)",
+    )
+    p.add_argument(
+        "--drive-damping-ratio",
+        type=float,
+        default=0.005,
+        metavar="Z",
+        help="damping ratio of that drive (damping 2 Z F I; default 0.005, Isaac Sim's URDF importer's)",
     )
     p.set_defaults(func=cmd_import)
 

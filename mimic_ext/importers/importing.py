@@ -6,6 +6,7 @@ contradicting cycles through ``MimicForest``), so a bad file never leaves an out
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,9 @@ from pxr import Usd
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
 from ..schema.hosts import host
+from ..schema.physics_values import triangle_violation
 from ..schema.relation import NEWTON, PHYSX, MimicRelation
+from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY
 from .mjcf import read_mjcf
 from .model import PRISMATIC, REVOLUTE, RobotModel
 from .urdf import read_urdf
@@ -178,6 +181,26 @@ def _summarise(model: RobotModel, writer) -> list[str]:
             f"of its own can make the relation infeasible; the leader's cap bounds it): "
             f"{_listing(writer.follower_caps_dropped)}"
         )
+    flat = [b.name for b in model.bodies.values() if b.inertia is not None and triangle_violation(b.inertia.moments)]
+    if flat:
+        warnings.append(
+            f"{src}: {len(flat)} body(ies) have principal moments of inertia that break the triangle inequality "
+            f"A + B >= C, which no rigid body has and MuJoCo refuses at compile time (written as the source "
+            f"has them): {_listing(flat)}"
+        )
+    if writer.default_gains:
+        warnings.append(
+            f"{src}: {len(writer.default_gains)} joint(s) have no position gains in the source and get Isaac Sim's "
+            f"URDF importer defaults (natural frequency {writer.drive_frequency:g}, damping ratio "
+            f"{writer.drive_damping_ratio:g}: stiffness I f^2, damping 2 z f I from the inertia I each joint "
+            f"moves; --drive-frequency / --drive-damping-ratio change them): {_listing(writer.default_gains)}"
+        )
+    if writer.gains_reflected:
+        warnings.append(
+            f"{src}: {len(writer.gains_reflected)} mimic follower(s) keep no drive gains: their stiffness and "
+            f"damping are written on their chain's root leader as multiplier^2 times them (the same forces "
+            f"through the relation; a drive with gains on a follower fights it): {_listing(writer.gains_reflected)}"
+        )
     if writer.leader_caps_physx_only:
         warnings.append(
             f"{src}: {len(writer.leader_caps_physx_only)} mimic leader(s) keep their velocity limit as "
@@ -192,6 +215,8 @@ def import_robot(
     out: str | os.PathLike | None = None,
     schema: str | None = None,
     target: str | None = None,
+    drive_frequency: float = DEFAULT_FREQUENCY,
+    drive_damping_ratio: float = DEFAULT_DAMPING_RATIO,
 ) -> ImportResult:
     """Import a URDF or MJCF robot into a USD stage with its mimic relations.
 
@@ -202,7 +227,8 @@ def import_robot(
     isaacsim-5, newton, mujoco) picks the schema that host reads; a ``schema`` it does not read is
     refused. With ``out`` the stage is written there atomically
     (nothing is written on error); a large mesh library goes to ``<stem>.meshes.usdc``
-    beside a ``.usda`` stage.
+    beside a ``.usda`` stage. ``drive_frequency`` and ``drive_damping_ratio``: the position gains of
+    joints whose source has none (Isaac Sim's URDF importer's defaults; ``drive_gains``).
     """
     schema = schema_for_target(schema, target)
     if schema == "both":
@@ -211,8 +237,12 @@ def import_robot(
         raise MimicInputError(f"unknown schema '{schema}' (use one of {', '.join(SCHEMA_CHOICES)})")
     if out is not None and Path(out).suffix.lower() not in (".usd", ".usda", ".usdc"):
         raise MimicInputError(f"{out}: the output must be a .usda, .usdc or .usd file")
+    if not (math.isfinite(drive_frequency) and drive_frequency > 0):
+        raise MimicInputError(f"drive frequency {drive_frequency:g}: must be a finite number > 0")
+    if not (math.isfinite(drive_damping_ratio) and drive_damping_ratio >= 0):
+        raise MimicInputError(f"drive damping ratio {drive_damping_ratio:g}: must be a finite number >= 0")
     model = read_robot(path)
-    stage, relations, writer = write_stage(model, schema)
+    stage, relations, writer = write_stage(model, schema, drive_frequency, drive_damping_ratio)
     result = ImportResult(
         stage=stage,
         relations=relations,

@@ -522,6 +522,8 @@ class MjcfReader:
         frc_limited = _bool(a.get("actuatorfrclimited"), el, "actuatorfrclimited", None)
         if frc is not None and (frc_limited or (frc_limited is None and self.autolimits)):
             joint.effort_limit = float(max(abs(frc[0]), abs(frc[1])))
+        if jtype != "ball":
+            joint.initial = float(ref)
         model.joints.append(joint)
         self.joint_info[name] = {"el": el, "ref": ref, "type": jtype, "joint": joint}
 

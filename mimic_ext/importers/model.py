@@ -99,6 +99,7 @@ class Joint:
     target: float = 0.0
     line: int = 0
     cone_limit: float | None = None  # spherical joints (rad)
+    initial: float = 0.0  # the coordinate at the file's configuration (MJCF ref; URDF 0), SI
 
 
 @dataclass

@@ -16,13 +16,14 @@ def is_robot_file(path: str | os.PathLike) -> bool:
     return Path(path).suffix.lower() in ROBOT_SUFFIXES
 
 
-def open_stage_or_robot(path: str | os.PathLike, schema: str = "physx") -> OpenedStage:
-    """``open_stage`` for USD; a URDF or MJCF file is imported in memory (``import_robot``)."""
+def open_stage_or_robot(path: str | os.PathLike, schema: str | None = None) -> OpenedStage:
+    """``open_stage`` for USD; a URDF or MJCF file is imported in memory (``import_robot``) with
+    ``mimic-ext import``'s defaults (``schema`` None: its default mimic schema, NewtonMimicAPI)."""
     if not is_robot_file(path):
         return open_stage(path)
-    from .importing import import_robot
+    from .importing import DEFAULT_SCHEMA, import_robot
 
-    result = import_robot(path, schema=schema)
+    result = import_robot(path, schema=schema or DEFAULT_SCHEMA)
     return OpenedStage(
         stage=result.stage, path=Path(path), files=[Path(os.path.realpath(path))], warnings=list(result.warnings)
     )

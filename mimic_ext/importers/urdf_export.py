@@ -29,7 +29,7 @@ from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
 from .model import chain_root
 from .transforms import AXES, Transform, rot_to_rpy
-from .usd_writer import FIXED_BASE, GENERATED_KEY, SOURCE_NAME_KEY
+from .usd_writer import DEFAULT_GAINS_KEY, FIXED_BASE, GENERATED_KEY, PASSIVE_DAMPING_KEY, SOURCE_NAME_KEY
 from .values import UNBOUNDED
 
 WORLD = "world"
@@ -564,9 +564,12 @@ class UrdfExporter:
                 if math.isfinite(mf) and mf > 0:  # +inf is USD's "no limit"
                     effort = float(mf)
             stiffness = drive.GetStiffnessAttr().Get() or 0.0
-            if stiffness > 0:
+            if stiffness > 0 and not prim.GetCustomDataByKey(DEFAULT_GAINS_KEY):
                 servo_joints.append(name)
             damping = (drive.GetDampingAttr().Get() or 0.0) / usd_scale
+            passive = prim.GetCustomDataByKey(PASSIVE_DAMPING_KEY)  # the importer's: the joint's own
+            if isinstance(passive, (int, float)):
+                damping = float(passive) / usd_scale  # SI, scaled back below
             _finite(prim, "drive damping", damping)
         cap = J.max_velocity_si(prim)
         if cap is not None and math.isfinite(cap) and cap > 0:

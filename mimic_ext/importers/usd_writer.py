@@ -8,22 +8,35 @@ limits, targets and drive gains go to degrees; mimic relations are authored thro
 ``mimic_ext.schema.set_relation`` from the canonical SI relation, never by writing
 attributes. Joint armature, friction and velocity limits are written for both engines
 (``physxJoint:*`` and Newton's ``newton:*``); a mimic follower gets no velocity limit (below).
+
+What NVIDIA's SimReady checks ask of every revolute and prismatic joint (DJ.002, DJ.004,
+DJ.006, NEWTON.DJ.001): a joint state (``PhysicsJointStateAPI:angular|linear``, the file's
+configuration in degrees or metres, velocity 0); a drive with its gains authored and a finite
+``maxForce`` (the source's effort limit, else ``UNBOUNDED``, which ``export`` reads back as no
+limit) on every joint that is not a follower, with position gains from the source or Isaac Sim's
+importer defaults (``drive_gains``); and no drive gains on a follower: its stiffness and damping are
+carried by its chain's root leader (``_reflected_gains``) and its drive is gainless
+(``follower_drives``: DJ.004 and NEWTON.DJ.001 each know only one mimic schema).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom, UsdPhysics
 
 from ..schema import MimicRelation, set_relation
+from ..schema.joints import DEFAULT_GAINS_KEY
 from ..schema.relation import NEWTON, PHYSX
 from ..schema.schema_choice import mixed_units
+from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY, default_gains
 from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel, chain_root
 from .transforms import Transform
 from .usd_pose import quatf, set_frames, set_pose, vec3f
 from .usd_shapes import ShapeWriter
+from .values import UNBOUNDED
 
 DEG = 180.0 / math.pi
 #: customData key marking the FixedJoint the importer added to pin a fixed base.
@@ -33,6 +46,10 @@ FIXED_BASE = "fixedBase"
 CHAIN_LINK = "jointChainLink"
 #: customData key keeping a name that was not a valid prim name (exported back as written).
 SOURCE_NAME_KEY = "mimicExtSourceName"
+#: customData key keeping a joint's own passive damping (SI) where its drive's damping is not
+#: that alone (default gains, a follower's damping moved to its leader): exported back as written.
+PASSIVE_DAMPING_KEY = "mimicExtPassiveDamping"
+
 #: Newton's joint attributes (newton-usd-schemas, ``NewtonJointAPI`` in generatedSchema.usda)
 NEWTON_JOINT_API = "NewtonJointAPI"
 NEWTON_JOINT_ATTRS = ("newton:armature", "newton:friction", "newton:velocityLimit")
@@ -73,10 +90,54 @@ class _Names:
         return out
 
 
+@dataclass
+class _Reflected:
+    """What a chain root leader takes over from its followers' drives (SI)."""
+
+    stiffness: float = 0.0
+    damping: float = 0.0
+    pull: float = 0.0  # sum of stiffness * target, the target's share
+
+
+def _reflected_gains(model: RobotModel) -> dict[str, _Reflected]:
+    """Each chain root leader's share of its followers' drive gains (stiffness, damping).
+
+    A follower held by a hard relation ``q_f = m q_l + c`` moves with its leader, so a spring
+    ``k_f (t_f - q_f)`` and a damper ``c_f qd_f`` on it are, through the relation, a spring of
+    ``m^2 k_f`` towards ``(t_f - c) / m`` and a damper of ``m^2 c_f`` on the leader: the same
+    forces and the same energy. That is where they keep their meaning: PhysX has no joint
+    damping outside a drive, and a drive with gains on a follower fights the relation (NVIDIA's
+    DJ.004 / DJ.006 refuse it). An MJCF servo on a follower (the wx250s gripper's) thus drives
+    the leader, as it drives the mechanism in MuJoCo."""
+    out: dict[str, _Reflected] = {}
+    for mimic in model.mimics:
+        joint = model.joint(mimic.follower)
+        if joint is None or not (joint.stiffness or joint.damping):
+            continue
+        root, multiplier, offset = chain_root(model.mimics, mimic)
+        r = out.setdefault(root, _Reflected())
+        r.stiffness += multiplier**2 * joint.stiffness
+        r.damping += multiplier**2 * joint.damping
+        r.pull += multiplier * joint.stiffness * (joint.target - offset)
+    return out
+
+
 class StageWriter:
-    def __init__(self, model: RobotModel, schemas: tuple[str, ...]):
+    def __init__(
+        self,
+        model: RobotModel,
+        schemas: tuple[str, ...],
+        drive_frequency: float = DEFAULT_FREQUENCY,
+        drive_damping_ratio: float = DEFAULT_DAMPING_RATIO,
+    ):
         self.model = model
         self.schemas = schemas
+        self.drive_frequency = drive_frequency
+        self.drive_damping_ratio = drive_damping_ratio
+        #: joints whose position gains are Isaac Sim's importer defaults (the source has none)
+        self.default_gains: list[str] = []
+        #: followers whose drive gains went to their leader (``_reflected_gains``)
+        self.gains_reflected: list[str] = []
         #: followers whose Newton relation would couple a revolute and a prismatic joint (written for PhysX)
         self.mixed: list[str] = []
         self.names = _Names()
@@ -88,6 +149,11 @@ class StageWriter:
         self.leader_caps_physx_only: list[str] = []
         self._followers = {m.follower for m in model.mimics}
         self._leaders = {m.leader for m in model.mimics}
+        self._roots = {chain_root(model.mimics, m)[0] for m in model.mimics}
+        self._reflected = _reflected_gains(model)
+        self.gains_reflected = [
+            m.follower for m in model.mimics if (j := model.joint(m.follower)) and (j.stiffness or j.damping)
+        ]
 
     @property
     def meshes_left_out(self) -> list[str]:
@@ -217,6 +283,7 @@ class StageWriter:
                 j.CreateLowerLimitAttr(joint.lower * scale)
                 j.CreateUpperLimitAttr(joint.upper * scale)
             self._drive(prim, joint, scale)
+            self._joint_state(prim, joint, scale)
             self._joint_properties(prim, joint, scale)
         elif joint.kind == SPHERICAL:
             j.CreateAxisAttr("X")
@@ -242,18 +309,69 @@ class StageWriter:
             j.CreateAxisAttr("X")
         _keep_name(j.GetPrim(), closure.name)
 
+    def _wants_gains(self, joint: Joint) -> bool:
+        """A joint the source drives without position gains: every URDF joint (URDF has no
+        passive joints; Isaac Sim's importer drives them all) and any chain root leader (an
+        MJCF leader driven through a tendon, or by nothing). MJCF joints without an actuator
+        stay passive, as the file has them."""
+        return self.model.format == "URDF" or joint.name in self._roots
+
     def _drive(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
-        if not (joint.stiffness > 0 or joint.damping > 0 or joint.effort_limit):
+        """Every joint but a follower gets a force drive with its gains authored (the module's
+        docstring); a follower's is written after the relations (``follower_drives``)."""
+        if joint.name in self._followers:
             return
+        stiffness, damping, target = joint.stiffness, joint.damping, joint.target
+        taken = self._reflected.get(joint.name)
+        if taken is not None:
+            pull = stiffness * target + taken.pull
+            stiffness += taken.stiffness
+            damping += taken.damping
+            target = pull / stiffness if stiffness else target
+        if stiffness == 0 and self._wants_gains(joint):
+            stiffness, extra = default_gains(self.model, joint, self.drive_frequency, self.drive_damping_ratio)
+            damping += extra
+            target = joint.initial
+            self.default_gains.append(joint.name)
+            prim.SetCustomDataByKey(DEFAULT_GAINS_KEY, True)
+        self._write_drive(prim, joint, scale, stiffness, damping, target)
+
+    def _write_drive(
+        self, prim: Usd.Prim, joint: Joint, scale: float, stiffness: float, damping: float, target: float
+    ) -> None:
         drive = UsdPhysics.DriveAPI.Apply(prim, "angular" if joint.kind == REVOLUTE else "linear")
         drive.CreateTypeAttr(UsdPhysics.Tokens.force)
         # gains per USD unit: N m/rad -> N m/deg for revolute joints
-        drive.CreateStiffnessAttr(joint.stiffness / scale)
-        drive.CreateDampingAttr(joint.damping / scale)
-        drive.CreateTargetPositionAttr(joint.target * scale)
+        drive.CreateStiffnessAttr(stiffness / scale)
+        drive.CreateDampingAttr(damping / scale)
+        drive.CreateTargetPositionAttr(target * scale)
         drive.CreateTargetVelocityAttr(0.0)
-        if joint.effort_limit:
-            drive.CreateMaxForceAttr(float(joint.effort_limit))
+        drive.CreateMaxForceAttr(float(joint.effort_limit) if joint.effort_limit else UNBOUNDED)
+        if damping != joint.damping:
+            prim.SetCustomDataByKey(PASSIVE_DAMPING_KEY, float(joint.damping))
+
+    def follower_drives(self, relations: list[MimicRelation]) -> None:
+        """A gainless drive on each follower: NVIDIA's DJ.004 counts only PhysxMimicJointAPI as a
+        mimic and NEWTON.DJ.001 only NewtonMimicAPI, each failing a joint with neither a drive
+        nor its own schema; with stiffness and damping 0 the drive applies no force (maxForce
+        carries the source's effort limit). On a prismatic PhysX follower DJ.004 / DJ.006 want
+        stiffness instead ("PhysX does not enforce linear mimic"), which docs/conventions.md
+        answers with what PhysX measurably does."""
+        by_path = {path: name for name, path in self.joint_paths.items()}
+        for rel in relations:
+            joint = self.model.joint(by_path[rel.follower])
+            assert joint is not None
+            scale = DEG if joint.kind == REVOLUTE else 1.0
+            self._write_drive(self.stage.GetPrimAtPath(rel.follower), joint, scale, 0.0, 0.0, joint.initial)
+
+    def _joint_state(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
+        """``PhysicsJointStateAPI``: the file's configuration (degrees or metres), at rest."""
+        name = "angular" if joint.kind == REVOLUTE else "linear"
+        prim.AddAppliedSchema(f"PhysicsJointStateAPI:{name}")
+        prim.CreateAttribute(f"state:{name}:physics:position", Sdf.ValueTypeNames.Float).Set(
+            float(joint.initial * scale)
+        )
+        prim.CreateAttribute(f"state:{name}:physics:velocity", Sdf.ValueTypeNames.Float).Set(0.0)
 
     def _joint_properties(self, prim: Usd.Prim, joint: Joint, scale: float) -> None:
         """Armature, friction and velocity limit for PhysX (``PhysxJointAPI``, also what our
@@ -335,8 +453,16 @@ class StageWriter:
         return rel
 
 
-def write_stage(model: RobotModel, schema: str) -> tuple[Usd.Stage, list[MimicRelation], StageWriter]:
-    """Build the stage with its relations in ``schema`` ('newton' or 'physx'), one per follower."""
-    writer = StageWriter(model, (schema,))
+def write_stage(
+    model: RobotModel,
+    schema: str,
+    drive_frequency: float = DEFAULT_FREQUENCY,
+    drive_damping_ratio: float = DEFAULT_DAMPING_RATIO,
+) -> tuple[Usd.Stage, list[MimicRelation], StageWriter]:
+    """Build the stage with its relations in ``schema`` ('newton' or 'physx'), one per follower;
+    joints without position gains get Isaac Sim's importer defaults at these settings."""
+    writer = StageWriter(model, (schema,), drive_frequency, drive_damping_ratio)
     stage = writer.build()
-    return stage, writer.relations(), writer
+    relations = writer.relations()
+    writer.follower_drives(relations)
+    return stage, relations, writer

@@ -15,8 +15,11 @@ category ``MimicJoints``:
   locking cycles, chains noted. It covers prims with a PhysxMimicJointAPI and their
   references. Where the published rule asks more than PhysX does it follows PhysX: a
   ``naturalFrequency`` of 0 is a hard relation (PhysxMimicJointAPI's documentation), not
-  a failure. When another installed plugin already implements DJ.007 (SimReady's own
-  validation package) that one is left in charge and ``MimicApiCheck`` is not registered.
+  a failure. When another installed plugin implements DJ.007 (SimReady's own
+  simready-foundation-tier-core, which registers it as ``com.nvidia.simready.DJ.007``; any
+  ``*.DJ.007`` or plain ``DJ.007`` counts, whichever plugin starts first) that one is left in
+  charge: ``MimicApiCheck`` is not registered, or is withdrawn when NVIDIA's arrives later, so
+  one DJ.007 runs, never two that disagree on the same joints.
 
 Severities: our errors are the validator's failures, warnings its warnings, infos its
 infos (its ``ERROR`` means a rule crashed). A stage our checker cannot read (a
@@ -157,11 +160,27 @@ def rule_classes() -> tuple[type, type]:
     return MimicJointChecker, MimicApiCheck
 
 
+def is_dj_007(code: str) -> bool:
+    """SimReady's mimic-api-check under any registered name: ``DJ.007`` or ``<prefix>.DJ.007``."""
+    return code == DJ_007 or code.endswith("." + DJ_007)
+
+
+def other_dj_007(registry, ours: type) -> type | None:
+    """The rule another plugin registered for DJ.007 (whatever its name), or None."""
+    for requirement in list(registry):
+        if is_dj_007(requirement.code):
+            owner = registry.get_validator(requirement)
+            if owner is not None and owner is not ours:
+                return owner
+    return None
+
+
 class MimicAssetValidatorPlugin:
     """The entry point omniverse-asset-validator starts (its ``PluginProtocol``)."""
 
     def __init__(self) -> None:
         self._registered: list[type] = []
+        self._listener = None
 
     def on_startup(self) -> None:
         av = _av()
@@ -169,12 +188,23 @@ class MimicAssetValidatorPlugin:
         reqs = requirements()
         ours = [reqs[code] for code in CODES]
         self._register(av, checker, ours)
-        existing = av.RequirementsRegistry().find_requirement(DJ_007, DJ_007_VERSION)
-        owner = av.RequirementsRegistry().get_validator(existing) if existing is not None else None
-        if owner is not None and owner is not dj007:
+        owner = other_dj_007(av.RequirementsRegistry(), dj007)
+        if owner is not None:
             _LOG.info("%s is implemented by %s; mimic-ext's MimicApiCheck is not registered", DJ_007, owner.__name__)
-        else:
-            self._register(av, dj007, [reqs[DJ_007]])
+            return
+        self._register(av, dj007, [reqs[DJ_007]])
+        if hasattr(av, "add_registry_requirement_callback"):  # NVIDIA's may start after us
+            self._listener = av.add_registry_requirement_callback(self._defer_dj_007)
+
+    def _defer_dj_007(self) -> None:
+        av = _av()
+        dj007 = rule_classes()[1]
+        if dj007 not in self._registered or other_dj_007(av.RequirementsRegistry(), dj007) is None:
+            return
+        self._registered.remove(dj007)  # first: unregistering calls this again
+        av.unregister_rule(dj007)
+        av.unregister_requirements(dj007)
+        _LOG.info("%s is now implemented by another plugin; mimic-ext's MimicApiCheck is withdrawn", DJ_007)
 
     def _register(self, av, rule: type, reqs: list) -> None:
         av.register_requirements(*reqs)(rule)
@@ -183,10 +213,20 @@ class MimicAssetValidatorPlugin:
 
     def on_shutdown(self) -> None:
         av = _av()
+        self._listener = None
         for rule in reversed(self._registered):
             av.unregister_rule(rule)
             av.unregister_requirements(rule)
         self._registered.clear()
 
 
-__all__ = ["CATEGORY", "DJ_007", "DJ_007_CODES", "MimicAssetValidatorPlugin", "requirements", "rule_classes"]
+__all__ = [
+    "CATEGORY",
+    "DJ_007",
+    "DJ_007_CODES",
+    "MimicAssetValidatorPlugin",
+    "is_dj_007",
+    "other_dj_007",
+    "requirements",
+    "rule_classes",
+]

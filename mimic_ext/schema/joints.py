@@ -21,6 +21,9 @@ DISTANCE = "distance"
 OTHER = "other"
 
 DEG = math.pi / 180.0
+#: customData key ``mimic-ext import`` sets on a joint whose drive gains are Isaac Sim's importer
+#: defaults (the source has none), not the robot's servo: export and the sweep tell them apart
+DEFAULT_GAINS_KEY = "mimicExtDefaultGains"
 ROT_DOFS = ("rotX", "rotY", "rotZ")
 TRANS_DOFS = ("transX", "transY", "transZ")
 #: the PhysX API whose ``physxJoint:*`` attributes (max joint velocity, armature, joint friction)

@@ -59,3 +59,26 @@ def nonfinite_value(attr: Usd.Attribute):
     if any(math.isnan(v) or (math.isinf(v) and not inf_ok) for v in numbers):
         return value
     return None
+
+
+#: Inertia components this close to zero are zero, not negative: converters that diagonalise a
+#: float32 tensor leave eigenvalues of rounding noise (NVIDIA's urdf-usd-converter wrote
+#: -5.7e-26 kg m^2 for a UR5 + Robotiq 2F-140 link). Relative: 16 float32 eps of the largest
+#: component; absolute: 1e-20 kg m^2, far below any body (a 1 g sphere of 1 um radius has 4e-16).
+INERTIA_ZERO_REL = 16 * 2.0**-23
+INERTIA_ZERO_ABS = 1e-20
+
+
+def inertia_rounding(moments) -> float:
+    """How far below zero a component of ``moments`` may read and still be zero (rounding)."""
+    return max(INERTIA_ZERO_REL * max((abs(float(x)) for x in moments), default=0.0), INERTIA_ZERO_ABS)
+
+
+def triangle_violation(moments) -> bool:
+    """True when principal moments A <= B <= C have A + B < C beyond float32 round-off: no rigid
+    body has them (C = A + B is a flat plate) and MuJoCo refuses them at compile time."""
+    values = [float(x) for x in moments]
+    if len(values) != 3 or not all(map(math.isfinite, values)):
+        return False
+    a, b, c = sorted(max(v, 0.0) for v in values)
+    return a + b < c * (1.0 - 4 * 2.0**-23)

@@ -27,8 +27,16 @@ Rules that need a judgement call:
   errors between revolute/prismatic joints that both have limits. It tolerates an
   overshoot of ``RANGE_RTOL`` (1e-4) of the follower's range plus float32 round-off:
   decimal rounding in source files, not a mechanism that leaves its limits.
-- A follower drive fights the coupling when it has stiffness, or damping toward a nonzero
-  target velocity; zero-stiffness, zero-target damping is passive and is not reported.
+- A follower drive fights the coupling when it has stiffness or damping: PhysX's mimic row
+  then competes with a spring or a velocity drive (towards 0 for passive damping), and NVIDIA's
+  DJ.004 / DJ.006 refuse both. Gains belong on the leader, ``m^2`` times the follower's (what
+  the importers write). A gainless drive is fine.
+- ``target="simready"`` (NVIDIA's SimReady FET_022 checks) also asks every mimic follower and
+  reference joint for ``PhysicsJointStateAPI`` (DJ.002, an essential requirement there).
+- A body whose principal moments break the triangle inequality (``A + B >= C``, with float32
+  round-off) is a warning naming the body: MuJoCo refuses it at compile time (and Newton's
+  MuJoCo solver with it). Inertia components within rounding of zero are zero
+  (``mimic_ext.schema.physics_values.INERTIA_ZERO``), not negative.
 """
 
 from __future__ import annotations
@@ -55,7 +63,8 @@ from .authoring import (
 from .declared_properties import unread_properties
 from .forest import REDUNDANT, MimicConflictError, MimicForest
 from .host_checks import host_findings
-from .physics_values import nonfinite_value
+from .hosts import TARGETS as HOST_TARGETS
+from .physics_values import nonfinite_value, triangle_violation
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
 from .schema_choice import HOST_BEHAVIOUR, fix_advice
 
@@ -63,6 +72,10 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 SEVERITIES = (ERROR, WARNING, INFO)
+#: what ``validate(target=...)`` checks for beyond the engines' needs: a host that must couple the
+#: relations as authored (``schema.hosts``), or NVIDIA's SimReady FET_022 checks
+SIMREADY = "simready"
+TARGETS = (None, *HOST_TARGETS, SIMREADY)
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 
 #: Range check tolerance, relative: 1e-4 of the follower's range plus float32 round-off.
@@ -82,6 +95,15 @@ RANGE_F32 = 4 * float(np.finfo(np.float32).eps)
 #: the follower by a whole radian (metre): the relation cannot be held to better than that.
 #: Real gear trains (harmonic drives, worm gears) stay below 1e4.
 MAX_GEAR_RATIO = 1.0 / float(np.finfo(np.float32).eps)
+
+#: What real PhysX does with each instance name, measured (tests/test_physx_mimic_instances.py,
+#: docs/conventions.md), where NVIDIA's tier-core 2026.8 rules say otherwise.
+INSTANCES_MEASURED = (
+    "Measured on ovphysx 0.7.0 (CPU), leader driven through a sine: a prismatic follower under rotX follows "
+    "it (travel ratio 1, within 1.1e-7 m), under transX or X it does not move (ratio 0), and a revolute one the "
+    "same (rotX within 9.9e-6 rad; transX, X: 0). NVIDIA's DJ.007 accepts transX/Y/Z and X/Y/Z, and its "
+    "DJ.004/DJ.006 say PhysX does not enforce a prismatic mimic: both contradict this measurement"
+)
 
 CODES: dict[str, tuple[str, str]] = {
     "MIMIC_FOLLOWER_NOT_JOINT": (ERROR, "the prim carrying the mimic API is not a UsdPhysics joint"),
@@ -132,8 +154,18 @@ CODES: dict[str, tuple[str, str]] = {
     "MIMIC_NO_LIMITS": (WARNING, "a revolute follower or reference has no limits (PhysX rejects it)"),
     "MIMIC_FOLLOWER_DRIVE": (
         WARNING,
-        "the follower has a drive with nonzero stiffness (or damping toward a nonzero target "
-        "velocity) that fights the coupling; passive damping is allowed",
+        "the follower has a drive with nonzero stiffness or damping, which fights the coupling "
+        "(NVIDIA's DJ.004 / DJ.006 refuse it too); put the gains on the leader",
+    ),
+    "MIMIC_NO_JOINT_STATE": (
+        WARNING,
+        "(target simready) a mimic follower or reference has no PhysicsJointStateAPI, which NVIDIA's "
+        "DJ.002 requires (FET_022_STANDARD)",
+    ),
+    "MIMIC_INERTIA_TRIANGLE": (
+        WARNING,
+        "a body's principal moments of inertia break the triangle inequality A + B >= C, which MuJoCo "
+        "refuses at compile time",
     ),
     "MIMIC_RANGE_OUTSIDE_LIMITS": (
         WARNING,
@@ -355,7 +387,8 @@ class _Checker:
                     "MIMIC_INSTANCE_NAME",
                     path,
                     f"instance '{rel.instance}' is not rotX, rotY or rotZ, so PhysX ignores this relation: "
-                    f"rename it to PhysxMimicJointAPI:rotX (the instance does not pick the axis of a 1-DOF joint)",
+                    f"rename it to PhysxMimicJointAPI:rotX (the instance does not pick the axis of a 1-DOF joint). "
+                    f"{INSTANCES_MEASURED}",
                 )
             values: dict[str, Any] = {n: raw.get(n) for n in ("gearing", "offset", "naturalFrequency", "dampingRatio")}
             names = {n: physx_attr_name(str(rel.instance), n) for n in values}
@@ -502,12 +535,13 @@ class _Checker:
         return leader
 
     def check_follower_drive(self, prim: Usd.Prim, kind: str, rel: MimicRelation) -> None:
-        """A drive that pulls the follower somewhere fights the coupling; passive damping does not.
+        """A drive with gains on the follower fights the coupling.
 
-        The drive's force is ``stiffness * (target - q) + damping * (targetVelocity - qd)``.
-        With zero stiffness and zero target velocity it is ``-damping * qd``, a passive
-        damper (how URDF/MJCF joint damping is written for PhysX), which the coupling
-        carries like any joint friction.
+        The drive's force is ``stiffness * (target - q) + damping * (targetVelocity - qd)``:
+        stiffness pulls the follower to the drive's own target, damping to the drive's target
+        velocity (0 for a passive damper), each against the relation's row. Through a hard
+        relation ``q_f = m q_l + c`` the same spring and damper are ``m^2`` times them on the
+        leader (what the importers write); a gainless drive applies no force.
         """
         name = {joints.REVOLUTE: "angular", joints.PRISMATIC: "linear"}.get(kind, rel.instance)
         if not name or not prim.HasAPI(UsdPhysics.DriveAPI, name):
@@ -515,22 +549,32 @@ class _Checker:
         drive = UsdPhysics.DriveAPI(prim, name)
         k = drive.GetStiffnessAttr().Get() or 0.0
         d = drive.GetDampingAttr().Get() or 0.0
-        v = drive.GetTargetVelocityAttr().Get() or 0.0
-        if k != 0:
+        if k == 0 and d == 0:
+            return
+        gains = " and ".join(f"{n} {_fmt(v)}" for n, v in (("stiffness", k), ("damping", d)) if v)
+        self.add(
+            "MIMIC_FOLLOWER_DRIVE",
+            rel.follower,
+            f"follower has PhysicsDriveAPI:{name} with {gains} (USD units), which PhysX applies against the "
+            "mimic constraint (NVIDIA's DJ.004 / DJ.006 refuse it too): set them to 0 and add multiplier^2 "
+            f"times them to the leader {rel.leader}'s drive, where the relation carries them",
+        )
+
+    def check_joint_state(self, rels: list[MimicRelation]) -> None:
+        """(target simready) PhysicsJointStateAPI on every follower and reference joint (DJ.002)."""
+        paths = sorted({p for r in rels for p in (r.follower, r.leader) if p})
+        for path in paths:
+            prim = self.stage.GetPrimAtPath(path)
+            kind = joints.joint_kind(prim) if prim else None
+            name = {joints.REVOLUTE: "angular", joints.PRISMATIC: "linear"}.get(kind or "")
+            if name is None or f"PhysicsJointStateAPI:{name}" in prim.GetAppliedSchemas():
+                continue
             self.add(
-                "MIMIC_FOLLOWER_DRIVE",
-                rel.follower,
-                f"follower has PhysicsDriveAPI:{name} with stiffness {_fmt(k)} (USD units), which pulls it to the "
-                "drive's own target and fights the coupling: remove the drive (drive only the reference joint) "
-                "or set its stiffness to 0 (damping alone is passive and allowed)",
-            )
-        elif d != 0 and v != 0:
-            self.add(
-                "MIMIC_FOLLOWER_DRIVE",
-                rel.follower,
-                f"follower has PhysicsDriveAPI:{name} with damping {_fmt(d)} toward a target velocity of "
-                f"{_fmt(v)} (USD units), which drives it and fights the coupling: set the target velocity to 0 "
-                "(passive damping) or remove the drive",
+                "MIMIC_NO_JOINT_STATE",
+                path,
+                f"mimic joint has no PhysicsJointStateAPI:{name}, which NVIDIA's SimReady DJ.002 requires: apply it "
+                f"with state:{name}:physics:position at the pose the bodies are authored in "
+                f"({'degrees' if name == 'angular' else 'stage units'}) and velocity 0 (mimic-ext import writes it)",
             )
 
     def check_articulation(self, prim: Usd.Prim, leader: Usd.Prim | None, rel: MimicRelation) -> None:
@@ -586,6 +630,18 @@ class _Checker:
                     str(prim.GetPath()),
                     f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not finite: author finite mass "
                     "properties (kg, kg m^2; or leave them unauthored for the engine to compute)",
+                )
+                continue
+            moments = UsdPhysics.MassAPI(prim).GetDiagonalInertiaAttr().Get()
+            if moments is not None and triangle_violation(tuple(moments)):
+                a, b, c = sorted(float(x) for x in moments)
+                self.add(
+                    "MIMIC_INERTIA_TRIANGLE",
+                    str(prim.GetPath()),
+                    f"physics:diagonalInertia ({_fmt(a)}, {_fmt(b)}, {_fmt(c)}) breaks the triangle inequality: "
+                    f"{_fmt(a)} + {_fmt(b)} < {_fmt(c)}, which no rigid body has and MuJoCo refuses at compile time "
+                    "('inertia must satisfy A + B >= C'; Newton's MuJoCo solver with it): fix the source's "
+                    "inertia (or compile with MuJoCo's balanceinertia)",
                 )
 
     # -- stage level --------------------------------------------------------
@@ -693,21 +749,27 @@ def _mimic_prims(stage: Usd.Stage) -> Iterable[Usd.Prim]:
 def validate(stage: Usd.Stage, target: str | None = None) -> list[Finding]:
     """Every finding about the stage's mimic relations: errors first, then by prim path.
 
-    ``target`` (``schema.hosts.TARGETS``): also what that host would not couple; None checks
-    only what the default host (Isaac Sim 6, ovphysx) would do wrong."""
+    ``target``: None (what PhysX, Newton and mimic_ext need, and what the default host, Isaac
+    Sim 6 / ovphysx, would do wrong); a host of ``schema.hosts.TARGETS`` (also what that host would
+    not couple); or ``"simready"`` (also what NVIDIA's SimReady FET_022 checks ask of mimic joints:
+    ``MIMIC_NO_JOINT_STATE``)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown validation target {target!r} (use one of {', '.join(map(str, TARGETS))})")
     checker = _Checker(stage)
     rels: list[MimicRelation] = []
     for prim in _mimic_prims(stage):
         rels.extend(checker.check_prim(prim))
-    for code, path, message in host_findings(stage, rels, target):
+    for code, path, message in host_findings(stage, rels, None if target == SIMREADY else target):
         checker.add(code, path, message)
     checker.check_forest(rels)
     checker.check_ranges(rels)
     checker.check_masses()
+    if target == SIMREADY:
+        checker.check_joint_state(rels)
     return sorted(checker.findings, key=lambda f: (_RANK[f.severity], f.path, f.code, f.message))
 
 
-__all__ = ["CODES", "ERROR", "INFO", "SEVERITIES", "WARNING", "Finding", "validate"]
+__all__ = ["CODES", "ERROR", "INFO", "SEVERITIES", "SIMREADY", "TARGETS", "WARNING", "Finding", "validate"]
 
 
 def _twin(rel: MimicRelation, kept: list[MimicRelation], involved: list | None = None) -> MimicRelation | None:

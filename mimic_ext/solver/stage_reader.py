@@ -22,6 +22,7 @@ from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
 from ..math3d import gf_wxyz, inverse, mat_to_quat, quat_to_mat, quat_xyzw, transform
 from ..schema import joints as J
+from ..schema.physics_values import inertia_rounding
 from .errors import StageValueError, UnsupportedStageError
 
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
@@ -335,6 +336,8 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
         d = api.GetDiagonalInertiaAttr().Get()
         if d is not None:
             d = tuple(d)
+            zero = inertia_rounding(d)  # a component within rounding of zero is zero, not negative
+            d = tuple(0.0 if -zero <= x < 0 else x for x in d)
             for x in d:
                 _check_non_negative(prim, "physics:diagonalInertia", x)
         if d is not None and sum(d) > 0:
