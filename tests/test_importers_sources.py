@@ -229,6 +229,10 @@ def test_sweep_with_source_fails_what_every_engine_passes(tmp_path, capsys):
     from mimic_ext.cli import main
 
     source = urdf(tmp_path, '<mimic joint="j1" multiplier="2" offset="0.1"/>')
+    # j2's limits widened to +-3 rad: the shifted relation (2 q1 + 0.6 over q1 in [-1, 1]) stays within
+    # them, so no limit finding fails it: only the comparison with the source can
+    head, tail = source.read_text().rsplit('lower="-1" upper="1"', 1)
+    source.write_text(head + 'lower="-3" upper="3"' + tail)
     stage = _imported(tmp_path, source, _shift("j2", offset=0.5))
     report = tmp_path / "r.json"
     assert main(["sweep", str(stage), "--no-simready", "--json", str(report)]) == 0
