@@ -77,7 +77,15 @@ DJ_007_CODES = frozenset(
 
 
 def _av():
-    return importlib.import_module("omni.asset_validator")
+    """The validator's API module. usd-validation-nvidia (which simready-foundation-tier-core brings)
+    is omniverse-asset-validator's successor: it replaces ``omni/asset_validator/__init__.py`` with a
+    re-export of itself and starts the plugins while that module is still importing, so the rule
+    classes are taken from it directly where it is installed (``omni.asset_validator`` would be
+    partially initialised then: NVIDIA's own default plugin fails the same way)."""
+    try:
+        return importlib.import_module("usd_validation_nvidia")
+    except ImportError:
+        return importlib.import_module("omni.asset_validator")
 
 
 def _requirement(code: str, version: str, name: str, message: str, path: str | None):
