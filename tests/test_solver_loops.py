@@ -352,9 +352,17 @@ def test_compliant_robotiq_loops_hold_every_step_while_the_leader_sweeps(fps):
 def _menagerie_usd():
     """The Menagerie 2F-85 as our importer writes it: its two connect equalities as excluded
     spherical joints, body masses from its meshes as MuJoCo computes them."""
+    from pxr import UsdPhysics
+
     from mimic_ext.importers import import_robot
 
     result = import_robot(MENAGERIE)
+    # the bare mechanism, as the MuJoCo side zeroes its actuator's gains: the import writes a position
+    # drive (Isaac Sim's default gains) on the actuated leader, left_driver_joint, whose stiffness is
+    # taken off here; the spring links' joint springs stay, and so does passive damping (on the
+    # leader, the follower's reflected onto it: the same under the relation)
+    driver = next(p for p in result.stage.Traverse() if p.GetName() == "left_driver_joint")
+    UsdPhysics.DriveAPI(driver, "angular").GetStiffnessAttr().Set(0.0)
     return result, result.stage
 
 
