@@ -2,6 +2,7 @@
 timeout, the automatic pool decision, the rebuilt summaries. (Dask: test_fet022_dask.py.)"""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
+from mimic_ext import cli
 from mimic_ext.errors import MimicInputError
 from mimic_ext.fet022 import batch
 from mimic_ext.fet022.batch import sweep_paths
@@ -108,3 +110,44 @@ def test_a_stored_result_round_trips():
     st = run.stages[0]
     back = SweepResult.from_dict(json.loads(json.dumps(st.to_dict())))
     assert back.to_dict() == st.to_dict()
+
+
+def test_report_rebuilds_the_summaries_from_the_run_folder(tmp_path, capsys, monkeypatch):
+    jsonschema = pytest.importorskip("jsonschema")
+    from mimic_ext.fet022.reports import catalogue, load_schema
+
+    run_dir = tmp_path / "run"
+    assert cli.main(["sweep", *map(str, TWO), "--report", str(run_dir), "-q", "-j", "1"]) == 0
+    first = json.loads((run_dir / "fet022_report.json").read_text())
+    for name in catalogue.NAMES.values():
+        (run_dir / name).unlink()
+    monkeypatch.setattr(catalogue, "INLINE_ASSETS", 0)  # as a catalogue: the index has no plots
+    assert cli.main(["report", str(run_dir)]) == 0
+    assert "2 stage run(s): 2 pass" in capsys.readouterr().out
+    data = json.loads((run_dir / "fet022_report.json").read_text())
+    jsonschema.validate(data, load_schema())
+    strip = lambda d: {k: v for k, v in d.items() if k not in ("created", "catalogue")}  # noqa: E731
+    assert strip(data) == strip(first)
+    assert not any("samples" in f for s in data["stages"] for f in s["followers"])  # in the per-asset files
+    index = (run_dir / "fet022_report.html").read_text()
+    assert "<svg" not in index
+    assert set(re.findall(r'href="(fet022_assets/\d+\.html)"', index)) == {
+        f"fet022_assets/0000{i}.html" for i in (0, 1)
+    }
+    page = (run_dir / "fet022_assets" / "00000.html").read_text()
+    assert '<svg class="ratio-plot"' in page  # the plots are on the asset's own page
+
+
+def test_cli_resume_sweeps_only_what_changed(tmp_path, capsys):
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    for p in TWO:
+        shutil.copy(p, cat / p.name)
+    run_dir = tmp_path / "run"
+    assert cli.main(["sweep", str(cat), "--report", str(run_dir), "-q", "-j", "1"]) == 0
+    capsys.readouterr()
+    (cat / "chain3.usda").write_text((cat / "chain3.usda").read_text() + "\n", encoding="utf-8")
+    assert cli.main(["sweep", str(cat), "--resume", str(run_dir), "-j", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "reused 1 stored result(s)" in captured.out
+    assert re.findall(r"^\[1/1\] .*chain3.usda", captured.err, re.M), "only the edited stage was swept"

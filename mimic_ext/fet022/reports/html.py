@@ -277,6 +277,31 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
     return "".join(out)
 
 
+def asset_page(
+    asset: str, stages: dict[str, SweepResult], engines: list[str], mode: str, tol: float, index_href: str
+) -> str:
+    """One asset's own page of a catalogue report: its tables and plots (the plots live only here)."""
+    status = worst_status(s.status for s in stages.values())
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>FET022 {TEST_NAME}: {escape(asset)}: {escape(status)}</title>",
+            f"<style>{CSS}</style></head><body>",
+            f'<p class="meta"><a href="{escape(index_href)}">&larr; catalogue index</a></p>',
+            _stage(asset, stages, [e for e in engines if e in stages], 0, mode, tol),
+            "</body></html>\n",
+        ]
+    )
+
+
+def stage_section(
+    asset: str, stages: dict[str, SweepResult], engines: list[str], index: int, mode: str, tol: float
+) -> str:
+    """One asset's section of the single-page report (tables and plots)."""
+    return _stage(asset, stages, engines, index, mode, tol)
+
+
 def _where(run: RunResult) -> str:
     if run.executor == "dask":
         return f"on a Dask cluster of {run.jobs} worker(s)"
