@@ -151,3 +151,11 @@ def test_cli_resume_sweeps_only_what_changed(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "reused 1 stored result(s)" in captured.out
     assert re.findall(r"^\[1/1\] .*chain3.usda", captured.err, re.M), "only the edited stage was swept"
+
+
+def test_a_file_a_worker_cannot_see_is_said_so_and_swept_again_on_resume(tmp_path):
+    """What a Dask worker without the client's file system returns: the environment is named, the
+    asset is not blamed, and the result is not reused."""
+    res = batch.sweep_on_worker(str(tmp_path / "only_on_the_client.usda"), batch.SweepConfig(), "warp", {}, None)
+    assert res.status == "error" and "not found on Dask worker" in res.reason and "same absolute paths" in res.reason
+    assert res.details == batch.ENVIRONMENT_DETAILS

@@ -13,8 +13,16 @@ every exception into an error result, so one stage cannot stop the others. Where
   solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
   alone once, then reported as an error;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
-  unit is a task; a unit whose worker died is resubmitted once, then reported as an
-  error. Workers must see the stage files at the same paths (a shared file system).
+  unit is a task, submitted with its absolute path (workers must see the stage files at the
+  same paths: a shared file system; one that cannot says so); each future is released as
+  its result is reported, so a worker lost later takes no finished result with it. Workers
+  lost are reported with the units they were sweeping (run again by the scheduler; one it
+  gives up on is resubmitted once, then an error); a lost scheduler leaves the units not
+  yet finished unjudged (``RunResult.unjudged``), for ``resume`` to sweep.
+
+With a run folder (``store``) each result is written there as it finishes (``store``), and
+``resume`` reuses the stored results that still match (``fingerprint``). ``timeout`` bounds
+each unit (status ``timeout``).
 
 As with any ``multiprocessing`` code, a script calling ``sweep_paths`` with a pool needs
 the ``if __name__ == "__main__":`` guard (the forkserver imports the main module).
