@@ -138,9 +138,9 @@ class FollowerResult:
         return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in zip(EXTRA_SUFFIXES, values)}
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
-        d = finite_or_none(asdict(self))
-        for key in ("sample_t", "sample_reference", "sample_follower"):
-            d.pop(key)
+        # not ``asdict``: it deep-copies the sample lists only for them to be dropped (a catalogue's
+        # summary writes thousands of followers); finite_or_none copies the lists and dicts kept
+        d = finite_or_none({f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("sample_")})
         d["abs_gearing"] = finite_or_none(self.abs_gearing)
         d["expected_ratio"] = finite_or_none(self.expected_ratio)
         d["dir_matches_gear"] = self.dir_matches_gear
