@@ -412,6 +412,7 @@ def _workers_lost(client, since: float, keys: dict[str, int], units: dict[int, U
                 "worker": str(msg.get("worker", "?")),
                 "expected": bool(msg.get("expected", False)),
                 "units": [f"{units[keys[k]][0]} [{units[keys[k]][1]}]" for k in ours],
+                "indices": sorted({keys[k] for k in ours}),
             }
         )
     return out
@@ -442,6 +443,7 @@ def _run_dask(
     try:
         run_id = uuid.uuid4().hex[:8]
         tries = dict.fromkeys(units, 0)
+        rerun: set[int] = set()
 
         def submit(i: int):
             fut = client.submit(
@@ -468,7 +470,7 @@ def _run_dask(
             except KilledWorker:
                 if tries[i] == 0:
                     tries[i] = 1
-                    outcome.retried += 1
+                    rerun.add(i)
                     pending.add(submit(i))
                     continue
                 res = _died(units[i], config, "Dask worker")
@@ -481,8 +483,11 @@ def _run_dask(
                 fut.release()
                 del fut
             report(i, res)
-        outcome.workers_lost = _workers_lost(client, since, all_keys, units)
-        outcome.retried += sum(len(w["units"]) for w in outcome.workers_lost)
+        lost_workers = _workers_lost(client, since, all_keys, units)
+        for w in lost_workers:
+            rerun.update(w.pop("indices"))
+        outcome.workers_lost = lost_workers
+        outcome.retried += len(rerun)  # units run more than once, each counted once
         try:
             workers = len(client.scheduler_info().get("workers", {})) or 1
         except Exception:
