@@ -159,3 +159,13 @@ def test_a_file_a_worker_cannot_see_is_said_so_and_swept_again_on_resume(tmp_pat
     res = batch.sweep_on_worker(str(tmp_path / "only_on_the_client.usda"), batch.SweepConfig(), "warp", {}, None)
     assert res.status == "error" and "not found on Dask worker" in res.reason and "same absolute paths" in res.reason
     assert res.details == batch.ENVIRONMENT_DETAILS
+
+
+def test_failure_reasons_are_counted_once_across_assets():
+    """The index counts causes, not assets: the asset's path (relative or absolute), prim paths and
+    numbers are taken out."""
+    from mimic_ext.fet022.reports.catalogue import reason_class
+
+    a = reason_class("cannot simulate /cat/a/robot.usda: /R/J physics:mass = 1.5 is not finite", "a/robot.usda")
+    b = reason_class("cannot simulate b/robot.usda: /Q/K physics:mass = -2e3 is not finite", "b/robot.usda")
+    assert a == b == "cannot simulate <asset>: <path> physics:mass = # is not finite"

@@ -198,8 +198,8 @@ def test_the_client_killed_mid_run_then_resumed(cluster, tmp_path):
         stored = 0
         while time.monotonic() < deadline and client.poll() is None:
             time.sleep(0.2)
-            own = list((run_dir / "results").rglob("mimic_ext/*/*.json")) if (run_dir / "results").exists() else []
-            stored = len(own)
+            own = (run_dir / "results").rglob("mimic_ext/*/*.json") if (run_dir / "results").exists() else []
+            stored = sum(1 for p in own if not p.name.startswith("."))  # not a write in progress
             if stored >= 2:
                 client.send_signal(signal.SIGKILL)
                 break

@@ -59,7 +59,9 @@ NOT_STORED = "not stored: the run ended before this unit finished"
 def reason_class(text: str, asset: str = "") -> str:
     """A failure reason with what differs between assets taken out (the asset's path, prim paths,
     numbers), so that one cause is counted once across a catalogue."""
-    text = text.replace(asset, "<asset>") if asset else text
+    if asset:
+        text = re.sub(r"(/[\w.-]+)*/" + re.escape(asset.lstrip("/")), "<asset>", text) if "/" in asset else text
+        text = text.replace(asset, "<asset>")
     text = re.sub(r"(?<![\w>])/[\w./-]+", "<path>", text)
     text = re.sub(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
     return text.strip()[:160]
