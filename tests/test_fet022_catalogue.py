@@ -169,3 +169,20 @@ def test_failure_reasons_are_counted_once_across_assets():
     a = reason_class("cannot simulate /cat/a/robot.usda: /R/J physics:mass = 1.5 is not finite", "a/robot.usda")
     b = reason_class("cannot simulate b/robot.usda: /Q/K physics:mass = -2e3 is not finite", "b/robot.usda")
     assert a == b == "cannot simulate <asset>: <path> physics:mass = # is not finite"
+
+
+def test_progress_lines_count_verdicts_and_give_rate_and_eta(capsys, monkeypatch):
+    from mimic_ext.fet022.commands import Progress
+
+    show = Progress()
+    clock = iter([10.0, 20.0])  # 10 s and 20 s after the start: 1 then 2 units done
+    monkeypatch.setattr(show, "clock", lambda: next(clock))
+    show.start = 0.0
+    show(1, 4, SweepResult(asset="a.usda", status="pass", engine="warp"))
+    show(2, 4, SweepResult(asset="b.usda", status="fail", engine="warp"))
+    lines = capsys.readouterr().err.splitlines()
+    assert (
+        lines[0].startswith("[1/4] a.usda [warp]: PASS")
+        and "so far 1 pass, 0 fail, 0 error; 6.0/min, ETA 30s" in lines[0]
+    )
+    assert "so far 1 pass, 1 fail, 0 error; 6.0/min, ETA 20s" in lines[1]

@@ -124,6 +124,12 @@ def test_relative_paths_reach_workers_started_in_another_folder(cluster, monkeyp
     assert len(run.stages) == 6 and all(s.status == "pass" for s in run.stages), [s.reason for s in run.stages]
     assert run.stages[0].asset == "data/chain3.usda"  # reported as typed
     assert run.executor == "dask" and run.jobs == 2
+    from mimic_ext.fet022.reports import format_html
+
+    assert "on a Dask cluster of 2 worker(s)" in format_html(run)  # not "2 process(es)"
+    # the per-asset timeout interrupts the sweep in the worker's thread too (0.001 s cannot be met)
+    late = sweep_paths([DATA / "chain3.usda"], executor="dask", scheduler=cluster.client, timeout=0.001)
+    assert late.stages[0].status == "timeout" and late.exit_code == 2
 
 
 def test_a_worker_killed_mid_run(cluster, tmp_path):
