@@ -17,8 +17,8 @@ every exception into an error result, so one stage cannot stop the others. Where
   same paths: a shared file system; one that cannot says so); each future is released as
   its result is reported, so a worker lost later takes no finished result with it. Workers
   lost are reported with the units they were sweeping (run again by the scheduler; one it
-  gives up on is resubmitted once, then an error); a lost scheduler leaves the units not
-  yet finished unjudged (``RunResult.unjudged``), for ``resume`` to sweep.
+  gives up on is resubmitted once, then left unjudged); a lost scheduler leaves the units
+  not yet finished unjudged (``RunResult.unjudged``), for ``resume`` to sweep.
 
 With a run folder (``store``) each result is written there as it finishes (``store``), and
 ``resume`` reuses the stored results that still match (``fingerprint``). ``timeout`` bounds
@@ -431,8 +431,8 @@ def _run_dask(
     """Every unit a task; each future is released as soon as its result is reported (stored), so a
     worker lost later takes no finished result with it. A task whose worker died is run again by
     the scheduler (``distributed.scheduler.allowed-failures``) and, once it gives up, resubmitted
-    here once; the losses are reported as such. A lost scheduler leaves the units not yet reported
-    unjudged (``lost``), never failed."""
+    here once, then left unjudged; the losses are reported as such. A lost scheduler leaves the
+    units not yet reported unjudged (``lost``), never failed."""
     from distributed import KilledWorker
     from distributed import as_completed as dask_completed
 
@@ -473,7 +473,14 @@ def _run_dask(
                     rerun.add(i)
                     pending.add(submit(i))
                     continue
-                res = _died(units[i], config, "Dask worker")
+                # a worker loss, not a verdict: the asset may crash its engine, or the machine may be
+                # short of memory; left unjudged (resumable), with what to do
+                lost(
+                    i,
+                    "the Dask workers sweeping this stage died each time it was tried (a crash in native "
+                    "code, or a worker out of memory): no verdict; sweep it alone (--executor local) to see why",
+                )
+                continue
             except Exception as exc:  # the scheduler (or the connection to it) is gone
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 gone = gone or f"the Dask scheduler was lost before this unit finished ({reason})"
