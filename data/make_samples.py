@@ -492,6 +492,36 @@ def inv_disabled():
     return stage
 
 
+def inv_unknown_property():
+    stage, r, foll, lead = pair(
+        "MIMIC_UNKNOWN_PROPERTY: a NewtonMimicAPI relation (follower = leader) whose offset is authored as "
+        "newton:mimicCoeff0 = 0.1, a name no engine reads, so the offset is the schema's default 0.",
+        relation=False,
+    )
+    relate(stage, foll, lead, 1.0, schema="newton", instance=None)
+    _set(stage.GetPrimAtPath(foll), "newton:mimicCoeff0", F.Float, 0.1)
+    return stage
+
+
+def inv_host_not_coupled():
+    stage, r, foll, lead = pair(
+        "MIMIC_HOST_NOT_COUPLED (with validate --target isaacsim-5): a NewtonMimicAPI relation, which "
+        "omni.physx up to Isaac Sim 5.1 does not read: the follower is not coupled there.",
+        relation=False,
+    )
+    relate(stage, foll, lead, 1.0, schema="newton", instance=None)
+    return stage
+
+
+def inv_leader_velocity_limit():
+    stage, r, foll, lead = pair(
+        "MIMIC_LEADER_VELOCITY_LIMIT (warning): the leader carries newton:velocityLimit = 2, which Isaac Sim 6's "
+        "PhysX (ovphysx) reads as a cap that makes the coupled pair diverge.",
+    )
+    _set(stage.GetPrimAtPath(lead), "newton:velocityLimit", F.Float, 2.0)
+    return stage
+
+
 def inv_both_schemas(doc: str, newton_multiplier: float) -> Callable[[], Usd.Stage]:
     """The pair's PhysxMimicJointAPI (follower = leader) plus a NewtonMimicAPI on the same follower."""
 
@@ -596,6 +626,9 @@ INVALID: dict[str, Callable[[], Usd.Stage]] = {
         0.0,
     ),
     "MIMIC_DISABLED": inv_disabled,
+    "MIMIC_UNKNOWN_PROPERTY": inv_unknown_property,
+    "MIMIC_HOST_NOT_COUPLED": inv_host_not_coupled,
+    "MIMIC_LEADER_VELOCITY_LIMIT": inv_leader_velocity_limit,
     "MIMIC_BOTH_SCHEMAS": inv_both_schemas(
         "MIMIC_BOTH_SCHEMAS (warning): follower = leader authored twice, as PhysxMimicJointAPI and as "
         "NewtonMimicAPI; PhysX applies both.",

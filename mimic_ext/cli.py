@@ -25,6 +25,10 @@ EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 #: Modules that add sub-commands (their absence is tolerated so parts can land one by one).
 COMMAND_MODULES = ("mimic_ext.importers.commands", "mimic_ext.fet022.commands")
 
+#: the hosts ``validate --target`` and ``import --target`` know (``schema.hosts.HOSTS``; spelled here
+#: because this module imports only the standard library at load)
+HOST_TARGETS = ("isaacsim-6", "isaacsim-5", "newton", "mujoco")
+
 CONVENTIONS = (
     "conventions: canonical q_f = multiplier*q_ref + offset (radians or metres); "
     "PhysX q_f + gearing*q_ref + offset = 0 (offset in degrees for a revolute follower, stage units "
@@ -130,7 +134,7 @@ def cmd_validate(args) -> int:
     opened = _open(args.stage, robots=True)
     from .schema.validation import validate
 
-    findings = validate(opened.stage)
+    findings = validate(opened.stage, target=args.target)
     errors = [f for f in findings if f.severity == "error"]
     warnings = [f for f in findings if f.severity == "warning"]
     if args.json:
@@ -138,6 +142,7 @@ def cmd_validate(args) -> int:
             json.dumps(
                 {
                     "stage": str(opened.path),
+                    "target": args.target,
                     "composition_errors": len(opened.composition_errors),
                     "findings": [
                         {"severity": f.severity, "code": f.code, "path": f.path, "message": f.message} for f in findings
@@ -380,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument(
+        "--target",
+        choices=HOST_TARGETS,
+        help="also report what this host would not couple (isaacsim-5: omni.physx up to Isaac Sim 5.1 reads only "
+        "PhysxMimicJointAPI; newton: a NewtonMimicAPI beside MjcEqualityJointAPI; isaacsim-6, mujoco)",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(

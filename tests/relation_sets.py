@@ -2,7 +2,7 @@
 
 ``{follower: (leader, multiplier, offset)}`` (``q_f = m q_l + c``) from different tools may
 name different leaders for the same constraints: Newton composes chains onto their roots,
-the URDF export writes each coupled set from its joint highest in the tree. Both describe
+the URDF export inverts a leader that lies below a joint it drives. Both describe
 the same set of affine constraints; ``as_constraints`` writes every coupled joint against
 the set's smallest name, so equal constraints compare equal.
 """

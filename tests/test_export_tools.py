@@ -7,9 +7,9 @@ to URDF, then each tool loads the URDF and must agree with the imported USD on
   closures are not URDF and are left out (the exporter says so). Pinocchio counts a mimic
   follower outside ``nv``; its ``mimicking_joints`` are added back;
 - relations: the same constraints (1e-6: USD float32 then the shortest decimal), compared
-  whichever joint of a coupled set leads (``relation_sets``): Pinocchio needs each set written
-  from its joint highest in the tree, so the export composes chains onto their roots and
-  lets the first joint of an MJCF body lead when the second led;
+  whichever joint of a coupled set leads (``relation_sets``): Pinocchio needs each leader
+  reached before its followers, so the export composes chains onto their roots and lets the
+  first joint of an MJCF body lead when the second led (a leader below a joint it drives);
 - masses (1%): Pinocchio's moving mass (what is welded to the world it merges into the
   universe); MuJoCo's per body, each the links it fuses (welded by fixed joints) where all of
   them have their mass (MuJoCo weighs a link without <inertial> by its geoms); Newton's per

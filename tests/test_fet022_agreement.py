@@ -2,12 +2,13 @@
 
 Every URDF and MJCF file listed in ``../shared/assets/mimic_relations.json`` is imported with
 the default schema (``newton``: one schema per follower, NewtonMimicAPI, which PhysX reads too)
-and with the other single schema (``physx``; ``both`` is refused by the importer), and every
-USD asset listed there is read as it is; each stage is swept on warp, physx (ovphysx), newton
+and with the other single schema (``physx``; ``both`` is refused by the importer), every MJCF is
+also converted by NVIDIA's mujoco-usd-converter, and every USD asset listed there is read as it is; each stage is swept on warp, physx (ovphysx), newton
 and mujoco. Per stage: every verdict is a pass or a not-applicable with its reason, every
 measured motion ratio is within ``AGREEMENT`` (0.01) of |gearing|, and the engines agree with
 each other on every follower (``mimic_ext.fet022.disagreement``: verdict, motion ratio and
-offset check within 0.01).
+offset check within 0.01); where one engine lets a joint leave its limits and another holds it,
+the disagreement names the cause ("limits").
 
 The exceptions are listed in ``KNOWN`` with what was measured: each is the engine's (or the
 shared copy's) own, is asserted exactly (so the test fails when it changes) and is reported as
@@ -37,6 +38,9 @@ ENGINES = ("warp", "physx", "newton", "mujoco")
 #: "default": no --schema (NewtonMimicAPI), the same stage ``--schema newton`` writes
 SCHEMAS = ("default", "physx")
 CONFIG = {"settle_seconds": 0.5}
+#: an MJCF converted by NVIDIA's mujoco-usd-converter (followers with MjcEqualityJointAPI beside
+#: NewtonMimicAPI, which Newton 1.8 stores only as legacy constraint_mimic entries)
+CONVERTER = "mujoco-usd-converter"
 RELATIONS = SHARED / "mimic_relations.json"
 
 
@@ -51,6 +55,8 @@ def _cases() -> list[tuple[str, str | None]]:
             continue
         if entry["format"] in ("URDF", "MJCF"):
             out += [(rel, schema) for schema in SCHEMAS]
+            if entry["format"] == "MJCF":
+                out.append((rel, CONVERTER))
         else:
             out.append((rel, None))
     return out
@@ -79,6 +85,26 @@ KNOWN = {
 }
 
 
+def _converted(source, tmp_path):
+    """``source`` converted by mujoco-usd-converter in its own process (its schemas must register
+    before any stage is opened), the stage at the top of its output folder."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "converted"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mujoco_usd_converter", str(source), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0 and "No module named" in proc.stderr:
+        pytest.skip("mujoco-usd-converter is not installed (test extra)")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (stage,) = out.glob("*.usda")
+    return stage
+
+
 @pytest.fixture(scope="module")
 def engines():
     return {name: get_engine(name) for name in ENGINES}
@@ -93,7 +119,9 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
     if not source.is_file():
         pytest.skip(f"shared asset not present at {source}")
     stage = source
-    if schema is not None:
+    if schema == CONVERTER:
+        stage = _converted(source, tmp_path)
+    elif schema is not None:
         stage = tmp_path / f"{source.stem}_{schema}.usda"
         import_robot(source, out=stage, **({} if schema == "default" else {"schema": schema}))
     per_engine = {name: run(stage, config=CONFIG, engine=engine, label=name) for name, engine in engines.items()}
@@ -120,6 +148,13 @@ def test_every_engine_gives_the_asset_one_verdict(asset, schema, engines, tmp_pa
             # 0.01: the issue's bar, ten times tighter than the verdict's 0.1
             assert abs(f.motion_ratio - f.abs_gearing) <= AGREEMENT, (name, f.name, f.motion_ratio, f.abs_gearing)
     found = disagreements(per_engine)
+    for d in [d for d in found if d.measure == "limits"]:
+        # an engine that let a joint leave its limits (a warning on that engine, not the verdict):
+        # named, never unexplained; measured: our solver on the WX250s, whose fingers rest 15 mm
+        # outside their authored ranges, and Newton on the Isaac Robotiq, whose finger_joint swings
+        # to -127 deg in the sweep's first 0.05 s
+        assert d.cause == "limits" and d.explanation.startswith("limit enforced by"), d.text()
+    found = [d for d in found if d.measure != "limits"]
     for d in found:
         odd = [e for e in d.engines if e in known]
         if odd:  # the known engine's cause, or a not-applicable engine's beside it (named first)

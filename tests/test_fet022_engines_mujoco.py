@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("mujoco", reason="the mujoco engine needs the mujoco extra: pip install 'mimic-ext[mujoco]'")
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
-from fet022_engines_common import DATA, INSPIRE, Recording, import_to
+from fet022_engines_common import DATA, INSPIRE, Recording, import_to, shared
 from test_fet022_physics import loaded_follower
 
 from mimic_ext.errors import MimicInputError
@@ -96,3 +96,27 @@ def test_bad_solref_is_an_input_error():
         get_engine("mujoco", solref=(0.0, 1.0))
     with pytest.raises(MimicInputError, match="solref must be two numbers"):
         get_engine("mujoco", solref="stiff")
+
+
+def test_mujoco_compiles_an_inertia_it_refuses_with_balanceinertia(tmp_path):
+    """gear2's principal moments (1e-5, 1e-5, 6e-5 kg m^2) break A + B >= C: MuJoCo refuses the model
+    ("use 'balanceinertia'"), so the engine compiles it with balanceinertia and names the body in a
+    note; the verdict is MuJoCo's, not an error (on main: exit 2, "MuJoCo cannot compile")."""
+    text = (DATA / "geared_pair.usda").read_text()
+    authored = "float3 physics:diagonalInertia = (0.000033333334, 0.000033333334, 0.00006)"
+    assert authored in text
+    stage = tmp_path / "bad_inertia.usda"
+    stage.write_text(text.replace(authored, "float3 physics:diagonalInertia = (0.00001, 0.00001, 0.00006)"))
+    result = run(stage, engine="mujoco")
+    assert result.status == "pass", result.reason
+    note = next(w for w in result.warnings if "balanceinertia" in w)
+    assert "gear2" in note and "A + B >= C" in note
+
+
+def test_mujoco_takes_one_step_per_plan_step():
+    """Under MuJoCo's discrete integrator the drives' gains are implicit: no sub-stepping (the issue's
+    615 s five-follower hand took 363 MuJoCo steps per plan step)."""
+    mj = Recording(get_engine("mujoco"))
+    run(shared(INSPIRE), engine=mj)
+    assert mj.trace.timings["substeps"] == 1
+    assert not any("MuJoCo steps of" in n for n in mj.trace.notes)

@@ -130,3 +130,47 @@ def _index_rows(index: dict) -> dict[str, tuple[str, str, str, str, str]]:
                 for t in feat["tests"]:
                     out[key] = (feat["id"], t["name"], t["version"], t["status"], t["message"])
     return out
+
+
+def test_whose_verdict_decides_the_exit_code():
+    """NVIDIA's verdict where its phase ran, ours where it did not; --strict: both; our error always."""
+    from mimic_ext.fet022.result import ERROR
+
+    ours_fail = _stage("/a.usda", FAIL)
+    ours_pass = _stage("/b.usda", PASS)
+    run = RunResult(stages=[ours_fail, ours_pass])
+    assert run.decided_exit_code == 1  # nothing of NVIDIA's: ours decide
+    run.simready = [
+        {"asset": "/a.usda", "engine": "warp", "status": "pass"},
+        {"asset": "/b.usda", "engine": "warp", "status": "pass"},
+    ]
+    assert run.decided_exit_code == 0  # NVIDIA passes both: our finding on a.usda does not decide
+    run.strict = True
+    assert run.decided_exit_code == 1
+    run.strict = False
+    run.simready[1]["status"] = "fail"
+    assert run.decided_exit_code == 1  # NVIDIA fails b.usda, which our port passed
+    run.simready = [{"asset": "/a.usda", "engine": "warp", "status": "not_run"}]
+    assert run.decided_exit_code == 1  # not run: ours decide
+    broken = SweepResult(asset="/c.usda", status=ERROR, engine="warp")
+    run = RunResult(stages=[broken], simready=[{"asset": "/c.usda", "engine": "warp", "status": "skipped"}])
+    assert run.decided_exit_code == 2  # a stage we could not sweep is never a pass
+
+
+def test_headline_lines():
+    """One line per engine; counts over several stages; an engine NVIDIA's phase did not run on says why."""
+    from mimic_ext.fet022.reports.headline import findings_line, headlines
+
+    run = RunResult(stages=[_stage("/a.usda", PASS), _stage("/b.usda", FAIL)])
+    assert headlines(run) == [] and "our port's verdicts decide" in findings_line(run)
+    run.simready = [
+        {"asset": "/a.usda", "engine": "warp", "status": "pass"},
+        {"asset": "/b.usda", "engine": "warp", "status": "skipped"},
+        {"asset": "/a.usda", "engine": "mujoco", "status": "not_run", "message": "not on mujoco"},
+    ]
+    assert headlines(run) == [
+        "SimReady mimic_joint 1.1.0: pass (warp: 1 pass, 1 skipped)",
+        "SimReady mimic_joint 1.1.0: not run (mujoco: not on mujoco)",
+    ]
+    run.simready = run.simready[:1]
+    assert headlines(run) == ["SimReady mimic_joint 1.1.0: pass"]

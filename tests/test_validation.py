@@ -44,7 +44,8 @@ def validate_file(path):
 
 
 def test_codes_catalogue_is_complete_and_well_formed():
-    assert len(CODES) == 28  # 24, the two of one schema per follower, extreme gearing, non-finite mass
+    # 24, the two of one schema per follower, extreme gearing, non-finite mass, unknown property, the two of hosts
+    assert len(CODES) == 31
     for code, (severity, description) in CODES.items():
         assert code.startswith("MIMIC_") and code.isupper()
         assert severity in SEVERITIES and description and "\n" not in description
@@ -60,11 +61,15 @@ def test_finding_is_frozen():
     assert str(f) == "error MIMIC_ZERO_GEARING /A: gearing is 0"
 
 
+#: codes about one host, and the --target their sample is checked with
+SAMPLE_TARGET = {"MIMIC_HOST_NOT_COUPLED": "isaacsim-5"}
+
+
 @pytest.mark.parametrize("code", sorted(CODES))
 def test_each_code_fires_on_its_invalid_sample(code, data_dir):
     path = data_dir / "invalid" / f"{code}.usda"
     assert path.exists(), f"no sample for {code}: add it to data/make_samples.py"
-    findings = validate_file(path)
+    findings = validate(open_stage(path).stage, target=SAMPLE_TARGET.get(code))
     assert code in codes(findings)
     # minimal: no other error or warning than the one the sample is about
     assert codes(findings, (ERROR, WARNING)) <= {code}
@@ -448,3 +453,28 @@ def test_a_gear_ratio_of_2_to_the_23_or_more_is_an_error(tmp_path, gearing, extr
     assert bool(findings) == extreme
     if extreme:
         assert findings[0].path == "/Gears/Joints/gear_follower" and findings[0].severity == ERROR
+
+
+@pytest.mark.parametrize(
+    "schema, stray",
+    [
+        ("newton", "newton:mimicCoeff0"),
+        ("newton", "newton:mimicCoef_1"),
+        ("physx", "physxMimicJoint:rotX:gearng"),
+        ("physx", "physxMimicJoint:rotX:Offset"),
+    ],
+)
+def test_misspelled_schema_property_is_an_error_as_the_sweep_finds_it(schema, stray):
+    """Issue 39: ``validate`` said 0 errors for ``newton:mimicCoeff0``, which the sweep fails on
+    every engine (``fet022.stage_checks.unread_attributes``); both now say the same."""
+    from mimic_ext.fet022.stage_checks import unread_attributes
+
+    stage, r, foll, lead = samples.pair("typo", relation=False)
+    set_relation(stage, MimicRelation(foll, lead, 1.0, schema=schema, instance="rotX" if schema == "physx" else None))
+    stage.GetPrimAtPath(foll).CreateAttribute(stray, Sdf.ValueTypeNames.Float).Set(0.1)
+    findings = validate(stage)
+    (f,) = [f for f in findings if f.code == "MIMIC_UNKNOWN_PROPERTY"]
+    assert f.severity == ERROR and f.path == foll and stray in f.message
+    assert codes(findings, (ERROR, WARNING)) == {"MIMIC_UNKNOWN_PROPERTY"}
+    (rel,) = read_relations(stage)
+    assert f.message == unread_attributes(stage, rel)  # one wording for the validator and the sweep

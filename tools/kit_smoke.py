@@ -25,14 +25,20 @@ with status ``pass``, ``fail`` or ``not-run`` (the check could not run in this h
 without omni.physx; the detail says why: never counted as a pass), then one verdict line
 ``{"smoke": "mimic_ext", "verdict": ..., "counts": {"pass": n, "fail": n, "not-run": n}, "exit_code": c,
 "host": {...}, "out": DIR}``. Verdict and exit code: ``pass`` (0) every check passed; ``fail`` (1) at least
-one failed; ``incomplete`` (2) none failed but at least one was not run. Nothing needs a GPU: PhysX is
-forced onto its CPU pipeline for the sweep and Warp runs on the CPU.
+one failed; ``incomplete`` (2) none failed but at least one was not run; ``cannot-run`` (3) the app cannot run
+the checks at all, said by a failed check ``kit_app`` whose ``why`` names the flag to add: no
+``omni.kit.async_engine`` started before ``--exec`` (Kit then runs no asyncio loop: add
+``--enable omni.kit.async_engine``), or Kit quit before the checks ended (an app without a run loop, e.g.
+``omni.app.empty.kit``, quits right after ``--exec``: add ``--/app/runWithoutRunloop=true``). Then Kit exits
+with 3 whether or not ``--quit`` was given. Nothing needs a GPU: PhysX is forced onto its CPU pipeline for the
+sweep and Warp runs on the CPU.
+
+It runs on Kit's own loop: ``omni.kit.async_engine.run_coroutine`` and ``IApp.next_update_async``.
 
 It opens the samples in the app's stage (save your work first) and leaves the last one open; it writes
 only into ``--out``. The sample files of the project are never changed.
 """
 
-import asyncio
 import difflib
 import importlib
 import json
@@ -50,7 +56,9 @@ import omni.kit.app
 EXT_NAME = "mimic_ext"
 SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda", "invalid/MIMIC_BOTH_SCHEMAS.usda")
 PASS, FAIL, NOT_RUN = "pass", "fail", "not-run"
-EXIT_CODES = {"pass": 0, "fail": 1, "incomplete": 2}
+EXIT_CODES = {"pass": 0, "fail": 1, "incomplete": 2, "cannot-run": 3}
+#: the extension that runs Python's asyncio loop in Kit's updates (what a bare app lacks)
+ASYNC_ENGINE = "omni.kit.async_engine"
 ENGINES = ("kit-physx", "warp")
 #: Longest a single sweep may take before the check fails (the samples take seconds).
 SWEEP_TIMEOUT_S = 600.0
@@ -114,6 +122,7 @@ class Smoke:
         self.out = Path(opts["out"]) if opts["out"] else Path(tempfile.mkdtemp(prefix="mimic_ext_smoke_"))
         self.host = {"python": sys.version.split()[0], "platform": platform.platform()}
         self.ext = None
+        self.verdict = None  # set once the verdict line is printed
 
     def report(self, name, status, detail):
         self.counts[status] += 1
@@ -496,6 +505,14 @@ class Smoke:
                 self.report("everything_else", NOT_RUN, {"why": "the extension did not start"})
         except Exception:
             self.report("smoke_script", FAIL, {"why": traceback.format_exc()})
+        verdict = "fail" if self.counts[FAIL] else "incomplete" if self.counts[NOT_RUN] else "pass"
+        code = self.finish(verdict)
+        if self.opts["quit"]:
+            self.app.post_quit(code)
+        return code
+
+    def finish(self, verdict):
+        """Print the verdict line (once); returns its exit code."""
         try:
             import warp
 
@@ -506,7 +523,7 @@ class Smoke:
             fn = getattr(self.app, attr, None)
             if fn is not None:
                 self.host[attr[4:]] = fn()
-        verdict = "fail" if self.counts[FAIL] else "incomplete" if self.counts[NOT_RUN] else "pass"
+        self.verdict = verdict
         code = EXIT_CODES[verdict]
         print(
             json.dumps(
@@ -522,14 +539,47 @@ class Smoke:
             ),
             flush=True,
         )
-        if self.opts["quit"]:
-            self.app.post_quit(code)
         return code
 
+    def cannot_run(self, why):
+        """The app cannot run the checks: a failed ``kit_app`` check saying why, the verdict, and Kit exits with 3."""
+        self.report("kit_app", FAIL, {"why": why, "checks_reported": sum(self.counts.values())})
+        code = self.finish("cannot-run")
+        self.app.post_quit(code)
 
-# the loop holds only a weak reference to a task: keep a strong one until it ends (asyncio's
-# documented pattern for background tasks)
-_RUNNING: set[asyncio.Future] = set()
-_task = asyncio.ensure_future(Smoke(_options(sys.argv)).run())
-_RUNNING.add(_task)
-_task.add_done_callback(_RUNNING.discard)
+    def on_shutdown(self, event):
+        """Kit shuts down (its shutdown stream): before the verdict, the checks cannot have run here.
+
+        A ``post_quit`` from here still sets Kit's exit code (seen with the real kernel 6.2: an
+        ``omni.app.empty.kit`` that quits for want of a run loop exits with the code posted here)."""
+        if self.verdict is None:
+            self.cannot_run(
+                "Kit quit before the checks ended: an app without a run loop (e.g. omni.app.empty.kit) quits right "
+                "after --exec; add --/app/runWithoutRunloop=true to its command line (or run a full app such as "
+                "Isaac Sim or omni.app.full.kit)"
+            )
+
+
+def _start(argv):
+    """Schedule the checks on Kit's loop, or say at once why this app cannot run them."""
+    app = omni.kit.app.get_app()
+    smoke = Smoke(_options(argv))
+    # keep the subscription (dropping it unsubscribes) for as long as Kit runs
+    _RUNNING.add(app.get_shutdown_event_stream().create_subscription_to_pop(smoke.on_shutdown, name="mimic_ext smoke"))
+    if not app.get_extension_manager().is_extension_enabled(ASYNC_ENGINE):
+        smoke.cannot_run(
+            f"{ASYNC_ENGINE} is not started, so Kit runs no asyncio loop and the checks would never run: start Kit "
+            f"with --enable {ASYNC_ENGINE} (omni.app.empty.kit does not enable it)"
+        )
+        return
+    from omni.kit.async_engine import run_coroutine
+
+    task = run_coroutine(smoke.run())
+    # the loop holds only a weak reference to a task: keep a strong one until it ends
+    _RUNNING.add(task)
+    task.add_done_callback(_RUNNING.discard)
+
+
+#: what must live as long as the checks run: the task and the shutdown subscription
+_RUNNING: set = set()
+_start(sys.argv)

@@ -11,7 +11,10 @@ every exception into an error result, so one stage cannot stop the others. Where
   always uses a pool, ``jobs=1`` never);
 * in a process pool forked from a forkserver that has already imported USD, Warp and the
   solver (and, for CPU sweeps, loaded the cached kernels); a worker that dies is retried
-  alone once, then reported as an error;
+  alone once, in a worker of its own (``isolation``), then reported as that engine's crash;
+* with several engines (and, from ``mimic-ext sweep``, physx, newton or mujoco alone) each
+  engine sweeps in a worker process of its own (``isolation``), so one engine's native crash
+  leaves the others' results and the reports;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
   unit is a task, submitted with its absolute path (workers must see the stage files at the
   same paths: a shared file system; one that cannot says so); each future is released as
@@ -57,6 +60,9 @@ STAGE_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 #: workers (2-core CPU machine; benchmarks/sweep_time.py prints the figure it is based on).
 POOL_STARTUP_S = 1.0
 EXECUTORS = ("local", "dask")
+#: Test-only: ``ENGINE[:SIGNAL]`` makes ``sweep_one`` on ENGINE kill its process with SIGNAL (default
+#: SIGKILL) before sweeping, as a crash in that engine's native code would (``isolation``).
+CRASH_ENV = "MIMIC_EXT_FET022_TEST_CRASH"
 
 
 # ----------------------------------------------------------------------------- collection
@@ -182,6 +188,10 @@ def _sweep(
     path: str | os.PathLike, config: SweepConfig, engine: str, engine_options: dict[str, Any] | None
 ) -> SweepResult:
     t0 = time.perf_counter()
+    if os.environ.get(CRASH_ENV):
+        from .isolation import crash_if_asked
+
+        crash_if_asked(engine)
     try:
         from .engines import get_engine
         from .runner import run
@@ -279,18 +289,6 @@ class _Outcome:
         self.workers_lost: list[dict[str, Any]] = []
 
 
-def _died(unit: Unit, config: SweepConfig, where: str) -> SweepResult:
-    res = error_result(
-        str(unit[0]),
-        f"the {where} sweeping this stage died twice (a crash in native code, or "
-        f"the machine ran out of memory); run it alone to see why",
-        config,
-        engine=unit[1],
-    )
-    res.details = ENVIRONMENT_DETAILS
-    return res
-
-
 # ----------------------------------------------------------------------------- local pool
 def _pool_context(engine_options: dict[str, Any]):
     """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS)."""
@@ -333,14 +331,16 @@ def _run_pool(
     report: Report,
     outcome: _Outcome,
 ) -> None:
+    from .isolation import Isolated
+
     broken = _pool_once(units, config, options, jobs, timeout, report)
-    # a worker that died takes the pool down: retry those units one per pool, so that the
-    # one that kills its worker is named and the others still get their result
+    # a worker that died takes the pool down: retry those units each in a worker of its own, so
+    # that the one that kills its worker is named, with the signal, and the others get their result
     by_index = dict(units)
     outcome.retried += len(broken)
-    for i in broken:
-        if _pool_once([(i, by_index[i])], config, options, 1, timeout, report):
-            report(i, _died(by_index[i], config, "worker process"))
+    with Isolated(options) as alone:
+        for i in broken:
+            report(i, alone.sweep(by_index[i][0], config, by_index[i][1], timeout))
 
 
 def _run_local(
@@ -351,6 +351,7 @@ def _run_local(
     timeout: float | None,
     report: Report,
     outcome: _Outcome,
+    isolate_alone: bool = False,
 ) -> int:
     """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used.
 
@@ -361,21 +362,33 @@ def _run_local(
     if pool_jobs > 1 and jobs is not None:
         _run_pool(units, config, options, pool_jobs, timeout, report, outcome)
         return pool_jobs
+    from .isolation import Isolated, isolated_engines
+
+    # engines in workers of their own, so that one's crash leaves the others' results (isolation)
+    apart = isolated_engines((u[1] for _, u in units), alone=isolate_alone)
+    isolated = Isolated(options) if apart else None
     fastest: float | None = None
-    for n, (i, unit) in enumerate(units):
-        left = len(units) - n
-        if (
-            pool_jobs > 1
-            and left > 1
-            and fastest is not None
-            and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1)
-        ):
-            _run_pool(units[n:], config, options, pool_jobs, timeout, report, outcome)
-            return pool_jobs
-        res = sweep_one(unit[0], config, unit[1], options, timeout)
-        took = res.timings.get("total_s", 0.0)
-        fastest = took if fastest is None else min(fastest, took)
-        report(i, res)
+    try:
+        for n, (i, unit) in enumerate(units):
+            left = len(units) - n
+            if (
+                pool_jobs > 1
+                and left > 1
+                and fastest is not None
+                and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1)
+            ):
+                _run_pool(units[n:], config, options, pool_jobs, timeout, report, outcome)
+                return pool_jobs
+            if isolated is not None and unit[1] in apart:
+                res = isolated.sweep(unit[0], config, unit[1], timeout)
+            else:
+                res = sweep_one(unit[0], config, unit[1], options, timeout)
+            took = res.timings.get("total_s", 0.0)
+            fastest = took if fastest is None else min(fastest, took)
+            report(i, res)
+    finally:
+        if isolated is not None:
+            isolated.close()
     return 1
 
 
@@ -519,6 +532,7 @@ def sweep_paths(
     store: str | os.PathLike | None = None,
     resume: bool = False,
     timeout: float | None = None,
+    isolate_alone: bool = False,
 ) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
 
@@ -528,6 +542,9 @@ def sweep_paths(
     here, N > 1 uses a pool of N (local executor only). ``executor="dask"`` with ``scheduler``
     (an address or a ``distributed.Client``) runs the units on a Dask cluster. ``progress(done,
     total, result)`` is called as each unit finishes (``total``: the units swept, not reused).
+    Several engines each sweep in a worker process of their own (``isolation``); ``isolate_alone``
+    does that for physx, newton or mujoco alone too (``mimic-ext sweep`` does; a script then needs
+    the ``if __name__ == "__main__":`` guard).
 
     ``store``: a run folder (``store.RunStore``): each result is written there as it finishes,
     with its samples (the returned results then hold none). ``resume``: reuse the results stored
@@ -630,7 +647,7 @@ def sweep_paths(
         if remote:
             used = _run_dask(remote, cfg, options, scheduler, timeout, report, lost, outcome)
     elif pending:
-        used = _run_local(pending, cfg, options, jobs, timeout, report, outcome)
+        used = _run_local(pending, cfg, options, jobs, timeout, report, outcome, isolate_alone)
     run = RunResult(
         stages=[r for r in results if r is not None],
         config=cfg.to_dict(),

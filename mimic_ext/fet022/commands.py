@@ -85,10 +85,11 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--report",
         metavar="DIR",
-        help=f"make DIR the run folder: each result stored there as it finishes (simready-benchmark's "
-        f"layout), then the reports ({', '.join(REPORT_NAMES.values())}: an index, one page per asset under "
-        f"fet022_assets/, JSON without samples) built from it, and the harness's result.json per stage under "
-        f"{RESULT_DIR}/",
+        help=f"make DIR the run folder: each result stored there as it finishes, in simready-benchmark's "
+        f"layout (plan.json, results/<asset dir>/.simready/runtime/mimic_joint/result.json, which "
+        f"`simready-benchmark --report-only --output-dir DIR` reads), then the reports "
+        f"({', '.join(REPORT_NAMES.values())}: an index, one page per asset under fet022_assets/, JSON without "
+        f"samples) built from it, and the harness's result.json per stage under {RESULT_DIR}/",
     )
     p.add_argument(
         "--resume",
@@ -148,6 +149,24 @@ def add_commands(subparsers) -> None:
         help="Dask scheduler address for --executor dask (stage paths are sent absolute: workers must see "
         "the stage files at the same paths)",
     )
+    p.add_argument(
+        "--source",
+        metavar="ROBOT",
+        help="the URDF or MJCF file the stage was made from: its mimic relations (follower, leader, "
+        "multiplier, offset, joint kinds) are compared with the stage's, and every difference fails "
+        "(mimic-ext diff prints the same table alone); one stage only",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="our port's findings fail the run too; by default NVIDIA's SimReady verdict (its phase run on the "
+        "same engine) decides the exit code where it ran",
+    )
+    p.add_argument(
+        "--no-simready",
+        action="store_true",
+        help="do not run NVIDIA's phase: our port's verdicts decide (as without the simready extra)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
@@ -202,6 +221,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
+def _simready_progress(stage, result) -> None:
+    print(f"[SimReady] {stage.asset} [{stage.engine}]: {result.status.upper()}", file=sys.stderr, flush=True)
+
+
 def _engines(text: str, device: str) -> list[str]:
     """The engine labels asked for; ``--device`` picks the warp engine's device."""
     out = []
@@ -233,6 +256,17 @@ def _input_files(paths, config_path) -> list:
     for p in paths:
         files.extend(_dependencies(p))
     return files
+
+
+def _source_comparison(paths, source: str):
+    """The stage's relations against ``source``'s (before the sweep: a bad file stops it at once)."""
+    from ..importers.opening import open_stage_or_robot
+    from ..importers.source_check import compare_with_source
+
+    if len(paths) != 1:
+        raise MimicInputError(f"--source compares one stage with its robot description; {len(paths)} stages given")
+    opened = open_stage_or_robot(paths[0])
+    return compare_with_source(opened.stage, source, str(paths[0]))
 
 
 def cmd_sweep(args) -> int:
@@ -284,6 +318,7 @@ def cmd_sweep(args) -> int:
     _refuse_inputs(_outputs(targets), inputs)
     if args.executor != "dask" and args.scheduler:
         raise MimicInputError("--scheduler needs --executor dask")
+    comparison = _source_comparison(paths, args.source) if args.source else None
     show = None if args.quiet or len(paths) * len(engines) < 2 else Progress()
     run = sweep_paths(
         paths,
@@ -296,8 +331,25 @@ def cmd_sweep(args) -> int:
         store=args.report,
         resume=bool(args.resume),
         timeout=args.timeout,
+        isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
     )
+    run.strict = bool(args.strict)
+    headline_results: dict = {}
+    if not args.no_simready:
+        from ..simready.verdicts import add_verdicts
+
+        headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
+    if args.report:
+        from .result import finite_or_none
+        from .store import update_run
+
+        update_run(args.report, simready=finite_or_none(run.simready), strict=run.strict)
     console = sys.stderr if to_stdout else sys.stdout
+    if comparison is not None:
+        from .source_verdict import apply_source_check
+
+        apply_source_check(run.stages, comparison)
+        print(comparison.table() + "\n" + comparison.summary() + "\n", file=console)
     print(format_console(run), file=console)
     for st in run.stages:
         if st.status == "error":
@@ -329,9 +381,18 @@ def cmd_sweep(args) -> int:
         sys.stdout.write(format_html(run))
     elif targets["html"]:
         written.append(write_html(run, targets["html"]))
+    if args.report:
+        from .run_folder import write_run_folder
+
+        written.append(Path(args.report) / "results")
+        write_run_folder(run, args.report, headline=headline_results)
     for path in written:
         print(f"wrote {path}", file=console)
-    return run.exit_code
+    code = run.decided_exit_code
+    if comparison is not None and comparison.mismatches:
+        # asked for explicitly: a stage that differs from its source fails whoever's verdict decides
+        code = max(code, 1)
+    return code
 
 
 def cmd_report(args) -> int:

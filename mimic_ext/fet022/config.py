@@ -64,6 +64,11 @@ class SweepConfig:
     #: A rest offset that differs from the authored one by more than this is a warning.
     rest_offset_tolerance_rad: float = 0.01
     rest_offset_tolerance_m: float = 0.001
+    #: A relation that asks a follower for more than this beyond its joint limits over the planned
+    #: sweep fails the verdict; a follower or reference that goes this far outside them is a warning
+    #: on the engine that let it.
+    limit_tolerance_rad: float = 0.01
+    limit_tolerance_m: float = 0.001
     #: The sweep is void (failed) when the reference moved less than this fraction of the plan.
     min_excursion_fraction: float = 0.25
     #: Weld floating articulation roots to the world where they stand (a gripper on a bench):
@@ -116,6 +121,8 @@ class SweepConfig:
             "min_displacement_fraction",
             "rest_offset_tolerance_rad",
             "rest_offset_tolerance_m",
+            "limit_tolerance_rad",
+            "limit_tolerance_m",
             "min_excursion_fraction",
         ):
             v = getattr(self, name)

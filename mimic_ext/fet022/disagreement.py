@@ -2,18 +2,31 @@
 
 A multi-engine sweep gives each follower one verdict per engine. When two engines differ
 (one passes and the other does not, their motion ratios or their offset checks are more than
-``AGREEMENT`` apart) the run names the most likely cause from what it recorded, in this order:
+``AGREEMENT`` apart, or one lets the follower leave its limits and the other holds it there) the
+run names the most likely cause from what it recorded, in this order:
 
+* **crash**: the engine's worker process died (the signal is named; ``isolation``);
+* **compile refusal**: the engine refused the model it was built (MuJoCo's compiler, say);
 * **missing schema / feature**: an engine's verdict is not applicable (its reason);
+* **unread schema**: an engine read no relation for the follower (dropped);
 * **units read**: the engines read different relations (``read_relation``: multiplier or
   offset), e.g. Newton's reading of a PhysX offset in degrees as radians;
+* **legacy relation**: an engine read the relation from a legacy form (Newton's
+  ``constraint_mimic`` entries);
 * **velocity cap**: a verdict names an authored velocity cap that stopped the swept joint;
 * **diverged**: an engine's output was not finite;
+* **limits**: "limit enforced by A, not by B": one engine let the follower (or its reference)
+  leave its limits, the other held it there;
+* **reference blocked**: on one engine the swept joint did not follow its drive (it moved less
+  than ``min_excursion_fraction`` of its range, or not at all);
 * **soft constraint lag**: the engine holds the relation softly (a MuJoCo joint equality) and
   strays from it further than the other (``relation_max_error``);
+* **engine error**: an engine could not sweep it, and its message says why;
 * otherwise "not explained by what the run recorded: compare the engines' notes".
 
-Plain data in, plain data out (``FollowerResult``s), so every reporter shows the same list.
+An engine whose whole run failed before it judged any follower (a crash) takes part with its
+stage's status and reason. Plain data in, plain data out (``FollowerResult``s), so every reporter
+shows the same list.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
+from .limits import LEFT_LIMITS
 from .result import ERROR, FAIL, NOT_APPLICABLE, PASS, FollowerResult, SweepResult, finite_or_none
 
 #: Engines agree on a follower when their motion ratios (authored units) and their offset checks
@@ -39,6 +53,15 @@ UNITS, CAP, DIVERGED, MISSING, SOFT, UNKNOWN = (
     "missing schema or feature",
     "soft constraint lag",
     "unexplained",
+)
+CRASH, COMPILE, UNREAD, LEGACY, LIMITS, BLOCKED, ENGINE_ERROR = (
+    "crash",
+    "compile refusal",
+    "unread schema",
+    "legacy relation",
+    "limits",
+    "reference blocked",
+    "engine error",
 )
 
 
@@ -94,13 +117,39 @@ def _read_differs(a: FollowerResult, b: FollowerResult) -> str | None:
     return None
 
 
+def _said(f: FollowerResult, *words: str) -> str | None:
+    """``f``'s first message holding every one of ``words``."""
+    return next((m for m in f.messages if all(w in m for w in words)), None)
+
+
+def _note(f: FollowerResult) -> str:
+    return str((f.read_relation or {}).get("note") or "")
+
+
+def _left_limits(f: FollowerResult) -> str | None:
+    """``f``'s warning that the engine let the follower or its reference leave its limits."""
+    return next((m for m in [*f.warnings, *f.messages] if LEFT_LIMITS in m), None)
+
+
 def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
+    for f in (a, b):
+        if f.status == ERROR and (m := _said(f, "engine crashed")):
+            return CRASH, f"{f.engine}: {m}"
+    for f in (a, b):
+        if f.status == ERROR and (m := _said(f, "cannot compile")):
+            return COMPILE, f"{f.engine}: {m}"
     for f in (a, b):
         if f.status == NOT_APPLICABLE:
             return MISSING, f"{f.engine}: {'; '.join(f.messages)}"
+    for f in (a, b):
+        if _note(f).startswith("dropped"):
+            return UNREAD, f"{f.engine} did not read the {f.label} relation: {_note(f)}"
     read = _read_differs(a, b)
     if read:
         return UNITS, read
+    for f in (a, b):
+        if _note(f).startswith("legacy relation"):
+            return LEGACY, f"{f.engine}: {_note(f)}"
     for f in (a, b):
         for m in f.messages:
             if "caps the swept joint" in m:
@@ -108,6 +157,13 @@ def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
     for f in (a, b):
         if f.status == ERROR and any("not finite" in m for m in f.messages):
             return DIVERGED, f"{f.engine}: {next(m for m in f.messages if 'not finite' in m)}"
+    la, lb = _left_limits(a), _left_limits(b)
+    if bool(la) != bool(lb):
+        held, free = (b, a) if la else (a, b)
+        return LIMITS, f"limit enforced by {held.engine}, not by {free.engine}: {_left_limits(free)}"
+    for f in (a, b):
+        if m := _said(f, "the swept joint moved only") or _said(f, "did not move during the sweep"):
+            return BLOCKED, f"{f.engine}: {m}"
     soft = [f for f in (a, b) if f.read_relation and not f.read_relation.get("hard", True)]
     if soft and all(math.isfinite(f.relation_max_error) for f in (a, b)):
         s = max(soft, key=lambda f: f.relation_max_error)
@@ -119,8 +175,8 @@ def _cause(a: FollowerResult, b: FollowerResult) -> tuple[str, str]:
                 f"{other.relation_max_error:.3g}"
             )
     for f in (a, b):
-        if f.status == ERROR:
-            return UNKNOWN, f"{f.engine} could not sweep it: {'; '.join(f.messages)}"
+        if f.status == ERROR and f.messages:
+            return ENGINE_ERROR, f"{f.engine} could not sweep it: {'; '.join(f.messages)}"
     return UNKNOWN, "not explained by what the run recorded: compare the engines' notes"
 
 
@@ -156,6 +212,9 @@ def follower_disagreements(cells: dict[str, FollowerResult], tolerance: float = 
         oa, ob = (max(f.offset_error_start, f.offset_error_end) for f in (a, b))
         if math.isfinite(oa) and math.isfinite(ob) and abs(oa - ob) > tolerance:
             out.append(entry("offset", {ea: oa, eb: ob}, abs(oa - ob)))
+            continue
+        if bool(_left_limits(a)) != bool(_left_limits(b)):
+            out.append(entry("limits", {e: "left" if _left_limits(f) else "held" for e, f in ((ea, a), (eb, b))}))
     return out
 
 
@@ -195,6 +254,26 @@ def _odd_ones_out(pairs: list[Disagreement], engines: list[str]) -> list[Disagre
     return out + pairs
 
 
+def _stage_cell(like: FollowerResult, stage: SweepResult, engine: str) -> FollowerResult:
+    """A follower record standing for an engine whose run ended before it judged any follower."""
+    return FollowerResult(
+        follower=like.follower,
+        name=like.name,
+        reference=like.reference,
+        swept=like.swept,
+        schema=like.schema,
+        label=like.label,
+        compliant=like.compliant,
+        follower_unit=like.follower_unit,
+        reference_unit=like.reference_unit,
+        gearing=like.gearing,
+        offset=like.offset,
+        engine=engine,
+        status=stage.status,
+        messages=[stage.reason] if stage.reason else [],
+    )
+
+
 def disagreements(per_engine: dict[str, SweepResult], tolerance: float = AGREEMENT) -> list[Disagreement]:
     """Every disagreement on one asset (engine -> that engine's result), followers in run order; an
     engine against all the others that agree is one entry, that engine first in ``engines``."""
@@ -202,6 +281,12 @@ def disagreements(per_engine: dict[str, SweepResult], tolerance: float = AGREEME
     for engine, stage in per_engine.items():
         for f in stage.followers:
             rows.setdefault(f"{f.follower}|{f.label}", {})[engine] = f
+    for engine, stage in per_engine.items():  # an engine that judged no follower: its stage's verdict
+        if stage.followers or stage.status not in (ERROR, NOT_APPLICABLE):
+            continue
+        for cells in rows.values():
+            if engine not in cells and cells:
+                cells[engine] = _stage_cell(next(iter(cells.values())), stage, engine)
     return [
         d
         for cells in rows.values()

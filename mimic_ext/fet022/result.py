@@ -338,6 +338,11 @@ class RunResult:
     unjudged: list[dict[str, str]] = field(default_factory=list)
     #: Dask workers that left the cluster during the run, and the units they were sweeping
     workers_lost: list[dict[str, Any]] = field(default_factory=list)
+    #: NVIDIA's SimReady verdicts, one dict per stage and engine (``simready.verdicts``); empty when
+    #: its phase was not run
+    simready: list[dict[str, Any]] = field(default_factory=list)
+    #: our port's findings fail the run too (``--strict``), not only NVIDIA's verdict
+    strict: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -345,6 +350,22 @@ class RunResult:
         0 (pass or skipped)."""
         worst = max((s.exit_code for s in self.stages), default=EXIT_OK)
         return EXIT_ERROR if self.unjudged else worst
+
+    @property
+    def decided_exit_code(self) -> int:
+        """The run's exit code: per stage and engine NVIDIA's verdict where its phase ran (fail: 1),
+        our port's (``exit_code``) where it did not; with ``strict`` ours count everywhere too. A
+        stage our port could not read or sweep (error: 2, timeout: 2) counts always: that is no finding
+        about the asset's relations but a run that did not happen; so does a unit left unjudged."""
+        nvidia = {(v["asset"], v["engine"]): v["status"] for v in self.simready if v.get("status") != "not_run"}
+        code = EXIT_ERROR if self.unjudged else EXIT_OK
+        for st in self.stages:
+            verdict = nvidia.get((st.asset, st.engine))
+            if verdict is None or self.strict or st.status in (ERROR, TIMEOUT):
+                code = max(code, st.exit_code)
+            if verdict == FAIL:
+                code = max(code, EXIT_FAIL)
+        return code
 
     def summary(self) -> dict[str, int]:
         stages = dict.fromkeys(STATUSES, 0)

@@ -297,8 +297,9 @@ def stage_kit_result(
     engine_version: str = "",
     session_id: str = "",
 ) -> dict[str, Any]:
-    """One of our stage results (``result.SweepResult``) as Kit's result.json: our port's verdict,
-    NVIDIA's metric names (``stage.metrics``) and ours (``stage.extra_metrics``)."""
+    """One of our stage results (``result.SweepResult``) as Kit's result.json: our port's verdict
+    (marked ``mimic_ext.verdict_by: port``; NVIDIA's phase's is ``nvidia_phase``), NVIDIA's metric
+    names (``stage.metrics``) and ours (``stage.extra_metrics``)."""
     metrics = {**stage.metrics, **stage.extra_metrics}
     return kit_result(
         status=stage.status,
@@ -312,6 +313,7 @@ def stage_kit_result(
         duration=float(stage.timings.get("total_s", 0.0)),
         failure_details=stage.details if stage.status == "error" else "",
         session_id=session_id,
+        extra={"mimic_ext": {"verdict_by": "port"}},
     )
 
 

@@ -25,6 +25,7 @@ from .. import __version__
 from ..errors import MimicInputError
 from ..schema import joints, read_relations
 from ..schema.relation import MimicRelation
+from . import limits
 from .analysis import judge
 from .bbox import BoxCheck, body_radii
 from .config import SweepConfig, as_config
@@ -203,6 +204,30 @@ def _first_nonfinite_body(body_positions, env: int) -> tuple[str, int] | None:
     return own(env) if own is not None else _first_nonfinite(body_positions, env)
 
 
+def _limit_findings(
+    case: FollowerCase, pj, q_ref, q_f, cfg: SweepConfig, engine: str, times, stage
+) -> tuple[str | None, list[str]]:
+    """(the stage's relation asking for positions past the follower's limits over the planned sweep,
+    the same on every engine: a failure; the follower or reference leaving its limits on this engine:
+    warnings, which the disagreement section reads as "limit enforced by A, not by B")."""
+    f_prim, r_prim = stage.GetPrimAtPath(case.follower), stage.GetPrimAtPath(case.reference)
+    f_limits = joints.limits_si(f_prim) if f_prim else None
+    r_limits = pj.joint.limits if case.reference == pj.path else (joints.limits_si(r_prim) if r_prim else None)
+    past = None
+    if case.reference == pj.path:
+        rel = case.relation
+        past = limits.relation_past_limits(rel.multiplier, rel.offset, pj.lo, pj.hi, f_limits, case.follower_kind, cfg)
+    left = [
+        why
+        for role, path, kind, q, lim in (
+            ("follower", case.follower, case.follower_kind, q_f, f_limits),
+            ("reference", case.reference, case.reference_kind, q_ref, r_limits),
+        )
+        if (why := limits.left_limits(role, path, kind, q, lim, cfg, engine, times))
+    ]
+    return past, left
+
+
 def _judge_env(
     env: int,
     plan: SweepPlan,
@@ -314,6 +339,11 @@ def _judge_env(
         ):
             setattr(rec, name, getattr(m, name))
         rec.relation_max_error, rec.rest_offset_error = m.max_error_si, m.rest_offset_error_si
+        past, left = _limit_findings(case, pj, q_ref, q_f, cfg, result.engine, times, stage)
+        if past:  # the stage's contradiction: the same failure on every engine
+            rec.status = FAIL
+            rec.messages.append(past)
+        rec.warnings.extend(left)  # this engine's limit enforcement, not the asset's relation
         note = sign_rule_note(case.relation.schema, case.gearing, m.harness.dir_matches_gear, m.direction)
         if note:
             rec.notes.append(note)
@@ -386,7 +416,8 @@ def run(
     }
     for r in relations:
         for why in (ignored_by_physx(r), unread_attributes(stage, r)):
-            if why and r.enabled:
+            # (the validator's MIMIC_UNKNOWN_PROPERTY says the second already: said once)
+            if why and r.enabled and not any(why in m for m in rejected.get(r.key, [])):
                 rejected.setdefault(r.key, []).append(why)
     found = discover(stage, relations, skip=set(rejected))
     records = _records(found, rejected, findings)

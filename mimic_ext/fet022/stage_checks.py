@@ -16,6 +16,7 @@ import math
 from pxr import Sdf, Usd, UsdPhysics
 
 from ..schema import joints
+from ..schema.declared_properties import unread_properties
 from ..schema.physics_values import nonfinite_value
 from ..schema.relation import PHYSX, PHYSX_INSTANCES, MimicRelation
 
@@ -127,37 +128,11 @@ def ignored_by_physx(rel: MimicRelation) -> str | None:
     )
 
 
-def _declared(api: str) -> set[str]:
-    """The property names a registered API schema declares (instance template kept as written)."""
-    definition = Usd.SchemaRegistry().FindAppliedAPIPrimDefinition(api)
-    return set(definition.GetPropertyNames()) if definition else set()
-
-
 def unread_attributes(stage: Usd.Stage, rel: MimicRelation) -> str | None:
     """The follower's authored properties in its relation's namespace that the schema does not declare
-    (``physxMimicJoint:rotX:gear`` for ``gearing``): PhysX and Newton read only declared names, so the
-    value meant is replaced by the schema's default and the asset does something else than it says."""
-    prim = stage.GetPrimAtPath(rel.follower)
-    if not prim:
-        return None
-    if rel.schema == PHYSX:
-        prefix = f"physxMimicJoint:{rel.instance}:"
-        known = {n.replace("__INSTANCE_NAME__", rel.instance or "") for n in _declared("PhysxMimicJointAPI")}
-        what = f"PhysxMimicJointAPI:{rel.instance}"
-    else:
-        prefix, known, what = "newton:mimic", _declared("NewtonMimicAPI"), "NewtonMimicAPI"
-    if not known:
-        return None
-    stray = sorted(
-        p.GetName() for p in prim.GetAuthoredProperties() if p.GetName().startswith(prefix) and p.GetName() not in known
-    )
-    if not stray:
-        return None
-    return (
-        f"{', '.join(stray)} on {rel.follower} is not a property of {what} (it declares "
-        f"{', '.join(sorted(known))}): no engine reads it, so the relation falls back to the schema's default "
-        f"for the property meant; fix the name"
-    )
+    (``physxMimicJoint:rotX:gear`` for ``gearing``), as the validator's MIMIC_UNKNOWN_PROPERTY says it
+    (``schema.declared_properties``)."""
+    return unread_properties(stage, rel)
 
 
 def why_not_simulated(stage: Usd.Stage, path: str) -> str | None:

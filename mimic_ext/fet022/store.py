@@ -149,6 +149,14 @@ class RunStore:
         return path
 
 
+def update_run(folder: str | os.PathLike, **fields: Any) -> None:
+    """Add to the manifest's record of how the run ended (e.g. NVIDIA's verdicts, found after the
+    sweep), so that ``mimic-ext report`` writes them too."""
+    manifest = read_manifest(folder)
+    manifest.setdefault("run", {}).update(fields)
+    run_folder.write_json(manifest_path(folder), manifest)
+
+
 def load_result(record: dict[str, Any]) -> SweepResult:
     """A stored record's ``SweepResult`` (with its samples, configuration and versions)."""
     stage = SweepResult.from_dict(record["result"])
@@ -167,4 +175,4 @@ def stored_stages(folder: str | os.PathLike) -> Iterator[tuple[dict[str, str], S
         yield unit, (load_result(record) if record else None)
 
 
-__all__ = ["MANIFEST", "RunStore", "load_result", "manifest_path", "read_manifest", "stored_stages"]
+__all__ = ["MANIFEST", "RunStore", "load_result", "manifest_path", "read_manifest", "stored_stages", "update_run"]

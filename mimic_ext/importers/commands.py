@@ -20,6 +20,10 @@ SIGNS = (
 )
 
 
+#: ``schema.hosts.TARGETS``, spelled here: this module imports only the standard library at load
+TARGETS = ("isaacsim-6", "isaacsim-5", "newton", "mujoco")
+
+
 def _warn(lines) -> None:
     for line in lines:
         print(f"mimic-ext: warning: {line}", file=sys.stderr)
@@ -38,15 +42,19 @@ def _schema_choice(value: str) -> str:
 
 def cmd_import(args) -> int:
     from ..atomic_write import check_output
+    from ..schema.hosts import import_note
     from ..schema.stage_io import WRITABLE_USD_EXTENSIONS
-    from .importing import import_robot
+    from .importing import import_robot, schema_for_target
 
     check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
-    result = import_robot(args.robot, out=args.output, schema=args.schema)
+    schema = schema_for_target(args.schema, args.target)
+    result = import_robot(args.robot, out=args.output, schema=schema, target=args.target)
     _warn(result.warnings)
+    # which hosts couple what was written, on every import (Isaac Sim 5.x reads only PhysxMimicJointAPI)
+    print(f"mimic-ext: note: {import_note(schema, args.target)}", file=sys.stderr)
     summary = (
         f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
-        f"{len(result.relations)} mimic relation(s) ({args.schema}) from {result.format} {result.source}"
+        f"{len(result.relations)} mimic relation(s) ({schema}) from {result.format} {result.source}"
     )
     if len(result.files) > 1:
         summary += f"; meshes in {', '.join(str(p) for p in result.files[:-1])}"
@@ -55,7 +63,7 @@ def cmd_import(args) -> int:
     except ImportError:
         validate = None
     if validate is not None:
-        findings = validate(result.stage)
+        findings = validate(result.stage, target=args.target)
         errors = sum(f.severity == "error" for f in findings)
         warnings = sum(f.severity == "warning" for f in findings)
         summary += f"; validation: {errors} error(s), {warnings} warning(s)"
@@ -76,11 +84,28 @@ def cmd_export(args) -> int:
     summary = opened.composition_summary()
     if summary:
         _warn([summary])
-    result = export_urdf(opened.stage, args.output, robot_path=args.robot)
+    result = export_urdf(opened.stage, args.output, robot_path=args.robot, keep_leaders=args.keep_leaders)
     _warn(result.warnings)
     mimics = result.text.count("<mimic ")
     print(f"{result.out}: {len(result.links)} links, {len(result.joints)} joints, {mimics} <mimic> tag(s)")
     return 0
+
+
+def cmd_diff(args) -> int:
+    import json
+
+    from .opening import open_stage_or_robot
+    from .source_check import compare_with_source
+
+    opened = open_stage_or_robot(args.stage)
+    _warn([w for w in [*opened.warnings, opened.composition_summary()] if w])
+    comparison = compare_with_source(opened.stage, args.robot, str(args.stage))
+    if args.json:
+        print(json.dumps(comparison.record(), indent=2))
+    else:
+        print(comparison.table())
+        print(comparison.summary())
+    return 1 if comparison.mismatches else 0
 
 
 def add_commands(subparsers) -> None:
@@ -98,10 +123,20 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--schema",
         type=_schema_choice,
-        default="newton",
+        default=None,
         metavar="{newton,physx}",
-        help="the mimic schema to author, one per follower (default: newton, which PhysX, Newton "
-        "and mimic-ext read; physx for PhysX builds that read only PhysxMimicJointAPI)",
+        help="the mimic schema to author, one per follower (default: the one --target reads; newton, which "
+        "PhysX in Isaac Sim >= 6, ovphysx, Newton and mimic-ext read; physx for PhysX builds that read only "
+        "PhysxMimicJointAPI)",
+    )
+    p.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=None,
+        help="the host the stage is for: isaacsim-6 (default: NewtonMimicAPI, also read by ovphysx, Newton), "
+        "isaacsim-5 (PhysxMimicJointAPI: omni.physx up to Isaac Sim 5.1 reads only that), newton, mujoco "
+        "(Newton's MuJoCo solver); the import then validates for that host. Units are the same for all "
+        "(degrees for revolute joints)",
     )
     p.set_defaults(func=cmd_import)
 
@@ -125,4 +160,27 @@ def add_commands(subparsers) -> None:
         help="articulation prim to export (default: the default prim, else the stage's only "
         "articulation; with several and no default prim, required)",
     )
+    e.add_argument(
+        "--keep-leaders",
+        action="store_true",
+        help="write every relation from the source's leader, also where it lies below a joint it drives "
+        "(MuJoCo and Newton load that, Pinocchio refuses it; by default such a relation is inverted, "
+        "with a warning naming it)",
+    )
     e.set_defaults(func=cmd_export)
+
+    d = subparsers.add_parser(
+        "diff",
+        help="compare a stage's mimic relations with its URDF/MJCF source (exit 1 on a difference)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare every mimic relation of STAGE with the robot description it was made from:\n"
+        "follower, leader, multiplier, offset and joint kinds, each follower composed down its chain\n"
+        "to the chain's root, canonical q_f = multiplier*q_leader + offset in rad/m. Joints are\n"
+        "matched by name. Exit 0 when they agree, 1 on any difference (a table says which), 2 on\n"
+        "bad input. Every engine honours what the stage authors, so only this catches an offset\n"
+        "off or a flipped sign written into the USD.",
+    )
+    d.add_argument("stage", metavar="STAGE", help="USD stage (.usd, .usda, .usdc)")
+    d.add_argument("robot", metavar="ROBOT", help="the .urdf or MJCF .xml file it was made from")
+    d.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    d.set_defaults(func=cmd_diff)

@@ -14,6 +14,7 @@ from pxr import Usd
 
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
+from ..schema.hosts import host
 from ..schema.relation import NEWTON, PHYSX, MimicRelation
 from .mjcf import read_mjcf
 from .model import PRISMATIC, REVOLUTE, RobotModel
@@ -57,6 +58,19 @@ class ImportResult:
     meshes_left_out: list[str] = field(default_factory=list)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)  # everything written (the stage, its mesh library)
+
+
+def schema_for_target(schema: str | None, target: str | None) -> str:
+    """The schema to write: ``schema`` when given (refused when ``target`` would not read it), else
+    the one ``target`` reads, else the default (NewtonMimicAPI)."""
+    if target is None:
+        return schema or DEFAULT_SCHEMA
+    h = host(target)
+    if schema is not None and schema != "both" and schema not in h.reads:
+        raise MimicInputError(
+            f"--schema {schema} is not read by --target {target} ({h.label}): leave --schema out, or use --schema {h.schema}"
+        )
+    return schema or h.schema
 
 
 def _listing(items: list[str]) -> str:
@@ -174,17 +188,23 @@ def _summarise(model: RobotModel, writer) -> list[str]:
 
 
 def import_robot(
-    path: str | os.PathLike, out: str | os.PathLike | None = None, schema: str = DEFAULT_SCHEMA
+    path: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    schema: str | None = None,
+    target: str | None = None,
 ) -> ImportResult:
     """Import a URDF or MJCF robot into a USD stage with its mimic relations.
 
     ``schema``: 'newton' (default: NewtonMimicAPI, which PhysX, Newton and our solver read;
     a relation between a revolute and a prismatic joint is written as PhysxMimicJointAPI,
     with a warning) or 'physx' (PhysxMimicJointAPI only). One schema per follower: PhysX
-    reads both and would apply two constraints. With ``out`` the stage is written there atomically
+    reads both and would apply two constraints. ``target`` (``schema.hosts.TARGETS``: isaacsim-6,
+    isaacsim-5, newton, mujoco) picks the schema that host reads; a ``schema`` it does not read is
+    refused. With ``out`` the stage is written there atomically
     (nothing is written on error); a large mesh library goes to ``<stem>.meshes.usdc``
     beside a ``.usda`` stage.
     """
+    schema = schema_for_target(schema, target)
     if schema == "both":
         raise MimicInputError(f"schema {BOTH_REFUSED}")
     if schema not in SCHEMA_CHOICES:

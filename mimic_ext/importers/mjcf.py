@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import MimicInputError
 from ..math3d import axis_angle, quat_to_mat
 from . import meshes
+from .known_attributes import MJCF_EQUALITY_JOINT, check_attributes
 from .mesh_inertia import MODES as MESH_INERTIA_MODES
 from .mesh_inertia import MeshInertiaError, mesh_mass
 from .model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, Body, Closure, Geom, Inertia, Joint, Mimic, RobotModel
@@ -830,6 +831,7 @@ class MjcfReader:
                 if el.tag != "joint":
                     self.not_imported.append(label)
                     continue
+                check_attributes(el, MJCF_EQUALITY_JOINT, label, model.warnings, strict=True)
                 active = _bool(a.get("active"), el, "active", True)
                 j1, j2 = a.get("joint1"), a.get("joint2")
                 if not j1:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MimicInputError
+from .known_attributes import URDF_MIMIC, check_attributes
 from .model import FIXED, PRISMATIC, REVOLUTE, Body, Geom, Inertia, Joint, Mimic, RobotModel
 from .transforms import Transform, inertia_tensor, joint_axis_frame, rpy_to_rot
 from .values import UNBOUNDED, number, numbers
@@ -252,6 +253,7 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
         if mimic is None:
             continue
         what = f"joint '{name}' <mimic>"
+        check_attributes(mimic, URDF_MIMIC, what, model.warnings, strict=False)
         leader = mimic.get("joint")
         if not leader:
             raise MimicInputError(f"{mimic.where}: {what} needs a joint attribute naming the leader")

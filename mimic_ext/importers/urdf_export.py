@@ -53,6 +53,11 @@ class ExportResult:
     #: (its coordinate is minus the USD one), else 1
     joint_paths: dict[str, str] = field(default_factory=dict)
     joint_signs: dict[str, float] = field(default_factory=dict)
+    #: USD paths of the source's leaders written as followers: each lay below a joint it drives,
+    #: which Pinocchio cannot build (the warnings say which and why)
+    inverted: list[str] = field(default_factory=list)
+    #: USD body path -> its URDF link name
+    link_paths: dict[str, str] = field(default_factory=dict)
 
 
 def _f32(x: float, scale: float = 1.0) -> str:
@@ -255,8 +260,9 @@ def _topological(children: list[_UrdfJoint], pairs: set[tuple[str, str]]) -> lis
 
 
 class UrdfExporter:
-    def __init__(self, stage: Usd.Stage, robot_path: str | None = None):
+    def __init__(self, stage: Usd.Stage, robot_path: str | None = None, keep_leaders: bool = False):
         self.stage = stage
+        self.keep_leaders = keep_leaders  # the source's leaders even below a joint they drive (not for Pinocchio)
         self.warnings: list[str] = []
         self.mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
         self.root_prim = self._root(robot_path)
@@ -264,6 +270,7 @@ class UrdfExporter:
         self.partial_mass: list[str] = []
         self.fixed_base = False  # the importer's generated fixed joint pins the root
         self.degenerate_inertia: list[str] = []  # links whose inertia has a zero principal moment
+        self.inverted: list[str] = []  # the source leaders written as followers (below a joint they drive)
 
     def _root(self, robot_path: str | None) -> Usd.Prim:
         stage = self.stage
@@ -524,6 +531,8 @@ class UrdfExporter:
             link_frames={link_name[b]: link_frame[b] for b in order},
             joint_paths=dict(joint_name),
             joint_signs=dict(sign),
+            inverted=list(self.inverted),
+            link_paths={str(b): link_name[b] for b in order},
         )
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
@@ -638,21 +647,51 @@ class UrdfExporter:
     def _mimics(self, joint_lines, edges, joint_name, sign) -> list[tuple[str, str]]:
         """Write the ``<mimic>`` tags; returns the (follower, leader) joint paths written.
 
-        URDF readers that build the tree first (Pinocchio) need every leader above or
-        before its followers and no leader that is itself a follower. So the joints each
-        set of relations couples are written against one of them, the one highest in the
-        tree (the file's leader when it is highest), with each relation composed along
-        the way: a chain becomes relations to its root, and a follower above its leader
-        (MJCF's two joints of one body, the first following the second) leads instead;
-        the constraints are the same.
+        URDF readers that build the tree first (Pinocchio) need every leader reached before
+        its followers and no leader that is itself a follower. So the joints each set of
+        relations couples are written against one of them, with each relation composed
+        along the way (a chain becomes relations to its root): the source's leader, which
+        a controller keyed on its joint names expects to drive, wherever it does not lie
+        below one of its followers (a leader on another branch is reached first by
+        ordering the branches, ``_order_for_pinocchio``); only where it does (MJCF's two
+        joints of one body, the first following the second) the joint highest in the tree
+        leads instead, the same constraint, named in a warning with that reason.
         """
         chosen = self._chosen_relations(joint_name)
         depth: dict[str, int] = {}
         body_depth: dict[str | None, int] = {None: 0}
+        child_of: dict[str, str] = {}  # joint -> the body it carries
+        kids: dict[str | None, list[str]] = {}
         for e in edges:  # breadth-first: a parent comes before its children
             d = body_depth.get(e.parent, 0) + 1
             body_depth[e.child] = d
             depth[str(e.prim.GetPath())] = d
+            child_of[str(e.prim.GetPath())] = e.child
+            kids.setdefault(e.parent, []).append(e.child)
+        # each body's interval in a depth-first walk: a body is below another iff its interval nests in it
+        enter: dict[str, int] = {}
+        leave: dict[str, int] = {}
+        clock, walk = (
+            0,
+            [(b, False) for b in kids.get(None, []) + [b for b in kids if b and b not in child_of.values()]],
+        )
+        while walk:
+            body, done = walk.pop()
+            clock += 1
+            if done:
+                leave[body] = clock
+            elif body not in enter:
+                enter[body] = clock
+                walk.append((body, True))
+                walk.extend((c, False) for c in kids.get(body, []))
+
+        def above(a: str, b: str) -> bool:
+            """Joint ``a`` lies between joint ``b`` and the root of the tree."""
+            ca, cb = child_of.get(a), child_of.get(b)
+            if ca is None or cb is None or ca == cb or ca not in enter or cb not in enter:
+                return False
+            return enter[ca] < enter[cb] and leave[cb] < leave[ca]
+
         links: dict[str, list[tuple[str, float, float, bool]]] = {}
         for r in chosen:  # q_f = m q_l + c, walked both ways
             links.setdefault(r.leader, []).append((r.follower, r.multiplier, r.offset, True))
@@ -674,7 +713,13 @@ class UrdfExporter:
                         seen.add(other)
                         stack.append(other)
             original = [j for j in component if j not in followers]
-            root = min(component, key=lambda j: (depth.get(j, 0), j not in original))
+            # the source's leader, unless a joint it drives lies above it (Pinocchio reaches that first)
+            kept = [j for j in original if self.keep_leaders or not any(above(o, j) for o in component)]
+            root = (
+                min(kept, key=lambda j: depth.get(j, 0))
+                if kept
+                else min(component, key=lambda j: (depth.get(j, 0), j not in original))
+            )
             affine = {root: (1.0, 0.0)}  # q_j = m q_root + c
             stack = [root]
             while stack:
@@ -691,7 +736,12 @@ class UrdfExporter:
                     affine[other] = implied
                     stack.append(other)
             if root not in original:
-                moved.append(f"{Path(root).name} now leads {', '.join(Path(j).name for j in original)}")
+                below = [Path(j).name for j in original]
+                over = sorted(Path(j).name for j in component if any(above(j, o) for o in original))
+                moved.append(
+                    f"{Path(root).name} now leads {', '.join(below)} (which lies below {', '.join(over)}, a joint it drives)"
+                )
+                self.inverted.extend(str(j) for j in original)
             for j in component:
                 if j == root:
                     continue
@@ -718,8 +768,9 @@ class UrdfExporter:
             )
         if moved:
             self.warnings.append(
-                "relations written from the joint highest in the tree (Pinocchio needs the leader "
-                "above its followers; the constraint is the same): " + "; ".join(moved)
+                "relations inverted where the source's leader lies below a joint it drives (Pinocchio and other "
+                "readers that build the tree depth first need each leader reached before its followers; the "
+                "constraint is the same, the joint driven is another): " + "; ".join(moved)
             )
         return written
 
@@ -876,12 +927,19 @@ class _UniqueNames:
 
 
 def export_urdf(
-    stage: Usd.Stage | str | os.PathLike, out: str | os.PathLike | None = None, robot_path: str | None = None
+    stage: Usd.Stage | str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    robot_path: str | None = None,
+    keep_leaders: bool = False,
 ) -> ExportResult:
-    """Write the stage's articulation as URDF (``out`` atomically; None: text only)."""
+    """Write the stage's articulation as URDF (``out`` atomically; None: text only).
+
+    ``keep_leaders``: every relation from the source's leader, also one that lies below a joint
+    it drives (MuJoCo and Newton load that; Pinocchio refuses it: by default such a relation is
+    inverted, with a warning)."""
     if not isinstance(stage, Usd.Stage):
         stage = open_stage(stage).stage
-    exporter = UrdfExporter(stage, robot_path)
+    exporter = UrdfExporter(stage, robot_path, keep_leaders=keep_leaders)
     result = exporter.export()
     skipped = getattr(exporter, "_mesh_skipped", 0)
     if skipped:

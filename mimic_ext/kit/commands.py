@@ -55,7 +55,16 @@ class _MimicEdit:
         self._undo: PrimEditUndo | None = None
 
     def _stage(self) -> Usd.Stage | None:
-        return omni.usd.get_context(self._usd_context_name).get_stage()
+        context = omni.usd.get_context(self._usd_context_name)  # None for a name no context has
+        return context.get_stage() if context is not None else None
+
+    def _context_problem(self) -> str | None:
+        if omni.usd.get_context(self._usd_context_name) is None:
+            return (
+                f"no USD context named '{self._usd_context_name}': pass the name of an existing one "
+                '(usd_context_name="" is the app\'s default)'
+            )
+        return None
 
     def _follower_problem(self, stage: Usd.Stage | None) -> str | None:
         return edits.follower_problem(stage, self._prim_path)
@@ -79,7 +88,7 @@ class _MimicEdit:
         """Why ``do`` would refuse this command now (one line), or None: check before ``execute``,
         because a refused top-level command still costs Kit's redo history."""
         stage = self._stage()
-        return self._follower_problem(stage) or self._problem(stage)
+        return self._context_problem() or self._follower_problem(stage) or self._problem(stage)
 
     def do(self):
         stage = self._stage()
@@ -392,11 +401,33 @@ COMMANDS = (
 )
 
 
+def _set_command_base(cls: type, attached: bool) -> None:
+    """Make ``cls`` a ``Command`` subclass again (``attached``) or take ``Command`` out of its bases.
+
+    Why: Kit's ``CommandExt`` (``omni/kit/commands/__init__.py``, ``CommandExt.on_startup``'s
+    ``on_change``) registers ``Command`` and every class ``Command.__subclasses__()`` reaches on each
+    ``EXTENSION_EVENT_SCRIPT_CHANGED`` of the extension manager, and disabling an extension sends one. A
+    class stays alive after the disable whenever anything holds it: its module (Kit drops it from
+    ``sys.modules`` only when the extension's own start put its folder on ``sys.path``), an instance on
+    Kit's undo or redo stack (every command executed with undo), a traceback. Taking ``Command`` out of
+    its bases is what makes it invisible to that scan whatever holds it; an instance kept by the undo
+    history still undoes and redoes (``do``/``undo`` come from ``_MimicEdit``). ``issubclass`` answers
+    from ``ABCMeta``'s caches, which are cleared so that it tells the truth after each change.
+    """
+    bases = tuple(b for b in cls.__bases__ if b is not omni.kit.commands.Command)
+    cls.__bases__ = (*bases, omni.kit.commands.Command) if attached else bases
+    omni.kit.commands.Command._abc_caches_clear()
+
+
 def register_commands() -> None:
     for cls in COMMANDS:
+        _set_command_base(cls, attached=True)
         omni.kit.commands.register(cls)
 
 
 def unregister_commands() -> None:
+    """Unregister the commands and take them out of ``Command``'s subclasses (see ``_set_command_base``):
+    after a disable no later re-scan of Kit's can register them again."""
     for cls in COMMANDS:
         omni.kit.commands.unregister(cls)
+        _set_command_base(cls, attached=False)

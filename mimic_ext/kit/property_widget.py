@@ -50,6 +50,7 @@ from pxr import Sdf, Tf, Usd
 from ..schema import joints
 from ..schema.authoring import NEWTON_REL, PHYSX_PREFIX, read_joint_relations
 from ..schema.relation import NEWTON, PHYSX, REFERENCE_AXES, MimicRelation
+from ..schema.schema_choice import other_schema_problem
 from . import physx_edits as edits
 from .stage_sweep import PREPARING, RUNNING
 from .wording import describe, number, number_or_dash, offset_unit
@@ -58,6 +59,8 @@ LABEL_WIDTH = 140
 WIDGET_NAME = "mimic_joint"
 SCHEME = "prim"
 _MIMIC_PROPERTY_PREFIXES = (PHYSX_PREFIX + ":", "newton:mimic")
+#: frames a refresh waits while the section is collapsed (Kit's UsdPropertiesWidget waits as many)
+COLLAPSED_WAIT_FRAMES = 100
 #: Kit extensions that bring PhysX's own "Mimic Joint" property section (Isaac Sim 4-5, Isaac Sim 6).
 PHYSX_UI_EXTENSIONS = ("omni.kit.property.physx", "omni.physics.physx.ui")
 TITLE_WITH_PHYSX_UI = "Mimic Joint Check"
@@ -160,6 +163,11 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             self._runner = None
         self._close_picker()
         super().clean()
+        # Kit's SimplePropertyWidget.build_impl subscribes to the Property window's shared search model and its
+        # clean() never unsubscribes: that model would keep this section (and its module) alive after a disable.
+        if self._filter_changed_sub is not None:
+            self._filter.name_model.remove_value_changed_fn(self._filter_changed_sub)
+            self._filter_changed_sub = None
 
     def reset(self):
         # The picker belongs to the section as built; a rebuild or another selection closes it.
@@ -192,12 +200,18 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
                 and not any(r.schema == PHYSX for r in relations)
                 and self._row_visible("Add mimic joint")
             ):
+                # A joint that follows through NewtonMimicAPI: AddMimicJoint would refuse (PhysX reads both and
+                # would apply two constraints), so the button is off and says why and which command converts it.
+                refusal = other_schema_problem(prim, PHYSX)
                 ui.Button(
                     "Add mimic joint",
                     identifier="mimic.add",
                     clicked_fn=self._on_add,
-                    tooltip="Make this joint follow another joint 1:1 (gearing -1); then pick its reference",
+                    enabled=refusal is None,
+                    tooltip=refusal or "Make this joint follow another joint 1:1 (gearing -1); then pick its reference",
                 )
+                if refusal:
+                    ui.Label(f"Add mimic joint is off: {refusal}", identifier="mimic.add.why", word_wrap=True)
             if self._row_visible("Checks"):
                 with ui.CollapsableFrame("Checks", identifier="mimic.findings", height=0):
                     self._findings_frame = ui.Frame(height=0, build_fn=self._build_findings)
@@ -248,6 +262,12 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
             self._pending_refresh = asyncio.ensure_future(self._delayed_refresh())  # on Kit's loop
 
     async def _delayed_refresh(self) -> None:
+        # As Kit's UsdPropertiesWidget._delayed_dirty_handler: no refresh while the section is collapsed, a frame
+        # at a time for at most COLLAPSED_WAIT_FRAMES (PhysX writing joint state every frame costs nothing then).
+        for _ in range(COLLAPSED_WAIT_FRAMES):
+            if not self._collapsed:
+                break
+            await omni.kit.app.get_app().next_update_async()
         self._pending_refresh = None  # cleared first: the refresh's own edits may schedule another
         changes, self._pending_changes = self._pending_changes, set()
         stage = self._stage()
@@ -503,7 +523,8 @@ class MimicPropertiesWidget(UsdPropertiesWidget):
         stage = self._stage()
         if stage is None or not self._prim_path or not stage.GetPrimAtPath(self._prim_path):
             return False
-        if omni.usd.get_context(self._usd_context_name).get_stage() is not stage:
+        context = omni.usd.get_context(self._usd_context_name)  # None for a name no context has
+        if context is None or context.get_stage() is not stage:
             carb.log_error(
                 f"Mimic Joint: the selected joint is not on the stage of the USD context '{self._usd_context_name}'"
             )

@@ -42,6 +42,7 @@ import omni.usd
 from pxr import Sdf, Usd
 
 from ..errors import MimicInputError
+from ..fet022.reports.headline import headlines
 from .kit_thread import KitThreadCalls
 from .report_folder import report_location
 from .wording import number_or_dash
@@ -99,9 +100,11 @@ def _sweep_and_report(
     label: str = WARP,
     note: str = "",
 ):
-    """The job: sweep the private copy with ``engine``, then write the three reports (unless cancelled)."""
+    """The job: sweep the private copy with ``engine``, run NVIDIA's phase on it (our solver: the
+    headline, ``simready.verdicts``), then write the three reports (unless cancelled)."""
     from .. import fet022
-    from ..fet022.reports import write_html, write_json, write_junit
+    from ..fet022.reports import as_run, write_html, write_json, write_junit
+    from ..simready.verdicts import add_verdicts
 
     result = fet022.run(private, engine=engine, label=label)
     if job_cancelled.is_set():
@@ -109,13 +112,17 @@ def _sweep_and_report(
     if note:
         result.warnings.insert(0, note)
     result.asset = asset
+    run = as_run(result)
+    add_verdicts(run, on=WARP, stages={asset: private})
+    if job_cancelled.is_set():
+        raise JobCancelled("cancelled")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
-        "json": write_json(result, out_dir / f"{stem}.fet022.json"),
-        "junit": write_junit(result, out_dir / f"{stem}.fet022.junit.xml"),
-        "html": write_html(result, out_dir / f"{stem}.fet022.html"),
+        "json": write_json(run, out_dir / f"{stem}.fet022.json"),
+        "junit": write_junit(run, out_dir / f"{stem}.fet022.junit.xml"),
+        "html": write_html(run, out_dir / f"{stem}.fet022.html"),
     }
-    return result, {k: Path(v) for k, v in paths.items()}
+    return result, {k: Path(v) for k, v in paths.items()}, run
 
 
 class StageSweepRunner:
@@ -139,6 +146,8 @@ class StageSweepRunner:
         self.engine_choice = chosen
         #: the label of the engine that produced ``result`` (what ran, e.g. "warp" after a fallback)
         self.engine_label = ""
+        #: NVIDIA's verdict on the last sweep ("SimReady mimic_joint 1.1.0: pass"), "" before one
+        self.headline = ""
         self._listeners: list[Callable[[], None]] = []
         self.status = IDLE
         self.message = ""
@@ -269,6 +278,7 @@ class StageSweepRunner:
         asset = layer.realPath or layer.identifier
         name = Path(asset).name if asset else "stage"
         self.result, self.report_paths, self.frames_while_running = None, {}, 0
+        self.headline = ""
         self._set_state(PREPARING, f"Preparing {name}")
         await app.next_update_async()  # let the window draw before the flatten
         try:
@@ -305,7 +315,7 @@ class StageSweepRunner:
             self._job = None
             self._restore_engine()
         try:
-            result, paths = job.result()
+            result, paths, run = job.result()
         except JobCancelled:
             self._set_state(CANCELLED, f"Cancelled after {time.monotonic() - started:.1f} s; no reports written")
             _notify(f"FET022 sweep of {what} cancelled", warning=True)
@@ -322,10 +332,12 @@ class StageSweepRunner:
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or result.reason
         self._set_state(DONE, f"{result.status.upper()}: {summary}")
         ran_on = result.engine or label
-        carb.log_info(f"FET022 sweep of {asset} on {ran_on}: {result.status}; reports in {out_dir}")
+        self.headline = "; ".join(headlines(run))
+        carb.log_info(f"FET022 sweep of {asset} on {ran_on}: {result.status}; reports in {out_dir}; {self.headline}")
         _notify(
-            f"FET022 sweep of {what}: {result.status.upper()} ({summary}) on {ran_on}; reports in {out_dir}",
-            warning=result.status != "pass" or bool(note),
+            f"FET022 sweep of {what}: {result.status.upper()} ({summary}) on {ran_on}; reports in {out_dir}"
+            + (f"; {self.headline} (NVIDIA's phase on warp)" if self.headline else ""),
+            warning=result.status != "pass" or bool(note) or "fail" in self.headline,
         )
 
     def _fail(self, message: str) -> None:
@@ -353,6 +365,8 @@ class StageSweepRunner:
         running = self.status in (PREPARING, RUNNING)
         with ui.ScrollingFrame():
             with ui.VStack(height=0, spacing=4):
+                if self.headline:
+                    ui.Label(self.headline, identifier="fet022.simready", word_wrap=True)
                 ui.Label(self.message, identifier="fet022.status", word_wrap=True)
                 with ui.HStack(height=0, spacing=4):
                     ui.ProgressBar(model=self.progress_model, identifier="fet022.progress_bar", height=16)

@@ -22,6 +22,7 @@ from pxr import Usd
 from ..errors import MimicInputError
 from . import joints
 from .authoring import NEWTON_API, PHYSX_API, read_joint_relations, remove_relation, set_relation
+from .registration import in_kit
 from .relation import NEWTON, PHYSX, SCHEMAS, MimicRelation
 
 #: what a host does with a follower that carries both APIs (the validator's and the commands' wording)
@@ -29,6 +30,15 @@ HOST_BEHAVIOUR = (
     "PhysX (ovphysx, Isaac Sim 6) reads NewtonMimicAPI as well as PhysxMimicJointAPI and "
     "applies each as its own constraint on this joint"
 )
+
+
+def fix_advice(cli: str, command: str, kit_note: str = "", **kwargs: str) -> str:
+    """The fix in the host's words: inside Kit its command (a Kit user has no ``mimic-ext`` there, and
+    the command is undoable), then ``kit_note``; elsewhere the CLI line ``cli``."""
+    if not in_kit():
+        return cli
+    args = ", ".join(f'{k}="{v}"' for k, v in kwargs.items())
+    return f'Kit\'s command {command}: omni.kit.commands.execute("{command}", {args}){kit_note}'
 
 
 def api_label(rel: MimicRelation) -> str:
@@ -66,8 +76,14 @@ def other_schema_problem(prim: Usd.Prim, schema: str) -> str | None:
     return (
         f"{rel.follower} already follows {rel.leader} through {api_label(rel)}, and {HOST_BEHAVIOUR}: a "
         f"{'NewtonMimicAPI' if schema == NEWTON else PHYSX_API} beside it would be a second constraint. "
-        f"Edit that relation, or convert it first (mimic-ext convert STAGE --to {schema} --follower "
-        f"{rel.follower})"
+        "Edit that relation, or convert it first ("
+        + fix_advice(
+            f"mimic-ext convert STAGE --to {schema} --follower {rel.follower}",
+            "ConvertMimicSchema",
+            prim_path=rel.follower,
+            to_schema=schema,
+        )
+        + ")"
     )
 
 
@@ -79,8 +95,14 @@ def schema_for_edit(prim: Usd.Prim, requested: str | None, default: str = PHYSX)
     if len(carried) == 2:  # already two constraints: editing one would also make them disagree
         raise MimicInputError(
             f"{prim.GetPath()} carries both PhysxMimicJointAPI and NewtonMimicAPI, and {HOST_BEHAVIOUR}: "
-            f"editing one of them would leave two constraints that disagree. Keep one first (mimic-ext convert "
-            f"STAGE --to newton|physx --follower {prim.GetPath()} --duplicates-only), then edit it"
+            "editing one of them would leave two constraints that disagree. Keep one first ("
+            + fix_advice(
+                f"mimic-ext convert STAGE --to newton|physx --follower {prim.GetPath()} --duplicates-only",
+                "RemoveMimicDuplicate",
+                prim_path=str(prim.GetPath()),
+                keep="newton|physx",
+            )
+            + "), then edit it"
         )
     if requested is None:
         return carried[0] if carried else default
@@ -244,6 +266,7 @@ __all__ = [
     "carried_schemas",
     "convert_relation",
     "convert_stage",
+    "fix_advice",
     "mixed_units",
     "other_schema_problem",
     "remove_duplicate",

@@ -52,10 +52,12 @@ from .authoring import (
     physx_instances,
     read_joint_relations,
 )
+from .declared_properties import unread_properties
 from .forest import REDUNDANT, MimicConflictError, MimicForest
+from .host_checks import host_findings
 from .physics_values import nonfinite_value
 from .relation import PHYSX, PHYSX_INSTANCES, REFERENCE_AXES, MimicRelation
-from .schema_choice import HOST_BEHAVIOUR
+from .schema_choice import HOST_BEHAVIOUR, fix_advice
 
 ERROR = "error"
 WARNING = "warning"
@@ -99,6 +101,18 @@ CODES: dict[str, tuple[str, str]] = {
         ERROR,
         "gearing, offset, naturalFrequency, dampingRatio, coef0 or coef1 is not a finite number "
         "(or a mimic attribute is authored with the wrong type)",
+    ),
+    "MIMIC_UNKNOWN_PROPERTY": (
+        ERROR,
+        "a property in the relation's namespace that the schema does not declare (a misspelling: no engine reads it)",
+    ),
+    "MIMIC_HOST_NOT_COUPLED": (
+        ERROR,
+        "validate --target: the host does not read the relation's schema, or reads it otherwise than authored",
+    ),
+    "MIMIC_LEADER_VELOCITY_LIMIT": (
+        WARNING,
+        "newton:velocityLimit on a mimic leader, which Isaac Sim 6's PhysX (ovphysx) reads as a cap that diverges",
     ),
     "MIMIC_ZERO_GEARING": (ERROR, "gearing (or newton:mimicCoef1) is 0, which couples nothing"),
     "MIMIC_EXTREME_GEARING": (ERROR, "a gear ratio of 2^23 (1/eps of float32) or more: no float32 solver holds it"),
@@ -365,6 +379,9 @@ class _Checker:
                     path,
                     "newton:mimicEnabled is false, so this relation is not simulated: set it to true to use it",
                 )
+        unread = unread_properties(self.stage, rel)
+        if unread:  # the sweep rejects the follower for it (fet022.stage_checks), so it is an error here too
+            self.add("MIMIC_UNKNOWN_PROPERTY", path, unread, rel)
         if rel.invalid:
             self.add("MIMIC_NONFINITE", path, f"{_api_name(rel)}: {rel.invalid}", rel)
         # a wrongly typed value reads as NaN and is reported above, not again as non-finite
@@ -673,12 +690,17 @@ def _mimic_prims(stage: Usd.Stage) -> Iterable[Usd.Prim]:
             yield prim
 
 
-def validate(stage: Usd.Stage) -> list[Finding]:
-    """Every finding about the stage's mimic relations: errors first, then by prim path."""
+def validate(stage: Usd.Stage, target: str | None = None) -> list[Finding]:
+    """Every finding about the stage's mimic relations: errors first, then by prim path.
+
+    ``target`` (``schema.hosts.TARGETS``): also what that host would not couple; None checks
+    only what the default host (Isaac Sim 6, ovphysx) would do wrong."""
     checker = _Checker(stage)
     rels: list[MimicRelation] = []
     for prim in _mimic_prims(stage):
         rels.extend(checker.check_prim(prim))
+    for code, path, message in host_findings(stage, rels, target):
+        checker.add(code, path, message)
     checker.check_forest(rels)
     checker.check_ranges(rels)
     checker.check_masses()
@@ -707,15 +729,27 @@ def _pair_text(a: MimicRelation, b: MimicRelation) -> str:
 
 def _both_message(a: MimicRelation, b: MimicRelation) -> str:
     return (
-        f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. "
-        "Keep one: mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds "
-        "that read only PhysxMimicJointAPI)"
+        f"{_pair_text(a, b)} say the same relation, but {HOST_BEHAVIOUR}: two constraints on one joint. Keep one: "
+        + fix_advice(
+            "mimic-ext convert STAGE --to newton --duplicates-only (or --to physx for PhysX builds that read only "
+            "PhysxMimicJointAPI)",
+            "RemoveMimicDuplicate",
+            ' (or keep="physx" for PhysX builds that read only PhysxMimicJointAPI)',
+            prim_path=a.follower,
+            keep="newton",
+        )
     )
 
 
 def _disagree_message(a: MimicRelation, b: MimicRelation) -> str:
     return (
         f"{_pair_text(a, b)} disagree, and {HOST_BEHAVIOUR}: where gearings differ it locks both joints, "
-        "where offsets differ one of them is violated. Keep the right one: mimic-ext remove STAGE "
-        f"{b.follower} --schema {b.schema} (or --schema {a.schema})"
+        "where offsets differ one of them is violated. Keep the right one: "
+        + fix_advice(
+            f"mimic-ext remove STAGE {b.follower} --schema {b.schema} (or --schema {a.schema})",
+            "RemoveMimicJoint",
+            f' (or schema="{a.schema}")',
+            prim_path=b.follower,
+            schema=b.schema,
+        )
     )

@@ -1045,7 +1045,9 @@ def _cases() -> list[Case]:
         "sweep_bad_instance_name_fails",
         FIRST_HOUR,
         "fet022",
-        ["sweep", "i.usda"],
+        # --strict: our port's instance-name check fails it; NVIDIA's phase (the default verdict
+        # where the simready extra is installed) passes it (docs/fet022.md, difference 13)
+        ["sweep", "i.usda", "--strict"],
         1,
         r"(?i)instance",
         copy_sample("invalid/MIMIC_INSTANCE_NAME.usda", "i.usda"),

@@ -223,7 +223,8 @@ def test_the_undo_stack_keeps_no_stage_alive(kit, extension, robotiq_sample):
     del stage
     assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=2.0)[0]
     (entry,) = kit.undo.get_undo_stack()
-    assert all(isinstance(v, (str, int, float, type(None))) for v in entry.kwargs.values())
+    kwargs = kit.undo.get_history()[entry.history_key].kwargs  # Kit keeps a command's arguments in its history
+    assert all(isinstance(v, (str, int, float, type(None))) for v in kwargs.values())
     kit.context.close_stage()
     kit.frames(2)
     gc.collect()
@@ -259,7 +260,9 @@ def test_add_on_a_newton_follower_is_refused_and_adds_no_second_constraint(kit, 
     assert stage.GetRootLayer().ExportToString() == before
     assert _apis(stage, finger2) == ["NewtonMimicAPI"]
     assert "already follows /Gripper/Joints/finger1_joint through NewtonMimicAPI" in caplog.text
-    assert "mimic-ext convert" in caplog.text
+    # inside Kit the fix is Kit's undoable command, not the CLI
+    assert 'omni.kit.commands.execute("ConvertMimicSchema", prim_path="/Gripper/Joints/finger2_joint"' in caplog.text
+    assert "mimic-ext" not in caplog.text
     assert validate(stage) == []
 
 
@@ -360,3 +363,50 @@ def test_only_the_commands_are_registered_and_shutdown_unregisters_every_one(kit
     finally:
         ext.on_shutdown()
     assert ours() == set()
+
+
+def test_a_usd_context_name_no_context_has_is_refused_in_one_line(kit, stage, caplog):
+    """omni.usd.get_context(name) is None for a name no context has (typings5 omni/usd/_usd.pyi; NVIDIA's code
+    calls create_context when it is): the command says so instead of failing on None; a created context works."""
+    import omni.kit.commands
+    import omni.usd
+
+    assert omni.usd.get_context("no_such_context") is None
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        ok = omni.kit.commands.execute(
+            "SetMimicGearing", prim_path=FOLLOWER, gearing=2.0, usd_context_name="no_such_context"
+        )
+    assert ok == (False, None)
+    assert _attr(stage, FOLLOWER, "gearing") == -1.0
+    assert "SetMimicGearing: no USD context named 'no_such_context'" in caplog.text
+    assert "AttributeError" not in caplog.text and not kit.undo.get_undo_stack()
+    # a context that exists but has no stage open: the usual one-line refusal
+    omni.usd.create_context("second")
+    try:
+        ok = omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=2.0, usd_context_name="second")
+        assert ok == (False, None) and "no stage is open" in caplog.text
+    finally:
+        assert omni.usd.destroy_context("second") is True
+
+
+def test_every_execution_is_in_kits_command_history_with_plain_arguments(kit, stage, caplog):
+    """omni/kit/undo/history.py (add_history, change_history) via undo.py execute: every execution, a refused one
+    included (error=True), is kept in the history with its arguments; redo re-runs with the history's arguments."""
+    import omni.kit.commands
+
+    kit.undo.clear_history()
+    assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=2.0)[0]
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=0.0) == (False, None)
+    entries = list(kit.undo.get_history().values())
+    assert [(e.name, e.level, e.error) for e in entries] == [
+        ("SetMimicGearing", 0, False),
+        ("SetMimicGearing", 0, True),
+    ]
+    assert entries[0].kwargs == {"prim_path": FOLLOWER, "gearing": 2.0}
+    for e in entries:
+        assert all(isinstance(v, (str, int, float, type(None))) for v in e.kwargs.values())
+    (undo_entry,) = kit.undo.get_undo_stack()
+    assert kit.undo.get_history()[undo_entry.history_key].kwargs["gearing"] == 2.0
+    assert kit.undo.undo() is True and _attr(stage, FOLLOWER, "gearing") == -1.0
+    assert kit.undo.redo() is True and _attr(stage, FOLLOWER, "gearing") == 2.0

@@ -118,3 +118,74 @@ def test_the_declared_warp_minimum_is_the_one_the_code_checks():
     need = "warp-lang>=" + ".".join(map(str, WARP_MIN_VERSION))
     assert need in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
     assert need in tomllib.loads((root / "extension.toml").read_text())["python"]["pipapi"]["requirements"]
+
+
+def test_after_a_disable_and_one_frame_no_command_is_registered_or_executable(kit, robotiq_sample, tmp_path, caplog):
+    """Kit's CommandExt (omni/kit/commands/__init__.py, CommandExt.on_startup's on_change) registers every class
+    Command.__subclasses__() reaches on each EXTENSION_EVENT_SCRIPT_CHANGED, and a disable sends one (the
+    stand-ins do both, as the real sources and kernel do). Here the command classes outlive the disable the way they
+    do in Kit: their module stays imported (the extension folder was on sys.path already) and a command executed
+    before the disable stays on Kit's undo stack. Neither may bring a command back one frame later."""
+    from pathlib import Path
+
+    import omni.kit.commands
+    from robotiq_sample_paths import FOLLOWER
+
+    project = Path(__file__).resolve().parents[2]
+    manager = kit.app.get_extension_manager()
+    assert manager.is_extension_enabled("omni.kit.commands")  # CommandExt runs, as in any full app
+    folder = tmp_path / "exts"
+    folder.mkdir()
+    (folder / "mimic_ext").symlink_to(project, target_is_directory=True)  # the folder name is the extension name
+    manager.add_path(str(folder))
+    stage = kit.open(robotiq_sample)
+    gearing = stage.GetPrimAtPath(FOLLOWER).GetAttribute("physxMimicJoint:rotX:gearing")
+
+    def registered():
+        from mimic_ext.kit.commands import COMMANDS
+
+        return [c.__name__ for c in COMMANDS if omni.kit.commands.get_command_class(c.__name__) is not None]
+
+    for _ in range(2):  # enable, disable, and the same again: a re-enable brings them back, a disable takes them
+        assert manager.set_extension_enabled_immediate("mimic_ext", True) is True
+        kit.frames(2)
+        assert len(registered()) == 8
+        assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=3.0)[0]
+        assert gearing.Get() == 3.0
+        assert manager.set_extension_enabled_immediate("mimic_ext", False) is True
+        assert registered() == []
+        kit.frames(1)  # the disable's script-changed event reaches CommandExt
+        assert registered() == []
+        kit.frames(3)
+        assert registered() == []
+        with caplog.at_level(logging.ERROR, logger="carb"):
+            assert omni.kit.commands.execute("SetMimicGearing", prim_path=FOLLOWER, gearing=4.0) == (False, None)
+        assert gearing.Get() == 3.0
+        assert any("Can't execute command" in r.getMessage() for r in caplog.records)
+        # what the user did before the disable can still be undone (Kit's history keeps the command)
+        assert kit.undo.undo() is True and gearing.Get() == -1.0
+    manager.remove_path(str(folder))
+
+
+def test_a_disable_leaves_no_section_behind(kit, robotiq_sample):
+    """After shutdown nothing of the extension's may stay reachable from Kit: Kit's SimplePropertyWidget subscribes
+    every section to the Property window's shared search model (build_impl) and never unsubscribes (clean), so that
+    model kept the section, and through it mimic_ext's modules, alive after a disable."""
+    import gc
+    import weakref
+
+    from robotiq_sample_paths import FOLLOWER
+
+    from mimic_ext.kit import MimicExtension
+
+    ext = MimicExtension()
+    ext.on_startup(EXT_ID)
+    kit.open(robotiq_sample)
+    kit.select(FOLLOWER)
+    section = weakref.ref(ext.widget)
+    assert section().build_count >= 1
+    ext.on_shutdown()
+    kit.frames(2)
+    del ext
+    gc.collect()
+    assert section() is None

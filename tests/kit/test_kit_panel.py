@@ -330,3 +330,63 @@ def test_joint_state_written_on_the_leader_is_refreshed_once_on_the_next_frame(k
     assert len(calls) == 1  # one refresh for the whole frame
     kit.frames(3)
     assert len(calls) == 1 and _words(kit) == "follows finger_joint: q = 1.0 x q_ref + 0 deg"
+
+
+def test_on_a_newton_only_joint_add_is_off_and_names_kits_convert_command(kit, extension, data_copy):
+    """gripper_prismatic_newton.usda: finger2 follows finger1 through NewtonMimicAPI only. AddMimicJoint would be
+    refused there (PhysX reads both schemas: two constraints), so the button is disabled and says why, naming Kit's
+    ConvertMimicSchema, never the CLI; the leader, which carries no relation, keeps a working Add."""
+    finger1, finger2 = "/Gripper/Joints/finger1_joint", "/Gripper/Joints/finger2_joint"
+    stage = kit.open(data_copy("gripper_prismatic_newton.usda"))
+    before = stage.GetRootLayer().ExportToString()
+    kit.undo.clear_stack()
+    kit.select(finger2)
+    root = kit.property_root()
+    add = kit.find("mimic.add", root)
+    assert add is not None and add.enabled is False
+    why = kit.find("mimic.add.why", root).text
+    assert "already follows /Gripper/Joints/finger1_joint through NewtonMimicAPI" in why
+    assert f'omni.kit.commands.execute("ConvertMimicSchema", prim_path="{finger2}", to_schema="physx")' in why
+    assert "mimic-ext" not in why and "mimic-ext" not in add.tooltip
+    kit.click(add)  # a disabled button does nothing
+    assert stage.GetRootLayer().ExportToString() == before and not kit.undo.can_undo()
+    kit.select(finger1)
+    add = kit.find("mimic.add", kit.property_root())
+    assert add.enabled is True and kit.find("mimic.add.why", kit.property_root()) is None
+
+
+def test_findings_inside_kit_name_kits_commands_never_the_cli(kit, extension, data_copy):
+    """The validator's fixes for a joint carrying both schemas, as the section's Checks show them inside Kit."""
+    from mimic_ext.schema.schema_choice import carried_schemas
+
+    for sample, command in (
+        ("invalid/MIMIC_BOTH_SCHEMAS.usda", "RemoveMimicDuplicate"),
+        ("invalid/MIMIC_SCHEMAS_DISAGREE.usda", "RemoveMimicJoint"),
+    ):
+        stage = kit.open(data_copy(sample))
+        follower = next(str(p.GetPath()) for p in stage.Traverse() if len(carried_schemas(p)) == 2)
+        kit.select(follower)
+        texts = [w.text for w in kit.find_prefix("mimic.finding.", kit.property_root())]
+        assert any(f'omni.kit.commands.execute("{command}", prim_path="{follower}"' in t for t in texts), texts
+        assert not any("mimic-ext" in t for t in texts), texts
+
+
+def test_a_collapsed_section_refreshes_only_once_expanded(kit, stage):
+    """Kit's UsdPropertiesWidget._delayed_dirty_handler (usd_property_widget.py): no refresh while the section is
+    collapsed (up to 100 frames); the section does the same, so a collapsed section costs nothing while PhysX
+    writes joint state, and shows the new values as soon as it is expanded."""
+    import omni.kit.commands
+
+    widget = _widget(kit)
+    kit.select(FOLLOWER)
+    offset = kit.find("mimic.rotX.offset", kit.property_root())
+    refreshes, builds = widget.refresh_count, widget.build_count
+    widget._collapsable_frame.collapsed = True  # the user clicks the section's header
+    assert widget._collapsed is True
+    assert omni.kit.commands.execute("SetMimicOffset", prim_path=FOLLOWER, offset=7.0)[0]
+    kit.frames(5)
+    assert widget.refresh_count == refreshes and offset.model.as_float == 0.0  # not refreshed while collapsed
+    widget._collapsable_frame.collapsed = False
+    kit.frames(3)
+    assert widget.refresh_count == refreshes + 1 and offset.model.as_float == 7.0  # in place, once expanded
+    assert widget.build_count == builds

@@ -37,8 +37,9 @@ SAMPLES = ("geared_pair.usda", "gripper_prismatic.usda", "MIMIC_BOTH_SCHEMAS.usd
 STATUSES = {"pass", "fail", "not-run"}
 
 
-def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS):
-    """(exit code, {check name: check}, verdict line, stderr) of one run of the script."""
+def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS, app: tuple[str, ...] = ()):
+    """(exit code, {check name: check}, verdict line, stderr) of one run of the script; ``app``: kit_exec's
+    options for the app (``--app empty``, ``--enable EXT``, ``--/setting=value``)."""
     # 240 s: a cold Warp compile of the solver's kernels (first run on a machine) takes a minute or two
     proc = subprocess.run(
         [
@@ -46,6 +47,7 @@ def _smoke(tmp_path: Path, *args: str, stubs: Path = STUBS):
             str(KIT_EXEC),
             "--stubs",
             str(stubs),
+            *app,
             str(SCRIPT),
             "--quit",
             "--out",
@@ -144,3 +146,30 @@ def test_a_failing_check_makes_the_verdict_fail_whatever_was_not_run(tmp_path):
     assert checks["MIMIC_ZERO_GEARING.usda/command/undo_all"]["status"] == "pass"  # what did run was undone
     assert verdict["verdict"] == "fail" and verdict["counts"] == {"pass": 9, "fail": 3, "not-run": 2}
     assert code == verdict["exit_code"] == 1
+
+
+def _cannot_run(tmp_path: Path, app: tuple[str, ...]) -> str:
+    """A run in an app that cannot run the checks: exit 3, one failed ``kit_app`` check, verdict cannot-run;
+    returns its ``why``. Before this, the script exited 0 printing nothing without a run loop, and without
+    omni.kit.async_engine its task sat on a loop nobody ran until kit_exec gave up (124)."""
+    code, checks, verdict, stderr = _smoke(tmp_path, "--stage", "geared_pair.usda", app=(*app, "--max-frames", "2000"))
+    assert code == verdict["exit_code"] == 3, stderr[-3000:]
+    assert verdict["verdict"] == "cannot-run" and verdict["counts"] == {"pass": 0, "fail": 1, "not-run": 0}
+    assert set(checks) == {"kit_app"} and checks["kit_app"]["status"] == "fail"
+    return checks["kit_app"]["detail"]["why"]
+
+
+def test_without_a_run_loop_the_smoke_script_exits_3_saying_which_flag_is_missing(tmp_path):
+    """omni.app.empty.kit with the async engine but no run loop: Kit runs the file and quits at once (the script's
+    shutdown subscriber says so and sets the exit code, as it does in the real kernel 6.2)."""
+    why = _cannot_run(tmp_path, ("--app", "empty", "--enable", "omni.kit.async_engine"))
+    assert "--/app/runWithoutRunloop=true" in why and "quit before the checks ended" in why
+
+
+def test_without_the_async_engine_the_smoke_script_exits_3_saying_which_flag_is_missing(tmp_path):
+    """omni.app.empty.kit updated by the kernel (runWithoutRunloop) but with no omni.kit.async_engine: no loop
+    would ever run the checks; the script says so at once instead of waiting forever."""
+    why = _cannot_run(tmp_path, ("--app", "empty", "--/app/runWithoutRunloop=true"))
+    assert "--enable omni.kit.async_engine" in why
+    # an empty app with neither: the same answer (the first thing missing)
+    assert "--enable omni.kit.async_engine" in _cannot_run(tmp_path, ("--app", "empty"))

@@ -86,6 +86,12 @@ def test_menu_sweep_on_warp_lists_every_follower_of_the_open_sample_as_passing(k
     assert sorted(_cell(kit, window, i, "follower") for i in range(rows)) == followers
     assert [_cell(kit, window, i, "status") for i in range(rows)] == ["pass"] * rows
     assert kit.find("fet022.status", window.frame).text.startswith("PASS")
+    try:  # NVIDIA's verdict above ours (its phase on our solver) where the simready extra is installed
+        import simready_benchmark_kit_suite  # noqa: F401
+
+        assert kit.find("fet022.simready", window.frame).text == "SimReady mimic_joint 1.1.0: pass"
+    except ImportError:
+        assert runner.headline.startswith("SimReady mimic_joint 1.1.0: not run")
     for i, f in enumerate(runner.result.followers):
         # The window shows the measured ratio to 4 significant digits.
         assert float(_cell(kit, window, i, "ratio")) == pytest.approx(f.measured_ratio, rel=1e-3)

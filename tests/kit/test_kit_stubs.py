@@ -334,3 +334,145 @@ def test_post_quit_keeps_the_first_return_code(kit):
         assert app._stub_quit_code == 2
     finally:
         app._stub_quit_code = code
+
+
+def test_command_ext_registers_again_every_live_command_subclass_on_a_script_change(kit):
+    """omni/kit/commands/__init__.py, CommandExt.on_startup's on_change: on each EXTENSION_EVENT_SCRIPT_CHANGED it
+    registers Command and every subclass __subclasses__() reaches, with no other filter; the extension manager
+    sends one when an extension starts or shuts down (seen with the real kernel 6.2), delivered on the next frame."""
+    import omni.ext
+    import omni.kit.commands
+
+    manager = kit.app.get_extension_manager()
+    assert manager.is_extension_enabled("omni.kit.commands")  # started by the (full) app, as in Isaac Sim
+
+    class LingeringCommand(omni.kit.commands.Command):
+        def do(self):
+            return "still here"
+
+    assert omni.kit.commands.get_command_class("Lingering") is None  # never registered by anyone
+    manager.get_change_event_stream().push(omni.ext.EXTENSION_EVENT_FOLDER_CHANGED)
+    kit.frames(1)
+    assert omni.kit.commands.get_command_class("Lingering") is None  # another event type: nothing
+    manager.get_change_event_stream().push(omni.ext.EXTENSION_EVENT_SCRIPT_CHANGED)
+    assert omni.kit.commands.get_command_class("Lingering") is None  # pushed, not yet delivered
+    kit.frames(1)
+    assert omni.kit.commands.get_command_class("Lingering") is LingeringCommand
+    assert omni.kit.commands.execute("Lingering") == (True, "still here")
+    omni.kit.commands.unregister(LingeringCommand)
+
+
+def test_an_empty_app_has_no_asyncio_loop_before_the_async_engine_starts_and_no_run_loop(tmp_path):
+    """omni.kit.async_engine async_engine.py (_AsyncEngineDriver.on_startup sets the loop, run_coroutine needs it)
+    and the real kernel 6.2's omni.app.empty.kit (no run loop unless --/app/runWithoutRunloop=true); run in a
+    Kit of its own (tests/kit/kit_exec.py), as an app has one loop per process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import asyncio, json, omni.kit.app\n"
+        "app = omni.kit.app.get_app(); m = app.get_extension_manager()\n"
+        "state = {'loop': app._loop is not None, 'engine': m.is_extension_enabled('omni.kit.async_engine'),\n"
+        "         'run_loop': app._stub_has_run_loop()}\n"
+        "m.set_extension_enabled_immediate('omni.kit.async_engine', True)\n"
+        "from omni.kit.async_engine import run_coroutine\n"
+        "async def later():\n"
+        "    await app.next_update_async()\n"
+        "    state.update(loop_after=app._loop is not None)\n"
+        "    print('PROBE ' + json.dumps(state), flush=True); app.post_quit(5)\n"
+        "run_coroutine(later())\n"
+    )
+
+    def run(*app_args):
+        return subprocess.run(
+            [sys.executable, str(here / "kit_exec.py"), "--stubs", str(here.parent / "kit_stubs"), *app_args]
+            + ["--max-frames", "50", str(script)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    bare = run("--app", "empty")
+    assert bare.returncode == 0 and "PROBE" not in bare.stdout  # the file ran, no frame followed: nothing printed
+    assert "No run loop was found, quitting..." in bare.stderr
+    proc = run("--app", "empty", "--/app/runWithoutRunloop=true")
+    assert proc.returncode == 5, proc.stderr[-2000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE "))
+    state = __import__("json").loads(line[6:])
+    assert state == {"loop": False, "engine": False, "run_loop": True, "loop_after": True}
+
+
+def test_undo_group_takes_no_argument_and_every_execution_is_in_the_history(kit, caplog):
+    """omni/kit/undo/undo.py: ``group()`` (no parameters), ``begin_group`` adds a "Group" history entry; history.py:
+    each execution (nested and failed ones included, error=True) is kept with its arguments, and an undo entry
+    points at it by ``history_key``."""
+    import inspect
+
+    import omni.kit.commands
+    import omni.kit.undo
+
+    assert list(inspect.signature(omni.kit.undo.group).parameters) == []
+    with pytest.raises(TypeError):
+        with omni.kit.undo.group(remove_if_empty=True):
+            pass
+    _, count, fail = _command_classes()
+    for cls in (count, fail):
+        omni.kit.commands.register(cls)
+    omni.kit.undo.clear_history()
+    box = [0]
+    with omni.kit.undo.group():
+        omni.kit.commands.execute("Count", box=box, step=2)
+    with caplog.at_level(logging.ERROR, logger="carb"):
+        omni.kit.commands.execute("Fail", box=box)
+    history = list(omni.kit.undo.get_history().values())
+    assert [(h.name, h.level, h.error) for h in history] == [
+        ("Group", 0, False),
+        ("Count", 1, False),
+        ("Fail", 0, True),
+    ]
+    assert history[1].kwargs == {"box": box, "step": 2}
+    group_entry = omni.kit.undo.get_undo_stack()[0]
+    assert omni.kit.undo.get_history()[group_entry.history_key].name == "Group"
+    assert omni.kit.undo.undo() is True and box == [0]
+    assert omni.kit.undo.redo() is True and box == [2]  # redone with the arguments the history kept
+    for cls in (count, fail):
+        omni.kit.commands.unregister(cls)
+    omni.kit.undo.clear_stack()
+
+
+def test_property_widgets_warn_on_a_slow_build_and_wait_while_collapsed(kit, robotiq_sample, caplog):
+    """simple_property_widget.py ``_build_frame``: a ``build_items`` over 0.2 s logs "<class>.build_items took N
+    seconds"; usd_property_widget.py ``_delayed_dirty_handler``: a value change refreshes the fields only once the
+    section is expanded (up to 100 frames); omni.ui: changing ``collapsed`` calls the collapsed-changed fn."""
+    import time
+
+    import omni.kit.window.property
+    from omni.kit.property.usd.usd_property_widget import UsdPropertiesWidget
+
+    class Slow(UsdPropertiesWidget):
+        def build_items(self):
+            time.sleep(0.25)  # over the real widget's 0.2 s: the warning, whatever the machine
+            super().build_items()
+
+    window = omni.kit.window.property.get_window()
+    widget = Slow("Slow", collapsed=False)
+    window.register_widget("prim", "slow", widget)
+    stage = kit.open(robotiq_sample)
+    joint = "/Robotiq/Joints/finger_joint"
+    with caplog.at_level(logging.WARNING, logger="carb"):
+        kit.select(joint)
+    assert any(r.getMessage().startswith("Slow.build_items took ") for r in caplog.records)
+    widget._collapsable_frame.collapsed = True
+    assert widget._collapsed is True
+    field = widget._models[__import__("pxr").Sdf.Path(f"{joint}.physics:upperLimit")][0]
+    stage.GetPrimAtPath(joint).GetAttribute("physics:upperLimit").Set(33.0)
+    kit.frames(5)
+    assert field.as_string != "33.0"  # collapsed: not refreshed
+    widget._collapsable_frame.collapsed = False
+    kit.frames(3)
+    assert field.as_string == "33.0"
+    window.unregister_widget("prim", "slow")

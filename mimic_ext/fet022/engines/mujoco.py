@@ -10,27 +10,31 @@ joint's actuator force range.
 
 How each relation is enforced, as a MuJoCo user models a mimic joint that must hold: the
 joint equality with ``solref`` (2 h, 1), ``h`` MuJoCo's own time step, the stiffest time
-constant MuJoCo accepts (``refsafe`` raises shorter ones to 2 h), with integrator
-``discrete`` (MuJoCo >= 3.13), which solves the constraints in the metric ``M + hD + h^2 K``
-that also integrates the drives' damping and stiffness. Both matter on light links: under
-``implicitfast`` the constraint is solved against ``M`` alone and the drive's damping is
-applied after it, so a reference whose damping dominates its inertia (the sweep's test drive,
-50 N m s/rad, on the Inspire hand's 4 g fingers: h kv / M ~ 3e3) moves one way in the
-constraint solve and another in the integration, and its follower is thrown around (measured:
-motion ratios 2.5-2.8 for gearing 1.064); MuJoCo's default ``solref`` (0.02 s, 1) alone lets a
-follower lag its reference by several percent. ``solref=(timeconst, dampratio)`` replaces the
-stiff default (``solref=(0.02, 1)`` is MuJoCo's own); every choice is a note on the result.
+constant MuJoCo accepts (``refsafe`` raises shorter ones to 2 h), and ``solimp`` (0.999, 0.999,
+0.001): the impedance near 1, a constraint that keeps 99.9% of the force needed to hold it (MuJoCo's
+default 0.9-0.95 lets a follower lag its reference: motion ratios up to 0.021 off our solver's on
+the Inspire hand, 0.012 on the WX250s, measured). Integrator ``discrete`` (MuJoCo >= 3.13, the
+integrator MuJoCo adds for stiff drives and constraints): the constraints, the actuators' damping
+``kv`` and stiffness ``kp`` in one implicit solve in the metric ``M + hD + h^2 K``. Under
+``implicitfast`` the constraint is solved against ``M`` alone and the drive's damping applied after
+it, so a reference whose damping dominates its inertia (the sweep's test drive, 50 N m s/rad, on
+the Inspire hand's 4 g fingers: h kv / M ~ 3e3) moves one way in the constraint solve and another
+in the integration, and its follower is thrown around (measured at one step per plan step: 9 of
+the 12 shared robots fail, motion ratios off by 0.05 to 1e4). ``solref=(timeconst, dampratio)``
+replaces the stiff default (``solref=(0.02, 1)`` is MuJoCo's own); every choice is a note.
 
 Drives: URDF has none, so every joint with a position drive (the plan's drive on swept
 joints, the authored one elsewhere) gets a MuJoCo ``position`` actuator with the same
-stiffness (``kp``) and damping (``kv``; the exported joint damping, which held it, is
-cleared). MuJoCo's geoms collide unless bodies are parent and child; an articulation that
-turns ``physxArticulation:enabledSelfCollisions`` off gets its geoms kept apart
-(contype/conaffinity). A force-limited actuator (URDF ``effort``: the Inspire's 1 N m) is
-clamped outside the implicit integration, so each plan step is split into ``substeps``
+stiffness (``kp``), damping (``kv``; the exported joint damping, which held it, is cleared) and
+force range (the drive's max force). MuJoCo's geoms collide unless bodies are parent and child;
+an articulation that turns ``physxArticulation:enabledSelfCollisions`` off gets its geoms kept
+apart (contype/conaffinity). One MuJoCo step per plan step under ``discrete`` (measured enough:
+every shared robot within 4e-4 of our solver's motion ratios); only a MuJoCo without it
+(``implicitfast``, where the position gain is explicit) splits each plan step into ``substeps``
 (auto: ``kp h^2 <= 0.25 M_jj`` for every driven joint, the rule that keeps an explicit gain
-stable; on the Inspire hand fewer than 8 let the clamped drive fall short of its target).
-No body positions are reported (the URDF's link frames are not the USD bodies' frames in
+stable). An inertia MuJoCo refuses (principal moments breaking A + B >= C, which URDFs
+exported from CAD often carry) is compiled with MuJoCo's ``balanceinertia``, with a note naming
+the body. No body positions are reported (the URDF's link frames are not the USD bodies' frames in
 general, and fixed links are fused), so the bounding-box check does not run on MuJoCo.
 """
 
@@ -57,6 +61,8 @@ EXTRA = "pip install 'mimic-ext[mujoco]'"
 #: spring with semi-implicit Euler; 0.25 keeps the sampled motion within a few 1e-3 of the
 #: continuous one).
 STABLE_GAIN = 0.25
+#: The joint equalities' impedance (solimp dmin, dmax, width): near 1, a nearly hard constraint.
+STIFF_SOLIMP = (0.999, 0.999, 0.001)
 #: Plan steps whose targets are taken at a time (long runs never hold them all).
 BLOCK = 2048
 
@@ -166,6 +172,14 @@ class MujocoEngine:
                 act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
                 act.forcerange = [-float(fmax), float(fmax)]
             actuator[path] = len(actuator)
+        excluded = _filtered_pairs(prep.stage, exported.link_paths)
+        for a, b in excluded:
+            spec.add_exclude(bodyname1=a, bodyname2=b)
+        if excluded:
+            notes.append(
+                f"UsdPhysics filtered pairs carried over as MuJoCo contact excludes: "
+                f"{', '.join(f'{a}-{b}' for a, b in excluded)}"
+            )
         roots = prepared.articulation_roots(prep.stage)
         if roots and all(prepared.self_collisions(r) is False for r in roots):
             for geom in spec.geoms:  # robot geoms still meet the world (contype 2 vs conaffinity 1)
@@ -181,13 +195,36 @@ class MujocoEngine:
                 f"mimic equalities use solref ({self.solref[0]:g} s, {self.solref[1]:g}) instead of "
                 f"the stiff default (2 h, 1)"
             )
-        try:
-            with quiet_native_stderr():  # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
-                model = spec.compile()
-        except ValueError as exc:
-            raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
+        model = self._compile(spec, notes)
         ids = {p: (model.joint(n).id, s) for p, (n, s) in joint_of.items()}
         return model, ids, actuator, drives, notes
+
+    def _compile(self, spec, notes: list[str]):
+        """``spec.compile()``; an inertia MuJoCo refuses (A + B >= C broken) compiled again with
+        ``balanceinertia``, as MuJoCo's message asks, with a note naming the body."""
+        try:
+            with quiet_native_stderr():  # MuJoCo's URDF compiler warns on stderr (duplicate geom names)
+                return spec.compile()
+        except ValueError as exc:
+            said = " ".join(str(exc).split())
+            if "balanceinertia" not in said or spec.compiler.balanceinertia:
+                raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {said}") from None
+        bad = refused_inertias(spec)
+        spec.compiler.balanceinertia = True
+        try:
+            with quiet_native_stderr():
+                model = spec.compile()
+        except ValueError as exc:
+            raise MimicInputError(
+                f"MuJoCo cannot compile the exported URDF, even with balanceinertia: {' '.join(str(exc).split())}"
+            ) from None
+        notes.append(
+            f"compiled with MuJoCo's balanceinertia: the inertia of {', '.join(bad) or 'a body'} breaks "
+            f"A + B >= C (its principal moments cannot belong to a rigid body), which MuJoCo refuses; "
+            f"balanceinertia raises the offending moments to the nearest valid ones, so those links "
+            f"are slightly heavier to turn in MuJoCo than in the asset"
+        )
+        return model
 
     def relations_read(self, model, ids) -> list[ReadRelation]:
         """The compiled joint equalities: q_f - q0_f = a0 + a1 (q_ref - q0_ref), back in USD signs."""
@@ -213,10 +250,13 @@ class MujocoEngine:
         return out
 
     def substeps_for(self, model, ids, drives) -> int:
-        """Sub-steps per plan step so that every explicit position gain is stable."""
+        """Sub-steps per plan step: 1 under ``discrete`` (the gains are implicit), else as many as
+        make every explicit position gain stable."""
         mujoco = self.mujoco
         if self.substeps is not None:
             return self.substeps
+        if int(model.opt.integrator) == int(getattr(mujoco.mjtIntegrator, "mjINT_DISCRETE", -1)):
+            return 1
         data = mujoco.MjData(model)
         mujoco.mj_forward(model, data)
         full = np.zeros((model.nv, model.nv))
@@ -260,8 +300,8 @@ class MujocoEngine:
         if self.solref is None:
             stiff_equalities(mujoco, model)
             trace.notes.append(
-                f"mimic joint equalities use solref ({2 * model.opt.timestep:.3g} s, 1): twice "
-                f"MuJoCo's time step, the stiffest it accepts"
+                f"mimic joint equalities use solref ({2 * model.opt.timestep:.3g} s, 1), twice MuJoCo's time "
+                f"step, the stiffest it accepts, and solimp ({', '.join(f'{v:g}' for v in STIFF_SOLIMP)})"
             )
         trace.notes.append(integrator_note(mujoco, model))
         trace.relations = self.relations_read(model, ids)
@@ -324,10 +364,44 @@ def integrator_note(mujoco, model) -> str:
 
 
 def stiff_equalities(mujoco, model) -> None:
-    """Every joint equality at solref (2 h, 1): the shortest time constant MuJoCo's refsafe keeps."""
+    """Every joint equality at solref (2 h, 1), the shortest time constant MuJoCo's refsafe keeps, and
+    the impedance ``STIFF_SOLIMP``."""
     for e in range(model.neq):
         if model.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT:
             model.eq_solref[e] = (2.0 * model.opt.timestep, 1.0)
+            model.eq_solimp[e][:3] = STIFF_SOLIMP
+
+
+def _filtered_pairs(stage, link_of: dict[str, str]) -> list[tuple[str, str]]:
+    """The stage's ``physics:filteredPairs`` between bodies of the exported URDF, as link-name pairs:
+    MuJoCo keeps a body's geoms apart from its parent's only below the world body, so a link welded
+    to the world (fused into it) would collide with its children, which the asset filtered."""
+    from pxr import UsdPhysics
+
+    out = []
+    for path, link in link_of.items():
+        prim = stage.GetPrimAtPath(path)
+        if not prim or not prim.HasAPI(UsdPhysics.FilteredPairsAPI):
+            continue
+        for target in UsdPhysics.FilteredPairsAPI(prim).GetFilteredPairsRel().GetTargets():
+            other = link_of.get(str(target))
+            if other and other != link and (other, link) not in out:
+                out.append((link, other))
+    return out
+
+
+def refused_inertias(spec) -> list[str]:
+    """The bodies whose principal moments break A + B >= C (MuJoCo's rule, with its 1e-15 slack)."""
+    bad = []
+    for body in spec.bodies:
+        full = np.asarray(body.fullinertia, float)  # (xx, yy, zz, xy, xz, yz), the URDF's <inertia>
+        if body.mass <= 0 or not np.all(np.isfinite(full)):
+            continue
+        xx, yy, zz, xy, xz, yz = full
+        a, b, c = np.linalg.eigvalsh(np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+        if a + b < c * (1 - 1e-9):
+            bad.append(body.name or "(unnamed body)")
+    return bad
 
 
 def sign_of(ids, path: str) -> float:

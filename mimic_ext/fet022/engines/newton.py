@@ -113,6 +113,45 @@ def newton_reading(
     return ReadRelation(authored.follower, leader or authored.leader or "", c1, c0, hard=True, note="; ".join(notes))
 
 
+#: the read relation's note on a follower whose relation Newton stored only as a legacy entry
+LEGACY_NOTE = "legacy relation: add_usd stored it as constraint_mimic (MjcEqualityJointAPI), set as a joint mimic"
+
+
+def adopt_legacy_mimics(builder) -> list[str]:
+    """Move the relations ``add_usd`` stored only as legacy ``constraint_mimic_*`` entries into the
+    joint-owned arrays (``set_joint_mimic``) that Newton's Featherstone and XPBD solvers read.
+
+    Newton 1.8 reads a follower with ``MjcEqualityJointAPI`` beside ``NewtonMimicAPI`` (every
+    mujoco-usd-converter output) as a MuJoCo joint equality: a legacy constraint for SolverMuJoCo,
+    nothing in ``joint_mimic_joint``, so the follower never moves. The legacy entries stay (its
+    SolverMuJoCo keeps them). A relation Newton cannot hold per joint (a chain) raises
+    ``EngineNotApplicable`` with Newton's reason. Returns one note naming the adopted followers.
+    """
+    adopted = []
+    labels = list(builder.joint_label)
+    for i, (j0, j1) in enumerate(zip(builder.constraint_mimic_joint0, builder.constraint_mimic_joint1, strict=True)):
+        if not builder.constraint_mimic_enabled[i] or builder.joint_mimic_joint[j0] >= 0:
+            continue
+        coeffs = (float(builder.constraint_mimic_coef0[i]), float(builder.constraint_mimic_coef1[i]))
+        try:
+            builder.set_joint_mimic(j0, j1, coeffs=coeffs)
+        except ValueError as exc:
+            raise EngineNotApplicable(
+                f"Newton stored the relation of {labels[j0]} only as a legacy constraint_mimic entry (a "
+                f"MuJoCo joint equality, MjcEqualityJointAPI) that its Featherstone and XPBD solvers do not "
+                f"read, and cannot hold it per joint: {' '.join(str(exc).split())}"
+            ) from None
+        adopted.append(labels[j0].rsplit("/", 1)[-1])
+    if not adopted:
+        return []
+    return [
+        f"Newton's add_usd stored the relation of {', '.join(adopted)} only as legacy constraint_mimic "
+        f"entries (MjcEqualityJointAPI beside NewtonMimicAPI: a MuJoCo joint equality), which its "
+        f"Featherstone and XPBD solvers do not read: set as joint mimics (set_joint_mimic) with the same "
+        f"coefficients"
+    ]
+
+
 class NewtonEngine:
     name = "newton"
     supported_kinds = (joints.REVOLUTE, joints.PRISMATIC)
@@ -171,7 +210,7 @@ class NewtonEngine:
             if issubclass(w.category, DeprecationWarning) or msg in said:
                 continue
             said.append(msg)
-        return builder, [f"Newton: {m}" for m in said]
+        return builder, [f"Newton: {m}" for m in said] + adopt_legacy_mimics(builder)
 
     @staticmethod
     def _read(builder, stage) -> list[ReadRelation]:
@@ -181,13 +220,20 @@ class NewtonEngine:
             for f, r in enumerate(builder.joint_mimic_joint)
             if r >= 0
         }
-        return [
-            newton_reading(
+        legacy = {labels[j] for j in builder.constraint_mimic_joint0}
+        out = []
+        for r in read_relations(stage):
+            if not r.enabled:
+                continue
+            read = newton_reading(
                 r, mimic_of.get(r.follower, (None, None))[1], mimic_of.get(r.follower, (None, None))[0], stage
             )
-            for r in read_relations(stage)
-            if r.enabled
-        ]
+            if r.follower in legacy and r.follower in mimic_of:
+                read.note = "; ".join(
+                    n for n in (LEGACY_NOTE, read.note) if n
+                )  # the cause a disagreement names: a legacy relation
+            out.append(read)
+        return out
 
     def relations_read(self, stage) -> list[ReadRelation]:
         """The stage's relations as Newton's ``add_usd`` reads them, without simulating anything."""

@@ -41,6 +41,7 @@ from ..identity import FEATURES, TEST_NAME, TEST_VERSION
 from ..result import ERROR, FAIL, STATUSES, TIMEOUT, RunResult, SweepResult, finite_or_none
 from ..store import read_manifest, stored_stages
 from .common import num, worst_status
+from .headline import headlines
 from .html import CSS, _badge, _path, asset_page, stage_section
 from .json_report import FORMAT, SCHEMA_VERSION, conformance, disagreement_data
 from .junit import _suite
@@ -84,6 +85,12 @@ class _Tally:
     versions: dict[str, str] = field(default_factory=dict)
     seq: itertools.count = field(default_factory=itertools.count)
 
+    #: NVIDIA's verdicts, (asset, engine) -> status, and ``--strict``: the run's exit code follows
+    #: them where they ran (``RunResult.decided_exit_code``)
+    nvidia: dict[tuple[str, str], str] = field(default_factory=dict)
+    strict: bool = False
+    decided: int = 0
+
     def add(self, asset: str, page: int, stages: dict[str, SweepResult]) -> None:
         self.assets += 1
         part = RunResult(stages=list(stages.values())).summary()
@@ -92,6 +99,11 @@ class _Tally:
             self.by_status[(e, st.status)] += 1
             self.statuses.add(st.status)
             self.exit_code = max(self.exit_code, st.exit_code)
+            verdict = self.nvidia.get((asset, e))
+            if verdict is None or self.strict or st.status in (ERROR, TIMEOUT):
+                self.decided = max(self.decided, st.exit_code)
+            if verdict == FAIL:
+                self.decided = max(self.decided, 1)
             self.versions = self.versions or dict(st.versions)
             causes = []
             if st.status in (ERROR, TIMEOUT) or (st.status == FAIL and not st.followers):
@@ -201,7 +213,12 @@ def write_summaries(
     created = _dt.datetime.now(_dt.UTC)
     stamp = created.strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
-    tally = _Tally(engines)
+    verdicts = list(run_info.get("simready") or [])
+    tally = _Tally(
+        engines,
+        nvidia={(v["asset"], v["engine"]): v["status"] for v in verdicts if v.get("status") != "not_run"},
+        strict=bool(run_info.get("strict")),
+    )
     parts = _Parts(targets["json"].parent)
     first = {"stages": True, "conformance": True, "disagreements": True}
     junit_counts: Counter = Counter()
@@ -249,7 +266,7 @@ def write_summaries(
         ]
     finally:
         parts.close()
-    exit_code = 2 if tally.unjudged else tally.exit_code
+    exit_code = 2 if tally.unjudged else tally.decided
     return {"written": written, "summary": dict(tally.summary), "unjudged": tally.unjudged, "exit_code": exit_code}
 
 
@@ -269,6 +286,11 @@ def _catalogue(run_info: dict[str, Any], tally: _Tally) -> dict[str, Any]:
     }
 
 
+def _headlines(run_info: dict[str, Any]) -> list[str]:
+    """NVIDIA's SimReady verdict per engine, as every view puts it first (``headline``)."""
+    return headlines(RunResult(simready=list(run_info.get("simready") or []), strict=bool(run_info.get("strict"))))
+
+
 def _write_json(path: Path, parts: _Parts, manifest, run_info, tally: _Tally, created) -> Path:
     summary = {k: int(tally.summary.get(k, 0)) for k in RunResult().summary()}
     head = {
@@ -278,7 +300,7 @@ def _write_json(path: Path, parts: _Parts, manifest, run_info, tally: _Tally, cr
         "tool": {"name": "mimic-ext", "version": __version__},
         "created": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "status": _status(tally),
-        "exit_code": 2 if tally.unjudged else tally.exit_code,
+        "exit_code": 2 if tally.unjudged else tally.decided,
         "config": manifest.get("config") or {},
         "versions": run_info.get("versions") or tally.versions,
         "timings": {
@@ -290,6 +312,12 @@ def _write_json(path: Path, parts: _Parts, manifest, run_info, tally: _Tally, cr
         "summary": summary,
         "engines": tally.engines,
         "catalogue": finite_or_none(_catalogue(run_info, tally)),
+        "simready": {
+            "headline": _headlines(run_info),
+            "strict": tally.strict,
+            "port_exit_code": 2 if tally.unjudged else tally.exit_code,
+            "verdicts": finite_or_none(run_info.get("simready") or []),
+        },
     }
 
     def write(tmp: Path) -> None:
@@ -361,6 +389,7 @@ def _write_index(path: Path, parts: _Parts, manifest, run_info, tally: _Tally, c
         f"<title>FET022 {TEST_NAME} catalogue: {escape(status)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>FET022 {TEST_NAME} {_badge(status)}</h1>",
+        *(f'<p class="simready"><strong>{escape(h)}</strong></p>' for h in _headlines(run_info)),
         f'<p class="meta">mimic-ext {escape(__version__)}, {created:%Y-%m-%d %H:%M:%S} UTC; engines '
         f"{escape(', '.join(engines))}; run started {escape(str(manifest.get('started')))}, "
         f"wall time {float(run_info.get('wall_s', 0.0)):.1f} s {escape(where)}</p>",

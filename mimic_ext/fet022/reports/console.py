@@ -19,6 +19,7 @@ from .common import (
     short,
     worst_status,
 )
+from .headline import findings_line, headlines
 
 HEADER = ["follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"]
 
@@ -120,7 +121,8 @@ def format_console(result: RunResult | SweepResult) -> str:
     run = as_run(result)
     mode = run.config.get("tolerance_mode", "absolute")
     engines = engines_of(run)
-    lines: list[str] = []
+    top = headlines(run)
+    lines: list[str] = top + [findings_line(run), ""] if top else []
     if len(engines) > 1:
         for asset, per_engine in by_asset(run).items():
             lines += _matrix_lines(asset, per_engine, engines) + [""]

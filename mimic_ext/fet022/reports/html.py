@@ -30,6 +30,7 @@ from .common import (
     worst_status,
     write_text,
 )
+from .headline import findings_line, headlines
 from .svg import SERIES_COLOURS, ratio_plot
 
 CSS = """
@@ -334,6 +335,8 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         f"<title>FET022 {TEST_NAME} report: {escape(status)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>FET022 {TEST_NAME} {_badge(status)}</h1>",
+        "".join(f'<p class="simready"><strong>{escape(h)}</strong></p>' for h in headlines(run))
+        + f'<p class="meta">{escape(findings_line(run))}</p>',
         f'<p class="meta">mimic-ext {escape(__version__)}, {escape(created)}; engines {escape(", ".join(engines))}; '
         f"{ver}; wall time {run.wall_seconds:.3f} s {escape(_where(run))}</p>",
         f'<p id="summary">{len(assets)} stage(s)'

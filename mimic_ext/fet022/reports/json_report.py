@@ -12,6 +12,7 @@ from ..disagreement import disagreements
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
 from ..result import RunResult, SweepResult, finite_or_none
 from .common import as_run, by_asset, engines_of, follower_rows, overall_status, write_text
+from .headline import headlines
 
 FORMAT = "mimic_ext.fet022.report"
 SCHEMA_VERSION = "2.0"
@@ -73,7 +74,7 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True, created:
         "tool": {"name": "mimic-ext", "version": __version__},
         "created": created,
         "status": overall_status(run),
-        "exit_code": run.exit_code,
+        "exit_code": run.decided_exit_code,
         "config": run.config,
         "versions": run.versions,
         "timings": {
@@ -87,6 +88,12 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True, created:
         "stages": [s.to_dict(samples) for s in run.stages],
         "conformance": conformance(run),
         "disagreements": disagreement_data(run),
+        "simready": {
+            "headline": headlines(run),
+            "strict": run.strict,
+            "port_exit_code": run.exit_code,
+            "verdicts": finite_or_none(run.simready),
+        },
     }
 
 

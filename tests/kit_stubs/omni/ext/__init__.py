@@ -22,6 +22,18 @@ id is ``<name>-<package.version>``; ``[settings]`` are applied on enable; the so
 required dependency cannot be resolved, leaves an optional one as it is, and the enable returns True (and
 the extension stays listed as enabled) even when importing a python module failed. Not modelled: the
 native hooks (``omni.kit.pipapi``'s before-enable hook), reloading on a second start, version ranges.
+
+The change event stream (``ExtensionManager.get_change_event_stream()``): the real kernel 6.2 pushes
+``EXTENSION_EVENT_SCRIPT_CHANGED`` when an extension's Python modules start and again when they shut down (seen
+with an ``--exec`` probe: one event per enable and per disable, delivered to a pop subscriber during that same
+app update); here it is pushed by ``_startup``/``_shutdown`` and pumped once per frame by the stand-in app's
+``update()``. Kit's ``CommandExt`` re-registers every live ``Command`` subclass on each of these events (see the
+``omni.kit.commands`` stand-in). The constants are the real kernel's values.
+
+Stand-in extensions of the Kit SDK (``_STAND_INS``): enabling one (by name, or as a required dependency of an
+extension being enabled) starts the ``IExt`` classes of its stand-in module, as Kit starts the real ones:
+``omni.kit.async_engine`` (the loop) and ``omni.kit.commands`` (``CommandExt``). The other modules of
+``_PROVIDED`` are listed as enabled and start nothing.
 """
 
 from __future__ import annotations
@@ -52,6 +64,11 @@ _PROVIDED = {
     "omni.kit.test": "omni.kit.test",
 }
 STAND_IN_VERSION = "0.0.0+standin"
+#: stand-in extensions whose module has ``IExt`` classes to start (name -> its python module)
+_STAND_INS = {"omni.kit.async_engine": "omni.kit.async_engine", "omni.kit.commands": "omni.kit.commands"}
+#: ``omni.ext.EXTENSION_EVENT_SCRIPT_CHANGED`` / ``EXTENSION_EVENT_FOLDER_CHANGED`` of the real kernel 6.2
+EXTENSION_EVENT_SCRIPT_CHANGED = 5696860606285888797
+EXTENSION_EVENT_FOLDER_CHANGED = 16256091767625351810
 
 
 class IExt:
@@ -103,6 +120,22 @@ class ExtensionManager:
         self._folders: list[str] = []
         self._started: dict[str, list] = {}  # ext id -> IExt instances, in startup order
         self._sys_paths: dict[str, list[str]] = {}  # ext id -> folders its start added to sys.path
+        import carb.events
+
+        self._change_stream = carb.events.IEventStream("extension change")
+        root = str(Path(__file__).resolve().parents[1])  # the stand-ins' folder (on sys.path)
+        for name, module in _STAND_INS.items():
+            self._dicts[f"{name}-{STAND_IN_VERSION}"] = {
+                "package": {"version": STAND_IN_VERSION, "title": f"{name} (stand-in)"},
+                "python": {"module": [{"name": module}]},
+                "path": root,
+            }
+
+    def get_change_event_stream(self):
+        return self._change_stream
+
+    def _stub_pump_changes(self) -> None:
+        self._change_stream.pump()
 
     def _stub_add_extension(self, ext_id: str, ext_dict: dict) -> None:
         """Make ``get_extension_dict(ext_id)`` return ``ext_dict`` (a parsed extension.toml)."""
@@ -207,6 +240,9 @@ class ExtensionManager:
         for dep, spec in d.get("dependencies", {}).items():
             if (spec or {}).get("optional") or dep in self._enabled:
                 continue  # an optional dependency stays as it is (enabled or not)
+            if dep in _STAND_INS and _found(_STAND_INS[dep]):
+                self.set_extension_enabled_immediate(dep, True)
+                continue
             if dep in _PROVIDED and _found(_PROVIDED[dep]):
                 self._stub_enable(f"{dep}-{STAND_IN_VERSION}")
                 continue
@@ -252,6 +288,7 @@ class ExtensionManager:
                     else:
                         instance.on_startup()
                     started.append(instance)
+        self._change_stream.push(EXTENSION_EVENT_SCRIPT_CHANGED, payload={"ext_id": ext_id})
 
     def _shutdown(self, ext_id: str) -> None:
         """``ExtensionModules.shutdown``."""
@@ -265,6 +302,7 @@ class ExtensionManager:
                     del sys.modules[name]
             if folder in sys.path:
                 sys.path.remove(folder)
+        self._change_stream.push(EXTENSION_EVENT_SCRIPT_CHANGED, payload={"ext_id": ext_id})
 
     def _stub_shutdown_all(self) -> None:
         """What Kit's shutdown does to the extensions it started: disables them, the last started first."""

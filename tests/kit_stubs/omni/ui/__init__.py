@@ -522,9 +522,24 @@ class CollapsableFrame(Frame):
     def __init__(self, title: str = "", **kwargs):
         super().__init__(**kwargs)
         self.title = self._kwargs.get("title", title)
-        self.collapsed = self._kwargs.get("collapsed", False)
-        self._build_header_fn = self._kwargs.get("build_header_fn")
         self._collapsed_changed_fn = None
+        self._collapsed = bool(self._kwargs.get("collapsed", False))
+        self._build_header_fn = self._kwargs.get("build_header_fn")
+
+    @property
+    def collapsed(self) -> bool:
+        return self._collapsed
+
+    @collapsed.setter
+    def collapsed(self, value: bool) -> None:
+        """A change (the user clicking the header, or code) calls the collapsed-changed fn with the new state
+        (omni.ui ``CollapsableFrame.set_collapsed_changed_fn``; Kit's ``SimplePropertyWidget.build_impl`` hooks
+        ``on_collapsed_changed`` to it)."""
+        value = bool(value)
+        changed = value != self._collapsed
+        self._collapsed = value
+        if changed and self._collapsed_changed_fn is not None:
+            self._collapsed_changed_fn(value)
 
     def set_collapsed_changed_fn(self, fn) -> None:
         self._collapsed_changed_fn = fn

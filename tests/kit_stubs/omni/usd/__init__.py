@@ -4,6 +4,12 @@ Real behaviour (typings5 ``omni/usd/_usd.pyi``; omni.usd UsdContext docs): ``get
 ``get_stage()`` is None when no stage is open; synchronous ``open_stage/new_stage/close_stage`` return bool,
 the ``*_async`` coroutines return ``(success, error)``; selection changes and stage open/close are reported on
 the stage event stream (a carb.events stream pumped once per frame) with ``StageEventType`` ints.
+
+Contexts by name (typings5 ``omni/usd/_usd.pyi``: ``get_context(name='')`` "Gets UsdContext instance",
+``create_context(name='')``, ``destroy_context(name='') -> bool``): the default context ``""`` exists once omni.usd
+runs; any other name gives None until ``create_context(name)`` made it, which is how NVIDIA's own code uses it
+(the viewport samples' ``StagePreviewWindow.__init__``: ``get_context(usd_context_name)``, then
+``create_context`` when that is None).
 """
 
 from __future__ import annotations
@@ -225,11 +231,21 @@ def stage_event_name(event_type: StageEventType) -> str:
 _CONTEXTS: dict[str, UsdContext] = {}
 
 
-def get_context(name: str = "") -> UsdContext:
+def get_context(name: str = "") -> UsdContext | None:
+    if name == "" and name not in _CONTEXTS:  # the default context is there as soon as omni.usd is
+        _CONTEXTS[name] = UsdContext(name)
+    return _CONTEXTS.get(name)
+
+
+def create_context(name: str = "") -> UsdContext:
     if name not in _CONTEXTS:
         _CONTEXTS[name] = UsdContext(name)
     return _CONTEXTS[name]
 
 
-def create_context(name: str = "") -> UsdContext:
-    return get_context(name)
+def destroy_context(name: str = "") -> bool:
+    context = _CONTEXTS.pop(name, None)
+    if context is None:
+        return False
+    context.close_stage()
+    return True

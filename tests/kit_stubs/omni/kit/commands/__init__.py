@@ -14,6 +14,12 @@ r"""Stand-in for ``omni.kit.commands`` (behaviour of Kit's ``omni/kit/commands/c
   an error and returns ``(False, None)`` for an unknown or ambiguous name, otherwise hands over to
   ``omni.kit.undo.execute`` which returns ``(True, do_result)`` or, when ``do`` raises, logs the error and
   returns ``(False, None)``.
+- ``CommandExt`` (``omni/kit/commands/__init__.py``, ``CommandExt.on_startup``): the extension subscribes to the
+  extension manager's change event stream and, on every ``omni.ext.EXTENSION_EVENT_SCRIPT_CHANGED``, registers
+  ``Command`` itself and, recursively, every class ``__subclasses__()`` reaches (``register_subclasses``), with
+  no other filter: a ``Command`` subclass still alive after its extension was disabled comes back on the next
+  such event (the disable sends one). ``on_shutdown`` drops the subscription. It starts when the
+  ``omni.kit.commands`` extension is enabled (a full app, or a required dependency), not on import.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 import carb
+import omni.ext
 
 PRE_DO_CALLBACK = "pre_do"
 POST_DO_CALLBACK = "post_do"
@@ -275,5 +282,31 @@ def execute(name, **kwargs) -> tuple[bool, Any]:
     return omni.kit.undo.execute(command, name, kwargs)
 
 
+class CommandExt(omni.ext.IExt):
+    """Re-registers every live Command subclass on each script change of the extension manager."""
+
+    def on_startup(self, ext_id):
+        import omni.kit.app
+
+        manager = omni.kit.app.get_app().get_extension_manager()
+
+        def on_change(e):
+            if e.type == omni.ext.EXTENSION_EVENT_SCRIPT_CHANGED:
+
+                def register_subclasses(cls):
+                    register(cls)
+                    for subcls in cls.__subclasses__():
+                        register_subclasses(subcls)
+
+                register_subclasses(Command)
+
+        self._change_script_sub = manager.get_change_event_stream().create_subscription_to_pop(
+            on_change, name="kit.commands ExtensionChange"
+        )
+
+    def on_shutdown(self):
+        self._change_script_sub = None
+
+
 # Kit registers the built-in Undo/Redo commands when omni.kit.undo loads.
-import omni.kit.undo  # noqa: E402,F401
+import omni.kit.undo  # noqa: E402

@@ -9,19 +9,57 @@
 - When ``do()`` raises, the entries it created (its own included) are undone and popped; a level-0 entry goes
   to the redo stack; the error is logged and ``execute`` returns ``(False, None)``.
 - ``disabled()`` / ``begin_disabled()``: commands run ``do()`` only and are not recorded.
+- The command history (``omni/kit/undo/history.py``: ``add_history``, ``change_history``, ``get_history``,
+  ``get_history_item``, ``clear_history``; ``undo.py``: ``execute``, ``_execute``, ``begin_group``): every
+  execution, recorded or not, nested ones and groups included, adds ``HistoryEntry(name, kwargs, level, error)``
+  under a new integer key *before* ``do`` runs, and one that raises is changed to ``error=True`` (the open group's
+  too); the history keeps the command's arguments (not the command), the undo entry
+  ``Entry(command, name, level, history_key, time)`` points at it, and redo re-executes an entry with the
+  arguments it finds there (``_execute_group_entries``).
+- ``group()`` takes no arguments (``undo.py``: ``group``); nor do ``begin_group``/``end_group``.
 """
 
 from __future__ import annotations
 
 import traceback
-from collections import deque, namedtuple
+from collections import OrderedDict, deque, namedtuple
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import carb
 import omni.kit.commands as _commands
 
-Entry = namedtuple("Entry", ["command", "name", "level", "kwargs"])
+Entry = namedtuple("Entry", ["command", "name", "level", "history_key", "time"])
+HistoryEntry = namedtuple("HistoryEntry", ["name", "kwargs", "level", "error"])
+
+_history: OrderedDict = OrderedDict()
+_history_index = 0
+
+
+def add_history(name: str, kwargs: dict, level: int) -> int:
+    global _history_index
+    _history_index += 1
+    _history[_history_index] = HistoryEntry(name, kwargs, level, False)
+    return _history_index
+
+
+def change_history(key: int, **kwargs) -> None:
+    if key in _history:
+        _history[key] = _history[key]._replace(**kwargs)
+
+
+def get_history() -> OrderedDict:
+    return _history
+
+
+def get_history_item(history_key: int):
+    return _history.get(history_key)
+
+
+def clear_history() -> None:
+    _history.clear()
+
 
 _undo_stack: deque = deque()
 _redo_stack: deque = deque()
@@ -71,16 +109,16 @@ def get_redo_stack():
     return _redo_stack
 
 
-def _create_entry(command, name, level, kwargs) -> Entry:
-    entry = Entry(command, name, level, kwargs)
+def _create_entry(command, name, level, history_key) -> Entry:
+    entry = Entry(command, name, level, history_key, datetime.now())
     if level == 0 and not _in_redo:
         _redo_stack.clear()
     _undo_stack.append(entry)
     return entry
 
 
-def _execute_recorded(command, name, level, kwargs):
-    entry = _create_entry(command, name, level, kwargs)
+def _execute_recorded(command, name, level, kwargs, history_key):
+    entry = _create_entry(command, name, level, history_key)
     try:
         _commands._call_callbacks(command, name, kwargs, _commands.PRE_DO_CALLBACK)
         result = command.do()
@@ -108,15 +146,19 @@ def _execute_recorded(command, name, level, kwargs):
 def execute(command, name, kwargs) -> tuple[bool, Any]:
     global _level
     level = _level
+    history_key = add_history(name, kwargs, level)
     _level += 1
     try:
         if _disabled_count == 0 and callable(getattr(command, "undo", None)):
-            result = _execute_recorded(command, name, level, kwargs)
+            result = _execute_recorded(command, name, level, kwargs, history_key)
         else:
             _commands._call_callbacks(command, name, kwargs, _commands.PRE_DO_CALLBACK)
             result = command.do()
             _commands._call_callbacks(command, name, kwargs, _commands.POST_DO_CALLBACK)
     except Exception as exc:
+        change_history(history_key, error=True)
+        if _group_entry is not None:
+            change_history(_group_entry.history_key, error=True)
         _commands._log_error(f"Failed to execute a command: {name}.\n{format_exception(exc)}")
         return (False, None)
     finally:
@@ -160,7 +202,7 @@ class Redo(_commands.Command):
         try:
             entry = _redo_stack.pop()
             _in_redo = True
-            ok, _ = execute(entry.command, entry.name, entry.kwargs)
+            ok, _ = execute(entry.command, entry.name, _kwargs_of(entry))
             if not ok:
                 raise RuntimeError("Failed to redo or repeat commands")
             return True
@@ -185,7 +227,7 @@ class _GroupCommand:
 
     def do(self):
         for entry in self.children:
-            ok, _ = execute(entry.command, entry.name, entry.kwargs)
+            ok, _ = execute(entry.command, entry.name, _kwargs_of(entry))
             if not ok:
                 raise RuntimeError("Failed to redo or repeat commands")
         return True
@@ -200,7 +242,7 @@ def begin_group() -> None:
     if _group_count == 1:
         level = _level
         _level += 1
-        _group_entry = _create_entry(_GroupCommand(), "Group", level, {})
+        _group_entry = _create_entry(_GroupCommand(), "Group", level, add_history("Group", {}, level))
 
 
 def end_group() -> None:
@@ -214,8 +256,14 @@ def end_group() -> None:
         _group_entry = None
 
 
+def _kwargs_of(entry: Entry) -> dict:
+    """What redo passes again: the arguments the history kept for this entry (``_execute_group_entries``)."""
+    item = _history.get(entry.history_key)
+    return item.kwargs if item is not None else {}
+
+
 @contextmanager
-def group(remove_if_empty: bool = False):
+def group():
     begin_group()
     try:
         yield

@@ -6,6 +6,15 @@ returns on an empty payload, registers a ``Tf.Notice`` listener for ``Usd.Notice
 collects the properties shared by the selected prims (``_filter_props_to_build`` on each prim's
 ``GetProperties()``, then ``_customize_props_layout``) and builds one row per property (a label and a value
 field). On a notice that resyncs a selected prim it requests a rebuild. ``reset`` revokes the listener.
+
+A value change of a built property (a changed-info-only path) does not rebuild: the path is added to
+``_pending_dirty_paths`` and ``_delayed_dirty_handler`` is scheduled once (``_pending_dirty_task_or_future``);
+it first waits, a frame at a time (``next_update_async``), while the section is collapsed (``self._collapsed``),
+at most 100 frames ("Do not refresh UI until visible/uncollapsed"), then clears the pending task and refreshes
+the models of the dirty paths. ``request_rebuild`` cancels a pending dirty task and forgets its paths (the
+rebuild reads everything). All from Kit's ``usd_property_widget.py``: ``UsdPropertiesWidget.__init__``,
+``reset_models``, ``request_rebuild``, ``_delayed_dirty_handler`` (the models' ``_set_dirty`` here re-reads the
+attribute into the field).
 """
 
 from __future__ import annotations
@@ -56,8 +65,10 @@ class UsdPropertiesWidget(SimplePropertyWidget):
         super().__init__(title=title, collapsed=collapsed)
         self._multi_edit = multi_edit
         self._listener = None
-        self._models = {}
+        self._models: dict = {}
         self._maintain_property_order = maintain_property_order
+        self._pending_dirty_task_or_future = None
+        self._pending_dirty_paths: set = set()
 
     def clean(self):
         self.reset_models()
@@ -72,6 +83,36 @@ class UsdPropertiesWidget(SimplePropertyWidget):
         if self._listener:
             self._listener.Revoke()
         self._listener = None
+        if self._pending_dirty_task_or_future is not None:
+            self._pending_dirty_task_or_future.cancel()
+            self._pending_dirty_task_or_future = None
+        self._pending_dirty_paths.clear()
+
+    def request_rebuild(self):
+        if self._pending_dirty_task_or_future is not None:
+            self._pending_dirty_task_or_future.cancel()
+        self._pending_dirty_task_or_future = None
+        self._pending_dirty_paths.clear()
+        super().request_rebuild()
+
+    async def _delayed_dirty_handler(self):
+        import omni.kit.app
+
+        loops = 100
+        while loops > 0:
+            if not self._collapsed:  # do not refresh the UI until visible / uncollapsed
+                break
+            await omni.kit.app.get_app().next_update_async()
+            loops -= 1
+        self._pending_dirty_task_or_future = None
+        if self._pending_dirty_paths:
+            paths, self._pending_dirty_paths = set(self._pending_dirty_paths), set()
+            stage = self._payload.get_stage() if self._payload is not None else None
+            for path in paths:
+                for model in self._models.get(path, []):
+                    attr = stage.GetAttributeAtPath(path) if stage else None
+                    value = attr.Get() if attr else None
+                    model.set_value("" if value is None else str(value))
 
     def on_new_payload(self, payload):  # pylint: disable=arguments-differ
         payload.get_stage()
@@ -112,6 +153,8 @@ class UsdPropertiesWidget(SimplePropertyWidget):
             value = attr.Get() if attr else None
             field = ui.StringField(read_only=True)
             field.model.set_value("" if value is None else str(value))
+        for path in prim_paths:
+            self._models.setdefault(path.AppendProperty(ui_prop.prop_name), []).append(field.model)
 
     def build_items(self):
         self.reset()
@@ -139,3 +182,10 @@ class UsdPropertiesWidget(SimplePropertyWidget):
             if path in self._payload or path.GetPrimPath() in self._payload:
                 self.request_rebuild()
                 return
+        dirty = {p for p in notice.GetChangedInfoOnlyPaths() if p in self._models}
+        if dirty:
+            self._pending_dirty_paths |= dirty
+            if self._pending_dirty_task_or_future is None:
+                from omni.kit.async_engine import run_coroutine
+
+                self._pending_dirty_task_or_future = run_coroutine(self._delayed_dirty_handler())

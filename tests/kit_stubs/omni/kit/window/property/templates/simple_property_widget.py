@@ -10,12 +10,15 @@ widget whose ``build_items`` does not set it vanishes during a search (``add_ite
 row whose label ``self._filter.matches``). ``on_new_payload`` stores the payload and returns False only
 for a large selection. ``clean`` cancels a pending rebuild. All read from Kit's
 ``omni/kit/window/property/templates/simple_property_widget.py`` (``SimplePropertyWidget.build_impl``,
-``_build_frame``, ``_on_filter_changed``, ``add_item``).
+``_build_frame``, ``_on_filter_changed``, ``add_item``). ``_build_frame`` also times itself and logs
+``carb.log_warn(f"{cls}.build_items took {took} seconds")`` when it took more than 0.2 s (``time.monotonic``), and
+``build_impl`` hooks ``on_collapsed_changed`` (which keeps ``self._collapsed``) to the frame's collapsed changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import carb
 import omni.ui as ui
@@ -26,6 +29,8 @@ LABEL_WIDTH = 160
 LABEL_WIDTH_LIGHT = 235
 LABEL_HEIGHT = 18
 HORIZONTAL_SPACING = 4
+#: ``_build_frame`` warns when ``build_items`` took longer than this (seconds)
+SLOW_BUILD_S = 0.2
 
 
 def build_frame_header(collapsed, text: str, group_id: str | None = None):
@@ -118,6 +123,7 @@ class SimplePropertyWidget(PropertyWidget):
         build_frame_header(collapsed, text, group_id)
 
     def _build_frame(self):
+        start = time.monotonic()
         with ui.VStack(height=0, spacing=5, name="frame_v_stack"):
             self._any_item_visible = False
             self.build_items()
@@ -126,6 +132,9 @@ class SimplePropertyWidget(PropertyWidget):
             else:
                 self._collapsable_frame.visible = True
             ui.Spacer(height=0)
+        took = time.monotonic() - start
+        if took > SLOW_BUILD_S:
+            carb.log_warn(f"{self.__class__.__name__}.build_items took {took} seconds")
 
     def _on_filter_changed(self, model):
         self.request_rebuild()
