@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 distributed = pytest.importorskip("distributed", reason="the dask extra (dask.distributed) is not installed")
+import distributed.diagnostics.plugin  # noqa: E402
+
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
 from mimic_ext.fet022 import sweep_paths  # noqa: E402
@@ -69,3 +71,30 @@ def test_a_worker_killed_mid_run_loses_no_result(cluster):
     assert remote.retried >= 1, "the unit it was sweeping was resubmitted"
     assert _summary(remote) == _summary(local), "every stage has its result, the same as here"
     assert all(s.status != "error" for s in remote.stages)
+
+
+class CrashOnUnit(distributed.diagnostics.plugin.WorkerPlugin):
+    """A worker plugin that kills its worker whenever it starts the given unit (every try)."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def transition(self, key, start, finish, **kwargs):
+        parts = str(key).split("-")  # fet022-<run>-<unit>-<try>
+        if finish == "executing" and parts[0] == "fet022" and parts[2] == str(self.index):
+            os._exit(1)
+
+
+@pytest.mark.slow
+def test_a_unit_that_kills_every_worker_is_left_unjudged(cluster):
+    """Not blamed on the asset: the loss is the run's; the unit is unjudged (exit 2) and resumable."""
+    cluster.register_plugin(CrashOnUnit(0), name="crash-on-unit")
+    try:
+        # one unit: with allowed-failures 0 (this fixture) a task merely queued on the dying worker
+        # fails with it too, so a second unit could be unjudged beside it, by the same rule
+        run = sweep_paths([DATA / "chain3.usda"], executor="dask", scheduler=cluster)
+    finally:
+        cluster.unregister_worker_plugin("crash-on-unit")
+    assert [u["asset"] for u in run.unjudged] == [str(DATA / "chain3.usda")]
+    assert "died each time it was tried" in run.unjudged[0]["reason"]
+    assert run.stages == [] and run.exit_code == 2 and run.retried >= 1

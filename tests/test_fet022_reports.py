@@ -400,3 +400,22 @@ def test_not_applicable_and_disagreements_in_every_report(tmp_path):
     # HTML: the disagreement table
     html = format_html(run)
     assert '<table class="disagreements">' in html and "units read" in html and "NOT_APPLICABLE" in html
+
+
+def test_junit_has_one_suite_per_stage_and_engine_named_by_both(tmp_path):
+    """Issue 43/38: suites were named ``mimic_joint: <asset>skipped`` (a loop variable reused) and the
+    engines of one stage shared a name; CI tools merge suites of one name."""
+    junitparser = pytest.importorskip("junitparser")
+    two = _two_engines()
+    run = RunResult(stages=two.stages + _run().stages[1:], config=two.config, jobs=1)
+    xml = junitparser.JUnitXml.fromfile(str(write_junit(run, tmp_path / "j.xml")))
+    names = [suite.name for suite in xml]
+    assert names == [
+        "mimic_joint: data/hand.usda [warp]",
+        "mimic_joint: data/hand.usda [physx]",
+        "mimic_joint: data/hand.usda [newton]",
+        "mimic_joint: data/hand.usda [mujoco]",
+        "mimic_joint: data/plain.usda [warp]",
+        "mimic_joint: data/broken.usda [warp]",
+    ]
+    assert len(set(names)) == len(names)

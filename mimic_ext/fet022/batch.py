@@ -16,8 +16,16 @@ every exception into an error result, so one stage cannot stop the others. Where
   engine sweeps in a worker process of its own (``isolation``), so one engine's native crash
   leaves the others' results and the reports;
 * on a Dask cluster (``executor="dask"``, ``scheduler=ADDRESS``; the ``dask`` extra): each
-  unit is a task; a unit whose worker died is resubmitted once, then reported as an
-  error. Workers must see the stage files at the same paths (a shared file system).
+  unit is a task, submitted with its absolute path (workers must see the stage files at the
+  same paths: a shared file system; one that cannot says so); each future is released as
+  its result is reported, so a worker lost later takes no finished result with it. Workers
+  lost are reported with the units they were sweeping (run again by the scheduler; one it
+  gives up on is resubmitted once, then left unjudged); a lost scheduler leaves the units
+  not yet finished unjudged (``RunResult.unjudged``), for ``resume`` to sweep.
+
+With a run folder (``store``) each result is written there as it finishes (``store``), and
+``resume`` reuses the stored results that still match (``fingerprint``). ``timeout`` bounds
+each unit (status ``timeout``).
 
 As with any ``multiprocessing`` code, a script calling ``sweep_paths`` with a pool needs
 the ``if __name__ == "__main__":`` guard (the forkserver imports the main module).
@@ -25,8 +33,11 @@ the ``if __name__ == "__main__":`` guard (the forkserver imports the main module
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
+import socket
+import threading
 import time
 import traceback
 import uuid
@@ -38,7 +49,7 @@ from typing import Any
 
 from ..errors import MimicInputError
 from .config import SweepConfig
-from .result import ERROR, RunResult, SweepResult
+from .result import ERROR, TIMEOUT, RunResult, SweepResult
 
 Progress = Callable[[int, int, SweepResult], None]
 PRELOAD_DEVICE_ENV = "MIMIC_EXT_FET022_PRELOAD_DEVICE"
@@ -157,16 +168,25 @@ def collect_stages(inputs: Sequence[str | os.PathLike], recursive: bool = False)
 
 
 # ----------------------------------------------------------------------------- one unit
+#: ``details`` of an error that the run's environment caused, not the asset (a worker that cannot
+#: see the file, a worker that died twice): such a result is stored but ``--resume`` sweeps it again
+ENVIRONMENT_DETAILS = "caused by the run's environment, not the asset: --resume sweeps it again"
+
+
+class UnitTimeout(BaseException):
+    """Raised in the thread sweeping a unit when its time is up. Not an ``Exception``, so the
+    sweep's own ``except Exception`` handlers let it through."""
+
+
 def error_result(asset: str, reason: str, config: SweepConfig, seconds: float = 0.0, engine: str = "") -> SweepResult:
     return SweepResult(
         asset=asset, status=ERROR, reason=reason, config=config.to_dict(), engine=engine, timings={"total_s": seconds}
     )
 
 
-def sweep_one(
-    path: str | os.PathLike, config: SweepConfig, engine: str = "warp", engine_options: dict[str, Any] | None = None
+def _sweep(
+    path: str | os.PathLike, config: SweepConfig, engine: str, engine_options: dict[str, Any] | None
 ) -> SweepResult:
-    """``run`` on one file with one engine, turning every exception into an error result (never raises)."""
     t0 = time.perf_counter()
     if os.environ.get(CRASH_ENV):
         from .isolation import crash_if_asked
@@ -187,24 +207,86 @@ def sweep_one(
         return res
 
 
+def _checkpoint() -> None:
+    """A Python-level call: an asynchronous exception still pending is raised here at the latest."""
+
+
+def sweep_one(
+    path: str | os.PathLike,
+    config: SweepConfig,
+    engine: str = "warp",
+    engine_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> SweepResult:
+    """``run`` on one file with one engine, turning every exception into an error result (never raises).
+
+    ``timeout`` (seconds): past it the sweep is interrupted (an asynchronous ``UnitTimeout`` in the
+    thread running it, which works in this process, a pool worker and a Dask worker thread alike;
+    native code finishes its current call first) and the result has status ``timeout``.
+    """
+    if not timeout:
+        return _sweep(path, config, engine, engine_options)
+    t0 = time.perf_counter()
+    lock = threading.Lock()
+    state = {"done": False}
+    thread = threading.get_ident()
+
+    def expire() -> None:
+        with lock:
+            if not state["done"]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(UnitTimeout))
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    try:
+        try:
+            timer.start()
+            return _sweep(path, config, engine, engine_options)
+        finally:
+            with lock:
+                state["done"] = True
+            timer.cancel()
+            _checkpoint()
+    except UnitTimeout:
+        return SweepResult(
+            asset=str(path),
+            status=TIMEOUT,
+            reason=f"not finished within the per-asset timeout of {timeout:g} s (sweep --timeout)",
+            config=config.to_dict(),
+            engine=engine,
+            timings={"total_s": time.perf_counter() - t0},
+        )
+
+
+def sweep_on_worker(
+    path: str, config: SweepConfig, engine: str, engine_options: dict[str, Any], timeout: float | None
+) -> SweepResult:
+    """``sweep_one`` on a Dask worker: a file the client could read but this worker cannot see is
+    said to be so (a cluster without a shared file system), not blamed on the asset."""
+    if not os.path.isfile(path):
+        res = error_result(
+            path,
+            f"{path}: not found on Dask worker {socket.gethostname()} (pid {os.getpid()}), though the client "
+            "can read it: workers must see the stage files at the same absolute paths (a shared file system)",
+            config,
+            engine=engine,
+        )
+        res.details = ENVIRONMENT_DETAILS
+        return res
+    return sweep_one(path, config, engine, engine_options, timeout)
+
+
 Unit = tuple[Path, str]  # (stage, engine label)
 Report = Callable[[int, SweepResult], None]  # (unit index, its result)
+Lost = Callable[[int, str], None]  # (unit index, why it got no verdict)
 
 
-class _Retries:
-    """How many units were run again after their worker died."""
+class _Outcome:
+    """What happened to the run itself: units run again, workers lost."""
 
-    count = 0
-
-
-def _died(unit: Unit, config: SweepConfig, where: str) -> SweepResult:
-    return error_result(
-        str(unit[0]),
-        f"the {where} sweeping this stage died twice (a crash in native code, or "
-        f"the machine ran out of memory); run it alone to see why",
-        config,
-        engine=unit[1],
-    )
+    def __init__(self) -> None:
+        self.retried = 0
+        self.workers_lost: list[dict[str, Any]] = []
 
 
 # ----------------------------------------------------------------------------- local pool
@@ -220,14 +302,19 @@ def _pool_context(engine_options: dict[str, Any]):
 
 
 def _pool_once(
-    units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
+    units: list[tuple[int, Unit]],
+    config: SweepConfig,
+    options: dict[str, Any],
+    jobs: int,
+    timeout: float | None,
+    report: Report,
 ) -> list[int]:
     """Sweep ``units`` in one pool; return the indices whose worker died."""
     broken: list[int] = []
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options)) as pool:
-        futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options): i for i, u in units}
+        futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options, timeout): i for i, u in units}
         for fut in as_completed(futures):
-            i = futures[fut]
+            i = futures.pop(fut)
             try:
                 report(i, fut.result())
             except BrokenProcessPool:
@@ -236,51 +323,68 @@ def _pool_once(
 
 
 def _run_pool(
-    units: list[tuple[int, Unit]], config: SweepConfig, options: dict[str, Any], jobs: int, report: Report
+    units: list[tuple[int, Unit]],
+    config: SweepConfig,
+    options: dict[str, Any],
+    jobs: int,
+    timeout: float | None,
+    report: Report,
+    outcome: _Outcome,
 ) -> None:
     from .isolation import Isolated
 
-    broken = _pool_once(units, config, options, jobs, report)
+    broken = _pool_once(units, config, options, jobs, timeout, report)
     # a worker that died takes the pool down: retry those units each in a worker of its own, so
     # that the one that kills its worker is named, with the signal, and the others get their result
     by_index = dict(units)
-    _Retries.count += len(broken)
+    outcome.retried += len(broken)
     with Isolated(options) as alone:
         for i in broken:
-            report(i, alone.sweep(by_index[i][0], config, by_index[i][1]))
+            report(i, alone.sweep(by_index[i][0], config, by_index[i][1], timeout))
 
 
 def _run_local(
-    units: list[Unit],
+    units: list[tuple[int, Unit]],
     config: SweepConfig,
     options: dict[str, Any],
     jobs: int | None,
+    timeout: float | None,
     report: Report,
+    outcome: _Outcome,
     isolate_alone: bool = False,
 ) -> int:
-    """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used."""
+    """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used.
+
+    The decision needs a measured stage: the first runs here, and the pool is started only when the
+    fastest stage so far says the ones left would take longer here than the pool's start-up costs."""
     cpus = os.cpu_count() or 1
     pool_jobs = max(1, min(jobs or cpus, len(units)))
     if pool_jobs > 1 and jobs is not None:
-        _run_pool(list(enumerate(units)), config, options, pool_jobs, report)
+        _run_pool(units, config, options, pool_jobs, timeout, report, outcome)
         return pool_jobs
     from .isolation import Isolated, isolated_engines
 
     # engines in workers of their own, so that one's crash leaves the others' results (isolation)
-    apart = isolated_engines((u[1] for u in units), alone=isolate_alone)
+    apart = isolated_engines((u[1] for _, u in units), alone=isolate_alone)
     isolated = Isolated(options) if apart else None
-    fastest = float("inf")
+    fastest: float | None = None
     try:
-        for i, unit in enumerate(units):
-            left = len(units) - i
-            if pool_jobs > 1 and left > 1 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1):
-                _run_pool(list(enumerate(units))[i:], config, options, pool_jobs, report)
+        for n, (i, unit) in enumerate(units):
+            left = len(units) - n
+            if (
+                pool_jobs > 1
+                and left > 1
+                and fastest is not None
+                and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1)
+            ):
+                _run_pool(units[n:], config, options, pool_jobs, timeout, report, outcome)
                 return pool_jobs
             if isolated is not None and unit[1] in apart:
-                res = isolated.sweep(unit[0], config, unit[1])
+                res = isolated.sweep(unit[0], config, unit[1], timeout)
             else:
-                res = sweep_one(unit[0], config, unit[1], options)
-            fastest = min(fastest, res.timings.get("total_s", 0.0))
+                res = sweep_one(unit[0], config, unit[1], options, timeout)
+            took = res.timings.get("total_s", 0.0)
+            fastest = took if fastest is None else min(fastest, took)
             report(i, res)
     finally:
         if isolated is not None:
@@ -304,46 +408,110 @@ def _dask_client(scheduler):
         raise MimicInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
 
 
-def _run_dask(units: list[Unit], config: SweepConfig, options: dict[str, Any], scheduler, report: Report) -> int:
+def _workers_lost(client, since: float, keys: dict[str, int], units: dict[int, Unit]) -> list[dict[str, Any]]:
+    """The scheduler's record of workers removed since ``since`` and which of our units each was
+    running (the scheduler runs those again elsewhere) or held finished (recomputed)."""
+    try:
+        events = client.get_events("all")
+    except Exception:  # the scheduler is gone: nothing more to learn
+        return []
+    out = []
+    for stamp, msg in events:
+        if stamp < since or not isinstance(msg, dict) or msg.get("action") != "remove-worker":
+            continue
+        ours = [k for k in (*msg.get("processing-tasks", ()), *msg.get("lost-computed-tasks", ())) if k in keys]
+        out.append(
+            {
+                "worker": str(msg.get("worker", "?")),
+                "expected": bool(msg.get("expected", False)),
+                "units": [f"{units[keys[k]][0]} [{units[keys[k]][1]}]" for k in ours],
+                "indices": sorted({keys[k] for k in ours}),
+            }
+        )
+    return out
+
+
+def _run_dask(
+    todo: list[tuple[int, Unit]],
+    config: SweepConfig,
+    options: dict[str, Any],
+    scheduler,
+    timeout: float | None,
+    report: Report,
+    lost: Lost,
+    outcome: _Outcome,
+) -> int:
+    """Every unit a task; each future is released as soon as its result is reported (stored), so a
+    worker lost later takes no finished result with it. A task whose worker died is run again by
+    the scheduler (``distributed.scheduler.allowed-failures``) and, once it gives up, resubmitted
+    here once, then left unjudged; the losses are reported as such. A lost scheduler leaves the
+    units not yet reported unjudged (``lost``), never failed."""
+    from distributed import KilledWorker
     from distributed import as_completed as dask_completed
 
     client, owned = _dask_client(scheduler)
+    since = time.time()
+    units = dict(todo)
+    all_keys: dict[str, int] = {}
     try:
         run_id = uuid.uuid4().hex[:8]
-        tries = dict.fromkeys(range(len(units)), 0)
+        tries = dict.fromkeys(units, 0)
+        rerun: set[int] = set()
 
         def submit(i: int):
-            return client.submit(
-                sweep_one,
-                str(units[i][0]),
+            fut = client.submit(
+                sweep_on_worker,
+                os.path.abspath(units[i][0]),
                 config,
                 units[i][1],
                 options,
+                timeout,
                 pure=False,
                 key=f"fet022-{run_id}-{i}-{tries[i]}",
             )
+            all_keys[fut.key] = i
+            return fut
 
-        futures: dict[str, int] = {}
-        held = []  # a future nobody holds is released by Dask
-        for i in range(len(units)):
-            held.append(submit(i))
-            futures[held[-1].key] = i
-        pending = dask_completed(held)
+        pending = dask_completed([submit(i) for i in units])
+        gone = ""
         for fut in pending:
-            i = futures[fut.key]
+            i = all_keys[fut.key]
             try:
+                if gone:
+                    raise RuntimeError(gone)
                 res = fut.result()
-            except Exception:
+            except KilledWorker:
                 if tries[i] == 0:
                     tries[i] = 1
-                    _Retries.count += 1
-                    held.append(submit(i))
-                    futures[held[-1].key] = i
-                    pending.add(held[-1])
+                    rerun.add(i)
+                    pending.add(submit(i))
                     continue
-                res = _died(units[i], config, "Dask worker")
+                # a worker loss, not a verdict: the asset may crash its engine, or the machine may be
+                # short of memory; left unjudged (resumable), with what to do
+                lost(
+                    i,
+                    "the Dask workers sweeping this stage died each time it was tried (a crash in native "
+                    "code, or a worker out of memory): no verdict; sweep it alone (--executor local) to see why",
+                )
+                continue
+            except Exception as exc:  # the scheduler (or the connection to it) is gone
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                gone = gone or f"the Dask scheduler was lost before this unit finished ({reason})"
+                lost(i, gone)
+                continue
+            finally:
+                fut.release()
+                del fut
             report(i, res)
-        workers = len(client.scheduler_info().get("workers", {})) or 1
+        lost_workers = _workers_lost(client, since, all_keys, units)
+        for w in lost_workers:
+            rerun.update(w.pop("indices"))
+        outcome.workers_lost = lost_workers
+        outcome.retried += len(rerun)  # units run more than once, each counted once
+        try:
+            workers = len(client.scheduler_info().get("workers", {})) or 1
+        except Exception:
+            workers = 1
     finally:
         if owned:
             client.close()
@@ -361,6 +529,9 @@ def sweep_paths(
     progress: Progress | None = None,
     executor: str = "local",
     scheduler=None,
+    store: str | os.PathLike | None = None,
+    resume: bool = False,
+    timeout: float | None = None,
     isolate_alone: bool = False,
 ) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
@@ -368,11 +539,17 @@ def sweep_paths(
     ``config``: a ``SweepConfig``, a mapping of overrides, a YAML path, or None (defaults).
     ``engine``: a name or a list of names (``"warp,physx"`` also works); each gets its own
     result per stage. ``jobs``: None decides by itself (see the module docs), 1 sweeps
-    here, N > 1 uses a pool of N. ``executor="dask"`` with ``scheduler`` (an address or a
-    ``distributed.Client``) runs the units on a Dask cluster. ``progress(done, total,
-    result)`` is called as each unit finishes. Several engines each sweep in a worker process of
-    their own (``isolation``); ``isolate_alone`` does that for physx, newton or mujoco alone too
-    (``mimic-ext sweep`` does; a script then needs the ``if __name__ == "__main__":`` guard).
+    here, N > 1 uses a pool of N (local executor only). ``executor="dask"`` with ``scheduler``
+    (an address or a ``distributed.Client``) runs the units on a Dask cluster. ``progress(done,
+    total, result)`` is called as each unit finishes (``total``: the units swept, not reused).
+    Several engines each sweep in a worker process of their own (``isolation``); ``isolate_alone``
+    does that for physx, newton or mujoco alone too (``mimic-ext sweep`` does; a script then needs
+    the ``if __name__ == "__main__":`` guard).
+
+    ``store``: a run folder (``store.RunStore``): each result is written there as it finishes,
+    with its samples (the returned results then hold none). ``resume``: reuse the results stored
+    there whose content, configuration, engine and tool version match (``fingerprint``).
+    ``timeout``: seconds per unit, past which it is reported with status ``timeout``.
     """
     from .config import as_config
     from .engines import check_engine
@@ -384,35 +561,116 @@ def sweep_paths(
         raise MimicInputError("no sweep engine named")
     if executor not in EXECUTORS:
         raise MimicInputError(f"unknown executor '{executor}' (choose {' or '.join(EXECUTORS)})")
+    if executor == "dask" and jobs is not None:
+        raise MimicInputError(
+            "--jobs is for the local executor: on a Dask cluster the workers set how many stages run at once "
+            "(dask worker --nworkers N --nthreads 1)"
+        )
+    if resume and store is None:
+        raise MimicInputError("resume needs the run folder to resume (--resume RUN_DIR)")
+    if timeout is not None and not (0 < timeout < float("inf")):
+        raise MimicInputError(f"the per-asset timeout must be a positive number of seconds, got {timeout}")
     for e in dict.fromkeys(engines):
         check_engine(e)
     options = dict(engine_options or {})
     paths = collect_stages(inputs, recursive)
     if not paths:
         raise MimicInputError("no stage to sweep: name USD files or folders that hold them")
-    units: list[Unit] = [(p, e) for p in paths for e in dict.fromkeys(engines)]
+    engines = list(dict.fromkeys(engines))
+    units: list[Unit] = [(p, e) for p in paths for e in engines]
+    labels = [str(p) for p, _ in units]
     results: list[SweepResult | None] = [None] * len(units)
+    unjudged: list[dict[str, str]] = []
+    todo = list(range(len(units)))
+    reused = 0
+
+    run_store = None
+    if store is not None:
+        from .fingerprint import reusable, unit_key
+        from .store import RunStore, load_result
+
+        absolute = {p: os.path.abspath(p) for p in paths}
+        run_store = RunStore.for_run(store, list(absolute.values()), resume)
+        asset_keys = {p: run_store.key(absolute[p]) for p in paths}
+        cfg_dict = cfg.to_dict()
+        resume_keys = [unit_key(absolute[p], cfg_dict, e) for p, e in units]
+        if resume:
+            todo = []
+            for i, (p, e) in enumerate(units):
+                record = run_store.stored(asset_keys[p], e)
+                if record and record.get("reusable") and reusable(record.get("resume_key"), resume_keys[i]):
+                    results[i] = load_result(record)
+                    results[i].asset = labels[i]  # type: ignore[union-attr]
+                    results[i].drop_samples()  # type: ignore[union-attr]
+                    reused += 1
+                else:
+                    todo.append(i)
+        run_store.begin(
+            [
+                {"asset": labels[i], "path": absolute[p], "key": asset_keys[p], "engine": e}
+                for i, (p, e) in enumerate(units)
+            ],
+            cfg_dict,
+            engines,
+        )
     done = 0
 
     def report(i: int, res: SweepResult) -> None:
         nonlocal done
+        path = os.path.abspath(units[i][0])
+        if res.asset != labels[i]:  # a worker saw the absolute path: report the stage as it was named
+            res.reason = res.reason.replace(path, labels[i])
+            res.asset = labels[i]
+        if run_store is not None:
+            keep = res.status != TIMEOUT and res.details != ENVIRONMENT_DETAILS
+            p, e = units[i]
+            run_store.store(res, asset_keys[p], resume_keys[i], keep, headline=e == engines[0])
+            res.drop_samples()
         if results[i] is None:
             done += 1
         results[i] = res
         if progress:
-            progress(done, len(units), res)
+            progress(done, len(todo), res)
 
-    _Retries.count = 0
-    if executor == "dask":
-        used = _run_dask(units, cfg, options, scheduler, report)
-    else:
-        used = _run_local(units, cfg, options, jobs, report, isolate_alone)
+    def lost(i: int, reason: str) -> None:
+        unjudged.append({"asset": labels[i], "engine": units[i][1], "reason": reason})
+
+    outcome = _Outcome()
+    pending = [(i, units[i]) for i in todo]
+    used = 1
+    if executor == "dask" and pending:
+        # a file the client cannot read is its error here, at once; the rest go to the cluster
+        here = [(i, u) for i, u in pending if not os.access(u[0], os.R_OK) or not os.path.isfile(u[0])]
+        for i, u in here:
+            report(i, sweep_one(u[0], cfg, u[1], options))
+        remote = [(i, u) for i, u in pending if (i, u) not in here]
+        if remote:
+            used = _run_dask(remote, cfg, options, scheduler, timeout, report, lost, outcome)
+    elif pending:
+        used = _run_local(pending, cfg, options, jobs, timeout, report, outcome, isolate_alone)
     run = RunResult(
         stages=[r for r in results if r is not None],
         config=cfg.to_dict(),
         wall_seconds=time.perf_counter() - t0,
         jobs=used,
-        retried=_Retries.count,
+        retried=outcome.retried,
+        executor=executor,
+        reused=reused,
+        unjudged=unjudged,
+        workers_lost=outcome.workers_lost,
     )
     run.versions = next((s.versions for s in run.stages if s.versions), {})
+    if run_store is not None:
+        run_store.finish(
+            {
+                "wall_s": round(run.wall_seconds, 6),
+                "jobs": run.jobs,
+                "executor": executor,
+                "retried": run.retried,
+                "reused": reused,
+                "unjudged": unjudged,
+                "workers_lost": run.workers_lost,
+                "versions": run.versions,
+            }
+        )
     return run

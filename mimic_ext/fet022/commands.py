@@ -17,7 +17,8 @@ CONVENTION_LINES = (
     "Signs: PhysX q_f + gearing*q_ref + offset = 0, so a follower moving with its reference has gearing < 0; "
     "Newton q_f = coef0 + coef1*q_ref.",
     "Exit code: 0 every stage passed, was skipped or is not applicable to the engine (it cannot represent it: "
-    "the reason is given), 1 a follower failed, 2 a stage could not be swept.",
+    "the reason is given), 1 a follower failed, 2 a stage could not be swept or timed out, or the run ended "
+    "with stages unjudged (--resume sweeps them).",
 )
 
 REPORT_NAMES = {"json": "fet022_report.json", "junit": "fet022_junit.xml", "html": "fet022_report.html"}
@@ -84,10 +85,23 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--report",
         metavar="DIR",
-        help=f"write all reports into DIR ({', '.join(REPORT_NAMES.values())}, the harness's "
-        f"result.json per stage under {RESULT_DIR}/, and simready-benchmark's run folder: plan.json, "
-        "results/<asset dir>/.simready/runtime/mimic_joint/result.json, which "
-        "`simready-benchmark --report-only --output-dir DIR` reads)",
+        help=f"make DIR the run folder: each result stored there as it finishes, in simready-benchmark's "
+        f"layout (plan.json, results/<asset dir>/.simready/runtime/mimic_joint/result.json, which "
+        f"`simready-benchmark --report-only --output-dir DIR` reads), then the reports "
+        f"({', '.join(REPORT_NAMES.values())}: an index, one page per asset under fet022_assets/, JSON without "
+        f"samples) built from it, and the harness's result.json per stage under {RESULT_DIR}/",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue the run folder RUN_DIR (as --report RUN_DIR): reuse each stored result whose stage "
+        "files, configuration, engine and mimic-ext version are unchanged; sweep the rest",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive,
+        metavar="S",
+        help="per stage and engine: stop a sweep after S seconds and report it as 'timeout' (exit code 2)",
     )
     p.add_argument(
         "--json",
@@ -112,7 +126,8 @@ def add_commands(subparsers) -> None:
         "-j",
         type=_jobs,
         metavar="N",
-        help="worker processes (default: a pool only when it pays off; 1: never)",
+        help="worker processes (default: a pool only when it pays off; 1: never); not with --executor dask, "
+        "whose workers set how many stages run at once",
     )
     p.add_argument(
         "--engine",
@@ -131,7 +146,8 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="Dask scheduler address for --executor dask (workers must see the stage files at the same paths)",
+        help="Dask scheduler address for --executor dask (stage paths are sent absolute: workers must see "
+        "the stage files at the same paths)",
     )
     p.add_argument(
         "--source",
@@ -154,17 +170,55 @@ def add_commands(subparsers) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no per-stage progress lines on stderr")
     p.set_defaults(func=cmd_sweep)
 
-
-def _progress(done: int, total: int, res) -> None:
-    t = res.timings.get("total_s", 0.0)
-    note = f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable") else ""
-    engine = f" [{res.engine}]" if res.engine else ""
-    print(
-        f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
-        f"{t:.2f} s{note}",
-        file=sys.stderr,
-        flush=True,
+    r = subparsers.add_parser(
+        "report",
+        help="rebuild a sweep run folder's reports from its stored results",
+        description="Write the reports of a sweep run folder (sweep --report DIR) from the results stored in it: "
+        "the HTML index and one page per asset, the JSON report without samples, the JUnit XML. Works on a "
+        "run that was interrupted (its unfinished stages are listed as unjudged).",
     )
+    r.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by sweep --report or --resume")
+    r.set_defaults(func=cmd_report)
+
+
+class Progress:
+    """One line per finished unit: done / total, the pass / fail / error counts so far, the rate and
+    the time left at that rate."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, done: int, total: int, res) -> None:
+        self.counts[res.status] = self.counts.get(res.status, 0) + 1
+        elapsed = max(self.clock() - self.start, 1e-9)
+        rate = done / elapsed
+        eta = (total - done) / rate if rate > 0 else 0.0
+        t = res.timings.get("total_s", 0.0)
+        note = (
+            f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable", "timeout") else ""
+        )
+        engine = f" [{res.engine}]" if res.engine else ""
+        c = self.counts
+        tally = f"{c.get('pass', 0)} pass, {c.get('fail', 0)} fail, {c.get('error', 0) + c.get('timeout', 0)} error"
+        print(
+            f"[{done}/{total}] {res.asset}{engine}: {res.status.upper()}, {len(res.followers)} follower(s), "
+            f"{t:.2f} s{note}; so far {tally}; {rate * 60:.1f}/min, ETA {_duration(eta)}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
 def _simready_progress(stage, result) -> None:
@@ -248,6 +302,10 @@ def cmd_sweep(args) -> int:
         check_engine(e)  # an unknown engine or a missing extra is one line, before any work
     targets = {"json": args.json, "junit": args.junit, "html": args.html}
     results_dir = args.result_json
+    if args.resume:
+        if args.report and Path(args.report).resolve() != Path(args.resume).resolve():
+            raise MimicInputError("--resume RUN_DIR is the run folder: leave out --report, or name the same folder")
+        args.report = args.resume
     if args.report:
         for kind, name in REPORT_NAMES.items():
             targets[kind] = targets[kind] or str(Path(args.report) / name)
@@ -261,7 +319,7 @@ def cmd_sweep(args) -> int:
     if args.executor != "dask" and args.scheduler:
         raise MimicInputError("--scheduler needs --executor dask")
     comparison = _source_comparison(paths, args.source) if args.source else None
-    show = None if args.quiet or len(paths) * len(engines) < 2 else _progress
+    show = None if args.quiet or len(paths) * len(engines) < 2 else Progress()
     run = sweep_paths(
         paths,
         config,
@@ -270,6 +328,9 @@ def cmd_sweep(args) -> int:
         progress=show,
         executor=args.executor,
         scheduler=args.scheduler,
+        store=args.report,
+        resume=bool(args.resume),
+        timeout=args.timeout,
         isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
     )
     run.strict = bool(args.strict)
@@ -278,6 +339,11 @@ def cmd_sweep(args) -> int:
         from ..simready.verdicts import add_verdicts
 
         headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
+    if args.report:
+        from .result import finite_or_none
+        from .store import update_run
+
+        update_run(args.report, simready=finite_or_none(run.simready), strict=run.strict)
     console = sys.stderr if to_stdout else sys.stdout
     if comparison is not None:
         from .source_verdict import apply_source_check
@@ -296,6 +362,13 @@ def cmd_sweep(args) -> int:
         planned = result_paths(run, results_dir)
         _refuse_inputs([str(p) for _, p in planned], inputs)
         written += [write_result_json(stage, path) for stage, path in planned]
+    if args.report:
+        # the run folder's summaries, from the stored results (what `mimic-ext report` rebuilds)
+        from .reports.catalogue import write_summaries
+
+        files = {k: (None if v == "-" else v) for k, v in targets.items()}
+        written += write_summaries(args.report, files["json"], files["junit"], files["html"])["written"]
+        targets = {k: (v if v == "-" else None) for k, v in targets.items()}
     if targets["json"] == "-":
         sys.stdout.write(format_json(run, samples=not args.no_samples))
     elif targets["json"]:
@@ -320,3 +393,21 @@ def cmd_sweep(args) -> int:
         # asked for explicitly: a stage that differs from its source fails whoever's verdict decides
         code = max(code, 1)
     return code
+
+
+def cmd_report(args) -> int:
+    from .reports.catalogue import write_summaries
+
+    out = write_summaries(args.run_dir)
+    s = out["summary"]
+    print(
+        f"FET022 mimic_joint: {s.get('stages', 0)} stage run(s): "
+        + ", ".join(
+            f"{s.get('stages_' + k, 0)} {k.replace('_', ' ')}"
+            for k in ("pass", "fail", "error", "timeout", "skipped", "not_applicable")
+        )
+        + (f"; {len(out['unjudged'])} unjudged (sweep --resume {args.run_dir} sweeps them)" if out["unjudged"] else "")
+    )
+    for path in out["written"]:
+        print(f"wrote {path}")
+    return int(out["exit_code"])

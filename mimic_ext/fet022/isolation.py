@@ -56,15 +56,15 @@ def crash_if_asked(engine: str) -> None:
 
 
 def _serve(conn) -> None:
-    """The worker: sweep each (path, config, engine, options) it is sent; None ends it."""
+    """The worker: sweep each (path, config, engine, options, timeout) it is sent; None ends it."""
     from .batch import sweep_one
 
     while True:
         job = conn.recv()
         if job is None:
             return
-        path, config, engine, options = job
-        conn.send(sweep_one(path, config, engine, options))
+        path, config, engine, options, timeout = job
+        conn.send(sweep_one(path, config, engine, options, timeout))
 
 
 def signal_name(exitcode: int | None) -> str:
@@ -144,12 +144,12 @@ class Isolated:
         self.ctx = _pool_context(options)
         self.workers: dict[str, _Worker] = {}
 
-    def sweep(self, path, config: SweepConfig, engine: str) -> SweepResult:
+    def sweep(self, path, config: SweepConfig, engine: str, timeout: float | None = None) -> SweepResult:
         t0 = time.perf_counter()
         worker = self.workers.get(engine)
         if worker is None:
             worker = self.workers[engine] = _Worker(self.ctx)
-        res = worker.sweep((str(path), config, engine, self.options))
+        res = worker.sweep((str(path), config, engine, self.options, timeout))
         if res is not None:
             return res
         worker.proc.join(5)

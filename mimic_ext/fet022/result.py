@@ -7,15 +7,17 @@ multi-stage pool) and feed every reporter the same way.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 PASS, FAIL, SKIPPED, ERROR = "pass", "fail", "skipped", "error"
 #: the engine cannot represent the relation or the stage (no schema it reads, a feature it lacks):
 #: no verdict on the asset, with the reason; not a failure (exit code 0, like skipped)
 NOT_APPLICABLE = "not_applicable"
+#: the stage took longer than the per-asset timeout (``sweep --timeout``): no verdict, exit code 2
+TIMEOUT = "timeout"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
-STATUSES = (PASS, FAIL, SKIPPED, ERROR, NOT_APPLICABLE)
+STATUSES = (PASS, FAIL, SKIPPED, ERROR, NOT_APPLICABLE, TIMEOUT)
 
 #: Our own per-follower measures, beside the harness's (``harness.PAIR_METRICS``): names the
 #: harness does not use, so its dashboards never read them for its own.
@@ -136,9 +138,9 @@ class FollowerResult:
         return {f"mim_pair_{self.name}_{k}": finite_or_none(v) for k, v in zip(EXTRA_SUFFIXES, values)}
 
     def to_dict(self, samples: bool = True) -> dict[str, Any]:
-        d = finite_or_none(asdict(self))
-        for key in ("sample_t", "sample_reference", "sample_follower"):
-            d.pop(key)
+        # not ``asdict``: it deep-copies the sample lists only for them to be dropped (a catalogue's
+        # summary writes thousands of followers); finite_or_none copies the lists and dicts kept
+        d = finite_or_none({f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("sample_")})
         d["abs_gearing"] = finite_or_none(self.abs_gearing)
         d["expected_ratio"] = finite_or_none(self.expected_ratio)
         d["dir_matches_gear"] = self.dir_matches_gear
@@ -149,6 +151,19 @@ class FollowerResult:
                 {"t": self.sample_t, "reference": self.sample_reference, "follower": self.sample_follower}
             )
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FollowerResult:
+        """The inverse of ``to_dict`` (a stored result read back; null numbers become NaN)."""
+        kwargs = _known(cls, d)
+        samples = d.get("samples") or {}
+        kwargs["sample_t"] = _floats(samples.get("t", []))
+        kwargs["sample_reference"] = _floats(samples.get("reference", []))
+        kwargs["sample_follower"] = _floats(samples.get("follower", []))
+        return cls(**kwargs)
+
+    def drop_samples(self) -> None:
+        self.sample_t, self.sample_reference, self.sample_follower = [], [], []
 
 
 @dataclass
@@ -170,6 +185,28 @@ class ReferenceResult:
 
     def to_dict(self) -> dict[str, Any]:
         return finite_or_none(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReferenceResult:
+        return cls(**_known(cls, d))
+
+
+def _nan(v: Any) -> Any:
+    return math.nan if v is None else v
+
+
+def _floats(values: list[Any]) -> list[float]:
+    return [math.nan if v is None else float(v) for v in values]
+
+
+def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
+    """The dataclass fields of ``cls`` found in ``d``; a float field stored as null is NaN again."""
+    out = {}
+    for f in fields(cls):
+        if f.name in d and not f.name.startswith("sample_"):
+            v = d[f.name]
+            out[f.name] = _nan(v) if f.type == "float" else v
+    return out
 
 
 @dataclass
@@ -197,13 +234,13 @@ class SweepResult:
 
     @property
     def exit_code(self) -> int:
-        return {ERROR: EXIT_ERROR, FAIL: EXIT_FAIL}.get(self.status, EXIT_OK)
+        return {ERROR: EXIT_ERROR, TIMEOUT: EXIT_ERROR, FAIL: EXIT_FAIL}.get(self.status, EXIT_OK)
 
     def settle_status(self) -> str:
         """The stage's status from its followers (unless it already errored, was skipped or is not
         applicable to the engine). Not-applicable followers give no verdict: a stage of passes and
         not-applicables passes; one of not-applicables alone is not applicable."""
-        if self.status in (ERROR, SKIPPED, NOT_APPLICABLE):
+        if self.status in (ERROR, SKIPPED, NOT_APPLICABLE, TIMEOUT):
             return self.status
         statuses = {f.status for f in self.followers}
         if ERROR in statuses:
@@ -269,6 +306,19 @@ class SweepResult:
             "extra_metrics": self.extra_metrics,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SweepResult:
+        """The inverse of ``to_dict`` (a stored result read back)."""
+        out = cls(**{k: v for k, v in _known(cls, d).items() if k not in ("followers", "references")})
+        out.followers = [FollowerResult.from_dict(f) for f in d.get("followers", [])]
+        out.references = [ReferenceResult.from_dict(r) for r in d.get("references", [])]
+        return out
+
+    def drop_samples(self) -> None:
+        """Forget the sampled displacements (a catalogue run keeps them in the run folder only)."""
+        for f in self.followers:
+            f.drop_samples()
+
 
 @dataclass
 class RunResult:
@@ -280,6 +330,14 @@ class RunResult:
     wall_seconds: float = 0.0
     jobs: int = 1
     retried: int = 0  # units run again because the process or Dask worker sweeping them died
+    executor: str = "local"  # "local" (this process and its pool) or "dask" (jobs = Dask workers)
+    #: units taken from the run folder unswept (``--resume``): their stored key matched
+    reused: int = 0
+    #: units that got no verdict because the run itself failed (the Dask scheduler was lost):
+    #: ``{"asset", "engine", "reason"}``; not stored, so the next ``--resume`` sweeps them
+    unjudged: list[dict[str, str]] = field(default_factory=list)
+    #: Dask workers that left the cluster during the run, and the units they were sweeping
+    workers_lost: list[dict[str, Any]] = field(default_factory=list)
     #: NVIDIA's SimReady verdicts, one dict per stage and engine (``simready.verdicts``); empty when
     #: its phase was not run
     simready: list[dict[str, Any]] = field(default_factory=list)
@@ -288,20 +346,22 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """2 when any stage errored, else 1 when any failed, else 0 (pass or skipped)."""
-        return max((s.exit_code for s in self.stages), default=EXIT_OK)
+        """2 when any stage errored or timed out or a unit was left unjudged, else 1 when any failed, else
+        0 (pass or skipped)."""
+        worst = max((s.exit_code for s in self.stages), default=EXIT_OK)
+        return EXIT_ERROR if self.unjudged else worst
 
     @property
     def decided_exit_code(self) -> int:
         """The run's exit code: per stage and engine NVIDIA's verdict where its phase ran (fail: 1),
         our port's (``exit_code``) where it did not; with ``strict`` ours count everywhere too. A
-        stage our port could not read or sweep (error: 2) counts always: that is no finding about
-        the asset's relations but a run that did not happen."""
+        stage our port could not read or sweep (error: 2, timeout: 2) counts always: that is no finding
+        about the asset's relations but a run that did not happen; so does a unit left unjudged."""
         nvidia = {(v["asset"], v["engine"]): v["status"] for v in self.simready if v.get("status") != "not_run"}
-        code = EXIT_OK
+        code = EXIT_ERROR if self.unjudged else EXIT_OK
         for st in self.stages:
             verdict = nvidia.get((st.asset, st.engine))
-            if verdict is None or self.strict or st.status == ERROR:
+            if verdict is None or self.strict or st.status in (ERROR, TIMEOUT):
                 code = max(code, st.exit_code)
             if verdict == FAIL:
                 code = max(code, EXIT_FAIL)

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from ...atomic_write import write_text_atomically
-from ..result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, RunResult, SweepResult
+from ..result import ERROR, FAIL, NOT_APPLICABLE, PASS, SKIPPED, TIMEOUT, RunResult, SweepResult
 
 
 def as_run(result: RunResult | SweepResult) -> RunResult:
@@ -22,7 +22,7 @@ def as_run(result: RunResult | SweepResult) -> RunResult:
 
 
 def overall_status(run: RunResult) -> str:
-    """error > fail > pass > not applicable > skipped: a run passes when nothing failed and something
+    """error > timeout > fail > pass > not applicable > skipped: a run passes when nothing failed and something
     passed."""
     return worst_status(s.status for s in run.stages)
 
@@ -84,7 +84,7 @@ def by_asset(run: RunResult) -> dict[str, dict[str, SweepResult]]:
 
 def worst_status(statuses) -> str:
     statuses = set(statuses)
-    for status in (ERROR, FAIL, PASS, NOT_APPLICABLE):
+    for status in (ERROR, TIMEOUT, FAIL, PASS, NOT_APPLICABLE):
         if status in statuses:
             return status
     return SKIPPED

@@ -4,7 +4,7 @@ then a summary line across stages."""
 from __future__ import annotations
 
 from ..disagreement import AGREEMENT, disagreements
-from ..result import ERROR, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
+from ..result import ERROR, NOT_APPLICABLE, SKIPPED, TIMEOUT, RunResult, SweepResult
 from .common import (
     as_run,
     by_asset,
@@ -56,7 +56,7 @@ def _findings(stage: SweepResult, tag: str = "") -> list[str]:
 
 def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
     head = f"{stage.asset}: {stage.status.upper()}"
-    if stage.status in (SKIPPED, ERROR, NOT_APPLICABLE) and stage.reason:
+    if stage.status in (SKIPPED, ERROR, NOT_APPLICABLE, TIMEOUT) and stage.reason:
         head += f" ({stage.reason})"
     lines = [head]
     if stage.followers:
@@ -87,7 +87,7 @@ def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[
     ]
     for e in engines:
         st = per_engine.get(e)
-        if st is not None and st.status in (SKIPPED, ERROR, NOT_APPLICABLE) and st.reason:
+        if st is not None and st.status in (SKIPPED, ERROR, NOT_APPLICABLE, TIMEOUT) and st.reason:
             lines.append(f"  {e}: {st.status}: {st.reason}")
     rows = []
     for _, name, cells in follower_rows(per_engine):
@@ -142,13 +142,34 @@ def format_console(result: RunResult | SweepResult) -> str:
         + f": {s['stages_pass']} pass, {s['stages_fail']} fail, {s['stages_skipped']} skipped, "
         f"{s['stages_error']} error"
         + (f", {s['stages_not_applicable']} not applicable" if s["stages_not_applicable"] else "")
+        + (f", {s['stages_timeout']} timed out" if s["stages_timeout"] else "")
         + "; "
         f"{s['followers']} follower(s): {s['followers_pass']} pass, {s['followers_fail']} fail"
         + (f", {s['followers_error']} error" if s["followers_error"] else "")
         + (f", {s['followers_not_applicable']} not applicable" if s["followers_not_applicable"] else "")
         + f"; {s['warnings']} warning(s); {measure} within {num(tol, 3)} ({mode}) of |gearing|"
     )
+    lines += _run_notes(run)
     return "\n".join(lines)
+
+
+def _run_notes(run: RunResult) -> list[str]:
+    """What happened to the run itself (not to an asset): reuse, lost workers, unjudged units."""
+    out = []
+    if run.reused:
+        out.append(f"reused {run.reused} stored result(s) from the run folder (same content, configuration, engine)")
+    for w in run.workers_lost:
+        out.append(
+            f"Dask worker {w['worker']} left the cluster; {len(w['units'])} unit(s) it was sweeping were run again"
+            + (f": {', '.join(w['units'][:5])}" if w["units"] else "")
+        )
+    if run.unjudged:
+        reasons = sorted({u["reason"] for u in run.unjudged})
+        out.append(
+            f"UNJUDGED: {len(run.unjudged)} unit(s) got no verdict ({'; '.join(reasons)}); "
+            "run again with --resume RUN_DIR to sweep only those"
+        )
+    return out
 
 
 __all__ = ["format_console"]

@@ -41,7 +41,7 @@ vertical-align:top;overflow-wrap:break-word} th{background:#f3f3f3;white-space:n
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} .nowrap{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-weight:600;font-size:12px;white-space:nowrap}
 .pass{background:#2a9d55} .fail{background:#c0392b} .skipped{background:#888} .error{background:#8e44ad}
-.not_applicable{background:#5d7b91}
+.not_applicable{background:#5d7b91} .timeout{background:#d35400}
 .warn{color:#a15c00} .msg{color:#b00} .note{color:#555} ul{margin:4px 0 4px 18px;padding:0;font-size:13px}
 .plots{display:flex;flex-wrap:wrap;gap:14px} figure{margin:0;border:1px solid #ddd;padding:6px;background:#fafafa}
 figcaption{font-size:12px;max-width:420px;overflow-wrap:break-word} .meta{font-size:12px;color:#555}
@@ -278,6 +278,37 @@ def _stage(asset: str, stages: dict[str, SweepResult], engines: list[str], index
     return "".join(out)
 
 
+def asset_page(
+    asset: str, stages: dict[str, SweepResult], engines: list[str], mode: str, tol: float, index_href: str
+) -> str:
+    """One asset's own page of a catalogue report: its tables and plots (the plots live only here)."""
+    status = worst_status(s.status for s in stages.values())
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>FET022 {TEST_NAME}: {escape(asset)}: {escape(status)}</title>",
+            f"<style>{CSS}</style></head><body>",
+            f'<p class="meta"><a href="{escape(index_href)}">&larr; catalogue index</a></p>',
+            _stage(asset, stages, [e for e in engines if e in stages], 0, mode, tol),
+            "</body></html>\n",
+        ]
+    )
+
+
+def stage_section(
+    asset: str, stages: dict[str, SweepResult], engines: list[str], index: int, mode: str, tol: float
+) -> str:
+    """One asset's section of the single-page report (tables and plots)."""
+    return _stage(asset, stages, engines, index, mode, tol)
+
+
+def _where(run: RunResult) -> str:
+    if run.executor == "dask":
+        return f"on a Dask cluster of {run.jobs} worker(s)"
+    return f"with {run.jobs} process(es)"
+
+
 def format_html(result: RunResult | SweepResult, created: str | None = None) -> str:
     run = as_run(result)
     created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -307,7 +338,7 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         "".join(f'<p class="simready"><strong>{escape(h)}</strong></p>' for h in headlines(run))
         + f'<p class="meta">{escape(findings_line(run))}</p>',
         f'<p class="meta">mimic-ext {escape(__version__)}, {escape(created)}; engines {escape(", ".join(engines))}; '
-        f"{ver}; wall time {run.wall_seconds:.3f} s with {run.jobs} process(es)</p>",
+        f"{ver}; wall time {run.wall_seconds:.3f} s {escape(_where(run))}</p>",
         f'<p id="summary">{len(assets)} stage(s)'
         + (f" on {len(engines)} engines" if len(engines) > 1 else "")
         + f": {s['stages_pass']} pass, {s['stages_fail']} fail, "

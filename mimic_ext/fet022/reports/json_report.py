@@ -77,7 +77,12 @@ def to_json_data(result: RunResult | SweepResult, samples: bool = True, created:
         "exit_code": run.decided_exit_code,
         "config": run.config,
         "versions": run.versions,
-        "timings": {"wall_s": round(run.wall_seconds, 6), "jobs": run.jobs, "retried": run.retried},
+        "timings": {
+            "wall_s": round(run.wall_seconds, 6),
+            "jobs": run.jobs,
+            "executor": run.executor,
+            "retried": run.retried,
+        },
         "summary": run.summary(),
         "engines": engines_of(run),
         "stages": [s.to_dict(samples) for s in run.stages],

@@ -1,4 +1,4 @@
-"""JUnit XML: one testsuite per stage and engine, one testcase per follower and engine.
+"""JUnit XML: one testsuite per stage and engine (named by both), one testcase per follower and engine.
 
 A stage that was skipped (no followers) or could not be swept becomes a single testcase
 named after the test, skipped or in error, so every stage shows up in CI. With several
@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..identity import TEST_NAME
-from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult
+from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, TIMEOUT, RunResult, SweepResult
 from .common import as_run, engines_of, gearing_text, num, read_text, write_text
 
 
@@ -35,6 +35,12 @@ def _details(f) -> str:
     lines += [f"warning: {w}" for w in f.warnings]
     lines += [f"note: {n}" for n in f.notes]
     return "\n".join(lines)
+
+
+def suite_name(stage: SweepResult) -> str:
+    """One suite per stage and engine, named by both (``mimic_joint: data/chain3.usda [warp]``):
+    CI groups results by suite name, so two engines' suites of one stage must not share one."""
+    return f"{TEST_NAME}: {stage.asset} [{stage.engine or 'engine'}]"
 
 
 def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Element:
@@ -69,19 +75,20 @@ def _suite(stage: SweepResult, timestamp: str, host: str, multi: bool) -> ET.Ele
             name=TEST_NAME + tag,
             time=f"{stage.timings.get('total_s', 0.0):.6f}",
         )
-        if stage.status == ERROR:
-            ET.SubElement(tc, "error", message=stage.reason, type="SweepError").text = stage.reason
+        if stage.status in (ERROR, TIMEOUT):
+            kind = "Timeout" if stage.status == TIMEOUT else "SweepError"
+            ET.SubElement(tc, "error", message=stage.reason, type=kind).text = stage.reason
         else:
             ET.SubElement(tc, "skipped", message=stage.reason or "skipped")
         cases.append(tc)
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     for tc in cases:
-        for tag, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
-            if tc.find(tag) is not None:
+        for element, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            if tc.find(element) is not None:
                 counts[key] += 1
     suite = ET.Element(
         "testsuite",
-        name=f"{TEST_NAME}: {stage.asset}{tag}",
+        name=suite_name(stage),
         tests=str(len(cases)),
         failures=str(counts["failures"]),
         errors=str(counts["errors"]),

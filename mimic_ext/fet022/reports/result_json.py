@@ -19,7 +19,7 @@ from typing import Any
 
 from ... import __version__
 from ..identity import FEATURES, HARNESS_TEST_VERSION, TEST_NAME
-from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, RunResult, SweepResult, finite_or_none
+from ..result import ERROR, FAIL, NOT_APPLICABLE, SKIPPED, TIMEOUT, RunResult, SweepResult, finite_or_none
 from .common import as_run, write_text
 
 FORMAT = "simready_benchmark.result"
@@ -29,7 +29,7 @@ def _messages(stage: SweepResult) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     if stage.status in (SKIPPED, NOT_APPLICABLE):
         out.append({"level": "skip", "text": f"MIM: {stage.reason}"})
-    elif stage.status == ERROR and stage.reason:
+    elif stage.status in (ERROR, TIMEOUT) and stage.reason:
         out.append({"level": "error", "text": f"MIM: {stage.reason}"})
     for w in stage.warnings:
         out.append({"level": "warning", "text": f"MIM: {w}"})

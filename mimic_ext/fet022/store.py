@@ -1,0 +1,178 @@
+"""The run folder as the results store of a catalogue run: each stage-and-engine result is written
+(atomically) the moment it finishes, so a client killed mid-run loses only what was in flight,
+and the summaries are built from what is stored (``reports.catalogue``), as often as wanted.
+
+Layout (``run_folder`` holds simready-benchmark's part of it)::
+
+    RUN_DIR/mimic_ext_run.json        this run: config, engines, tool version, the units in order,
+                                      and at the end what happened (reused, retried, lost, unjudged)
+    RUN_DIR/plan.json, run_summary.json            what NVIDIA's reporter reads (run_folder)
+    RUN_DIR/results/<asset dir>/.simready/runtime/mimic_joint/result.json   Kit's, per asset
+    RUN_DIR/results/<asset dir>/.simready/runtime/mimic_joint/mimic_ext/<asset file>/<engine>.json
+
+The last is ours: the whole ``SweepResult`` with its samples, plus the resume key it was computed
+under (``fingerprint.unit_key``). It sits one level below ``run_folder.own_result_path`` (named by
+the asset's file) because a folder can hold several stages, and the layout's runtime folder is
+per asset folder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import MimicInputError
+from . import run_folder
+from .result import SweepResult
+
+MANIFEST = "mimic_ext_run.json"
+MANIFEST_FORMAT = "mimic_ext.fet022.run"
+STORED_FORMAT = "mimic_ext.fet022.stored_result"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text) or "x"
+
+
+def manifest_path(folder: str | os.PathLike) -> Path:
+    return Path(folder) / MANIFEST
+
+
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
+    """The run's manifest; a one-line error when ``folder`` is not a run folder."""
+    path = manifest_path(folder)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MimicInputError(f"{folder}: not a sweep run folder (no {MANIFEST}; write one with --report)") from None
+    except (OSError, ValueError) as exc:
+        raise MimicInputError(f"{path}: cannot be read: {exc}") from None
+    if data.get("format") != MANIFEST_FORMAT:
+        raise MimicInputError(f"{path}: not a mimic-ext run manifest (format {data.get('format')!r})")
+    return data
+
+
+class RunStore:
+    """One run folder: where each unit's result goes, and what is stored there already."""
+
+    def __init__(self, folder: str | os.PathLike, root: str = ""):
+        self.folder = Path(folder)
+        self.root = root  # the content root: asset keys are relative to it
+
+    # ------------------------------------------------------------------ paths
+    def key(self, path: str | os.PathLike) -> str:
+        return run_folder.asset_key(os.path.abspath(os.fspath(path)), self.root)
+
+    def own_path(self, key: str, engine: str) -> Path:
+        return (
+            run_folder.runtime_dir(self.folder, key)
+            / run_folder.OWN_DIRNAME
+            / _safe(key.rsplit("/", 1)[-1])
+            / f"{_safe(engine or 'engine')}.json"
+        )
+
+    # ------------------------------------------------------------------ the run
+    @classmethod
+    def for_run(cls, folder: str | os.PathLike, paths: Sequence[str | os.PathLike], resume: bool) -> RunStore:
+        """The store for a run over ``paths`` (absolute): a resumed run keeps the stored content root
+        when every stage lies under it, so the keys, and so the stored results, are found again."""
+        root = run_folder.content_root(paths)
+        if resume and manifest_path(folder).exists():
+            old = read_manifest(folder).get("content_root", "")
+            if old and all(os.path.abspath(os.fspath(p)).startswith(old.rstrip("/") + "/") for p in paths):
+                root = old
+        return cls(folder, root)
+
+    def begin(self, units: list[dict[str, str]], config: dict[str, Any], engines: list[str]) -> None:
+        """Write the manifest before the first unit runs: ``mimic-ext report`` can summarise a run
+        whose client was killed (its unfinished units shown as unjudged)."""
+        self.manifest: dict[str, Any] = {
+            "format": MANIFEST_FORMAT,
+            "tool": {"name": "mimic-ext", "version": __version__},
+            "started": _now(),
+            "finished": None,
+            "content_root": self.root,
+            "config": config,
+            "engines": engines,
+            "units": units,
+            "run": {},
+        }
+        run_folder.write_json(manifest_path(self.folder), self.manifest)
+
+    def finish(self, run: dict[str, Any]) -> None:
+        """Record how the run ended, and the plan / run summary NVIDIA's reporter reads."""
+        self.manifest["finished"] = _now()
+        self.manifest["run"] = run
+        run_folder.write_json(manifest_path(self.folder), self.manifest)
+        assets = list(dict.fromkeys(u["path"] for u in self.manifest["units"]))
+        run_folder.write_json(run_folder.plan_path(self.folder), run_folder.plan_dict(assets, self.root))
+        unjudged = len({u["asset"] for u in run.get("unjudged", [])})
+        summary = run_folder.run_summary_dict(
+            self.manifest["started"], self.manifest["finished"], len(assets), unjudged
+        )
+        run_folder.write_json(run_folder.run_summary_path(self.folder), summary)
+
+    # ------------------------------------------------------------------ one unit
+    def stored(self, key: str, engine: str) -> dict[str, Any] | None:
+        """The stored record of one unit (``resume_key``, ``reusable``, ``result``), or None."""
+        try:
+            data = json.loads(self.own_path(key, engine).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("format") == STORED_FORMAT else None
+
+    def store(self, stage: SweepResult, key: str, resume_key: dict[str, Any], reusable: bool, headline: bool) -> Path:
+        """Write one unit's result, with its samples and resume key; ``headline``: also the asset's
+        Kit ``result.json`` (the first engine's verdict, as ``run_folder.write_run_folder``)."""
+        record = {
+            "format": STORED_FORMAT,
+            "resume_key": resume_key,
+            "reusable": reusable,
+            "stored": _now(),
+            "result": stage.to_dict(samples=True),
+            "config": stage.config,
+            "versions": stage.versions,
+        }
+        path = run_folder.write_json(self.own_path(key, stage.engine), record)
+        if headline:
+            run_folder.write_json(run_folder.result_path(self.folder, key), run_folder.stage_kit_result(stage, key))
+        return path
+
+
+def update_run(folder: str | os.PathLike, **fields: Any) -> None:
+    """Add to the manifest's record of how the run ended (e.g. NVIDIA's verdicts, found after the
+    sweep), so that ``mimic-ext report`` writes them too."""
+    manifest = read_manifest(folder)
+    manifest.setdefault("run", {}).update(fields)
+    run_folder.write_json(manifest_path(folder), manifest)
+
+
+def load_result(record: dict[str, Any]) -> SweepResult:
+    """A stored record's ``SweepResult`` (with its samples, configuration and versions)."""
+    stage = SweepResult.from_dict(record["result"])
+    stage.config = dict(record.get("config") or {})
+    stage.versions = dict(record.get("versions") or {})
+    return stage
+
+
+def stored_stages(folder: str | os.PathLike) -> Iterator[tuple[dict[str, str], SweepResult | None]]:
+    """Every unit of the run in ``folder``, in run order, with its stored result (None: not stored,
+    the run ended first). One result is read at a time: memory holds one asset's samples."""
+    manifest = read_manifest(folder)
+    store = RunStore(folder, manifest.get("content_root", ""))
+    for unit in manifest["units"]:
+        record = store.stored(unit["key"], unit["engine"])
+        yield unit, (load_result(record) if record else None)
+
+
+__all__ = ["MANIFEST", "RunStore", "load_result", "manifest_path", "read_manifest", "stored_stages", "update_run"]
