@@ -71,3 +71,17 @@ def test_report_is_a_simready_run_folder(data_dir, tmp_path, capsys):
     feat, name, version, status, message = rows[soft.name]
     assert (feat, name, version, status) == ("FET_022_PHYSX", "mimic_joint", "1.1.0", "fail")
     assert message.startswith("MIM: 1 of 1 mimic pair(s) failed the motion-magnitude check")
+
+
+def test_mujoco_sweep_has_nvidias_headline(data_dir, tmp_path, capsys):
+    """``--engine mujoco``: NVIDIA's phase runs on MuJoCo too (the adapter's mujoco backend), so
+    the headline is its verdict there, not "not run"."""
+    pytest.importorskip("mujoco")
+    stage = str(data_dir / "geared_pair.usda")
+    out = tmp_path / "r.json"
+    assert cli.main(["sweep", stage, "--engine", "mujoco", "-q", "--json", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "SimReady mimic_joint 1.1.0: pass"
+    (verdict,) = json.loads(out.read_text())["simready"]["verdicts"]
+    assert (verdict["engine"], verdict["status"]) == ("mujoco", "pass")
+    assert verdict["engine_version"].startswith("mujoco ")
+    assert verdict["metrics"]["mim_pairs_passed"] == 1

@@ -9,6 +9,10 @@ radians or stage units (PhysX's tensor API), a dense position-target vector for 
 * ``warp``: mimic_ext's solver (``solver.build_model`` / ``Solver.step``), one environment.
 * ``physx``: real PhysX through ovphysx (``fet022.engines.physx_session.PhysxSession``) on a
   flattened private copy of the stage; PhysX reads the authored velocity limits itself.
+* ``mujoco``: MuJoCo built as our sweep's MuJoCo engine builds it (``MujocoEngine.build_model``:
+  URDF export, position actuators on the asset's drives, ``discrete`` integrator, one MuJoCo step
+  per phase step, hard relations as stiff joint equalities), without the sweep's test drives; a
+  compliant relation becomes a spring-damper equality (``compliant_equality``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ import numpy as np
 from ..errors import MimicInputError
 from ..schema import joints
 
-ENGINES = ("warp", "physx")
+ENGINES = ("warp", "physx", "mujoco")
+#: the time step a backend is built for when the phase does not say (its default physics_fps)
+DEFAULT_DT = 1.0 / 240.0
 
 
 class Backend:
@@ -173,6 +179,136 @@ class PhysxBackend(Backend):
         self.notes.extend(f"PhysX: {line}" for line in self.session.log)
 
 
+class MujocoBackend(Backend):
+    """MuJoCo on the model our sweep's MuJoCo engine builds from the stage (its joint names, signs
+    and units), with the asset's own drives as position actuators and nothing added. MuJoCo's URDF
+    compiler welds the root link to the world, so a gripper's base is pinned (and so is any other
+    robot's root: a note says so)."""
+
+    name = "mujoco"
+
+    def __init__(self, stage, fix_base: bool, dt: float = DEFAULT_DT, device: str = "cpu"):
+        from ..fet022.engines.mujoco import STIFF_SOLIMP, MujocoEngine, integrator_note, stiff_equalities
+        from ..schema import read_relations
+
+        self.engine = MujocoEngine(device=device)
+        mujoco = self.mujoco = self.engine.mujoco
+        self._said: list[str] = []
+        self._previous = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(lambda msg: self._said.append(" ".join(str(msg).split())))
+        try:
+            relations = [r for r in read_relations(stage) if r.enabled and r.invalid is None]
+            model, ids, actuator, drives, notes = self.engine.build_model(stage, dt, relations, fix_base=fix_base)
+        except BaseException:
+            mujoco.set_mju_user_warning(self._previous)
+            raise
+        self.notes = list(notes)
+        self.n_sub = self.engine.substeps_for(model, ids, drives)
+        self.dt = float(dt)
+        model.opt.timestep = self.dt / self.n_sub
+        stiff_equalities(mujoco, model)
+        self.notes.append(
+            f"hard mimic joint equalities at solref ({2 * model.opt.timestep:.3g} s, 1) and solimp "
+            f"({', '.join(f'{v:g}' for v in STIFF_SOLIMP)})"
+        )
+        self.notes += compliant_equalities(mujoco, model, ids, relations)
+        self.notes.append(integrator_note(mujoco, model))
+        self.model = model
+        self.data = mujoco.MjData(model)
+        order = sorted(ids, key=lambda p: ids[p][0])  # MuJoCo's joint order
+        self.paths = order
+        self.dof_names = [p.rsplit("/", 1)[-1] for p in order]
+        self.adr = np.array([int(model.jnt_qposadr[ids[p][0]]) for p in order])
+        self.sign = np.array([ids[p][1] for p in order])
+        mpu = joints.meters_per_unit(stage)
+        kinds = [joints.joint_kind(stage.GetPrimAtPath(p)) for p in order]
+        #: SI -> Kit's units per DOF (prismatic: stage units)
+        self.scale = np.array([1.0 / mpu if k == joints.PRISMATIC else 1.0 for k in kinds])
+        #: (DOF index, actuator index) of every driven DOF: an undriven DOF ignores its target
+        self.driven = [(order.index(p), a) for p, a in actuator.items() if p in ids]
+        for i, a in self.driven:
+            self.data.ctrl[a] = self.sign[i] * drives[order[i]][3]  # the asset's own targets
+        self._lower, self._upper = _authored_limits(stage, dict(zip(self.dof_names, order)), self.dof_names)
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._lower.copy(), self._upper.copy()
+
+    def positions(self) -> np.ndarray:
+        return self.sign * self.data.qpos[self.adr] * self.scale
+
+    def set_targets(self, targets: np.ndarray) -> None:
+        t = np.asarray(targets, dtype=np.float64).reshape(-1)
+        if t.size != len(self.dof_names):
+            raise ValueError(f"{t.size} targets for {len(self.dof_names)} DOFs")
+        for i, a in self.driven:
+            self.data.ctrl[a] = self.sign[i] * t[i] / self.scale[i]
+
+    def step(self, dt: float) -> None:
+        if abs(dt - self.dt) > 1e-12 * self.dt:
+            raise ValueError(f"the mujoco backend was built for {self.dt:g} s steps, asked for {dt:g} s")
+        self.mujoco.mj_step(self.model, self.data, nstep=self.n_sub)
+
+    def version(self) -> str:
+        return "mujoco " + self.mujoco.__version__
+
+    def close(self) -> None:
+        self.mujoco.set_mju_user_warning(self._previous)
+        self.notes.extend(f"MuJoCo: {m}" for m in dict.fromkeys(self._said))
+
+
+def compliant_equalities(mujoco, model, ids, relations) -> list[str]:
+    """A compliant relation (naturalFrequency w, dampingRatio zeta; PhysX's spring-damper on the
+    relation's error) as its MuJoCo joint equality: ``solref`` in MuJoCo's direct form
+    ``(-w^2, -2 zeta w)`` (reference acceleration ``-w^2 e - 2 zeta w e'``) and a constant impedance
+    ``SOFT_IMPEDANCE``, MuJoCo's smallest. The equality's force is then ``m (w^2 e + 2 zeta w e')``
+    (``m`` its effective mass) plus ``d m`` times what it would take to hold it: a spring-damper on
+    the error, as PhysX's, and not a constraint that reaches its target along that response
+    whatever the load (an impedance near 1 would keep a follower on its reference however soft
+    the solref). Returns one note per relation so made."""
+    by_joint = {jid: p for p, (jid, _s) in ids.items()}
+    soft = {str(r.follower): r for r in relations if r.compliant}
+    notes = []
+    for e in range(model.neq):
+        if model.eq_type[e] != mujoco.mjtEq.mjEQ_JOINT:
+            continue
+        r = soft.get(by_joint.get(int(model.eq_obj1id[e]), ""))
+        if r is None:
+            continue
+        w, z = float(r.natural_frequency), float(r.damping_ratio)
+        model.eq_solimp[e][:3] = (SOFT_IMPEDANCE, SOFT_IMPEDANCE, 0.001)
+        scale = _mass_scale(mujoco, model, e)
+        model.eq_solref[e] = (-w * w * scale, -2.0 * z * w * scale)
+        notes.append(
+            f"{r.follower}: compliant (naturalFrequency {w:g}, dampingRatio {z:g}) as a MuJoCo joint equality "
+            f"with solref ({-w * w * scale:.4g}, {-2 * z * w * scale:.4g}) and impedance {SOFT_IMPEDANCE:g} "
+            f"(stiffness and damping per unit of MuJoCo's estimate of its inverse mass, {scale:.4g} x the exact one)"
+        )
+    return notes
+
+
+def _mass_scale(mujoco, model, e: int) -> float:
+    """MuJoCo's estimate of equality ``e``'s inverse effective mass (its regulariser's
+    ``diagApprox``: the two joints' ``dof_invweight0`` summed, the relation's coefficient left
+    out) over the exact ``J M^-1 J^T`` at ``qpos0``: the factor that makes the equality's spring
+    ``w^2`` per unit of the exact effective mass."""
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    f, l = int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
+    df, dl = int(model.jnt_dofadr[f]), int(model.jnt_dofadr[l])
+    jac = np.zeros(model.nv)
+    jac[df] += 1.0
+    jac[dl] -= float(model.eq_data[e][1])
+    full = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, full)
+    exact = float(jac @ np.linalg.solve(full, jac))
+    estimate = float(model.dof_invweight0[df] + model.dof_invweight0[dl])
+    return estimate / exact if exact > 0 and estimate > 0 else 1.0
+
+
+#: the impedance of a compliant relation's equality: MuJoCo's smallest (mjMINIMP)
+SOFT_IMPEDANCE = 0.0001
+
+
 def _without(stage, relations, error: str):
     """``relations`` (None: the stage's) less those the solver's error names, or None when it
     names none of them."""
@@ -206,7 +342,9 @@ def _authored_limits(stage, by_name: dict[str, str], names: list[str]) -> tuple[
     return lo, hi
 
 
-def open_backend(engine: str, stage, fix_base: bool, root: str, device: str = "cpu") -> Backend:
+def open_backend(engine: str, stage, fix_base: bool, root: str, device: str = "cpu", dt: float = DEFAULT_DT) -> Backend:
+    if engine == "mujoco":
+        return MujocoBackend(stage, fix_base, dt, device)
     if engine == "warp":
         return WarpBackend(stage, fix_base, device)
     if engine == "physx":

@@ -143,7 +143,7 @@ def run_nvidia_mimic(
     output_dir: str | None = None,
 ) -> PhaseResult:
     """Run NVIDIA's installed MIM phase on ``stage_path`` (a file, or an open ``Usd.Stage``: it is
-    only read) with ``engine`` ("warp" or "physx").
+    only read) with ``engine`` ("warp", "physx" or "mujoco").
 
     ``config`` overrides the phase's defaults (``get_defaults()``: physics_fps 240, settle 1 s,
     sweep 2 s, gear_ratio_tolerance 0.10, ...). Raises ``MimicInputError`` (one line) when the
@@ -231,7 +231,7 @@ def run_nvidia_mimic(
                     ctx.warn(robot_scene._fix_message_robot_type_unauthored_default_arm())
             pin = kind == robot_type.RobotType.GRIPPER
             ctx.step(f"setup (mimic_ext {engine}): gravity 9.81, {cfg.get('physics_fps')} Hz, gripper pinned: {pin}")
-            backend = open_backend(engine, stage, pin, str(root), device)
+            backend = open_backend(engine, stage, pin, str(root), device, dt=session.dt)
             session.backend = backend
             result.engine_version = ctx.engine_version = backend.version()
             robot = _Robot(backend, str(root))

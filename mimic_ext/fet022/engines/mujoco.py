@@ -112,7 +112,24 @@ class MujocoEngine:
     # ------------------------------------------------------------------ build
     def build(self, stage, plan: SweepPlan, relations: Sequence[MimicRelation], fix_base: bool = True):
         """(compiled MjModel, USD joint path -> (MuJoCo joint id, sign), actuator per swept joint, notes)."""
+        tests = {pj.path: (pj.drive.stiffness, pj.drive.damping, pj.drive.max_force, pj.lo) for pj in plan.joints}
+        return self.build_model(stage, plan.dt, relations, tests, fix_base)
+
+    def build_model(
+        self,
+        stage,
+        dt: float,
+        relations: Sequence[MimicRelation],
+        test_drives: dict[str, tuple[float, float, float, float]] | None = None,
+        fix_base: bool = True,
+    ):
+        """``build`` without a plan: time step ``dt``; ``test_drives`` (joint path -> stiffness,
+        damping, max force, target; SI, USD sign) replace or add drives (the sweep's test drives),
+        the other joints keep the asset's own. NVIDIA's phase on MuJoCo (``simready.backends``)
+        builds with none."""
         from ...importers import export_urdf
+
+        test_drives = dict(test_drives or {})
 
         mujoco = self.mujoco
         prep = prepared.private_copy(stage, prepared.hidden_relations(stage, relations))
@@ -138,7 +155,7 @@ class MujocoEngine:
                 spec = mujoco.MjSpec.from_string(exported.text)
         except ValueError as exc:
             raise MimicInputError(f"MuJoCo cannot compile the exported URDF: {' '.join(str(exc).split())}") from None
-        spec.option.timestep = plan.dt
+        spec.option.timestep = dt
         spec.option.integrator = integrator(mujoco)
         spec.option.gravity = prepared_gravity(prep.stage)
         joint_of = {}
@@ -153,9 +170,8 @@ class MujocoEngine:
             if d is not None:
                 target = _drive_target(prim)
                 drives[path] = (d.stiffness, d.damping, d.max_force, target)
-        for pj in plan.joints:
-            drives[pj.path] = (pj.drive.stiffness, pj.drive.damping, pj.drive.max_force, pj.lo)
-        missing = [pj.path for pj in plan.joints if pj.path not in joint_of]
+        drives.update(test_drives)
+        missing = [path for path in test_drives if path not in joint_of]
         if missing:
             raise MimicInputError(
                 f"swept joint(s) {', '.join(missing)} are not joints of the exported URDF "
