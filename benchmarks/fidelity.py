@@ -8,8 +8,9 @@ goes at 60 Hz (velocity solve, moving the positions, the loop projection), the o
 beside it. ``--drives``: the implicit and exact drive discretisations against the continuous
 PD response (w 10, zeta 0.1, 60 Hz), a driven leader's shift of a compliant relation's damping,
 the compliant Isaac 2F-85's leader step against the same model at 32 sub-steps, and (with
-ovphysx) its FET022 sweep against PhysX's. ``--drift``: the force-free geared pair with its
-second rotor off-axis, float32 speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
+ovphysx) its FET022 sweep against PhysX's. ``--drift``: issue 40's light geared pair (float32
+and float64, its second rotor 0.2, 0.05 and 0 m from the first) and the force-free geared pair
+with its second rotor off-axis, speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
 its root floating and an effort held on every DOF, on the joints alone, or on the base's
 rotation alone, and fixed: the step it turns non-finite and the base's spin per step ten steps
 before. It reuses the test modules'
@@ -145,6 +146,13 @@ def drives(physx: bool) -> None:
 
 def drift() -> None:
     import test_solver_precision as P
+
+    print(
+        "Issue 40's light geared pair (rotor 2, 0.2 kg, 5e-4 kg m^2, d m from rotor 1), 100,000 steps, |speed change|:"
+    )
+    for d in (0.2, 0.05, 0.0):
+        for precision in ("float32", "float64"):
+            print(f"  d = {d} m, {precision}: {abs(P.light_pair(precision, 100_000, d=d)):.2e}")
 
     print("Force-free geared pair (multiplier 2, offset 0.1 rad), float32, 100,000 steps at 240 Hz, |speed change|:")
     for off_axis in (0.0, 0.2):
