@@ -142,7 +142,7 @@ def build(ns) -> None:
         if md.float_bases == FLOAT_RESTORED:
             f.turn_bases_about_com(md, sc, e, md.o_res, dt, q_in, q_out)
         if md.drive_exact != 0:
-            f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out)
+            f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out, dt)
         if md.m > 0:  # two Gauss-Newton projections onto the closed loops, fewer if closed
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
