@@ -389,8 +389,11 @@ def build(ns) -> None:
             rel = int(1)
         for i in range(md.nnz):
             ws[e, o_HB + i] = T(0.0)
+        o_w = md.o_tk  # a shallow tree's u0 - u, whose M-product the pairs take off f
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
+            if rel != 0:
+                ws[e, o_w + i] = ws[e, o_u0 + i] - u[e, i]
         if md.tree_mass != 0:  # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
             for j in range(n):
                 qv = md.dof_gain[j] * sc.S[e, j]
@@ -414,7 +417,7 @@ def build(ns) -> None:
             for d in range(nd):
                 i = us + d
                 Si = sc.S[e, i]
-                u0i = ws[e, o_u0 + i] - u[e, i]  # f -= M (u0 - u)
+                u0i = ws[e, o_w + i]  # f -= M (u0 - u)
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
                 # the pairs with the DOFs of this link, then of each ancestor, as the build listed
@@ -434,7 +437,7 @@ def build(ns) -> None:
                     ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
                     if rel != 0:
                         ws[e, o_Mp + pc] = val
-                        fu0 = fu0 + val * (ws[e, o_u0 + jj] - u[e, jj])
+                        fu0 = fu0 + val * ws[e, o_w + jj]
                         if pr[2] == 0:
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
                     pc = pc + 1
