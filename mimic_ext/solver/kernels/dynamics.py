@@ -62,19 +62,26 @@ def build(ns) -> None:
         return x
 
     @wp.func
-    def corrections(md: MD, sc: SC, e: int, q: A2, t: I2, dt: T):
+    def corrections(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
         """u0: every eliminated DOF's position-error correction (Baumgarte at erp) of its error
         ``q_j - (a q_root + beta)``, bounded by the velocity cap its relation tree implies, so a
         correction never outruns a cap. The error is taken in float64 on the relation's float64
         gain and offset: in float32 a gain's rounding times a joint angle of thousands of
         radians would otherwise read as an error."""
+        shallow = md.tree_mass == 0  # u0 - u at o_tk, whose M-product composite_pass takes off f
         for j in range(md.n_u):
             sc.ws[e, md.o_u0 + j] = T(0.0)
+        if shallow:
+            for j in range(md.n_u):
+                sc.ws[e, md.o_tk + j] = -u[e, j]
         rate = -md.erp / dt
         for i in range(md.n_cor):
             cr = md.cors[i]
             err = unwrapped(q, t, e, cr.j, cr.cont) - cr.gain64 * unwrapped(q, t, e, cr.root, cr.cont) - cr.beta64
-            sc.ws[e, md.o_u0 + cr.j] = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
+            c = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
+            sc.ws[e, md.o_u0 + cr.j] = c
+            if shallow:
+                sc.ws[e, md.o_tk + cr.j] = c - u[e, cr.j]
 
     @wp.func
     def link_pose(ld: ns.LinkData, sc: SC, e: int, q: A2):
@@ -362,7 +369,7 @@ def build(ns) -> None:
                 sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
 
     @wp.func
-    def composite_pass(md: MD, sc: SC, e: int, ce: int, u: A2, effort: A2, dt: T):
+    def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
         i's link or an ancestor) added straight into the reduced system's slots (``HB``:
@@ -381,7 +388,6 @@ def build(ns) -> None:
         ws = sc.ws
         n = md.n_u
         o_f = md.o_f
-        o_u0 = md.o_u0
         o_HB = md.o_HB
         o_Mp = md.o_Mp
         rel = int(0)
@@ -389,11 +395,9 @@ def build(ns) -> None:
             rel = int(1)
         for i in range(md.nnz):
             ws[e, o_HB + i] = T(0.0)
-        o_w = md.o_tk  # a shallow tree's u0 - u, whose M-product the pairs take off f
+        o_w = md.o_tk  # u0 - u (``corrections`` left it), whose M-product the pairs take off f
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
-            if rel != 0:
-                ws[e, o_w + i] = ws[e, o_u0 + i] - u[e, i]
         if md.tree_mass != 0:  # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
             for j in range(n):
                 qv = md.dof_gain[j] * sc.S[e, j]
