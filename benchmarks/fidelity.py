@@ -1,6 +1,6 @@
 """Issue 29's physics-fidelity figures quoted in docs/solver.md, measured, not asserted.
 
-    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--spin] [--no-physx]
+    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--spin] [--tumble] [--no-physx]
 
 With no section named, all of them. ``--loops``: the coasting four-bar's kinetic energy kept
 after 3.5 s at 60 / 240 / 1000 Hz in float32 and float64, its loop gap, and where the energy
@@ -13,7 +13,8 @@ and float64, its second rotor 0.2, 0.05 and 0 m from the first) and the force-fr
 with its second rotor off-axis, speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
 its root floating and an effort held on every DOF, on the joints alone, or on the base's
 rotation alone, and fixed: the step it turns non-finite and the base's spin per step ten steps
-before, or the spin per step at the end (since issue 40 every case stays finite). It reuses the test modules'
+before, or the spin per step at the end (since issue 40 every case stays finite). ``--tumble``: the
+floating parallel-grip 2F-85 tumbling force-free at 50 / 75 / 100 rad/s, its energy and momentum. It reuses the test modules'
 helpers (tests/), which build the same stages the tests check.
 """
 
@@ -163,6 +164,22 @@ def drift() -> None:
         )
 
 
+def tumble() -> None:
+    import test_solver_floating as F
+
+    print("Isaac 2F-85 (parallel grip) tumbling force-free about (1,1,1)/sqrt(3), 240 Hz, 2 s (issue 40):")
+    for about_com in (False, True):
+        for spin in (50.0, 75.0, 100.0):
+            for precision in ("float32", "float64"):
+                bad, ke, mom = F._tumble(spin, precision, about_com=about_com)
+                where = "centre of mass at rest" if about_com else "base origin at rest"
+                state = f"non-finite at step {bad}" if bad is not None else "finite"
+                print(
+                    f"  {where}, {spin:5.1f} rad/s, {precision}: {state}, kinetic energy within {ke:.2%}, "
+                    f"angular momentum within {mom:.1e}"
+                )
+
+
 def spin() -> None:
     from solver_schedules import COMPLIANT
 
@@ -213,9 +230,10 @@ def main(argv=None) -> int:
     ap.add_argument("--drives", action="store_true")
     ap.add_argument("--drift", action="store_true")
     ap.add_argument("--spin", action="store_true")
+    ap.add_argument("--tumble", action="store_true")
     ap.add_argument("--no-physx", action="store_true", help="skip the ovphysx comparisons")
     args = ap.parse_args(argv)
-    every = not (args.loops or args.drives or args.drift or args.spin)
+    every = not (args.loops or args.drives or args.drift or args.spin or args.tumble)
     import warp as wp
 
     wp.config.quiet = True
@@ -235,6 +253,8 @@ def main(argv=None) -> int:
             drift()
         if every or args.spin:
             spin()
+        if every or args.tumble:
+            tumble()
     return 0
 
 
