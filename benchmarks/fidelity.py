@@ -1,6 +1,6 @@
 """Issue 29's physics-fidelity figures quoted in docs/solver.md, measured, not asserted.
 
-    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--spin] [--no-physx]
+    python benchmarks/fidelity.py [--loops] [--drives] [--drift] [--spin] [--tumble] [--no-physx]
 
 With no section named, all of them. ``--loops``: the coasting four-bar's kinetic energy kept
 after 3.5 s at 60 / 240 / 1000 Hz in float32 and float64, its loop gap, and where the energy
@@ -8,11 +8,13 @@ goes at 60 Hz (velocity solve, moving the positions, the loop projection), the o
 beside it. ``--drives``: the implicit and exact drive discretisations against the continuous
 PD response (w 10, zeta 0.1, 60 Hz), a driven leader's shift of a compliant relation's damping,
 the compliant Isaac 2F-85's leader step against the same model at 32 sub-steps, and (with
-ovphysx) its FET022 sweep against PhysX's. ``--drift``: the force-free geared pair with its
-second rotor off-axis, float32 speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
+ovphysx) its FET022 sweep against PhysX's. ``--drift``: issue 40's light geared pair (float32
+and float64, its second rotor 0.2, 0.05 and 0 m from the first) and the force-free geared pair
+with its second rotor off-axis, speed change over 100,000 steps. ``--spin``: the Isaac 2F-85 with
 its root floating and an effort held on every DOF, on the joints alone, or on the base's
 rotation alone, and fixed: the step it turns non-finite and the base's spin per step ten steps
-before. It reuses the test modules'
+before, or the spin per step at the end (since issue 40 every case stays finite). ``--tumble``: the
+floating parallel-grip 2F-85 tumbling force-free at 50 / 75 / 100 rad/s, its energy and momentum. It reuses the test modules'
 helpers (tests/), which build the same stages the tests check.
 """
 
@@ -146,6 +148,13 @@ def drives(physx: bool) -> None:
 def drift() -> None:
     import test_solver_precision as P
 
+    print(
+        "Issue 40's light geared pair (rotor 2, 0.2 kg, 5e-4 kg m^2, d m from rotor 1), 100,000 steps, |speed change|:"
+    )
+    for d in (0.2, 0.05, 0.0):
+        for precision in ("float32", "float64"):
+            print(f"  d = {d} m, {precision}: {abs(P.light_pair(precision, 100_000, d=d)):.2e}")
+
     print("Force-free geared pair (multiplier 2, offset 0.1 rad), float32, 100,000 steps at 240 Hz, |speed change|:")
     for off_axis in (0.0, 0.2):
         residual, dl, df = P.spin("float32", 2.0, off_axis=off_axis)
@@ -153,6 +162,22 @@ def drift() -> None:
             f"  second rotor {off_axis} m off its axis: leader {dl:.2e}, follower {df:.2e}, relation residual "
             f"{residual:.1e} rad"
         )
+
+
+def tumble() -> None:
+    import test_solver_floating as F
+
+    print("Isaac 2F-85 (parallel grip) tumbling force-free about (1,1,1)/sqrt(3), 240 Hz, 2 s (issue 40):")
+    for about_com in (False, True):
+        for spin in (50.0, 75.0, 100.0):
+            for precision in ("float32", "float64"):
+                bad, ke, mom = F._tumble(spin, precision, about_com=about_com)
+                where = "centre of mass at rest" if about_com else "base origin at rest"
+                state = f"non-finite at step {bad}" if bad is not None else "finite"
+                print(
+                    f"  {where}, {spin:5.1f} rad/s, {precision}: {state}, kinetic energy within {ke:.2%}, "
+                    f"angular momentum within {mom:.1e}"
+                )
 
 
 def spin() -> None:
@@ -205,9 +230,10 @@ def main(argv=None) -> int:
     ap.add_argument("--drives", action="store_true")
     ap.add_argument("--drift", action="store_true")
     ap.add_argument("--spin", action="store_true")
+    ap.add_argument("--tumble", action="store_true")
     ap.add_argument("--no-physx", action="store_true", help="skip the ovphysx comparisons")
     args = ap.parse_args(argv)
-    every = not (args.loops or args.drives or args.drift or args.spin)
+    every = not (args.loops or args.drives or args.drift or args.spin or args.tumble)
     import warp as wp
 
     wp.config.quiet = True
@@ -227,6 +253,8 @@ def main(argv=None) -> int:
             drift()
         if every or args.spin:
             spin()
+        if every or args.tumble:
+            tumble()
     return 0
 
 

@@ -119,6 +119,49 @@ def test_solver_can_raise_on_a_nonfinite_state():
     assert isinstance(err.value, MimicInputError)
 
 
+def test_a_runaway_is_flagged_the_step_it_leaves_the_physical_range():
+    """Issue 40: ``nonfinite_envs()`` stayed silent while speeds reached 1e9 to 1e65 rad/s. A
+    leader driven by 1e4 N m (2 kg m^2 and its x2 follower's 0.5: 4 kg m^2 reflected) speeds the
+    follower up by 20.8 rad/s a step at 240 Hz, past a bound of 100 rad/s at step 5 and past the
+    default (1e4) at step 481; each is flagged in that very step (the issue asks within 10), the
+    environment beside it never, and no state is non-finite."""
+    b, lead, fol = independent_pair(multiplier=2.0)
+    model = build_model(b.stage, num_envs=2)
+    i = model.dof_index(lead)
+    for bound in (100.0, None):
+        solver = Solver(model) if bound is None else Solver(model, max_speed=bound)
+        limit = bound or 1.0e4
+        s0, s1, c = model.state(), model.state(), model.control()
+        f = c.joint_f.numpy()
+        f[1, i] = 1.0e4
+        c.joint_f.assign(f)
+        first = None
+        for step in range(1, 2000):
+            solver.step(s0, s1, c, 1.0 / 240)
+            s0, s1 = s1, s0
+            fastest = np.abs(s0.joint_qd.numpy()[1]).max()
+            if solver.runaway_envs():
+                first = step
+                assert fastest > limit and solver.runaway_envs() == [1]
+                break
+            assert fastest <= limit  # nothing flagged before the speed left the range
+        assert first is not None and solver.nonfinite_envs() == []
+    with pytest.raises(NonFiniteStateError, match="ran away"):
+        solver = Solver(model, max_speed=100.0, raise_on_nonfinite=True)
+        s0, s1 = model.state(), model.state()
+        for _ in range(10):
+            solver.step(s0, s1, c, 1.0 / 240)
+            s0, s1 = s1, s0
+    quiet = Solver(model, max_speed=math.inf)
+    for _ in range(10):
+        quiet.step(s0, s1, c, 1.0 / 240)
+        s0, s1 = s1, s0
+    assert quiet.runaway_envs() == []
+    for bad in (0.0, -1.0, math.nan, "fast", True):
+        with pytest.raises(StepInputError, match="max_speed"):
+            Solver(model, max_speed=bad)
+
+
 def _pendulum():
     b = StageBuilder(gravity=9.81)
     arm = b.body("arm", mass=1.0, inertia=(0.1, 0.1, 0.1), com=(0.1, 0, 0))

@@ -48,7 +48,14 @@ _PAIRS_PER_DOF = 8
 
 #: The options each ``Solver`` holds for itself (its keyword arguments and ``set_options``'s;
 #: the first four were attributes of the shared Model in 0.1).
-SOLVER_OPTIONS = ("erp", "iterations", "contact_iterations", "coupling_every_step", "drive_discretisation")
+SOLVER_OPTIONS = (
+    "erp",
+    "iterations",
+    "contact_iterations",
+    "coupling_every_step",
+    "drive_discretisation",
+    "max_speed",
+)
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
@@ -743,6 +750,7 @@ class Model:
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0
+        md.max_speed = math.inf  # the solver sets its own (Solver(max_speed=...))
         md.rank_tol = float(K.rank_tol)
         md.gravity = V3(*self.gravity)
         return md, ws.size
@@ -785,8 +793,9 @@ def _scratch(K, model: Model, num_envs: int, work_size: int, n_rel: int = 1, dee
     # float64 momentum bookkeeping of floating bases
     f64 = z if model.base_bodies else (lambda cols, t: unused(t))
     sc.Rd, sc.pd = f64(L, wp.mat33d), f64(L, wp.vec3d)
-    sc.Vd, sc.Pd, sc.Td = (f64(L, wp.spatial_vectord) for _ in range(3))
+    sc.Vd, sc.Pd, sc.Td, sc.Pm = (f64(L, wp.spatial_vectord) for _ in range(4))
     sc.Imd, sc.Ihd, sc.IId = f64(L, wp.float64), f64(L, wp.vec3d), f64(L, wp.mat33d)
+    sc.cm = f64(L, wp.vec3d)
     sc.rel_imp, sc.rel_err = z(n_rel), z(n_rel)
     sc.nonfinite = wp.zeros(num_envs, dtype=wp.int32, device=d)
     if K.contacts:

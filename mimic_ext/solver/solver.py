@@ -192,6 +192,12 @@ class MimicRow:
 
 #: ``drive_discretisation``'s values.
 DRIVE_DISCRETISATIONS = ("implicit", "exact")
+#: ``Solver(max_speed=...)``'s default (rad/s or m/s, any DOF): 100 times PhysX's default
+#: ``physxRigidBody:maxAngularVelocity`` (100 rad/s), about 95,000 rpm, and 10 km/s; no mechanism
+#: this solver models moves so fast, and a step that does has run away (an unstable step grows by
+#: orders of magnitude per step: it is flagged within a few steps, where the overflow that
+#: ``nonfinite_envs`` sees came at up to 1e65 rad/s).
+RUNAWAY_SPEED = 1.0e4
 
 
 class Solver:
@@ -199,7 +205,9 @@ class Solver:
 
     ``raise_on_nonfinite``: after each step, read the kernel's per-environment flags and raise
     ``NonFiniteStateError`` naming the environments whose state is no longer finite (costs a
-    device-to-host copy per step; ``nonfinite_envs()`` reads the same flags on demand).
+    device-to-host copy per step; ``nonfinite_envs()`` reads the same flags on demand), or an
+    environment that ran away (``runaway_envs()``: a speed past ``max_speed``, rad/s or m/s of
+    any DOF; default ``RUNAWAY_SPEED``, 1e4, with its reason there).
     ``threads``: CPU threads a step may use (default: every core this process may run on;
     1: one launch on the calling thread). Ignored on a GPU (one launch covers every environment).
 
@@ -228,6 +236,7 @@ class Solver:
         drive_discretisation: str = "implicit",
         raise_on_nonfinite: bool = False,
         threads: int | None = None,
+        max_speed: float = RUNAWAY_SPEED,
     ):
         if threads is None:
             threads = available_cores()
@@ -242,6 +251,7 @@ class Solver:
             contact_iterations=contact_iterations,
             coupling_every_step=coupling_every_step,
             drive_discretisation=drive_discretisation,
+            max_speed=max_speed,
         )
         self._keep_mass_factor()
         model.sync()  # the model's arrays as edited so far (a no-op when nothing changed)
@@ -262,6 +272,7 @@ class Solver:
     contact_iterations = property(lambda self: self._options["contact_iterations"])
     coupling_every_step = property(lambda self: self._options["coupling_every_step"])
     drive_discretisation = property(lambda self: self._options["drive_discretisation"])
+    max_speed = property(lambda self: self._options["max_speed"])
 
     def set_options(self, **options) -> None:
         """Change some of this solver's options (the constructor's names) for the steps to come."""
@@ -302,7 +313,13 @@ class Solver:
                 f"Solver: drive_discretisation = {o['drive_discretisation']!r}; give one of "
                 f"{', '.join(map(repr, DRIVE_DISCRETISATIONS))}"
             )
+        ms = o["max_speed"]
+        if isinstance(ms, bool) or not isinstance(ms, (int, float, np.integer, np.floating)) or not ms > 0:
+            raise StepInputError(
+                f"Solver: max_speed = {ms!r}; give a speed > 0 (rad/s or m/s; inf for no runaway check)"
+            )
         return {
+            "max_speed": float(ms),
             "erp": float(erp),
             "iterations": whole("iterations", 1),
             "contact_iterations": whole("contact_iterations", 0),
@@ -319,6 +336,7 @@ class Solver:
             setattr(out, name, getattr(md, name))
         o = self._options
         out.erp, out.iterations = o["erp"], o["iterations"]
+        out.max_speed = o["max_speed"]
         out.coupling_in_step = int(bool(md.coupling_in_step or o["coupling_every_step"]))
         # exact drives factor the mass-only matrix HM, which the layout keeps wherever a joint has a drive
         out.drive_exact = int(o["drive_discretisation"] == "exact" and bool(self.model.has_drive.any()))
@@ -453,7 +471,15 @@ class Solver:
             )
 
     def _raise_if_nonfinite(self, after: str) -> None:
+        fast = self.runaway_envs()
         bad = self.nonfinite_envs()
+        if fast and not bad:
+            shown = ", ".join(map(str, fast[:10])) + (" ..." if len(fast) > 10 else "")
+            raise NonFiniteStateError(
+                f"{len(fast)} environment(s) ran away after {after}: {shown} (a speed past "
+                f"max_speed = {self.max_speed:g} rad/s or m/s; raise it with Solver(max_speed=...) if real)",
+                fast,
+            )
         if bad:
             shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
             raise NonFiniteStateError(
@@ -773,7 +799,12 @@ class Solver:
 
     def nonfinite_envs(self) -> list[int]:
         """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""
-        return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy())]
+        return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy() & 1)]
+
+    def runaway_envs(self) -> list[int]:
+        """Environments with a speed past ``max_speed`` (rad/s or m/s, any DOF) after the last step
+        (over ``step_many``: after any of its steps): flagged the step it happens."""
+        return [int(i) for i in np.flatnonzero(self._scratch.nonfinite.numpy() & 2)]
 
     # ---- relations ------------------------------------------------------------------------
     def add_mimic(

@@ -16,7 +16,7 @@
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from .dynamics import F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
+from .dynamics import F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
 
 SOFT_ROW = wp.constant(2)
 
@@ -384,11 +384,14 @@ def build(ns) -> None:
             ws[e, md.o_dpos + 3 * j + 2] = T(0.0)
 
     @wp.func(inline=False)
-    def drive_positions(md: MD, ws: A2, e: int, u_in: A2, u_out: A2, q_out: A2, t_out: I2):
-        """The exact drives' position term (``exact_drive``) after the integration: each folded
-        drive alone in its column moves the mechanism by ``delta = c2 u + c3 u+`` at its joint,
-        along the response of an impulse there (``C_M g^T``, scaled by ``delta m_eff``: the other
-        joints move as that impulse would move them, relations and loops kept to first order)."""
+    def drive_positions(md: MD, ws: A2, e: int, u_in: A2, u_out: A2, q_out: A2, t_out: I2, dt: T):
+        """The exact drives' position term (``exact_drive``) after the integration: each drive
+        alone in its column moves the mechanism by ``delta = c2 u + c3 u+`` at its joint (folded,
+        or a bounded row within its bound: the same PD law), or by ``(dt / 2) (u - u+)`` where its
+        bound acted (a force held over the step: the position of constant acceleration, which the
+        semi-implicit step overshoots by ``dt^2 / 2`` of it), along the response of an impulse
+        there (``C_M g^T``, scaled by ``delta m_eff``: the other joints move as that impulse would
+        move them, relations and loops kept to first order)."""
         k = md.k
         any_ = int(0)
         for c in range(k):
@@ -396,7 +399,13 @@ def build(ns) -> None:
         for j in range(md.n1):
             c2 = ws[e, md.o_dpos + 3 * j + 1]
             c3 = ws[e, md.o_dpos + 3 * j + 2]
-            if ws[e, md.o_drv + 3 * j + 2] == T(0.0) and (c2 != T(0.0) or c3 != T(0.0)):
+            od = md.o_drv + 3 * j
+            mode = ws[e, od + 2]
+            if mode == T(1.0) and (md.joints[j].flags & F_DEXACT) != 0:
+                if wp.abs(ws[e, od] - ws[e, od + 1] * u_out[e, j]) >= dt * md.joints[j].fmax:  # at its bound
+                    c2 = T(0.5) * dt
+                    c3 = T(-0.5) * dt
+            if mode >= T(0.0) and (c2 != T(0.0) or c3 != T(0.0)):
                 delta = (c2 * u_in[e, j] + c3 * u_out[e, j]) * ws[e, md.o_dpos + 3 * j]
                 c0, c1, r = mass_response(md, ws, e, j)
                 for c in range(c0, c1):

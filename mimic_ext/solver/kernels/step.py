@@ -17,6 +17,8 @@ import warp as wp
 from .dynamics import F_CONT, FREE, TURNS_MAX
 from .structs import FLOAT_RESTORED
 
+RUNAWAY = wp.constant(2)  # the finiteness flag's bit for a speed past ``ModelData.max_speed``
+
 
 def build(ns) -> None:
     T, V3 = ns.T, ns.vec3
@@ -61,7 +63,7 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         o = origin(md, e, q_in)
-        f.corrections(md, sc, e, q_in, t_in, dt)
+        f.corrections(md, sc, e, q_in, u_in, t_in, dt)
         f.forward(md, e, q_in, u_in, sc, o, dt)
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
@@ -132,11 +134,15 @@ def build(ns) -> None:
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
         if md.n_rel > 0 and md.coupling_in_step != 0:  # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
+        if md.float_bases == FLOAT_RESTORED:  # a free tree's base moves at the implicit midpoint's velocity
+            f.base_midpoint(md, sc, e, q_in, t_in, u_in, u_out, q_out, t_out, od, dt)
         for i in range(n):  # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
+        if md.float_bases == FLOAT_RESTORED:
+            f.turn_bases_about_com(md, sc, e, md.o_res, dt, q_in, q_out)
         if md.drive_exact != 0:
-            f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out)
+            f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out, dt)
         if md.m > 0:  # two Gauss-Newton projections onto the closed loops, fewer if closed
             for proj in range(2):
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
@@ -145,8 +151,10 @@ def build(ns) -> None:
             f.restore_momentum(md, sc, e, q_out, u_out, od)
         # one sum of the new state: a NaN or inf anywhere makes it non-finite
         acc = T(0.0)
+        fastest = T(0.0)
         for i in range(n):
             acc = acc + u_out[e, i]
+            fastest = wp.max(fastest, wp.abs(u_out[e, i]))
         for i in range(q_out.shape[1]):
             acc = acc + q_out[e, i]
         bad = int(0)
@@ -157,6 +165,8 @@ def build(ns) -> None:
                 tj = t_out[e, j]  # not abs: |INT_MIN| is INT_MIN
                 if (md.joints[j].flags & F_CONT) != 0 and (tj > TURNS_MAX or tj < -TURNS_MAX):
                     bad = int(1)
+        if fastest > md.max_speed:  # a runaway, flagged when it happens, long before any overflow
+            bad = bad | RUNAWAY
         sc.nonfinite[e] = bad
 
     @wp.func
@@ -186,7 +196,7 @@ def build(ns) -> None:
     ):
         """Environment ``e`` through ``steps`` steps from state ``a``, alternating between ``a``
         and ``b`` (step ``s`` reads control row ``s * n_env + e``; positions after it go to
-        ``history[slot[s], e]`` when ``slot[s] >= 0``; the finiteness flag is the OR over the
+        ``history[slot[s], e]`` when ``slot[s] >= 0``; the health flags are the OR over the
         steps). Both kernels call it, so the step is one call site. ``step_env`` stays a call
         of its own (clang does not inline it, and forcing it inline measured 4-11 % slower on
         the Robotiq): it is handed the model and scratch structs (some 2.8 KB) by value each
@@ -207,7 +217,7 @@ def build(ns) -> None:
                 u_o = u_a
                 t_o = t_a
             step_env(md, sc, e, s * n_env + e, q_i, u_i, t_i, target_pos, target_vel, effort, dt, q_o, u_o, t_o)
-            bad = wp.max(bad, sc.nonfinite[e])
+            bad = bad | sc.nonfinite[e]
             k = slot[s]
             if k >= 0:
                 record(q_o, history, k, e)

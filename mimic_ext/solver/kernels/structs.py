@@ -154,6 +154,7 @@ def build(ns) -> None:
         coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
         erp: T
+        max_speed: T  # a speed past this (rad/s or m/s, any DOF) flags the environment as run away
         rank_tol: T
         gravity: V3
         links: wp.array(dtype=LinkData)
@@ -244,13 +245,15 @@ def build(ns) -> None:
         ws: wp.array2d(dtype=T)
         rel_imp: wp.array2d(dtype=T)  # per relation: impulse of the last step, error at its start
         rel_err: wp.array2d(dtype=T)
-        nonfinite: wp.array(dtype=wp.int32)  # per environment: 1 when its new state is not finite
+        nonfinite: wp.array(dtype=wp.int32)  # per environment: 1 state not finite, 2 a speed past max_speed (bits)
         # floating bases: momentum bookkeeping in float64 (see dynamics.momentum64)
         Rd: wp.array2d(dtype=wp.mat33d)
         pd: wp.array2d(dtype=wp.vec3d)
         Vd: wp.array2d(dtype=wp.spatial_vectord)
         Pd: wp.array2d(dtype=wp.spatial_vectord)
         Td: wp.array2d(dtype=wp.spatial_vectord)
+        Pm: wp.array2d(dtype=wp.spatial_vectord)  # the start momentum, kept for base_midpoint
+        cm: wp.array2d(dtype=wp.vec3d)  # a free tree's centre of mass at the step's start (world)
         Imd: wp.array2d(dtype=wp.float64)
         Ihd: wp.array2d(dtype=wp.vec3d)
         IId: wp.array2d(dtype=wp.mat33d)
