@@ -349,9 +349,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse with errors as one line (``mimic-ext: error: ...``) plus where help is, exit 2."""
 
     def error(self, message: str):
+        from .input_files import one_line
+
         command = self.prog.removeprefix("mimic-ext").strip()
         where = f"{command}: " if command else ""
-        self.exit(EXIT_ERROR, f"mimic-ext: error: {where}{message} (see: {self.prog} --help)\n")
+        self.exit(EXIT_ERROR, f"mimic-ext: error: {one_line(f'{where}{message}')} (see: {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -520,11 +522,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)  # --help, --version and usage errors exit here (SystemExit)
+    from .input_files import check_utf8_name, one_line
+
     try:
+        for value in vars(args).values():  # file names (and prim paths) that are not UTF-8: before any work
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str):
+                    check_utf8_name(text)
         _check_device(args)
         return int(args.func(args) or 0)
     except MimicInputError as exc:
-        print(f"mimic-ext: error: {exc}", file=sys.stderr)
+        print(f"mimic-ext: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("mimic-ext: interrupted", file=sys.stderr)

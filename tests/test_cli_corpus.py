@@ -81,7 +81,7 @@ def _run_subprocess(case, folder: Path) -> tuple[int | None, str, str]:
             encoding="utf-8",
             errors="replace",
             timeout=SUBPROCESS_TIMEOUT_S,
-            env=_env(),
+            env={**_env(), **dict(case.env)},
             preexec_fn=_cap_memory,
         )
     except subprocess.TimeoutExpired as exc:
@@ -202,6 +202,8 @@ def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
         folder = corpus.build_case(case, tmp_path)
         before = snapshot(folder)
         monkeypatch.chdir(folder)
+        for name, value in case.env:
+            monkeypatch.setenv(name, value)
         capfd.readouterr()
         try:
             rc = cli.main(list(case.argv))

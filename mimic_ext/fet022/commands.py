@@ -171,10 +171,12 @@ def _refuse_inputs(outputs, inputs) -> None:
 
 
 def _input_files(paths, config_path) -> list:
-    """Every file the run reads: the stages, the layers they compose in, the config file."""
+    """Every file the run reads: the stages, the layers they compose in, the config files
+    (the one ``--config`` names and the one ``MIMIC_EXT_FET022_CONFIG`` names)."""
     from .batch import _dependencies
+    from .config import config_files
 
-    files = list(paths) + ([config_path] if config_path else [])
+    files = list(paths) + config_files(config_path)
     for p in paths:
         files.extend(_dependencies(p))
     return files
@@ -183,20 +185,13 @@ def _input_files(paths, config_path) -> list:
 def cmd_sweep(args) -> int:
     from pathlib import Path
 
+    from ..atomic_write import write_texts_atomically
+    from ..input_files import check_utf8_name
     from .batch import collect_stages, sweep_paths
     from .config import load_config
     from .engines import check_engine
-    from .reports import (
-        format_console,
-        format_html,
-        format_json,
-        format_junit,
-        result_paths,
-        write_html,
-        write_json,
-        write_junit,
-        write_result_json,
-    )
+    from .reports import format_console, format_html, format_json, format_junit, result_paths
+    from .reports.result_json import format_result_json
 
     config = load_config(
         args.config,
@@ -221,6 +216,8 @@ def cmd_sweep(args) -> int:
         raise MimicInputError("only one of --json, --junit, --html can be - (stdout)")
     to_stdout = next((k for k, v in targets.items() if v == "-"), None)
     paths = collect_stages(args.stages, recursive=args.recursive)
+    for path in paths:  # a folder's file whose name is not UTF-8: one line before any work
+        check_utf8_name(str(path))
     inputs = _input_files(paths, args.config) if (_outputs(targets) or results_dir) else []
     _refuse_inputs(_outputs(targets), inputs)
     if args.executor != "dask" and args.scheduler:
@@ -237,23 +234,22 @@ def cmd_sweep(args) -> int:
             where = "" if st.asset in reason else f"{st.asset}: "
             tag = f" [{st.engine}]" if len(engines) > 1 else ""
             print(f"mimic-ext: error: {where}{reason}{tag}".replace("\n", " "), file=sys.stderr)
-    written = []
+    # every report is made first and written together: one that cannot be written leaves none
+    files: list[tuple[str, str]] = []
     if results_dir:
         planned = result_paths(run, results_dir)
         _refuse_inputs([str(p) for _, p in planned], inputs)
-        written += [write_result_json(stage, path) for stage, path in planned]
-    if targets["json"] == "-":
-        sys.stdout.write(format_json(run, samples=not args.no_samples))
-    elif targets["json"]:
-        written.append(write_json(run, targets["json"], samples=not args.no_samples))
-    if targets["junit"] == "-":
-        sys.stdout.write(format_junit(run))
-    elif targets["junit"]:
-        written.append(write_junit(run, targets["junit"]))
-    if targets["html"] == "-":
-        sys.stdout.write(format_html(run))
-    elif targets["html"]:
-        written.append(write_html(run, targets["html"]))
-    for path in written:
+        files += [(str(path), format_result_json(stage)) for stage, path in planned]
+    formats = {
+        "json": lambda: format_json(run, samples=not args.no_samples),
+        "junit": lambda: format_junit(run),
+        "html": lambda: format_html(run),
+    }
+    for kind, make in formats.items():
+        if targets[kind] == "-":
+            sys.stdout.write(make())
+        elif targets[kind]:
+            files.append((targets[kind], make()))
+    for path in write_texts_atomically(files, make_parent=True):
         print(f"wrote {path}", file=console)
     return run.exit_code

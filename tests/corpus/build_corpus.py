@@ -46,6 +46,7 @@ class Case:
     writes: tuple[str, ...] = ()  # files the case may create or change (others byte-identical)
     check: str | None = None  # name of an extra check in tests/test_cli_corpus.py
     search_stdout: bool = False  # the pattern may match stdout too (a failed follower, not an error)
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for the run (NAME, value)
 
 
 # ---------------------------------------------------------------- input makers
@@ -60,7 +61,9 @@ def copy_sample(name: str, as_name: str | None = None, edit: Callable[[str], str
             new = edit(text)
             assert new != text, f"the edit of {name} for this case changed nothing"
             text = new
-        (d / (as_name or Path(name).name)).write_text(text)
+        out = d / (as_name or Path(name).name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
 
     return build
 
@@ -88,6 +91,7 @@ def symlink(name: str, target: str):
 def text_file(name: str, text: str | bytes):
     def build(d: Path) -> None:
         p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(text) if isinstance(text, bytes) else p.write_text(text, encoding="utf-8")
 
     return build
@@ -1062,7 +1066,157 @@ def _cases() -> list[Case]:
         writes=G,
         check="set_printed_before_after",
     )
+    _issue43_cases(add)
     return c
+
+
+#: a file name that is not UTF-8 (as Python sees it: lone surrogates, PEP 383)
+NOT_UTF8_NAME = os.fsdecode(b"\xff\xfe.usda")
+CONFIG_ENV = "MIMIC_EXT_FET022_CONFIG"
+#: a peer package shadowing the real one from the case folder (``python -m`` puts the working
+#: folder first on sys.path); no bytecode, so nothing new appears beside it
+NO_BYTECODE = (("PYTHONDONTWRITEBYTECODE", "1"),)
+
+
+def broken_package(name: str, raise_line: str):
+    return text_file(f"{name}/__init__.py", f"{raise_line}\n")
+
+
+def _issue43_cases(add) -> None:
+    """Issue 43: an input overwritten by a report, the last tracebacks, causes shown."""
+    # -- every file the run reads is an input, the config the variable names included
+    add(
+        "sweep_json_is_env_config",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "c.yaml"],
+        2,
+        r"c\.yaml: is an input",
+        both(geared, text_file("c.yaml", "sweep_seconds: 2\n")),
+        env=((CONFIG_ENV, "c.yaml"),),
+    )
+    add(
+        "sweep_report_onto_env_config_folder",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--report", "rep"],
+        2,
+        r"rep/fet022_junit\.xml: is an input",
+        both(geared, text_file("rep/fet022_junit.xml", "sweep_seconds: 2\n")),
+        env=((CONFIG_ENV, "rep/fet022_junit.xml"),),
+    )
+    add(
+        "sweep_second_output_unwritable_writes_none",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "ok.json", "--html", "ro/r.html"],
+        2,
+        r"ro/r\.html: ",
+        both(geared, text_file("ro", "a file where the report's folder would be\n")),
+    )
+    # /proc takes no new file, even from root (a read-only folder does, for root): the failure
+    # comes at the write, after the sweep, when the JSON's temporary is already complete
+    add(
+        "sweep_last_output_fails_at_write_writes_none",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "ok.json", "--html", "/proc/r.html"],
+        2,
+        r"/proc/r\.html: cannot write",
+        geared,
+    )
+    # -- tracebacks
+    for name, text, env in (
+        ("sweep_config_sample_every_inf", "sample_every: .inf\n", False),
+        ("sweep_config_sample_every_minus_inf", "sample_every: -.inf\n", False),
+        ("sweep_env_config_capture_fps_inf", "capture_fps: .inf\n", True),
+    ):
+        add(
+            name,
+            NO_TRACEBACK,
+            "harden",
+            ["sweep", "g.usda"] + ([] if env else ["--config", "c.yaml"]),
+            2,
+            r"c\.yaml.*(sample_every|capture_fps) = -?inf: expected int",
+            both(geared, text_file("c.yaml", text)),
+            env=((CONFIG_ENV, "c.yaml"),) if env else (),
+        )
+    for command, extra in (
+        ("list", []),
+        ("validate", []),
+        ("set", [FOLLOWER, "--leader", LEADER, "--multiplier", "3"]),
+        ("sweep", ["--json", "out.json"]),
+    ):
+        add(
+            f"{command}_name_not_utf8",
+            NO_TRACEBACK,
+            "harden",
+            [command, NOT_UTF8_NAME, *extra],
+            2,
+            r"^mimic-ext: error: \\xff\\xfe\.usda: the name is not UTF-8",
+            copy_sample("geared_pair.usda", NOT_UTF8_NAME),
+        )
+    add(
+        "sweep_folder_holding_name_not_utf8",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "f", "--json", "out.json"],
+        2,
+        r"f/\\xff\\xfe\.usda: the name is not UTF-8",
+        copy_sample("geared_pair.usda", f"f/{NOT_UTF8_NAME}"),
+    )
+    add(
+        "list_newline_in_name_one_line",
+        NO_TRACEBACK,
+        "harden",
+        ["list", "a\nb.usda"],
+        2,
+        r"a\\nb\.usda: no such file",
+        lambda d: None,
+    )
+    # -- causes shown
+    add(
+        "sweep_engine_import_oserror_named",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco engine: mujoco is installed but its import failed: OSError: libGL\.so\.1: cannot open",
+        both(geared, broken_package("mujoco", 'raise OSError("libGL.so.1: cannot open shared object file")')),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_import_error_not_called_missing",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco is installed but its import failed: ImportError: cannot import name 'x'",
+        both(geared, broken_package("mujoco", "raise ImportError(\"cannot import name 'x' from 'mujoco._api'\")")),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_missing_dependency_named",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco is installed but its import failed: it needs no_such_dependency_43, which is not installed",
+        both(geared, broken_package("mujoco", "import no_such_dependency_43")),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_device_missing",
+        REFUSED,
+        "harden",
+        ["sweep", "g.usda", "--engine", "physx:cuda:7", "--json", "out.json"],
+        2,
+        r"--engine physx:cuda:7: cuda:7: no such device",
+        geared,
+    )
 
 
 CASES: list[Case] = _cases()
