@@ -15,7 +15,7 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .arguments import float32_number
 from .errors import MimicInputError
@@ -193,18 +193,37 @@ def _finding_keys(stage) -> set[tuple[str, str, str]]:
     return {(f.severity, f.code, f.path) for f in validate(stage)}
 
 
-def _check_edit(opened, before: set[tuple[str, str, str]]) -> None:
+def _check_edit(opened, before: set[tuple[str, str, str]], written: Iterable[str] = ()) -> None:
     """Validate the edited (in-memory) stage: an error the edit introduced refuses it (one line,
-    nothing written); a new warning is shown. Findings the stage already had are not the edit's."""
+    nothing written); a new warning is shown. Findings the stage already had elsewhere are not
+    the edit's, but an error on a relation the edit writes (``written``: follower paths) refuses
+    it even when the stage held it before: the tool does not write a relation it calls wrong."""
     from .schema.validation import validate
 
-    new = [f for f in validate(opened.stage) if (f.severity, f.code, f.path) not in before]
-    errors = [f for f in new if f.severity == "error"]
+    written = set(written)
+    findings = validate(opened.stage)
+    new = [f for f in findings if (f.severity, f.code, f.path) not in before]
+    errors = [f for f in findings if f.severity == "error" and (f in new or f.path in written)]
     if errors:
         f = errors[0]
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise MimicInputError(f"{opened.path}: {f.path}: {f.message} ({f.code}){more}; nothing written")
+        kept = "" if f in new else " (the stage held this error before; the edit would write it again: fix it)"
+        raise MimicInputError(f"{opened.path}: {f.path}: {f.message} ({f.code}){more}{kept}; nothing written")
     _warn(f"{f.path}: {f.message} ({f.code})" for f in new if f.severity == "warning")
+
+
+def _same_relation(a, b) -> bool:
+    """``a`` and ``b`` say the same thing: leader, reference DOF, ratio, offset and compliance
+    (float32 storage and unit conversion: 1e-6 relative)."""
+    close = lambda x, y: math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9)  # noqa: E731
+    return (
+        a.leader == b.leader
+        and a.reference_axis == b.reference_axis
+        and a.enabled == b.enabled
+        and all(
+            close(getattr(a, n), getattr(b, n)) for n in ("multiplier", "offset", "natural_frequency", "damping_ratio")
+        )
+    )
 
 
 def _unchanged(before, after) -> bool:
@@ -287,7 +306,7 @@ def cmd_set(args) -> int:
         )
         findings_before = _finding_keys(stage)
         written = set_relation(stage, rel)
-        _check_edit(opened, findings_before)
+        _check_edit(opened, findings_before, [args.follower])
         print(_change_line(before, written))
         if out is None and _unchanged(before, written):
             print(f"{opened.path}: nothing to change, not rewritten")
@@ -315,7 +334,7 @@ def cmd_convert(args) -> int:
         for f in args.follower or []:
             _prim_at(opened, f, "follower")
         done = convert_stage(opened.stage, args.to, followers=args.follower, duplicates_only=args.duplicates_only)
-        _check_edit(opened, findings_before)
+        _check_edit(opened, findings_before, [c.follower for c in done if c.changed])
         for c in done:
             if c.converted:
                 print(
@@ -326,12 +345,14 @@ def cmd_convert(args) -> int:
                 for rel in c.removed:
                     same = (
                         "same relation"
-                        if rel.multiplier == c.kept.multiplier and rel.offset == c.kept.offset
-                        else f"it said {rel.describe()}"
+                        if _same_relation(rel, c.kept)
+                        else f"it said {rel.describe()} following {rel.leader}, a different relation"
                     )
                     print(
                         f"removed the duplicate {c.follower} {_authored_text(rel)} ({same}); kept "
-                        f"{_authored_text(c.kept)} ({c.kept.describe()})"
+                        f"{_authored_text(c.kept)} ({c.kept.describe()}"
+                        + ("" if _same_relation(rel, c.kept) else f" following {c.kept.leader}")
+                        + ")"
                     )
         changed = [c for c in done if c.changed]
         if not changed:

@@ -195,11 +195,11 @@ infinite_gear1 = copy_sample(
         "float3 physics:diagonalInertia = (inf, inf, inf)\n        float physics:mass = inf",
     ),
 )
-#: the geared pair's follower with the same relation in both schemas (two constraints in PhysX)
-geared_both = copy_sample(
-    "geared_pair.usda",
-    "g.usda",
-    lambda t: t.replace(
+
+
+def geared_both_text(t: str) -> str:
+    """The geared pair's text with the follower's relation in both schemas (two constraints in PhysX)."""
+    return t.replace(
         'prepend apiSchemas = ["PhysxMimicJointAPI:rotX"]',
         'prepend apiSchemas = ["PhysxMimicJointAPI:rotX", "NewtonMimicAPI"]',
     ).replace(
@@ -207,8 +207,10 @@ geared_both = copy_sample(
         "            float newton:mimicCoef0 = 5.729578\n            float newton:mimicCoef1 = 2\n"
         "            bool newton:mimicEnabled = 1\n            rel newton:mimicJoint = </Gears/Joints/gear_leader>\n"
         "            float physxMimicJoint:rotX:dampingRatio = 0\n",
-    ),
-)
+    )
+
+
+geared_both = copy_sample("geared_pair.usda", "g.usda", geared_both_text)
 
 
 # ---------------------------------------------------------------- the cases
@@ -1173,6 +1175,63 @@ def _issue43_cases(add) -> None:
         2,
         r"a\\nb\.usda: no such file",
         lambda d: None,
+    )
+    # -- a relation the validator calls an error is not written again, whatever the stage held
+    fixed_leader = "</Gears/Joints/base_joint>"
+    add(
+        "set_again_on_fixed_leader_refused",
+        REFUSED,
+        "harden",
+        ["set", "g.usda", FOLLOWER, "--leader", "/Gears/Joints/base_joint", "--multiplier", "3"],
+        2,
+        r"MIMIC_REFERENCE_TYPE.*held this error before.*nothing written",
+        geared_edit("referenceJoint = </Gears/Joints/gear_leader>", f"referenceJoint = {fixed_leader}"),
+    )
+    add(
+        "set_again_extreme_gearing_refused",
+        REFUSED,
+        "harden",
+        [*SET_G, "--multiplier", "2e30"],
+        2,
+        r"MIMIC_EXTREME_GEARING.*nothing written",
+        geared_edit("gearing = -2", "gearing = -1e30"),
+    )
+    add(
+        "convert_extreme_gearing_refused",
+        REFUSED,
+        "harden",
+        ["convert", "g.usda", "--to", "newton"],
+        2,
+        r"MIMIC_EXTREME_GEARING.*nothing written",
+        geared_edit("gearing = -2", "gearing = -1e30"),
+    )
+    newton_on_fixed_base = copy_sample(
+        "geared_pair.usda",
+        "g.usda",
+        lambda t: geared_both_text(t).replace(
+            "rel newton:mimicJoint = </Gears/Joints/gear_leader>", f"rel newton:mimicJoint = {fixed_leader}"
+        ),
+    )
+    add(
+        "convert_never_keeps_the_fixed_base_one",
+        REFUSED,
+        "harden",
+        ["convert", "g.usda", "--to", "newton", "--duplicates-only"],
+        2,
+        r"MIMIC_REFERENCE_TYPE.*nothing written",
+        newton_on_fixed_base,
+    )
+    add(
+        "convert_names_a_different_leader",
+        FIRST_HOUR,
+        "harden",
+        ["convert", "g.usda", "--to", "physx", "--duplicates-only"],
+        0,
+        r"^removed the duplicate .*following /Gears/Joints/base_joint, a different relation\); kept .* following "
+        r"/Gears/Joints/gear_leader\)$",
+        newton_on_fixed_base,
+        writes=G,
+        search_stdout=True,
     )
     # -- causes shown
     add(
