@@ -182,6 +182,10 @@ def _editing(stage_path: str, output: str | None):
 def _save(opened, out) -> None:
     from .schema import save_stage_atomically
 
+    if out is None:  # in place: a hand-written .usda's comments are lost; say so before writing
+        from .usda_comments import dropped_comments_warning
+
+        _warn([dropped_comments_warning(opened.path)])
     # in place, the user named this file (or a link to it) as the stage to edit: write through a link
     target = save_stage_atomically(opened.stage, out or opened.path, through_link=out is None)
     print(f"wrote {target}")

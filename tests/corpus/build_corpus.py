@@ -1233,6 +1233,17 @@ def _issue43_cases(add) -> None:
         writes=G,
         search_stdout=True,
     )
+    # -- an in-place edit of a commented .usda says that USD drops the comments (before writing)
+    add(
+        "set_in_place_warns_of_dropped_comments",
+        FIRST_HOUR,
+        "harden",
+        [*SET_G, "--multiplier", "3"],
+        0,
+        r"^mimic-ext: warning: g\.usda: holds 2 '#' comment line\(s\), which USD does not keep",
+        geared_edit("def PhysicsScene", "# the scene\n    # (indented)\ndef PhysicsScene"),
+        writes=G,
+    )
     # -- causes shown
     add(
         "sweep_engine_import_oserror_named",
