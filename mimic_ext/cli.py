@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -554,6 +555,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             for text in value if isinstance(value, list) else [value]:
                 if isinstance(text, str):
                     check_utf8_name(text)
+        for name in ("stage", "robot"):  # a missing input in one line, before USD's seconds of import
+            path = getattr(args, name, None)
+            if isinstance(path, str) and not os.path.exists(path):
+                raise MimicInputError(f"{path}: no such file")
         _check_device(args)
         return int(args.func(args) or 0)
     except MimicInputError as exc:

@@ -1244,6 +1244,26 @@ def _issue43_cases(add) -> None:
         geared_edit("def PhysicsScene", "# the scene\n    # (indented)\ndef PhysicsScene"),
         writes=G,
     )
+    # -- first hour: a missing input is named before USD is imported (seconds on a busy machine):
+    # a pxr package in the case folder that refuses to load shows whether anything imported it
+    for command, extra in (
+        ("list", []),
+        ("validate", []),
+        ("set", [FOLLOWER, "--leader", LEADER, "--multiplier", "2"]),
+        ("export", ["-o", "out.urdf"]),
+        ("import", ["-o", "out.usda"]),
+    ):
+        add(
+            f"{command}_missing_input_before_pxr",
+            FIRST_HOUR,
+            "harden",
+            [command, "nope.usda" if command != "import" else "nope.urdf", *extra],
+            2,
+            r"^mimic-ext: error: nope\.(usda|urdf): no such file$",
+            broken_package("pxr", 'raise ImportError("pxr was imported before the input was checked")'),
+            run=SUBPROCESS,
+            env=NO_BYTECODE,
+        )
     # -- causes shown
     add(
         "sweep_engine_import_oserror_named",
