@@ -47,6 +47,7 @@ class Case:
     check: str | None = None  # name of an extra check in tests/test_cli_corpus.py
     search_stdout: bool = False  # the pattern may match stdout too (a failed follower, not an error)
     env: tuple[tuple[str, str], ...] = ()  # environment variables set for the run (NAME, value)
+    needs: tuple[str, ...] = ()  # optional peer modules the case needs (skipped cleanly without them)
 
 
 # ---------------------------------------------------------------- input makers
@@ -1264,6 +1265,31 @@ def _issue43_cases(add) -> None:
             run=SUBPROCESS,
             env=NO_BYTECODE,
         )
+    # -- first hour: a multi-engine sweep says a shared warning once, naming the engines; the
+    # harness's sign rule once per report (the HTML links each follower to that one paragraph)
+    narrow_follower = geared_edit("float physics:lowerLimit = -120", "float physics:lowerLimit = -100")
+    add(
+        "sweep_engines_share_one_warning_line",
+        FIRST_HOUR,
+        "harden",
+        ["sweep", "g.usda", "--engine", "warp,physx", "-q"],
+        0,
+        r"^  warning \[warp, physx\]: gear_follower: validator MIMIC_RANGE_OUTSIDE_LIMITS",
+        narrow_follower,
+        search_stdout=True,
+        needs=("ovphysx",),
+    )
+    add(
+        "sweep_sign_rule_once_per_report",
+        FIRST_HOUR,
+        "harden",
+        ["sweep", "g.usda", "g2.usda", "--html", "r.html", "-q"],
+        0,
+        None,
+        both(geared, copy_sample("geared_pair.usda", "g2.usda")),
+        writes=("r.html",),
+        check="sign_rule_once",
+    )
     # -- causes shown
     add(
         "sweep_engine_import_oserror_named",
