@@ -192,13 +192,17 @@ def _save(opened, out) -> None:
     print(f"wrote {target}")
 
 
-def _finding_keys(stage) -> set[tuple[str, str, str]]:
+def _finding_keys(stage, body_facts: dict) -> set[tuple[str, str, str]]:
+    """The stage's findings before an edit; ``body_facts`` carries what the edit cannot change
+    (articulations, masses) to the validation after it."""
     from .schema.validation import validate
 
-    return {(f.severity, f.code, f.path) for f in validate(stage)}
+    return {(f.severity, f.code, f.path) for f in validate(stage, body_facts)}
 
 
-def _check_edit(opened, before: set[tuple[str, str, str]], written: Iterable[str] = ()) -> None:
+def _check_edit(
+    opened, before: set[tuple[str, str, str]], written: Iterable[str] = (), body_facts: dict | None = None
+) -> None:
     """Validate the edited (in-memory) stage: an error the edit introduced refuses it (one line,
     nothing written); a new warning is shown. Findings the stage already had elsewhere are not
     the edit's, but an error on a relation the edit writes (``written``: follower paths) refuses
@@ -206,7 +210,7 @@ def _check_edit(opened, before: set[tuple[str, str, str]], written: Iterable[str
     from .schema.validation import validate
 
     written = set(written)
-    findings = validate(opened.stage)
+    findings = validate(opened.stage, body_facts)
     new = [f for f in findings if (f.severity, f.code, f.path) not in before]
     errors = [f for f in findings if f.severity == "error" and (f in new or f.path in written)]
     if errors:
@@ -309,9 +313,10 @@ def cmd_set(args) -> int:
             ),
             None,
         )
-        findings_before = _finding_keys(stage)
+        facts: dict = {}
+        findings_before = _finding_keys(stage, facts)
         written = set_relation(stage, rel)
-        _check_edit(opened, findings_before, [args.follower])
+        _check_edit(opened, findings_before, [args.follower], facts)
         print(_change_line(before, written))
         if out is None and _unchanged(before, written):
             print(f"{opened.path}: nothing to change, not rewritten")
@@ -335,11 +340,12 @@ def cmd_convert(args) -> int:
     from .schema import convert_stage
 
     with _editing(args.stage, args.output) as (opened, out):
-        findings_before = _finding_keys(opened.stage)
+        facts: dict = {}
+        findings_before = _finding_keys(opened.stage, facts)
         for f in args.follower or []:
             _prim_at(opened, f, "follower")
         done = convert_stage(opened.stage, args.to, followers=args.follower, duplicates_only=args.duplicates_only)
-        _check_edit(opened, findings_before, [c.follower for c in done if c.changed])
+        _check_edit(opened, findings_before, [c.follower for c in done if c.changed], facts)
         for c in done:
             if c.converted:
                 print(
