@@ -59,6 +59,8 @@ def cmd_import(args) -> int:
         errors = sum(f.severity == "error" for f in findings)
         warnings = sum(f.severity == "warning" for f in findings)
         summary += f"; validation: {errors} error(s), {warnings} warning(s)"
+        # the counted findings themselves, not only their number (``mimic-ext validate`` format)
+        _warn(f"validation {f.severity} {f.code} {f.path}: {f.message}" for f in findings if f.severity != "info")
     print(summary)
     return 0
 

@@ -1290,6 +1290,28 @@ def _issue43_cases(add) -> None:
         writes=("r.html",),
         check="sign_rule_once",
     )
+    # -- first hour: import shows the validation findings it counts, and says which joints a
+    # velocity-limit note is about before explaining why
+    add(
+        "import_lists_its_validation_warnings",
+        FIRST_HOUR,
+        "harden",
+        ["import", "r.urdf", "-o", "out.usda"],
+        0,
+        r"^mimic-ext: warning: validation warning MIMIC_RANGE_OUTSIDE_LIMITS /r/Joints/jb: ",
+        urdf(multiplier="3"),
+        writes=("out.usda",),
+    )
+    add(
+        "import_velocity_note_names_the_joints_first",
+        FIRST_HOUR,
+        "harden",
+        ["import", "r.urdf", "-o", "out.usda"],
+        0,
+        r"^mimic-ext: warning: r\.urdf: 1 mimic follower\(s\) keep no velocity limit: jb \(as Isaac Sim",
+        urdf(),
+        writes=("out.usda",),
+    )
     # -- causes shown
     add(
         "sweep_engine_import_oserror_named",
