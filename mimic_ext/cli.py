@@ -31,6 +31,9 @@ CONVENTIONS = (
     "PhysX q_f + gearing*q_ref + offset = 0 (offset in degrees for a revolute follower, stage units "
     "for a prismatic one), so multiplier = -gearing; Newton q_f = coef0 + coef1*q_ref (USD units)."
 )
+#: the sub-commands that take no values in either convention point at the paragraph, said once
+#: in ``mimic-ext --help`` (and in ``set``, whose flags are in those conventions)
+SEE_CONVENTIONS = "Units and signs: mimic-ext --help, docs/conventions.md."
 
 
 def _warn(lines) -> None:
@@ -399,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "list",
         help="list the mimic relations of a stage",
-        description="List every mimic relation, as authored and canonical. " + CONVENTIONS,
+        description="List every mimic relation, as authored and canonical. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file (.usd/.usda/.usdc/.usdz), or a URDF/MJCF robot (imported in memory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (also --json -)")
@@ -409,7 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check mimic relations (exit 0 clean, 1 errors)",
         description="Validate every mimic relation of a stage. Exit 0 when clean, 1 on errors "
-        "(or warnings with --strict), 2 when the stage cannot be read. " + CONVENTIONS,
+        "(or warnings with --strict), 2 when the stage cannot be read. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
@@ -474,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "remove",
         help="remove a mimic relation (saved atomically)",
-        description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + CONVENTIONS,
+        description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("follower", help="follower joint prim path")
@@ -491,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
         "carries both, the --to one is kept and the other removed (PhysX reads both "
         "and would apply two constraints). Refused, with nothing written, when the "
         "target cannot say the relation (compliance or a D6 or revolute-prismatic pair "
-        "in Newton, a disabled one in PhysX). " + CONVENTIONS,
+        "in Newton, a disabled one in PhysX). " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("--to", required=True, choices=("newton", "physx"), help="the schema to keep")

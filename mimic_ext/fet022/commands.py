@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from ..errors import MimicInputError
 
@@ -49,9 +50,14 @@ def add_commands(subparsers) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="FET022 mimic_joint: sweep reference joints, check follower motion ratios",
-        description="Run the FET022 'mimic_joint' conformance test: drive each reference joint through its range "
-        "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
-        "The stage files are only read.\n\n" + "\n".join(CONVENTION_LINES),
+        description=textwrap.fill(
+            "Run the FET022 'mimic_joint' conformance test: drive each reference joint through its range "
+            "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
+            "The stage files are only read.",
+            100,
+        )
+        + "\n\n"
+        + "\n".join(textwrap.fill(line, 100) for line in CONVENTION_LINES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
