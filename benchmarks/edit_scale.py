@@ -3,11 +3,11 @@
     python benchmarks/edit_scale.py [--export-joints 10000] [--convert-joints 56000]
                                     [--against CHECKOUT] [--keep DIR] [--timeout S]
 
-Stages from ``benchmarks/mechanisms.scale_stage``: for ``export`` one articulation of
-``--export-joints`` revolute joints (a palm of two-joint fingers, every second joint a mimic
-follower), written as .usda; for ``convert`` ``--convert-joints`` joints in two-joint
-articulations, written as .usdc (the .usda of 56,000 joints passes the 64 MiB cap on a text
-layer), converted to NewtonMimicAPI into another file. Issue 43's targets: export of 10,000
+Stages from ``benchmarks/mechanisms.scale_stage``, ``--export-joints`` or ``--convert-joints``
+revolute joints in two-joint articulations (``sweep_scale.py``'s ``10000`` row: every second joint
+a mimic follower), the first written as .usda and exported to URDF, the second as .usdc (the .usda
+of 56,000 joints passes the 64 MiB cap on a text layer) converted to NewtonMimicAPI into another
+file. Issue 43's targets: export of 10,000
 joints under 30 s (it did not finish in 300 s), convert of 56,000 under 60 s (246 s).
 
 Each command runs in a fresh process (``python -m mimic_ext``), wall time and the child's CPU
@@ -45,7 +45,7 @@ def _stage(folder: Path, kind: str, joints: int) -> Path:
     pairs = joints // 2
     path = folder / (f"export_{joints}.usda" if kind == "export" else f"convert_{joints}.usdc")
     if not path.exists():
-        stage = M.scale_stage(pairs, per_articulation=pairs if kind == "export" else 1)
+        stage = M.scale_stage(pairs, per_articulation=1)
         layer = Sdf.Layer.CreateAnonymous(".usdc" if path.suffix == ".usdc" else ".usda")
         layer.TransferContent(stage.GetRootLayer())
         layer.Export(str(path))
@@ -56,8 +56,12 @@ def _run(checkout: Path, argv: list[str], timeout: float) -> tuple[str, float, f
     """(status, wall s, child CPU s) of ``python -m mimic_ext ARGV`` with ``checkout`` first on the path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
     t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, "-m", "mimic_ext", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    p = subprocess.Popen(  # run outside any checkout: ``-m`` puts the working folder first on the path
+        [sys.executable, "-m", "mimic_ext", *argv],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     status = "ok"
     deadline = t0 + timeout
@@ -85,22 +89,18 @@ def main(argv=None) -> int:
     ap.add_argument("--against", type=Path, help="another checkout to time the same commands with (e.g. /work/main)")
     ap.add_argument("--keep", type=Path, help="keep the stages in this folder (and reuse them)")
     ap.add_argument("--timeout", type=float, default=600.0, help="kill a command running longer (s)")
+    ap.add_argument("--rows", nargs="*", default=["export", "convert"], choices=["export", "convert"])
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="edit_scale_") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         out = Path(tmp)
-        rows = {
-            "export": ["export", str(_stage(folder, "export", args.export_joints)), "-o", str(out / "x.urdf")],
-            "convert": [
-                "convert",
-                str(_stage(folder, "convert", args.convert_joints)),
-                "--to",
-                "newton",
-                "-o",
-                str(out / "x.usdc"),
-            ],
-        }
+        rows = {}
+        if "export" in args.rows:
+            rows["export"] = ["export", str(_stage(folder, "export", args.export_joints)), "-o", str(out / "x.urdf")]
+        if "convert" in args.rows:
+            stage = _stage(folder, "convert", args.convert_joints)
+            rows["convert"] = ["convert", str(stage), "--to", "newton", "-o", str(out / "x.usdc")]
         joints = {"export": args.export_joints, "convert": args.convert_joints}
         print(f"fresh `python -m mimic_ext` per command; load average {os.getloadavg()[0]:.1f} at the start")
         for name, cmd in rows.items():
