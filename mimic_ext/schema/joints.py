@@ -88,7 +88,7 @@ def joint_kind(prim: Usd.Prim) -> str | None:
         kind = _joint_kind(prim)
         if Usd.SchemaRegistry.GetTypeFromSchemaTypeName(type_name):  # not a fallback-typed prim
             _KIND_BY_TYPE[type_name] = kind
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 _UNKNOWN = "?"
