@@ -564,7 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for text in value if isinstance(value, list) else [value]:
                 if isinstance(text, str):
                     check_utf8_name(text)
-        for name in ("stage", "robot"):  # a missing input in one line, before USD's seconds of import
+        inputs = ("stage", "robot") if args.command == "import" else ("stage",)  # export's --robot is a prim
+        for name in inputs:  # a missing input in one line, before USD's seconds of import
             path = getattr(args, name, None)
             if isinstance(path, str) and not os.path.exists(path):
                 raise MimicInputError(f"{path}: no such file")

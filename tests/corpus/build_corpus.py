@@ -1312,6 +1312,16 @@ def _issue43_cases(add) -> None:
         urdf(),
         writes=("out.usda",),
     )
+    add(  # export's --robot names a prim, not a file: not checked as an input file
+        "export_robot_prim_is_not_a_file",
+        FIRST_HOUR,
+        "harden",
+        ["export", "g.usda", "-o", "out.urdf", "--robot", "/Gears"],
+        0,
+        None,
+        geared,
+        writes=("out.urdf",),
+    )
     # -- causes shown
     add(
         "sweep_engine_import_oserror_named",
