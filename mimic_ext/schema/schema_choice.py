@@ -158,7 +158,7 @@ def convert_relation(
     target = [r for r in rels if r.schema == to]
     source = [r for r in rels if r.schema != to]
     if target:
-        removed = remove_relation(stage, follower, schema=other_schema(to)) if source else []
+        removed = remove_relation(stage, follower, schema=other_schema(to), relations=source) if source else []
         return Conversion(follower, target[0], removed)
     if len(source) > 1:
         names = ", ".join(api_label(r) for r in source)
@@ -170,7 +170,7 @@ def convert_relation(
         new = new.replace(reference_axis="rotX", natural_frequency=0.0, damping_ratio=0.0)
         new = _chain_root(stage, new)
     kept = set_relation(stage, new)  # refuses before writing; then the source goes
-    removed = remove_relation(stage, follower, schema=rel.schema)
+    removed = remove_relation(stage, follower, schema=rel.schema, relations=source)  # (untouched by the set)
     return Conversion(follower, kept, removed, converted=True)
 
 
