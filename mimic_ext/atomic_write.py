@@ -130,6 +130,18 @@ def _refuse_non_regular(out: Path, shown: Path) -> None:
         )
 
 
+def _refuse_unwritable_folder(out: Path, shown: Path) -> None:
+    """``MimicInputError`` when the folder ``out`` would go in cannot hold it: its nearest
+    existing ancestor is not a folder (a file named like one) or is not writable."""
+    folder = out.parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if not os.path.isdir(folder):
+        raise MimicInputError(f"{shown}: cannot write there: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise MimicInputError(f"{shown}: cannot write there: the folder {folder} is not writable")
+
+
 def _fsync_path(path: Path, directory: bool = False) -> None:
     flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
     fd = os.open(path, flags)
@@ -154,7 +166,38 @@ def write_atomically(
     the file is the old or the new one. On any failure ``out_path`` is untouched and the
     temporary is removed; ``OSError`` becomes a one-line ``MimicInputError`` naming the file.
     """
-    shown = Path(out_path)
+    return write_all_atomically([(out_path, write)], make_parent, through_link)[0]
+
+
+def write_all_atomically(
+    items: Sequence[tuple[str | os.PathLike, Callable[[Path], None]]],
+    make_parent: bool = False,
+    through_link: bool = False,
+) -> list[Path]:
+    """``write_atomically`` for several files that succeed or fail together: every temporary
+    is written first, and only when all are complete are they renamed into place, so a run
+    whose third report cannot be written (a read-only folder, a full disk) leaves none."""
+    staged: list[tuple[Path, Path, Path, Path]] = []  # (shown, out, tmp, folder)
+    try:
+        for out_path, write in items:
+            staged.append(_write_temporary(Path(out_path), write, make_parent, through_link))
+        for shown, out, tmp, folder in staged:
+            try:
+                os.replace(tmp, out)
+                _fsync_path(folder, directory=True)
+            except OSError as exc:
+                raise MimicInputError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        for _, _, tmp, _ in staged:
+            if tmp.exists():
+                tmp.unlink()
+    return [shown for shown, _, _, _ in staged]
+
+
+def _write_temporary(
+    shown: Path, write: Callable[[Path], None], make_parent: bool, through_link: bool
+) -> tuple[Path, Path, Path, Path]:
+    """The complete, fsync'd temporary for ``shown``: (shown, real target, temporary, folder)."""
     out = _real_target(shown)
     _refuse_non_regular(out, shown)
     if not through_link:
@@ -177,18 +220,25 @@ def write_atomically(
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        try:
-            write(tmp)
-            os.chmod(tmp, out.stat().st_mode & 0o777 if out.exists() else 0o666 & ~_umask())
-            _fsync_path(tmp)
-            os.replace(tmp, out)
-            _fsync_path(folder, directory=True)
-        except OSError as exc:
-            raise MimicInputError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-    finally:
+        write(tmp)
+        os.chmod(tmp, out.stat().st_mode & 0o777 if out.exists() else 0o666 & ~_umask())
+        _fsync_path(tmp)
+    except BaseException as exc:
         if tmp.exists():
             tmp.unlink()
-    return shown
+        if isinstance(exc, OSError):
+            raise MimicInputError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+        raise
+    return shown, out, tmp, folder
+
+
+def write_texts_atomically(items: Sequence[tuple[str | os.PathLike, str]], make_parent: bool = False) -> list[Path]:
+    """``write_all_atomically`` for (path, UTF-8 text) pairs: all written or none."""
+
+    def writer(text: str) -> Callable[[Path], None]:
+        return lambda tmp: tmp.write_text(text, encoding="utf-8") and None
+
+    return write_all_atomically([(path, writer(text)) for path, text in items], make_parent)
 
 
 def write_text_atomically(out_path: str | os.PathLike, text: str, make_parent: bool = False) -> Path:
@@ -230,6 +280,7 @@ def check_output(
             f"{out}: the {what} must be a {' or '.join(suffixes)} file (got '{out.suffix or 'no extension'}')"
         )
     _refuse_non_regular(_real_target(out), out)
+    _refuse_unwritable_folder(_real_target(out), out)
     for inp in inputs:
         if same_file(out, inp):
             raise MimicInputError(

@@ -14,8 +14,9 @@ import contextlib
 import importlib
 import json
 import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .arguments import float32_number
 from .errors import MimicInputError
@@ -34,6 +35,9 @@ CONVENTIONS = (
     "PhysX q_f + gearing*q_ref + offset = 0 (offset in degrees for a revolute follower, stage units "
     "for a prismatic one), so multiplier = -gearing; Newton q_f = coef0 + coef1*q_ref (USD units)."
 )
+#: the sub-commands that take no values in either convention point at the paragraph, said once
+#: in ``mimic-ext --help`` (and in ``set``, whose flags are in those conventions)
+SEE_CONVENTIONS = "Units and signs: mimic-ext --help, docs/conventions.md."
 
 
 def _warn(lines) -> None:
@@ -187,29 +191,56 @@ def _editing(stage_path: str, output: str | None):
 def _save(opened, out) -> None:
     from .schema import save_stage_atomically
 
+    if out is None:  # in place: a hand-written .usda's comments are lost; say so before writing
+        from .usda_comments import dropped_comments_warning
+
+        _warn([dropped_comments_warning(opened.path)])
     # in place, the user named this file (or a link to it) as the stage to edit: write through a link
     target = save_stage_atomically(opened.stage, out or opened.path, through_link=out is None)
     print(f"wrote {target}")
 
 
-def _finding_keys(stage) -> set[tuple[str, str, str]]:
+def _finding_keys(stage, body_facts: dict) -> set[tuple[str, str, str]]:
+    """The stage's findings before an edit; ``body_facts`` carries what the edit cannot change
+    (articulations, masses) to the validation after it."""
     from .schema.validation import validate
 
-    return {(f.severity, f.code, f.path) for f in validate(stage)}
+    return {(f.severity, f.code, f.path) for f in validate(stage, body_facts=body_facts)}
 
 
-def _check_edit(opened, before: set[tuple[str, str, str]]) -> None:
+def _check_edit(
+    opened, before: set[tuple[str, str, str]], written: Iterable[str] = (), body_facts: dict | None = None
+) -> None:
     """Validate the edited (in-memory) stage: an error the edit introduced refuses it (one line,
-    nothing written); a new warning is shown. Findings the stage already had are not the edit's."""
+    nothing written); a new warning is shown. Findings the stage already had elsewhere are not
+    the edit's, but an error on a relation the edit writes (``written``: follower paths) refuses
+    it even when the stage held it before: the tool does not write a relation it calls wrong."""
     from .schema.validation import validate
 
-    new = [f for f in validate(opened.stage) if (f.severity, f.code, f.path) not in before]
-    errors = [f for f in new if f.severity == "error"]
+    written = set(written)
+    findings = validate(opened.stage, body_facts=body_facts)
+    new = [f for f in findings if (f.severity, f.code, f.path) not in before]
+    errors = [f for f in findings if f.severity == "error" and (f in new or f.path in written)]
     if errors:
         f = errors[0]
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise MimicInputError(f"{opened.path}: {f.path}: {f.message} ({f.code}){more}; nothing written")
+        kept = "" if f in new else " (the stage held this error before; the edit would write it again: fix it)"
+        raise MimicInputError(f"{opened.path}: {f.path}: {f.message} ({f.code}){more}{kept}; nothing written")
     _warn(f"{f.path}: {f.message} ({f.code})" for f in new if f.severity == "warning")
+
+
+def _same_relation(a, b) -> bool:
+    """``a`` and ``b`` say the same thing: leader, reference DOF, ratio, offset and compliance
+    (float32 storage and unit conversion: 1e-6 relative)."""
+    close = lambda x, y: math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9)  # noqa: E731
+    return (
+        a.leader == b.leader
+        and a.reference_axis == b.reference_axis
+        and a.enabled == b.enabled
+        and all(
+            close(getattr(a, n), getattr(b, n)) for n in ("multiplier", "offset", "natural_frequency", "damping_ratio")
+        )
+    )
 
 
 def _unchanged(before, after) -> bool:
@@ -290,9 +321,10 @@ def cmd_set(args) -> int:
             ),
             None,
         )
-        findings_before = _finding_keys(stage)
+        facts: dict = {}
+        findings_before = _finding_keys(stage, facts)
         written = set_relation(stage, rel)
-        _check_edit(opened, findings_before)
+        _check_edit(opened, findings_before, [args.follower], facts)
         print(_change_line(before, written))
         if out is None and _unchanged(before, written):
             print(f"{opened.path}: nothing to change, not rewritten")
@@ -316,11 +348,12 @@ def cmd_convert(args) -> int:
     from .schema import convert_stage
 
     with _editing(args.stage, args.output) as (opened, out):
-        findings_before = _finding_keys(opened.stage)
+        facts: dict = {}
+        findings_before = _finding_keys(opened.stage, facts)
         for f in args.follower or []:
             _prim_at(opened, f, "follower")
         done = convert_stage(opened.stage, args.to, followers=args.follower, duplicates_only=args.duplicates_only)
-        _check_edit(opened, findings_before)
+        _check_edit(opened, findings_before, [c.follower for c in done if c.changed], facts)
         for c in done:
             if c.converted:
                 print(
@@ -331,12 +364,14 @@ def cmd_convert(args) -> int:
                 for rel in c.removed:
                     same = (
                         "same relation"
-                        if rel.multiplier == c.kept.multiplier and rel.offset == c.kept.offset
-                        else f"it said {rel.describe()}"
+                        if _same_relation(rel, c.kept)
+                        else f"it said {rel.describe()} following {rel.leader}, a different relation"
                     )
                     print(
                         f"removed the duplicate {c.follower} {_authored_text(rel)} ({same}); kept "
-                        f"{_authored_text(c.kept)} ({c.kept.describe()})"
+                        f"{_authored_text(c.kept)} ({c.kept.describe()}"
+                        + ("" if _same_relation(rel, c.kept) else f" following {c.kept.leader}")
+                        + ")"
                     )
         changed = [c for c in done if c.changed]
         if not changed:
@@ -354,9 +389,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse with errors as one line (``mimic-ext: error: ...``) plus where help is, exit 2."""
 
     def error(self, message: str):
+        from .input_files import one_line
+
         command = self.prog.removeprefix("mimic-ext").strip()
         where = f"{command}: " if command else ""
-        self.exit(EXIT_ERROR, f"mimic-ext: error: {where}{message} (see: {self.prog} --help)\n")
+        self.exit(EXIT_ERROR, f"mimic-ext: error: {one_line(f'{where}{message}')} (see: {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -370,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "list",
         help="list the mimic relations of a stage",
-        description="List every mimic relation, as authored and canonical. " + CONVENTIONS,
+        description="List every mimic relation, as authored and canonical. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file (.usd/.usda/.usdc/.usdz), or a URDF/MJCF robot (imported in memory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (also --json -)")
@@ -380,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check mimic relations (exit 0 clean, 1 errors)",
         description="Validate every mimic relation of a stage. Exit 0 when clean, 1 on errors "
-        "(or warnings with --strict), 2 when the stage cannot be read. " + CONVENTIONS,
+        "(or warnings with --strict), 2 when the stage cannot be read. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file, or a URDF/MJCF robot (imported in memory, nothing written)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON on stdout (also --json -)")
@@ -454,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "remove",
         help="remove a mimic relation (saved atomically)",
-        description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + CONVENTIONS,
+        description="Remove the mimic relation(s) of FOLLOWER and their attributes. " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("follower", help="follower joint prim path")
@@ -471,7 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
         "carries both, the --to one is kept and the other removed (PhysX reads both "
         "and would apply two constraints). Refused, with nothing written, when the "
         "target cannot say the relation (compliance or a D6 or revolute-prismatic pair "
-        "in Newton, a disabled one in PhysX). " + CONVENTIONS,
+        "in Newton, a disabled one in PhysX). " + SEE_CONVENTIONS,
     )
     p.add_argument("stage", help="USD file to edit")
     p.add_argument("--to", required=True, choices=("newton", "physx"), help="the schema to keep")
@@ -534,11 +571,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)  # --help, --version and usage errors exit here (SystemExit)
+    from .input_files import check_utf8_name, one_line
+
     try:
+        for value in vars(args).values():  # file names (and prim paths) that are not UTF-8: before any work
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str):
+                    check_utf8_name(text)
+        inputs = ("stage", "robot") if args.command == "import" else ("stage",)  # export's --robot is a prim
+        for name in inputs:  # a missing input in one line, before USD's seconds of import
+            path = getattr(args, name, None)
+            if isinstance(path, str) and not os.path.exists(path):
+                raise MimicInputError(f"{path}: no such file")
         _check_device(args)
         return int(args.func(args) or 0)
     except MimicInputError as exc:
-        print(f"mimic-ext: error: {exc}", file=sys.stderr)
+        print(f"mimic-ext: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("mimic-ext: interrupted", file=sys.stderr)

@@ -82,3 +82,25 @@ def read_input_text(path: str | os.PathLike, what: str = "input", max_bytes: int
         raise MimicInputError(
             f"{Path(path)}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the {what} as UTF-8"
         ) from None
+
+
+def check_utf8_name(name: str) -> str:
+    """``name`` when it is valid UTF-8, else a one-line ``MimicInputError`` showing its bytes.
+
+    A file name that is not UTF-8 reaches Python as lone surrogates (PEP 383); USD, the
+    reports and the terminal all take UTF-8, so such a name is refused before any work."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+        raise MimicInputError(
+            f"{shown}: the name is not UTF-8 text (USD and the reports take UTF-8 paths only); rename it"
+        ) from None
+    return name
+
+
+def one_line(text: str) -> str:
+    """``text`` printable on one line: newlines shown as ``\\n`` (a file name may hold one) and
+    anything the terminal cannot take escaped."""
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

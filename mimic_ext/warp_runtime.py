@@ -82,8 +82,8 @@ def init_warp():
     return wp
 
 
-def check_device(device: str) -> str:
-    """``device`` when Warp has it on this machine, else a one-line ``MimicInputError``."""
+def device_problem(device: str) -> str | None:
+    """Why ``device`` cannot be used on this machine (one line, naming the devices it has), else None."""
     wp = init_warp()
     try:
         wp.get_device(device)
@@ -94,7 +94,15 @@ def check_device(device: str) -> str:
             if wp.is_cuda_available() or not wants_cuda(device)
             else "; no CUDA driver or GPU is available on this machine"
         )
-        raise MimicInputError(f"--device {device}: no such Warp device (this machine has: {names}){why}") from None
+        return f"no such device (this machine has: {names}){why}"
+    return None
+
+
+def check_device(device: str) -> str:
+    """``device`` when Warp has it on this machine, else a one-line ``MimicInputError``."""
+    problem = device_problem(device)
+    if problem:
+        raise MimicInputError(f"--device {device}: {problem.replace('no such device', 'no such Warp device', 1)}")
     return device
 
 

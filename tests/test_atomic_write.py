@@ -167,3 +167,22 @@ def test_only_our_dead_writers_temporaries_are_removed(tmp_path):
     removed = remove_stale_temporaries(out)
     assert [p.name for p in removed] == [names["dead"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(v for k, v in names.items() if k != "dead")
+
+
+def test_files_written_together_are_all_or_none(tmp_path):
+    """Issue 43: a run whose last report fails at its write leaves none of them (the earlier
+    ones' temporaries are complete, not yet renamed); on success all land."""
+    from mimic_ext.atomic_write import write_all_atomically, write_texts_atomically
+
+    old = tmp_path / "a.json"
+    old.write_text("old")
+
+    def fails(tmp):
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(MimicInputError, match=r"b\.html: cannot write: No space left on device"):
+        write_all_atomically([(old, lambda tmp: tmp.write_text("new")), (tmp_path / "b.html", fails)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"] and old.read_text() == "old"
+    written = write_texts_atomically([(old, "new"), (tmp_path / "sub" / "b.html", "page")], make_parent=True)
+    assert written == [old, tmp_path / "sub" / "b.html"]
+    assert old.read_text() == "new" and (tmp_path / "sub" / "b.html").read_text() == "page"

@@ -81,7 +81,7 @@ def _run_subprocess(case, folder: Path) -> tuple[int | None, str, str]:
             encoding="utf-8",
             errors="replace",
             timeout=SUBPROCESS_TIMEOUT_S,
-            env=_env(),
+            env={**_env(), **dict(case.env)},
             preexec_fn=_cap_memory,
         )
     except subprocess.TimeoutExpired as exc:
@@ -155,9 +155,18 @@ def newton_alone_says_2(folder: Path, out: str, before: dict) -> None:
     assert rels[0].multiplier == pytest.approx(2, rel=1e-6), rels
 
 
+def sign_rule_once(folder: Path, out: str, before: dict) -> None:
+    """Issue 43: the harness's sign-rule note once per report, not under every stage or follower."""
+    rule = "is the opposite of PhysX"
+    assert out.count(rule) == 1, out
+    html = (folder / "r.html").read_text()
+    assert html.count(rule) == 1 and html.count('href="#sign-rule"') == 2, "one paragraph, a link per follower"
+
+
 CHECKS = {
     f.__name__: f
     for f in (
+        sign_rule_once,
         symlink_kept_target_edited,
         json_written,
         stdout_is_json,
@@ -194,6 +203,8 @@ _CASE_PARAMS = [
 
 @pytest.mark.parametrize("case", _CASE_PARAMS)
 def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
+    for module in case.needs:
+        pytest.importorskip(module)
     if case.run == corpus.SUBPROCESS:
         rc, out, err, before, after, folder = request.getfixturevalue("subprocess_results")[case.name]
     else:
@@ -202,6 +213,8 @@ def test_corpus_case(case, request, tmp_path, capfd, monkeypatch):
         folder = corpus.build_case(case, tmp_path)
         before = snapshot(folder)
         monkeypatch.chdir(folder)
+        for name, value in case.env:
+            monkeypatch.setenv(name, value)
         capfd.readouterr()
         try:
             rc = cli.main(list(case.argv))

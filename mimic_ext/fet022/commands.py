@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from ..errors import MimicInputError
 
@@ -50,9 +51,14 @@ def add_commands(subparsers) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="FET022 mimic_joint: sweep reference joints, check follower motion ratios",
-        description="Run the FET022 'mimic_joint' conformance test: drive each reference joint through its range "
-        "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
-        "The stage files are only read.\n\n" + "\n".join(CONVENTION_LINES),
+        description=textwrap.fill(
+            "Run the FET022 'mimic_joint' conformance test: drive each reference joint through its range "
+            "and check that every mimic follower moves by |gearing| times as much (within the tolerance). "
+            "The stage files are only read.",
+            100,
+        )
+        + "\n\n"
+        + "\n".join(textwrap.fill(line, 100) for line in CONVENTION_LINES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -249,10 +255,12 @@ def _refuse_inputs(outputs, inputs) -> None:
 
 
 def _input_files(paths, config_path) -> list:
-    """Every file the run reads: the stages, the layers they compose in, the config file."""
+    """Every file the run reads: the stages, the layers they compose in, the config files
+    (the one ``--config`` names and the one ``MIMIC_EXT_FET022_CONFIG`` names)."""
     from .batch import _dependencies
+    from .config import config_files
 
-    files = list(paths) + ([config_path] if config_path else [])
+    files = list(paths) + config_files(config_path)
     for p in paths:
         files.extend(_dependencies(p))
     return files
@@ -272,20 +280,13 @@ def _source_comparison(paths, source: str):
 def cmd_sweep(args) -> int:
     from pathlib import Path
 
+    from ..atomic_write import write_texts_atomically
+    from ..input_files import check_utf8_name
     from .batch import collect_stages, sweep_paths
     from .config import load_config
     from .engines import check_engine
-    from .reports import (
-        format_console,
-        format_html,
-        format_json,
-        format_junit,
-        result_paths,
-        write_html,
-        write_json,
-        write_junit,
-        write_result_json,
-    )
+    from .reports import format_console, format_html, format_json, format_junit, result_paths
+    from .reports.result_json import format_result_json
 
     config = load_config(
         args.config,
@@ -314,6 +315,8 @@ def cmd_sweep(args) -> int:
         raise MimicInputError("only one of --json, --junit, --html can be - (stdout)")
     to_stdout = next((k for k, v in targets.items() if v == "-"), None)
     paths = collect_stages(args.stages, recursive=args.recursive)
+    for path in paths:  # a folder's file whose name is not UTF-8: one line before any work
+        check_utf8_name(str(path))
     inputs = _input_files(paths, args.config) if (_outputs(targets) or results_dir) else []
     _refuse_inputs(_outputs(targets), inputs)
     if args.executor != "dask" and args.scheduler:
@@ -357,33 +360,36 @@ def cmd_sweep(args) -> int:
             where = "" if st.asset in reason else f"{st.asset}: "
             tag = f" [{st.engine}]" if len(engines) > 1 else ""
             print(f"mimic-ext: error: {where}{reason}{tag}".replace("\n", " "), file=sys.stderr)
-    written = []
+    # every report is made first and written together: one that cannot be written leaves none
+    files: list[tuple[str, str]] = []
     if results_dir:
         planned = result_paths(run, results_dir)
         _refuse_inputs([str(p) for _, p in planned], inputs)
-        written += [write_result_json(stage, path) for stage, path in planned]
+        files += [(str(path), format_result_json(stage)) for stage, path in planned]
+    summary_files: dict = {}
     if args.report:
-        # the run folder's summaries, from the stored results (what `mimic-ext report` rebuilds)
-        from .reports.catalogue import write_summaries
-
-        files = {k: (None if v == "-" else v) for k, v in targets.items()}
-        written += write_summaries(args.report, files["json"], files["junit"], files["html"])["written"]
+        # the run folder's summaries are built from the stored results (what `mimic-ext report`
+        # rebuilds), streaming, by the store; only a "-" (stdout) target is formatted here
+        summary_files = {k: (None if v == "-" else v) for k, v in targets.items()}
         targets = {k: (v if v == "-" else None) for k, v in targets.items()}
-    if targets["json"] == "-":
-        sys.stdout.write(format_json(run, samples=not args.no_samples))
-    elif targets["json"]:
-        written.append(write_json(run, targets["json"], samples=not args.no_samples))
-    if targets["junit"] == "-":
-        sys.stdout.write(format_junit(run))
-    elif targets["junit"]:
-        written.append(write_junit(run, targets["junit"]))
-    if targets["html"] == "-":
-        sys.stdout.write(format_html(run))
-    elif targets["html"]:
-        written.append(write_html(run, targets["html"]))
+    formats = {
+        "json": lambda: format_json(run, samples=not args.no_samples),
+        "junit": lambda: format_junit(run),
+        "html": lambda: format_html(run),
+    }
+    for kind, make in formats.items():
+        if targets[kind] == "-":
+            sys.stdout.write(make())
+        elif targets[kind]:
+            files.append((targets[kind], make()))
+    written: list = list(write_texts_atomically(files, make_parent=True))
     if args.report:
+        from .reports.catalogue import write_summaries
         from .run_folder import write_run_folder
 
+        written += write_summaries(args.report, summary_files["json"], summary_files["junit"], summary_files["html"])[
+            "written"
+        ]
         written.append(Path(args.report) / "results")
         write_run_folder(run, args.report, headline=headline_results)
     for path in written:

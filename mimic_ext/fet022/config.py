@@ -182,7 +182,7 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
             if not isinstance(value, (list, tuple)) or len(value) != len(default):
                 raise TypeError
             return tuple(float(v) for v in value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(.inf)
         pass
     else:
         return value
@@ -242,6 +242,13 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise MimicInputError(f"{p}: expected a mapping of FET022 settings at the top level")
     return data
+
+
+def config_files(path: str | Path | None = None) -> list[str]:
+    """The config files a run reads: the one ``MIMIC_EXT_FET022_CONFIG`` names, then ``path``
+    (inputs that no output may replace)."""
+    env_path = os.environ.get(CONFIG_ENV, "").strip()
+    return [str(p) for p in (env_path, path) if p]
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> SweepConfig:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 UNITS = (
     "units: the USD stage is in metres and kilograms (metersPerUnit = kilogramsPerUnit = 1); "
@@ -74,6 +75,8 @@ def cmd_import(args) -> int:
         errors = sum(f.severity == "error" for f in findings)
         warnings = sum(f.severity == "warning" for f in findings)
         summary += f"; validation: {errors} error(s), {warnings} warning(s)"
+        # the counted findings themselves, not only their number (``mimic-ext validate`` format)
+        _warn(f"validation {f.severity} {f.code} {f.path}: {f.message}" for f in findings if f.severity != "info")
     print(summary)
     return 0
 
@@ -123,7 +126,7 @@ def add_commands(subparsers) -> None:
         description="Import a URDF (<mimic>) or MJCF (<equality><joint>) robot into a USD stage: rigid bodies\n"
         "with mass, joints with limits and drives, an articulation root, a physics scene and\n"
         "NewtonMimicAPI (default) or PhysxMimicJointAPI relations. Exit 2 on bad input (nothing\n"
-        "written).\n\n" + UNITS + "\n" + SIGNS,
+        "written).\n\n" + textwrap.fill(UNITS, 100) + "\n" + textwrap.fill(SIGNS, 100),
     )
     p.add_argument("robot", metavar="ROBOT", help="a .urdf file or an MJCF .xml file")
     p.add_argument("-o", "--output", required=True, metavar="OUT.usda", help="stage to write (atomically)")
@@ -169,8 +172,11 @@ def add_commands(subparsers) -> None:
         description="Write a stage's articulation as URDF: links with inertia and primitive shapes, joints\n"
         "with limits and <mimic> tags. Exit 2 on bad input (nothing written).\n\n"
         "units: URDF limits and offsets in radians (revolute) or metres (prismatic), from USD degrees.\n"
-        "signs: <mimic> means q_f = multiplier*q_ref + offset; from PhysX q_f + gearing*q_ref + offset = 0, "
-        "multiplier = -gearing.",
+        + textwrap.fill(
+            "signs: <mimic> means q_f = multiplier*q_ref + offset; from PhysX q_f + gearing*q_ref + offset = 0, "
+            "multiplier = -gearing.",
+            100,
+        ),
     )
     e.add_argument("stage", metavar="STAGE", help="USD stage (.usd, .usda, .usdc)")
     e.add_argument("-o", "--output", required=True, metavar="ROBOT.urdf", help="URDF to write (atomically)")

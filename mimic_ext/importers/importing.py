@@ -176,10 +176,10 @@ def _summarise(model: RobotModel, writer) -> list[str]:
         )
     if writer.follower_caps_dropped:
         warnings.append(
-            f"{src}: {len(writer.follower_caps_dropped)} mimic follower(s) keep no velocity limit "
-            f"(as Isaac Sim's URDF importer: a follower moves at multiplier times its leader, so a cap "
-            f"of its own can make the relation infeasible; the leader's cap bounds it): "
-            f"{_listing(writer.follower_caps_dropped)}"
+            f"{src}: {len(writer.follower_caps_dropped)} mimic follower(s) keep no velocity limit: "
+            f"{_listing(writer.follower_caps_dropped)} (as Isaac Sim's URDF importer does: a follower "
+            "moves at multiplier times its leader's speed, so its own limit could make the relation "
+            "impossible to hold, and its leader's limit already bounds it)"
         )
     flat = [b.name for b in model.bodies.values() if b.inertia is not None and triangle_violation(b.inertia.moments)]
     if flat:
@@ -204,8 +204,9 @@ def _summarise(model: RobotModel, writer) -> list[str]:
     if writer.leader_caps_physx_only:
         warnings.append(
             f"{src}: {len(writer.leader_caps_physx_only)} mimic leader(s) keep their velocity limit as "
-            f"physxJoint:maxJointVelocity only, not newton:velocityLimit (ovphysx reads that one as a "
-            f"cap that makes it diverge with the relation): {_listing(writer.leader_caps_physx_only)}"
+            f"physxJoint:maxJointVelocity only, not newton:velocityLimit: "
+            f"{_listing(writer.leader_caps_physx_only)} (ovphysx reads newton:velocityLimit as a cap "
+            "that makes the leader and its mimic relation diverge)"
         )
     return warnings
 

@@ -168,7 +168,8 @@ def _moving_links(joints: list[_UrdfJoint]) -> set[str]:
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
-    moving, stack = set(), [(j, False) for j in joints if j.parent not in {k.child for k in joints}]
+    child_links = {k.child for k in joints}  # once, not per joint: 10,000 joints made this quadratic
+    moving, stack = set(), [(j, False) for j in joints if j.parent not in child_links]
     while stack:
         j, below = stack.pop()
         below = below or j.moving
@@ -246,17 +247,31 @@ def _order_for_pinocchio(
 
 
 def _topological(children: list[_UrdfJoint], pairs: set[tuple[str, str]]) -> list[_UrdfJoint] | None:
-    """Children ordered so that every (earlier, later) pair holds, else by name; None on a cycle."""
-    remaining = sorted(children, key=lambda j: j.name)
+    """Children ordered so that every (earlier, later) pair holds, else by name; None on a cycle.
+
+    Kahn's algorithm with the free children in a heap by name: at each step the first name
+    among those whose earlier ones are all placed, in O((children + pairs) log children)
+    (a palm of 10,000 fingers took minutes when each step rescanned every pair)."""
+    import heapq
+
+    by_name = {j.name: j for j in children}
+    later: dict[str, list[str]] = {}
+    waiting = dict.fromkeys(by_name, 0)  # how many earlier ones each child still waits for
+    for a, b in pairs:
+        if a in by_name and b in by_name:
+            later.setdefault(a, []).append(b)
+            waiting[b] += 1
+    free = [name for name, n in waiting.items() if n == 0]
+    heapq.heapify(free)
     out = []
-    while remaining:
-        blocked = {later for earlier, later in pairs if any(j.name == earlier for j in remaining)}
-        free = [j for j in remaining if j.name not in blocked]
-        if not free:
-            return None
-        out.append(free[0])
-        remaining.remove(free[0])
-    return out
+    while free:
+        name = heapq.heappop(free)
+        out.append(by_name[name])
+        for b in later.get(name, ()):
+            waiting[b] -= 1
+            if waiting[b] == 0:
+                heapq.heappush(free, b)
+    return out if len(out) == len(by_name) else None
 
 
 class UrdfExporter:
@@ -918,13 +933,21 @@ def _clean(v, tiny: float = 1e-9) -> np.ndarray:
 
 
 class _UniqueNames:
+    """``name``, else ``name_K`` with the smallest K not yet used. Names are never released, so
+    that K only grows: each name resumes where it stopped (5,000 links named ``palm`` were a
+    quadratic scan, half of a 10,000-joint export)."""
+
     def __init__(self):
         self.used: set[str] = set()
+        self.next_k: dict[str, int] = {}
 
     def __call__(self, name: str) -> str:
-        out, k = name, 1
-        while out in self.used:
-            out, k = f"{name}_{k}", k + 1
+        out = name
+        if out in self.used:
+            k = self.next_k.get(name, 1)
+            while f"{name}_{k}" in self.used:
+                k += 1
+            out, self.next_k[name] = f"{name}_{k}", k + 1
         self.used.add(out)
         return out
 

@@ -417,13 +417,20 @@ def _remove_properties(prim: Usd.Prim, names: Iterable[str]) -> None:
 
 
 def remove_relation(
-    stage: Usd.Stage, follower: str, instance: str | None = None, schema: str | None = None
+    stage: Usd.Stage,
+    follower: str,
+    instance: str | None = None,
+    schema: str | None = None,
+    relations: list[MimicRelation] | None = None,
 ) -> list[MimicRelation]:
-    """Remove the matching relation(s) and their properties; returns what was removed."""
+    """Remove the matching relation(s) and their properties; returns what was removed.
+
+    ``relations``: the follower's relations as the caller has just read them (a conversion of
+    56,000 joints read each one again here), else they are read."""
     prim = _follower_prim(stage, follower)
     removed = [
         r
-        for r in read_joint_relations(prim)
+        for r in (read_joint_relations(prim) if relations is None else relations)
         if (schema is None or r.schema == schema) and (instance is None or r.instance == instance)
     ]
     if not removed:

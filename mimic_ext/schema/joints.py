@@ -76,9 +76,29 @@ def has_api(prim: Usd.Prim, api: str) -> bool:
     return api in prim.GetAppliedSchemas() or api in authored_api_schemas(prim)
 
 
+#: joint kind by prim type name, for type names USD's schema registry knows (a prim's IsA then
+#: depends on its type name alone); the validator and the edits ask it millions of times
+_KIND_BY_TYPE: dict[str, str | None] = {"": None}
+
+
 def joint_kind(prim: Usd.Prim) -> str | None:
     """The joint's kind, or None when the prim is not a UsdPhysics joint."""
-    if not prim or not prim.IsValid() or not prim.IsA(UsdPhysics.Joint):  # most prims: one test
+    if not prim or not prim.IsValid():
+        return None
+    type_name = prim.GetTypeName()
+    kind = _KIND_BY_TYPE.get(type_name, _UNKNOWN)
+    if kind is _UNKNOWN:
+        kind = _joint_kind(prim)
+        if Usd.SchemaRegistry.GetTypeFromSchemaTypeName(type_name):  # not a fallback-typed prim
+            _KIND_BY_TYPE[type_name] = kind
+    return kind
+
+
+_UNKNOWN = "?"
+
+
+def _joint_kind(prim: Usd.Prim) -> str | None:
+    if not prim.IsA(UsdPhysics.Joint):  # most prims: one test
         return None
     if prim.IsA(UsdPhysics.RevoluteJoint):
         return REVOLUTE

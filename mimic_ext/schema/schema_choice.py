@@ -21,7 +21,7 @@ from pxr import Usd
 
 from ..errors import MimicInputError
 from . import joints
-from .authoring import NEWTON_API, PHYSX_API, read_joint_relations, remove_relation, set_relation
+from .authoring import NEWTON_API, PHYSX_API, applied_schemas, read_joint_relations, remove_relation, set_relation
 from .registration import in_kit
 from .relation import NEWTON, PHYSX, SCHEMAS, MimicRelation
 
@@ -160,7 +160,9 @@ def _convertible(stage: Usd.Stage, rel: MimicRelation, to: str) -> None:
         )
 
 
-def convert_relation(stage: Usd.Stage, follower: str, to: str, instance: str = "rotX") -> Conversion:
+def convert_relation(
+    stage: Usd.Stage, follower: str, to: str, instance: str = "rotX", rels: list[MimicRelation] | None = None
+) -> Conversion:
     """Leave ``follower`` with its relation in schema ``to`` only.
 
     From the other schema the relation is written in ``to`` (same canonical relation; a new
@@ -170,14 +172,15 @@ def convert_relation(stage: Usd.Stage, follower: str, to: str, instance: str = "
     say (compliance, a D6 or mixed-unit pair in Newton; a disabled relation in PhysX).
     """
     _check_schema(to)
-    prim = stage.GetPrimAtPath(follower) if follower else None
-    rels = read_joint_relations(prim) if prim else []
+    if rels is None:  # (``convert_stage`` passes what it has just read)
+        prim = stage.GetPrimAtPath(follower) if follower else None
+        rels = read_joint_relations(prim) if prim else []
     if not rels:
         raise MimicInputError(f"{follower} has no mimic relation to convert")
     target = [r for r in rels if r.schema == to]
     source = [r for r in rels if r.schema != to]
     if target:
-        removed = remove_relation(stage, follower, schema=other_schema(to)) if source else []
+        removed = remove_relation(stage, follower, schema=other_schema(to), relations=source) if source else []
         return Conversion(follower, target[0], removed)
     if len(source) > 1:
         names = ", ".join(api_label(r) for r in source)
@@ -189,7 +192,7 @@ def convert_relation(stage: Usd.Stage, follower: str, to: str, instance: str = "
         new = new.replace(reference_axis="rotX", natural_frequency=0.0, damping_ratio=0.0)
         new = _chain_root(stage, new)
     kept = set_relation(stage, new)  # refuses before writing; then the source goes
-    removed = remove_relation(stage, follower, schema=rel.schema)
+    removed = remove_relation(stage, follower, schema=rel.schema, relations=source)  # (untouched by the set)
     return Conversion(follower, kept, removed, converted=True)
 
 
@@ -232,7 +235,8 @@ def followers_with_relations(stage: Usd.Stage) -> list[str]:
     """Every prim carrying a mimic relation, in traversal order."""
     out = []
     for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
-        if read_joint_relations(prim):
+        schemas = applied_schemas(prim)  # one look, then the full read only where a mimic API is applied
+        if any(a == NEWTON_API or a.startswith(PHYSX_API + ":") for a in schemas) and read_joint_relations(prim):
             out.append(str(prim.GetPath()))
     return out
 
@@ -246,9 +250,10 @@ def convert_stage(
     todo = list(followers) if followers else followers_with_relations(stage)
     if duplicates_only:
         todo = [f for f in todo if len(carried_schemas(stage.GetPrimAtPath(f))) > 1]
+    read: dict[str, list[MimicRelation]] = {}
     for f in todo:  # refuse before the first write
         prim = stage.GetPrimAtPath(f)
-        rels = read_joint_relations(prim) if prim else []
+        rels = read[f] = read_joint_relations(prim) if prim else []
         if not rels:
             raise MimicInputError(f"{f} has no mimic relation to convert")
         if not any(r.schema == to for r in rels):
@@ -257,7 +262,8 @@ def convert_stage(
                     f"{f} has several relations ({', '.join(api_label(r) for r in rels)}); keep one before converting"
                 )
             _convertible(stage, rels[0], to)
-    return [convert_relation(stage, f, to) for f in todo]
+    # a follower named twice is read again: its first conversion changed it
+    return [convert_relation(stage, f, to, rels=read.pop(f, None)) for f in todo]
 
 
 __all__ = [

@@ -877,6 +877,9 @@ def build_model(
     Errors the user can fix (contradicting relations, unsupported joints, unusable physics
     values) raise ``MimicInputError`` subclasses naming the prims.
     """
+    from ..warp_runtime import init_warp
+
+    init_warp()  # quiet, as the CLI: no Warp banner, no CUDA-driver warning where none was asked for
     if precision not in PRECISIONS:
         raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     if contacts is None:

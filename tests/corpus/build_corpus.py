@@ -46,6 +46,8 @@ class Case:
     writes: tuple[str, ...] = ()  # files the case may create or change (others byte-identical)
     check: str | None = None  # name of an extra check in tests/test_cli_corpus.py
     search_stdout: bool = False  # the pattern may match stdout too (a failed follower, not an error)
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for the run (NAME, value)
+    needs: tuple[str, ...] = ()  # optional peer modules the case needs (skipped cleanly without them)
 
 
 # ---------------------------------------------------------------- input makers
@@ -60,7 +62,9 @@ def copy_sample(name: str, as_name: str | None = None, edit: Callable[[str], str
             new = edit(text)
             assert new != text, f"the edit of {name} for this case changed nothing"
             text = new
-        (d / (as_name or Path(name).name)).write_text(text)
+        out = d / (as_name or Path(name).name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
 
     return build
 
@@ -88,6 +92,7 @@ def symlink(name: str, target: str):
 def text_file(name: str, text: str | bytes):
     def build(d: Path) -> None:
         p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(text) if isinstance(text, bytes) else p.write_text(text, encoding="utf-8")
 
     return build
@@ -191,11 +196,11 @@ infinite_gear1 = copy_sample(
         "float3 physics:diagonalInertia = (inf, inf, inf)\n        float physics:mass = inf",
     ),
 )
-#: the geared pair's follower with the same relation in both schemas (two constraints in PhysX)
-geared_both = copy_sample(
-    "geared_pair.usda",
-    "g.usda",
-    lambda t: t.replace(
+
+
+def geared_both_text(t: str) -> str:
+    """The geared pair's text with the follower's relation in both schemas (two constraints in PhysX)."""
+    return t.replace(
         'prepend apiSchemas = ["PhysxMimicJointAPI:rotX"]',
         'prepend apiSchemas = ["PhysxMimicJointAPI:rotX", "NewtonMimicAPI"]',
     ).replace(
@@ -203,8 +208,10 @@ geared_both = copy_sample(
         "            float newton:mimicCoef0 = 5.729578\n            float newton:mimicCoef1 = 2\n"
         "            bool newton:mimicEnabled = 1\n            rel newton:mimicJoint = </Gears/Joints/gear_leader>\n"
         "            float physxMimicJoint:rotX:dampingRatio = 0\n",
-    ),
-)
+    )
+
+
+geared_both = copy_sample("geared_pair.usda", "g.usda", geared_both_text)
 
 
 # ---------------------------------------------------------------- the cases
@@ -1064,7 +1071,302 @@ def _cases() -> list[Case]:
         writes=G,
         check="set_printed_before_after",
     )
+    _issue43_cases(add)
     return c
+
+
+#: a file name that is not UTF-8 (as Python sees it: lone surrogates, PEP 383)
+NOT_UTF8_NAME = os.fsdecode(b"\xff\xfe.usda")
+CONFIG_ENV = "MIMIC_EXT_FET022_CONFIG"
+#: a peer package shadowing the real one from the case folder (``python -m`` puts the working
+#: folder first on sys.path); no bytecode, so nothing new appears beside it
+NO_BYTECODE = (("PYTHONDONTWRITEBYTECODE", "1"),)
+
+
+def broken_package(name: str, raise_line: str):
+    return text_file(f"{name}/__init__.py", f"{raise_line}\n")
+
+
+def _issue43_cases(add) -> None:
+    """Issue 43: an input overwritten by a report, the last tracebacks, causes shown."""
+    # -- every file the run reads is an input, the config the variable names included
+    add(
+        "sweep_json_is_env_config",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "c.yaml"],
+        2,
+        r"c\.yaml: is an input",
+        both(geared, text_file("c.yaml", "sweep_seconds: 2\n")),
+        env=((CONFIG_ENV, "c.yaml"),),
+    )
+    add(
+        "sweep_report_onto_env_config_folder",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--report", "rep"],
+        2,
+        r"rep/fet022_junit\.xml: is an input",
+        both(geared, text_file("rep/fet022_junit.xml", "sweep_seconds: 2\n")),
+        env=((CONFIG_ENV, "rep/fet022_junit.xml"),),
+    )
+    add(
+        "sweep_second_output_unwritable_writes_none",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "ok.json", "--html", "ro/r.html"],
+        2,
+        r"ro/r\.html: ",
+        both(geared, text_file("ro", "a file where the report's folder would be\n")),
+    )
+    # /proc takes no new file, even from root (a read-only folder does, for root): the failure
+    # comes at the write, after the sweep, when the JSON's temporary is already complete
+    add(
+        "sweep_last_output_fails_at_write_writes_none",
+        NOTHING_LOST,
+        "harden",
+        ["sweep", "g.usda", "--json", "ok.json", "--html", "/proc/r.html"],
+        2,
+        r"/proc/r\.html: cannot write",
+        geared,
+    )
+    # -- tracebacks
+    for name, text, env in (
+        ("sweep_config_sample_every_inf", "sample_every: .inf\n", False),
+        ("sweep_config_sample_every_minus_inf", "sample_every: -.inf\n", False),
+        ("sweep_env_config_capture_fps_inf", "capture_fps: .inf\n", True),
+    ):
+        add(
+            name,
+            NO_TRACEBACK,
+            "harden",
+            ["sweep", "g.usda"] + ([] if env else ["--config", "c.yaml"]),
+            2,
+            r"c\.yaml.*(sample_every|capture_fps) = -?inf: expected int",
+            both(geared, text_file("c.yaml", text)),
+            env=((CONFIG_ENV, "c.yaml"),) if env else (),
+        )
+    for command, extra in (
+        ("list", []),
+        ("validate", []),
+        ("set", [FOLLOWER, "--leader", LEADER, "--multiplier", "3"]),
+        ("sweep", ["--json", "out.json"]),
+    ):
+        add(
+            f"{command}_name_not_utf8",
+            NO_TRACEBACK,
+            "harden",
+            [command, NOT_UTF8_NAME, *extra],
+            2,
+            r"^mimic-ext: error: \\xff\\xfe\.usda: the name is not UTF-8",
+            copy_sample("geared_pair.usda", NOT_UTF8_NAME),
+        )
+    add(
+        "sweep_folder_holding_name_not_utf8",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "f", "--json", "out.json"],
+        2,
+        r"f/\\xff\\xfe\.usda: the name is not UTF-8",
+        copy_sample("geared_pair.usda", f"f/{NOT_UTF8_NAME}"),
+    )
+    add(
+        "list_newline_in_name_one_line",
+        NO_TRACEBACK,
+        "harden",
+        ["list", "a\nb.usda"],
+        2,
+        r"a\\nb\.usda: no such file",
+        lambda d: None,
+    )
+    # -- a relation the validator calls an error is not written again, whatever the stage held
+    fixed_leader = "</Gears/Joints/base_joint>"
+    add(
+        "set_again_on_fixed_leader_refused",
+        REFUSED,
+        "harden",
+        ["set", "g.usda", FOLLOWER, "--leader", "/Gears/Joints/base_joint", "--multiplier", "3"],
+        2,
+        r"MIMIC_REFERENCE_TYPE.*held this error before.*nothing written",
+        geared_edit("referenceJoint = </Gears/Joints/gear_leader>", f"referenceJoint = {fixed_leader}"),
+    )
+    add(
+        "set_again_extreme_gearing_refused",
+        REFUSED,
+        "harden",
+        [*SET_G, "--multiplier", "2e30"],
+        2,
+        r"MIMIC_EXTREME_GEARING.*nothing written",
+        geared_edit("gearing = -2", "gearing = -1e30"),
+    )
+    add(
+        "convert_extreme_gearing_refused",
+        REFUSED,
+        "harden",
+        ["convert", "g.usda", "--to", "newton"],
+        2,
+        r"MIMIC_EXTREME_GEARING.*nothing written",
+        geared_edit("gearing = -2", "gearing = -1e30"),
+    )
+    newton_on_fixed_base = copy_sample(
+        "geared_pair.usda",
+        "g.usda",
+        lambda t: geared_both_text(t).replace(
+            "rel newton:mimicJoint = </Gears/Joints/gear_leader>", f"rel newton:mimicJoint = {fixed_leader}"
+        ),
+    )
+    add(
+        "convert_never_keeps_the_fixed_base_one",
+        REFUSED,
+        "harden",
+        ["convert", "g.usda", "--to", "newton", "--duplicates-only"],
+        2,
+        r"MIMIC_REFERENCE_TYPE.*nothing written",
+        newton_on_fixed_base,
+    )
+    add(
+        "convert_names_a_different_leader",
+        FIRST_HOUR,
+        "harden",
+        ["convert", "g.usda", "--to", "physx", "--duplicates-only"],
+        0,
+        r"^removed the duplicate .*following /Gears/Joints/base_joint, a different relation\); kept .* following "
+        r"/Gears/Joints/gear_leader\)$",
+        newton_on_fixed_base,
+        writes=G,
+        search_stdout=True,
+    )
+    # -- an in-place edit of a commented .usda says that USD drops the comments (before writing)
+    add(
+        "set_in_place_warns_of_dropped_comments",
+        FIRST_HOUR,
+        "harden",
+        [*SET_G, "--multiplier", "3"],
+        0,
+        r"^mimic-ext: warning: g\.usda: holds 2 '#' comment line\(s\), which USD does not keep",
+        geared_edit("def PhysicsScene", "# the scene\n    # (indented)\ndef PhysicsScene"),
+        writes=G,
+    )
+    # -- first hour: a missing input is named before USD is imported (seconds on a busy machine):
+    # a pxr package in the case folder that refuses to load shows whether anything imported it
+    for command, extra in (
+        ("list", []),
+        ("validate", []),
+        ("set", [FOLLOWER, "--leader", LEADER, "--multiplier", "2"]),
+        ("export", ["-o", "out.urdf"]),
+        ("import", ["-o", "out.usda"]),
+    ):
+        add(
+            f"{command}_missing_input_before_pxr",
+            FIRST_HOUR,
+            "harden",
+            [command, "nope.usda" if command != "import" else "nope.urdf", *extra],
+            2,
+            r"^mimic-ext: error: nope\.(usda|urdf): no such file$",
+            broken_package("pxr", 'raise ImportError("pxr was imported before the input was checked")'),
+            run=SUBPROCESS,
+            env=NO_BYTECODE,
+        )
+    # -- first hour: a multi-engine sweep says a shared warning once, naming the engines; the
+    # harness's sign rule once per report (the HTML links each follower to that one paragraph)
+    narrow_follower = geared_edit("float physics:lowerLimit = -120", "float physics:lowerLimit = -100")
+    add(
+        "sweep_engines_share_one_warning_line",
+        FIRST_HOUR,
+        "harden",
+        ["sweep", "g.usda", "--engine", "warp,physx", "-q"],
+        0,
+        r"^  warning \[warp, physx\]: gear_follower: validator MIMIC_RANGE_OUTSIDE_LIMITS",
+        narrow_follower,
+        search_stdout=True,
+        needs=("ovphysx",),
+    )
+    add(
+        "sweep_sign_rule_once_per_report",
+        FIRST_HOUR,
+        "harden",
+        ["sweep", "g.usda", "g2.usda", "--html", "r.html", "-q"],
+        0,
+        None,
+        both(geared, copy_sample("geared_pair.usda", "g2.usda")),
+        writes=("r.html",),
+        check="sign_rule_once",
+    )
+    # -- first hour: import shows the validation findings it counts, and says which joints a
+    # velocity-limit note is about before explaining why
+    add(
+        "import_lists_its_validation_warnings",
+        FIRST_HOUR,
+        "harden",
+        ["import", "r.urdf", "-o", "out.usda"],
+        0,
+        r"^mimic-ext: warning: validation warning MIMIC_RANGE_OUTSIDE_LIMITS /r/Joints/jb: ",
+        urdf(multiplier="3"),
+        writes=("out.usda",),
+    )
+    add(
+        "import_velocity_note_names_the_joints_first",
+        FIRST_HOUR,
+        "harden",
+        ["import", "r.urdf", "-o", "out.usda"],
+        0,
+        r"^mimic-ext: warning: r\.urdf: 1 mimic follower\(s\) keep no velocity limit: jb \(as Isaac Sim",
+        urdf(),
+        writes=("out.usda",),
+    )
+    add(  # export's --robot names a prim, not a file: not checked as an input file
+        "export_robot_prim_is_not_a_file",
+        FIRST_HOUR,
+        "harden",
+        ["export", "g.usda", "-o", "out.urdf", "--robot", "/Gears"],
+        0,
+        None,
+        geared,
+        writes=("out.urdf",),
+    )
+    # -- causes shown
+    add(
+        "sweep_engine_import_oserror_named",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco engine: mujoco is installed but its import failed: OSError: libGL\.so\.1: cannot open",
+        both(geared, broken_package("mujoco", 'raise OSError("libGL.so.1: cannot open shared object file")')),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_import_error_not_called_missing",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco is installed but its import failed: ImportError: cannot import name 'x'",
+        both(geared, broken_package("mujoco", "raise ImportError(\"cannot import name 'x' from 'mujoco._api'\")")),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_missing_dependency_named",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "--engine", "mujoco"],
+        2,
+        r"mujoco is installed but its import failed: it needs no_such_dependency_43, which is not installed",
+        both(geared, broken_package("mujoco", "import no_such_dependency_43")),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    add(
+        "sweep_engine_device_missing",
+        REFUSED,
+        "harden",
+        ["sweep", "g.usda", "--engine", "physx:cuda:7", "--json", "out.json"],
+        2,
+        r"--engine physx:cuda:7: cuda:7: no such device",
+        geared,
+    )
 
 
 CASES: list[Case] = _cases()

@@ -161,7 +161,13 @@ def check_engine(spec: str) -> None:
     here, e.g. because its optional peer is not installed: called once before a run, so that a
     missing extra is one message, not one error per stage."""
     check_engine_name(spec)
-    name = spec.partition(":")[0]
+    name, _, device = spec.partition(":")
+    if device and device != "cpu":  # a GPU the machine lacks: refused here, not after a run on the CPU
+        from ...warp_runtime import device_problem
+
+        problem = device_problem(device)
+        if problem:
+            raise MimicInputError(f"--engine {spec}: {device}: {problem}")
     if name in _CHECKS:
         _CHECKS[name]()
     else:
@@ -208,13 +214,10 @@ def _peers(extra: str, *modules: str) -> Callable[[], None]:
     import alone takes seconds), naming the extra that brings them."""
 
     def check() -> None:
-        import importlib.util
+        from .peer_import import import_peer
 
         for module in modules:
-            if importlib.util.find_spec(module) is None:
-                raise MimicInputError(
-                    f"the {extra} engine needs {module}, which is not installed: pip install 'mimic-ext[{extra}]'"
-                )
+            import_peer(module, extra)
 
     return check
 

@@ -20,6 +20,7 @@ from .common import (
     worst_status,
 )
 from .headline import findings_line, headlines
+from .sign_rule import SIGN_NOTE, sign_rule_note
 
 HEADER = ["follower", "reference", "|gearing|", "motion ratio", "fit slope", "error", "direction", "status"]
 
@@ -31,23 +32,17 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
 
 
 def _findings(stage: SweepResult, tag: str = "") -> list[str]:
-    """Failure messages and warnings per follower, the sign-rule notes grouped, stage notes."""
+    """Failure messages and warnings per follower, other notes, stage notes (the sign-rule note
+    is the report's, once: ``sign_rule_note``)."""
     lines = []
     for f in stage.followers:
         for msg in f.messages:
             lines.append(f"  {f.status}{tag}: {f.name}: {msg}")
         for msg in f.warnings:
             lines.append(f"  warning{tag}: {f.name}: {msg}")
-    signs = [f for f in stage.followers if any(n.startswith("sign rules disagree") for n in f.notes)]
-    if signs:
-        lines.append(
-            f"  note{tag}: the harness's sign rule (gearing >= 0 moves with the reference) is the opposite of "
-            f"PhysX's equation for {len(signs)} follower(s), so its dir_matches_gear reads the other way: "
-            + ", ".join(f"{f.name} {f.dir_matches_gear}" for f in signs)
-        )
     for f in stage.followers:
         for msg in f.notes:
-            if not msg.startswith("sign rules disagree"):
+            if not msg.startswith(SIGN_NOTE):
                 lines.append(f"  note{tag}: {f.name}: {msg}")
     for msg in stage.warnings:
         lines.append(f"  note{tag}: {msg}")
@@ -100,10 +95,17 @@ def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[
     if rows:
         lines += ["  " + line for line in _table(rows, ["follower", "|gearing|"] + engines)]
     lines += _disagreement_lines(per_engine)
+    # a finding several engines share (the validator's warnings, a missing drive) once, naming them
+    shared: dict[str, list[str]] = {}
     for e in engines:
         if e in per_engine:
-            lines += _findings(per_engine[e], f" [{e}]")
-    return lines
+            for line in _findings(per_engine[e], _TAG):
+                shared.setdefault(line, []).append(e)
+    return lines + [line.replace(_TAG, f" [{', '.join(es)}]") for line, es in shared.items()]
+
+
+#: where an engine tag goes in a finding line, until the engines that share the line are known
+_TAG = "\0"
 
 
 def _disagreement_lines(per_engine: dict[str, SweepResult]) -> list[str]:
@@ -129,6 +131,9 @@ def format_console(result: RunResult | SweepResult) -> str:
     else:
         for stage in run.stages:
             lines += _stage_lines(stage, mode) + [""]
+    note = sign_rule_note(run)
+    if note:
+        lines += [note, ""]
     s = run.summary()
     tol = run.config.get("gear_ratio_tolerance")
     measure = run.config.get("ratio_measure", "motion_ratio").replace("_", " ")

@@ -31,6 +31,7 @@ from .common import (
     write_text,
 )
 from .headline import findings_line, headlines
+from .sign_rule import SIGN_NOTE, sign_rule_note
 from .svg import SERIES_COLOURS, ratio_plot
 
 CSS = """
@@ -115,10 +116,17 @@ def _references(stages: dict[str, SweepResult], multi: bool) -> str:
 
 
 def _notes(f) -> str:
+    """A follower's messages, warnings and notes; the sign-rule note is the report's one paragraph
+    (``#sign-rule``), linked from here."""
     return (
         "".join(f'<div class="msg">{escape(m)}</div>' for m in f.messages)
         + "".join(f'<div class="warn">{escape(w)}</div>' for w in f.warnings)
-        + "".join(f'<div class="note">{escape(n)}</div>' for n in f.notes)
+        + "".join(
+            '<div class="note"><a href="#sign-rule">harness sign rule</a></div>'
+            if n.startswith(SIGN_NOTE)
+            else f'<div class="note">{escape(n)}</div>'
+            for n in f.notes
+        )
     )
 
 
@@ -329,6 +337,7 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         f"<td>{'; '.join(escape(x.reason) for x in st.values() if x.reason)}</td></tr>"
         for i, (asset, st) in enumerate(assets.items())
     )
+    sign_note = sign_rule_note(run)
     body = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -348,6 +357,7 @@ def format_html(result: RunResult | SweepResult, created: str | None = None) -> 
         f"{s['warnings']} warning(s). A follower passes when its {escape(measure)} is within {num(tol, 3)} "
         f"({escape(mode)}) of |gearing| and its offset check holds; direction, rest offset and the bounding box are "
         f"warnings; not applicable: the engine cannot represent the relation (no verdict, not a failure).</p>",
+        *([f'<p id="sign-rule" class="note">{escape(sign_note)}</p>'] if sign_note else []),
         f'<table class="stages"><thead><tr><th>stage</th>{head}<th>followers</th><th>failed</th>'
         f"<th>note</th></tr></thead><tbody>{stage_rows}</tbody></table>",
         f'<details><summary>configuration</summary><table class="config">{_config_rows(run.config)}</table></details>',

@@ -95,8 +95,12 @@ def result_paths(run: RunResult, folder: str | Path) -> list[tuple[SweepResult, 
     return out
 
 
+def format_result_json(stage: SweepResult) -> str:
+    return json.dumps(harness_result(stage), indent=2, allow_nan=False) + "\n"
+
+
 def write_result_json(stage: SweepResult, path: str | Path) -> Path:
-    return write_text(path, json.dumps(harness_result(stage), indent=2, allow_nan=False) + "\n")
+    return write_text(path, format_result_json(stage))
 
 
 def write_result_jsons(result: RunResult | SweepResult, folder: str | Path) -> list[Path]:
