@@ -1,0 +1,134 @@
+"""The URDF and MJCF importers' frames with general rotations, against MuJoCo's own compiler.
+
+MuJoCo reads both formats; its body poses, joint axes and anchors and its principal inertia
+at the reference configuration are an oracle that shares no code with ours. Every orientation
+here is a general one (no quarter turns, no coordinate axes), in every spelling MJCF has
+(quat, axisangle, euler in three sequences, xyaxes, zaxis) and URDF's rpy, so a transposed
+rotation, a swapped composition or a flipped sign in the frame code changes a compared value
+by far more than the tolerance.
+
+Tolerance 1e-9: both sides compute in float64 from the same decimal text (MuJoCo stores its
+model in float64 too); a few operations of rounding on unit quantities and lengths of order 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mimic_ext.importers.mjcf import read_mjcf
+from mimic_ext.importers.transforms import AXES
+from mimic_ext.importers.urdf import read_urdf
+
+mujoco = pytest.importorskip("mujoco")
+
+TOL = 1e-9
+
+
+def _mjcf(eulerseq: str) -> str:
+    return f"""<mujoco model="frames">
+  <compiler angle="radian" eulerseq="{eulerseq}" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="a" pos="0.1 -0.2 0.3" quat="0.8 0.3 -0.4 0.2">
+      <joint name="ja" type="hinge" pos="0.05 0.02 -0.03" axis="0.3 0.9 -0.2"/>
+      <inertial pos="0.02 -0.01 0.04" quat="0.6 -0.3 0.5 0.4" mass="1.5" diaginertia="0.01 0.02 0.03"/>
+      <body name="b" pos="0.2 0.1 -0.05" axisangle="1 -2 0.5 0.7">
+        <joint name="jb" type="slide" pos="-0.01 0.03 0.02" axis="-0.5 0.2 0.8"/>
+        <inertial pos="-0.03 0.02 0.01" mass="0.7" fullinertia="0.004 0.006 0.005 0.001 -0.0005 0.0007"/>
+        <body name="c" pos="0.1 0.05 0.07" euler="0.4 -0.9 1.3">
+          <joint name="jc" type="hinge" axis="0.6 -0.6 0.5"/>
+          <inertial pos="0.01 0.01 -0.02" quat="0.2 0.9 0.1 -0.3" mass="0.4" diaginertia="0.002 0.003 0.004"/>
+          <body name="d" pos="-0.04 0.08 0.02" xyaxes="0.3 0.8 -0.1 -0.9 0.2 0.4">
+            <joint name="jd" type="hinge" pos="0.01 0 0" axis="1 0.2 0.3"/>
+            <inertial pos="0 0.02 0" mass="0.3" diaginertia="0.001 0.002 0.0015"/>
+            <body name="e" pos="0.05 -0.02 0.03" zaxis="-0.4 0.5 0.7">
+              <joint name="je" type="slide" axis="0.1 0.2 -0.9"/>
+              <inertial pos="0.01 0 0.01" mass="0.2" diaginertia="0.0005 0.0006 0.0007"/>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+URDF = """<robot name="frames">
+  <link name="base">
+    <inertial><origin xyz="0.01 0.02 -0.01" rpy="0.3 -0.2 0.9"/><mass value="2"/>
+      <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0.002" ixz="-0.001" iyz="0.003"/></inertial>
+  </link>
+  <link name="l1">
+    <inertial><origin xyz="-0.02 0.05 0.01" rpy="-0.7 0.4 0.25"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.012" izz="0.008" ixy="0.001" ixz="0.0005" iyz="-0.002"/></inertial>
+  </link>
+  <link name="l2">
+    <inertial><origin xyz="0.03 -0.01 0.02" rpy="1.1 0.3 -0.6"/><mass value="0.5"/>
+      <inertia ixx="0.004" iyy="0.005" izz="0.006" ixy="-0.0004" ixz="0.0003" iyz="0.0002"/></inertial>
+  </link>
+  <joint name="j1" type="revolute">
+    <parent link="base"/><child link="l1"/>
+    <origin xyz="0.1 -0.05 0.2" rpy="0.5 -0.3 1.2"/><axis xyz="0.2 0.7 -0.4"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/>
+  </joint>
+  <joint name="j2" type="prismatic">
+    <parent link="l1"/><child link="l2"/>
+    <origin xyz="0.05 0.15 -0.1" rpy="-0.8 0.6 0.35"/><axis xyz="-0.3 0.1 0.9"/>
+    <limit lower="-0.1" upper="0.1" effort="10" velocity="1"/>
+  </joint>
+</robot>
+"""
+
+
+def _oracle(path):
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    return m, d
+
+
+def _compare(model, m, d) -> None:
+    for name, body in model.bodies.items():
+        i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
+        if i < 0:
+            continue  # the world link of a URDF: MuJoCo's world
+        np.testing.assert_allclose(body.world.p, d.xpos[i], atol=TOL, err_msg=f"{name} position")
+        np.testing.assert_allclose(body.world.R, d.xmat[i].reshape(3, 3), atol=TOL, err_msg=f"{name} rotation")
+        if body.inertia is not None and m.body_mass[i] > 0:
+            iq = np.empty(9)
+            mujoco.mju_quat2Mat(iq, m.body_iquat[i])
+            R = iq.reshape(3, 3)
+            want = R @ np.diag(m.body_inertia[i]) @ R.T
+            np.testing.assert_allclose(body.inertia.com, m.body_ipos[i], atol=TOL, err_msg=f"{name} COM")
+            np.testing.assert_allclose(body.inertia.tensor, want, atol=TOL, err_msg=f"{name} inertia")
+            assert body.inertia.mass == pytest.approx(m.body_mass[i], rel=TOL)
+    for joint in model.joints:
+        k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, joint.name)
+        assert k >= 0, joint.name
+        parent = model.bodies[joint.parent].world if joint.parent else None
+        frame0 = parent * joint.frame0 if parent is not None else joint.frame0
+        frame1 = model.bodies[joint.child].world * joint.frame1
+        axis = AXES[joint.axis]
+        np.testing.assert_allclose(frame0.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (parent side)")
+        np.testing.assert_allclose(frame1.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (child side)")
+        np.testing.assert_allclose(frame0.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (parent side)")
+        np.testing.assert_allclose(frame1.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (child side)")
+        np.testing.assert_allclose(frame0.R, frame1.R, atol=TOL, err_msg=f"{joint.name} frames at q = 0")
+
+
+@pytest.mark.parametrize("eulerseq", ["xyz", "ZYX", "zxz"])
+def test_mjcf_frames_match_mujoco(tmp_path, eulerseq):
+    path = tmp_path / "frames.xml"
+    path.write_text(_mjcf(eulerseq))
+    model = read_mjcf(path)
+    assert len(model.joints) == 5
+    _compare(model, *_oracle(path))
+
+
+def test_urdf_frames_match_mujoco(tmp_path):
+    path = tmp_path / "frames.urdf"
+    path.write_text(URDF)
+    model = read_urdf(path)
+    assert len(model.joints) == 2
+    _compare(model, *_oracle(path))
