@@ -14,7 +14,9 @@ touched.
     python tools/mutation_pass.py --without tests/test_stage_frames.py   # the pass before those tests
 
 (``--without`` drops test files from every target's list: the count before a test file existed.)
-Runtime: about 150 mutants, a few seconds each on two cores; ``--target`` narrows it.
+Runtime: about 200 mutants, 5 to 15 s each on two busy cores (30-40 min); ``--target`` narrows it,
+``--rerun LOG`` runs only a previous pass's survivors (after adding tests: nothing killed before
+can survive now).
 """
 
 from __future__ import annotations
@@ -97,6 +99,11 @@ class Mutant:
     end: int
     text: str  # what replaces it
     was: str
+
+
+def _name(m: Mutant) -> str:
+    """How a mutant is printed, and found again by ``--rerun``."""
+    return f"{TARGETS[m.target][0]}:{m.line} {m.op}: {m.was!r} -> {m.text!r}"
 
 
 def _offsets(src: str) -> list[int]:
@@ -200,17 +207,23 @@ def run(target: str, mutant_list: list[Mutant], tests: list[str], timeout: float
         shutil.copytree(ROOT / "mimic_ext", Path(tmp) / "mimic_ext", ignore=shutil.ignore_patterns("__pycache__"))
         dest = Path(tmp) / path
         env = dict(os.environ, PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
+        probe = [sys.executable, "-c", "import mimic_ext; print(mimic_ext.__file__)"]
+        where = subprocess.run(probe, cwd=tmp, env=env, capture_output=True, text=True).stdout.strip()
+        if not where.startswith(tmp):  # a mutant nobody imports survives by default: refuse to count it
+            raise SystemExit(f"the tests would import mimic_ext from {where!r}, not the mutants' copy in {tmp}")
         for i, m in enumerate(mutant_list, 1):
             dest.write_text(original[: m.start] + m.text + original[m.end :])
-            cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *tests]
+            # run from the copy: ``python -m`` puts the working directory first on sys.path
+            cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+            cmd += [str(ROOT / t) for t in tests]
             t0 = time.monotonic()
             try:
-                rc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=timeout).returncode
+                rc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, timeout=timeout).returncode
                 outcome = "survived" if rc == 0 else "killed"
             except subprocess.TimeoutExpired:
                 outcome = "timeout"  # counted as killed: the mutant broke something
             print(
-                f"[{i}/{len(mutant_list)}] {outcome:8s} {path}:{m.line} {m.op}: {m.was!r} -> {m.text!r} ({time.monotonic() - t0:.1f} s)",
+                f"[{i}/{len(mutant_list)}] {outcome:8s} {_name(m)} ({time.monotonic() - t0:.1f} s)",
                 flush=True,
             )
             results.append((m, outcome))
@@ -225,13 +238,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--without", nargs="+", default=[], help="leave these test files out (the pass before them)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant (default 120)")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    ap.add_argument(
+        "--rerun",
+        type=Path,
+        help="a previous pass's output: run only the mutants it lists as survived (tests only added since: "
+        "a mutant killed then is killed now)",
+    )
     args = ap.parse_args(argv)
     survivors, total = [], 0
+    before = None
+    if args.rerun:
+        before = {ln.strip().removeprefix("survived: ") for ln in args.rerun.read_text().splitlines()}
+        before = {ln for ln in before if ln.startswith("mimic_ext/")}
     for target in args.target or list(TARGETS):
         ms = mutants(target)
+        if before is not None:
+            ms = [m for m in ms if _name(m) in before]
         if args.list:
             for m in ms:
-                print(f"{TARGETS[target][0]}:{m.line} {m.op}: {m.was!r} -> {m.text!r}")
+                print(_name(m))
             total += len(ms)
             continue
         tests = [t for t in (args.tests or TARGETS[target][2]) if t not in args.without and (ROOT / t).exists()]
@@ -246,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"\n{total} mutants, {len(survivors)} survived")
     for m in survivors:
-        print(f"  survived: {TARGETS[m.target][0]}:{m.line} {m.op}: {m.was!r} -> {m.text!r}")
+        print(f"  survived: {_name(m)}")
     return 0
 
 
