@@ -11,9 +11,11 @@ touched.
     python tools/mutation_pass.py                       # every target, its tests
     python tools/mutation_pass.py --list                # the mutants only, no test run
     python tools/mutation_pass.py --target math3d --tests tests/test_math3d.py
-    python tools/mutation_pass.py --without tests/test_stage_frames.py   # the pass before those tests
+    python tools/mutation_pass.py --base 2241c12 > before.log  # the tests as they were at a revision
+    python tools/mutation_pass.py --rerun before.log            # today's tests on its survivors
 
-(``--without`` drops test files from every target's list: the count before a test file existed.)
+(``--without`` drops test files from every target's list; ``--base REV`` runs each target's test
+files as they were at REV, leaving out those that did not exist: the count before new tests.)
 Runtime: about 200 mutants, 5 to 15 s each on two busy cores (30-40 min); ``--target`` narrows it,
 ``--rerun LOG`` runs only a previous pass's survivors (after adding tests: nothing killed before
 can survive now).
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +201,21 @@ def mutants(target: str) -> list[Mutant]:
     return out
 
 
+def _at_revision(rev: str, tests: list[str]) -> tuple[list[str], list[Path]]:
+    """``tests`` as they are at git revision ``rev``, written beside them (names pytest does
+    not collect on its own); files absent at ``rev`` are dropped. (test paths, files written)"""
+    out, written = [], []
+    for t in tests:
+        shown = subprocess.run(["git", "show", f"{rev}:{t}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode != 0:
+            continue
+        path = ROOT / Path(t).parent / f"mutbase_{Path(t).name}"
+        path.write_text(shown.stdout)
+        written.append(path)
+        out.append(str(path.relative_to(ROOT)))
+    return out, written
+
+
 def run(target: str, mutant_list: list[Mutant], tests: list[str], timeout: float) -> list[tuple[Mutant, str]]:
     """Each mutant against ``tests``; (mutant, outcome) with outcome "killed", "timeout" or "survived"."""
     path = TARGETS[target][0]
@@ -239,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant (default 120)")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     ap.add_argument(
+        "--base",
+        help="run the test files as they are at this git revision (the pass before new tests: a file absent "
+        "there is left out); they are written beside the tests as mutbase_<name> and removed after",
+    )
+    ap.add_argument(
         "--rerun",
         type=Path,
         help="a previous pass's output: run only the mutants it lists as survived (tests only added since: "
@@ -248,8 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     survivors, total = [], 0
     before = None
     if args.rerun:
-        before = {ln.strip().removeprefix("survived: ") for ln in args.rerun.read_text().splitlines()}
-        before = {ln for ln in before if ln.startswith("mimic_ext/")}
+        # the summary's "survived: <mutant>" lines, or the per-mutant "[i/n] survived <mutant> (t s)"
+        # lines of a pass that was stopped before its summary
+        pattern = re.compile(r"^(?:\s*survived: |\[\d+/\d+\] survived\s+)(mimic_ext/.*?)(?: \([\d.]+ s\))?$")
+        before = {m.group(1) for ln in args.rerun.read_text().splitlines() if (m := pattern.match(ln))}
     for target in args.target or list(TARGETS):
         ms = mutants(target)
         if before is not None:
@@ -260,7 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             total += len(ms)
             continue
         tests = [t for t in (args.tests or TARGETS[target][2]) if t not in args.without and (ROOT / t).exists()]
-        results = run(target, ms, tests, args.timeout)
+        written = []
+        if args.base:
+            tests, written = _at_revision(args.base, tests)
+        try:
+            results = run(target, ms, tests, args.timeout)
+        finally:
+            for path in written:
+                path.unlink(missing_ok=True)
         total += len(results)
         survivors += [m for m, outcome in results if outcome == "survived"]
         print(
