@@ -290,3 +290,26 @@ def test_general_rotation_is_no_quarter_turn():
         R = rot(*spec)
         assert np.abs(R @ D @ R.T - R.T @ D @ R).max() > 0.05, spec
         assert not math.isclose(spec[1] % 90.0, 0.0)
+
+
+def test_d6_loop_closure_turns_its_free_rotation_onto_x():
+    """A generic (D6) loop closure locking all but the rotation about its frame's Y: its frames
+    are turned (a permutation of the axes, a proper rotation) so that the free rotation is x, and
+    it locks what a revolute closure locks."""
+    stage = build()
+    j5 = UsdPhysics.Joint.Define(stage, "/World/J5")
+    j5.CreateBody0Rel().SetTargets(["/World/c"])
+    j5.CreateExcludeFromArticulationAttr(True)
+    _joint_frames(j5, frame_m(F4), "c", None)
+    for dof in ("transX", "transY", "transZ", "rotX", "rotZ"):
+        lim = UsdPhysics.LimitAPI.Apply(j5.GetPrim(), dof)
+        lim.CreateLowAttr(1.0)
+        lim.CreateHighAttr(-1.0)  # low > high: locked
+    spec = read_stage(stage)
+    (c,) = spec.closures
+    assert c.kind == "d6" and (c.mask, c.angmode) == (0b110111, 1)
+    side_a = links_world(spec)[c.link_a] @ c.frame_a
+    close(side_a, c.frame_b, "the two sides at q = 0")
+    close(side_a[:3, :3].T @ side_a[:3, :3], np.eye(3), "a rotation")
+    assert np.linalg.det(side_a[:3, :3]) == pytest.approx(1.0, rel=RTOL)
+    close(side_a[:3, 0], rot(*F4[0]) @ [0.0, 1.0, 0.0], "the free rotation's axis is x")
