@@ -243,6 +243,12 @@ def test_free_body_velocity_is_of_the_body_origin():
     mass.CreateCenterOfMassAttr(Gf.Vec3f(4.0, -2.0, 3.0))
     spec = read_stage(stage, free_bodies=True)
     (lone,) = [lk for lk in spec.links if lk.body == "/World/lone"]
+    assert lone.parent == -1 and lone.jtype == FREE  # a link of its own, on the world
+    close(
+        lone.pose0,
+        _metres(pose(rot(*WORLD_ROT), np.array(WORLD_POS)) @ pose(rot((2, 3, -1), 47.0), np.array((40.0, 0.0, 5.0)))),
+        "pose0",
+    )
     R = (pose(rot(*WORLD_ROT), np.zeros(3)) @ pose(rot((2, 3, -1), 47.0), np.zeros(3)))[:3, :3]
     w = np.radians([90.0, -45.0, 30.0])
     want = np.concatenate(
