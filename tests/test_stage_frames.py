@@ -54,11 +54,14 @@ BODIES = {
     "c": (((0, 1, -3), 113.0), (31.0, 9.0, 12.0), 0.5, (50.0, 80.0, 120.0), ((2, 5, 1), 64.0), (0.5, -2.0, 1.0)),
 }
 WORLD_ROT, WORLD_POS = ((1, -1, 2), 29.0), (3.0, -2.0, 1.0)  # the bodies' parent Xform
+#: ``build_anchored``'s extra body d and its static anchor (an Xform that is no rigid body)
+EXTRA = {"d": (((1, -3, 1), 83.0), (36.0, 12.0, 8.0), 0.8, (90.0, 60.0, 150.0), ((-1, 2, 4), 31.0), (1.0, 0.5, -1.5))}
+STATIC = {"base": (((3, 1, -1), 33.0), (5.0, 5.0, -3.0))}
 
 
 def world_of(name: str) -> np.ndarray:
     """A body's world pose in metres, composed from its authored ops and its parent's (Gf)."""
-    (axis, deg), pos = BODIES[name][0], BODIES[name][1]
+    (axis, deg), pos = ({**BODIES, **EXTRA, **STATIC})[name][:2]
     parent = pose(rot(*WORLD_ROT), np.array(WORLD_POS))
     return _metres(parent @ pose(rot(axis, deg), np.array(pos)))
 
@@ -90,6 +93,8 @@ F1 = (((2, -1, 1), 41.0), (12.0, -4.0, 19.0))
 F2 = (((1, 3, -1), 58.0), (22.0, 1.0, 17.0))
 F3 = (((-1, 2, 2), 17.0), (28.0, 6.0, 14.0))
 F4 = (((4, 1, -2), 66.0), (30.0, 8.0, 13.0))
+F6 = (((-3, 2, 1), 49.0), (33.0, 11.0, 10.0))
+F7 = (((2, 2, -1), 76.0), (35.0, 13.0, 9.0))
 
 
 def frame_m(spec) -> np.ndarray:
@@ -133,6 +138,41 @@ def build(root_joint: bool = True, closure: bool = False) -> Usd.Stage:
         j4.CreateBody0Rel().SetTargets(["/World/c"])
         j4.CreateExcludeFromArticulationAttr(True)
         _joint_frames(j4, frame_m(F4), "c", None)
+    return stage
+
+
+def build_anchored() -> Usd.Stage:
+    """``build(closure=True)`` whose root joint J1 hangs from a static, posed prim (no rigid body),
+    with a body d hinged (J6, axis X) to c, which is welded into link b, and a loop closure J7
+    from d to the static prim: joint frames whose parent side is neither the world's identity nor
+    the link's own body."""
+    stage = build(root_joint=False, closure=True)
+    base = UsdGeom.Xform.Define(stage, "/World/base").GetPrim()
+    _xform(base, *STATIC["base"])
+    j1 = UsdPhysics.RevoluteJoint.Define(stage, "/World/J1")
+    j1.CreateAxisAttr("Y")
+    j1.CreateBody0Rel().SetTargets(["/World/base"])
+    j1.CreateBody1Rel().SetTargets(["/World/a"])
+    _joint_frames(j1, frame_m(F1), "base", "a")
+    (r, p, m, d, pa, c) = EXTRA["d"]
+    prim = UsdGeom.Xform.Define(stage, "/World/d").GetPrim()
+    _xform(prim, r, p)
+    UsdPhysics.RigidBodyAPI.Apply(prim)
+    mass = UsdPhysics.MassAPI.Apply(prim)
+    mass.CreateMassAttr(m)
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*d))
+    mass.CreatePrincipalAxesAttr(gf_quat(*pa))
+    mass.CreateCenterOfMassAttr(Gf.Vec3f(*c))
+    j6 = UsdPhysics.RevoluteJoint.Define(stage, "/World/J6")
+    j6.CreateAxisAttr("X")
+    j6.CreateBody0Rel().SetTargets(["/World/c"])
+    j6.CreateBody1Rel().SetTargets(["/World/d"])
+    _joint_frames(j6, frame_m(F6), "c", "d")
+    j7 = UsdPhysics.SphericalJoint.Define(stage, "/World/J7")
+    j7.CreateBody0Rel().SetTargets(["/World/d"])
+    j7.CreateBody1Rel().SetTargets(["/World/base"])
+    j7.CreateExcludeFromArticulationAttr(True)
+    _joint_frames(j7, frame_m(F7), "d", "base")
     return stage
 
 
@@ -319,3 +359,29 @@ def test_d6_loop_closure_turns_its_free_rotation_onto_x():
     close(side_a[:3, :3].T @ side_a[:3, :3], np.eye(3), "a rotation")
     assert np.linalg.det(side_a[:3, :3]) == pytest.approx(1.0, rel=RTOL)
     close(side_a[:3, 0], rot(*F4[0]) @ [0.0, 1.0, 0.0], "the free rotation's axis is x")
+
+
+def test_frames_from_a_static_anchor_and_a_welded_parent():
+    """J1 hangs from a posed static prim, J6's parent side is c (welded into link b, not b's own
+    frame), J7 closes a loop from d to the static prim: bodies land where the stage has them, the
+    joint axes point along their authored axes, and the closure's two sides meet."""
+    spec = read_stage(build_anchored())
+    assert [lk.body for lk in spec.links] == ["/World/a", "/World/b", "/World/d"]
+    worlds = links_world(spec)
+    placed = {body: W @ P for lk, W in zip(spec.links, worlds) for body, P in lk.bodies}
+    for body, W in placed.items():
+        close(W, world_of(body.rsplit("/", 1)[1]), body)
+    want = {
+        "/World/a": rot(*F1[0]) @ [0.0, 1.0, 0.0],
+        "/World/b": -(rot(*F2[0]) @ [0.0, 0.0, 1.0]),
+        "/World/d": rot(*F6[0]) @ [1.0, 0.0, 0.0],
+    }
+    for lk, W in zip(spec.links, worlds):
+        parent = worlds[lk.parent] if lk.parent >= 0 else np.eye(4)
+        close((parent @ lk.X_p)[:3, :3] @ lk.axis, want[lk.body], f"{lk.body} parent side")
+        close((parent @ lk.X_p)[:3, 3], (W @ lk.X_c)[:3, 3], f"{lk.body} joint origin")
+    (sph,) = [c for c in spec.closures if c.kind == "spherical"]
+    assert sph.link_b == -1
+    side_a = worlds[sph.link_a] @ sph.frame_a
+    close(side_a, sph.frame_b, "the spherical closure's sides at q = 0")
+    close(side_a, frame_m(F7), "at the authored frame")
