@@ -55,7 +55,10 @@ BODIES = {
 }
 WORLD_ROT, WORLD_POS = ((1, -1, 2), 29.0), (3.0, -2.0, 1.0)  # the bodies' parent Xform
 #: ``build_anchored``'s extra body d and its static anchor (an Xform that is no rigid body)
-EXTRA = {"d": (((1, -3, 1), 83.0), (36.0, 12.0, 8.0), 0.8, (90.0, 60.0, 150.0), ((-1, 2, 4), 31.0), (1.0, 0.5, -1.5))}
+EXTRA = {
+    "d": (((1, -3, 1), 83.0), (36.0, 12.0, 8.0), 0.8, (90.0, 60.0, 150.0), ((-1, 2, 4), 31.0), (1.0, 0.5, -1.5)),
+    "e": (((2, -1, -2), 54.0), (29.0, 14.0, 11.0), 0.3, (40.0, 70.0, 30.0), ((1, 4, -1), 19.0), (-0.5, 1.0, 0.5)),
+}
 STATIC = {"base": (((3, 1, -1), 33.0), (5.0, 5.0, -3.0))}
 
 
@@ -95,6 +98,7 @@ F3 = (((-1, 2, 2), 17.0), (28.0, 6.0, 14.0))
 F4 = (((4, 1, -2), 66.0), (30.0, 8.0, 13.0))
 F6 = (((-3, 2, 1), 49.0), (33.0, 11.0, 10.0))
 F7 = (((2, 2, -1), 76.0), (35.0, 13.0, 9.0))
+F8 = (((1, 1, 3), 62.0), (30.0, 13.0, 12.0))
 
 
 def frame_m(spec) -> np.ndarray:
@@ -143,7 +147,8 @@ def build(root_joint: bool = True, closure: bool = False) -> Usd.Stage:
 
 def build_anchored() -> Usd.Stage:
     """``build(closure=True)`` whose root joint J1 hangs from a static, posed prim (no rigid body),
-    with a body d hinged (J6, axis X) to c, which is welded into link b, and a loop closure J7
+    with a body d hinged (J6, axis X) to c, which is welded into link b, a body e welded (J8) to c,
+    and a loop closure J7
     from d to the static prim: joint frames whose parent side is neither the world's identity nor
     the link's own body."""
     stage = build(root_joint=False, closure=True)
@@ -154,15 +159,19 @@ def build_anchored() -> Usd.Stage:
     j1.CreateBody0Rel().SetTargets(["/World/base"])
     j1.CreateBody1Rel().SetTargets(["/World/a"])
     _joint_frames(j1, frame_m(F1), "base", "a")
-    (r, p, m, d, pa, c) = EXTRA["d"]
-    prim = UsdGeom.Xform.Define(stage, "/World/d").GetPrim()
-    _xform(prim, r, p)
-    UsdPhysics.RigidBodyAPI.Apply(prim)
-    mass = UsdPhysics.MassAPI.Apply(prim)
-    mass.CreateMassAttr(m)
-    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*d))
-    mass.CreatePrincipalAxesAttr(gf_quat(*pa))
-    mass.CreateCenterOfMassAttr(Gf.Vec3f(*c))
+    for name, (r, p, m, d, pa, c) in EXTRA.items():
+        prim = UsdGeom.Xform.Define(stage, f"/World/{name}").GetPrim()
+        _xform(prim, r, p)
+        UsdPhysics.RigidBodyAPI.Apply(prim)
+        mass = UsdPhysics.MassAPI.Apply(prim)
+        mass.CreateMassAttr(m)
+        mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*d))
+        mass.CreatePrincipalAxesAttr(gf_quat(*pa))
+        mass.CreateCenterOfMassAttr(Gf.Vec3f(*c))
+    j8 = UsdPhysics.FixedJoint.Define(stage, "/World/J8")  # e welded to c, itself welded into link b
+    j8.CreateBody0Rel().SetTargets(["/World/c"])
+    j8.CreateBody1Rel().SetTargets(["/World/e"])
+    _joint_frames(j8, frame_m(F8), "c", "e")
     j6 = UsdPhysics.RevoluteJoint.Define(stage, "/World/J6")
     j6.CreateAxisAttr("X")
     j6.CreateBody0Rel().SetTargets(["/World/c"])
@@ -369,6 +378,7 @@ def test_frames_from_a_static_anchor_and_a_welded_parent():
     assert [lk.body for lk in spec.links] == ["/World/a", "/World/b", "/World/d"]
     worlds = links_world(spec)
     placed = {body: W @ P for lk, W in zip(spec.links, worlds) for body, P in lk.bodies}
+    assert set(placed) == {f"/World/{n}" for n in ("a", "b", "c", "d", "e")}
     for body, W in placed.items():
         close(W, world_of(body.rsplit("/", 1)[1]), body)
     want = {
