@@ -52,7 +52,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
             "_closure_pattern",
             "_gravity",
         ),
-        ("tests/test_solver_model.py", "tests/test_stage_frames.py"),
+        ("tests/test_solver_model.py", "tests/test_stage_frames.py", "tests/test_solver_massless.py"),
     ),
     "math3d": (
         "mimic_ext/math3d.py",
