@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mimic_ext.importers.mjcf import read_mjcf
-from mimic_ext.importers.transforms import AXES
+from mimic_ext.importers.transforms import AXES, Transform
 from mimic_ext.importers.urdf import read_urdf
 
 mujoco = pytest.importorskip("mujoco")
@@ -25,15 +25,23 @@ mujoco = pytest.importorskip("mujoco")
 TOL = 1e-9
 
 
+def axis_angle(axis, angle: float) -> np.ndarray:
+    """Rotation about ``axis`` by ``angle`` (rad) from MuJoCo's own quaternion code."""
+    q, out = np.empty(4), np.empty(9)
+    mujoco.mju_axisAngle2Quat(q, np.asarray(axis, float), angle)
+    mujoco.mju_quat2Mat(out, q)
+    return out.reshape(3, 3)
+
+
 def _mjcf(eulerseq: str) -> str:
     return f"""<mujoco model="frames">
   <compiler angle="radian" eulerseq="{eulerseq}" inertiafromgeom="false"/>
   <worldbody>
     <body name="a" pos="0.1 -0.2 0.3" quat="0.8 0.3 -0.4 0.2">
-      <joint name="ja" type="hinge" pos="0.05 0.02 -0.03" axis="0.3 0.9 -0.2"/>
+      <joint name="ja" type="hinge" pos="0.05 0.02 -0.03" axis="0.3 0.9 -0.2" ref="0.3"/>
       <inertial pos="0.02 -0.01 0.04" quat="0.6 -0.3 0.5 0.4" mass="1.5" diaginertia="0.01 0.02 0.03"/>
       <body name="b" pos="0.2 0.1 -0.05" axisangle="1 -2 0.5 0.7">
-        <joint name="jb" type="slide" pos="-0.01 0.03 0.02" axis="-0.5 0.2 0.8"/>
+        <joint name="jb" type="slide" pos="-0.01 0.03 0.02" axis="-0.5 0.2 0.8" ref="0.02"/>
         <inertial pos="-0.03 0.02 0.01" mass="0.7" fullinertia="0.004 0.006 0.005 0.001 -0.0005 0.0007"/>
         <body name="c" pos="0.1 0.05 0.07" euler="0.4 -0.9 1.3">
           <joint name="jc" type="hinge" axis="0.6 -0.6 0.5"/>
@@ -44,12 +52,19 @@ def _mjcf(eulerseq: str) -> str:
             <body name="e" pos="0.05 -0.02 0.03" zaxis="-0.4 0.5 0.7">
               <joint name="je" type="slide" axis="0.1 0.2 -0.9"/>
               <inertial pos="0.01 0 0.01" mass="0.2" diaginertia="0.0005 0.0006 0.0007"/>
+              <site name="tip" pos="0.02 0.01 -0.03" euler="0.2 0.5 -0.4"/>
             </body>
           </body>
         </body>
       </body>
     </body>
+    <site name="fixed_point" pos="0.3 0.1 0.2" axisangle="0.2 1 -0.3 0.8"/>
   </worldbody>
+  <equality>
+    <connect name="loop_ball" body1="e" body2="b" anchor="0.01 0.02 -0.01"/>
+    <weld name="loop_weld" body1="d" body2="a" anchor="0.02 -0.01 0.03"/>
+    <connect name="loop_sites" site1="tip" site2="fixed_point"/>
+  </equality>
 </mujoco>
 """
 
@@ -112,9 +127,31 @@ def _compare(model, m, d) -> None:
         axis = AXES[joint.axis]
         np.testing.assert_allclose(frame0.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (parent side)")
         np.testing.assert_allclose(frame1.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (child side)")
+        # the file's pose is q = ref (MuJoCo's qpos0): the child's frame is the parent's moved by ref
+        ref = m.qpos0[m.jnt_qposadr[k]]
         np.testing.assert_allclose(frame0.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (parent side)")
-        np.testing.assert_allclose(frame1.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (child side)")
-        np.testing.assert_allclose(frame0.R, frame1.R, atol=TOL, err_msg=f"{joint.name} frames at q = 0")
+        if m.jnt_type[k] == mujoco.mjtJoint.mjJNT_SLIDE:
+            moved = Transform.make(frame0.p + d.xaxis[k] * ref, frame0.R)
+        else:
+            moved = Transform.make(frame0.p, frame0.R @ axis_angle(axis, ref))
+        np.testing.assert_allclose(frame1.p, moved.p, atol=TOL, err_msg=f"{joint.name} anchor (child side)")
+        np.testing.assert_allclose(frame1.R, moved.R, atol=TOL, err_msg=f"{joint.name} frames at q = ref")
+    for closure in getattr(model, "closures", []):
+        w0 = model.bodies[closure.body0].world * closure.frame0
+        w1 = (model.bodies[closure.body1].world if closure.body1 else Transform.identity()) * closure.frame1
+        e = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_EQUALITY, closure.name)
+        if m.eq_objtype[e] == mujoco.mjtObj.mjOBJ_SITE:  # each end at its site (apart at the file's pose)
+            np.testing.assert_allclose(w0.p, d.site_xpos[m.eq_obj1id[e]], atol=TOL, err_msg=f"{closure.name} site1")
+            np.testing.assert_allclose(w1.p, d.site_xpos[m.eq_obj2id[e]], atol=TOL, err_msg=f"{closure.name} site2")
+            continue
+        # between bodies the loop is closed at the file's pose: both frames are one (a weld: rotation too)
+        np.testing.assert_allclose(w0.p, w1.p, atol=TOL, err_msg=f"{closure.name} point")
+        if closure.kind == "fixed":
+            np.testing.assert_allclose(w0.R, w1.R, atol=TOL, err_msg=f"{closure.name} rotation")
+        i = m.eq_obj1id[e]  # the anchor is in body1's frame (MuJoCo's eq_data[0:3])
+        point = d.xpos[i] + d.xmat[i].reshape(3, 3) @ m.eq_data[e][:3]
+        if closure.kind == "spherical":
+            np.testing.assert_allclose(w0.p, point, atol=TOL, err_msg=f"{closure.name} anchor")
 
 
 @pytest.mark.parametrize("eulerseq", ["xyz", "ZYX", "zxz"])
@@ -122,7 +159,7 @@ def test_mjcf_frames_match_mujoco(tmp_path, eulerseq):
     path = tmp_path / "frames.xml"
     path.write_text(_mjcf(eulerseq))
     model = read_mjcf(path)
-    assert len(model.joints) == 5
+    assert len(model.joints) == 5 and len(model.closures) == 3
     _compare(model, *_oracle(path))
 
 
