@@ -43,9 +43,15 @@ def _mjcf(eulerseq: str) -> str:
       <body name="b" pos="0.2 0.1 -0.05" axisangle="1 -2 0.5 0.7">
         <joint name="jb" type="slide" pos="-0.01 0.03 0.02" axis="-0.5 0.2 0.8" ref="0.02"/>
         <inertial pos="-0.03 0.02 0.01" mass="0.7" fullinertia="0.004 0.006 0.005 0.001 -0.0005 0.0007"/>
+        <frame pos="0.03 -0.02 0.01" quat="0.7 0.2 -0.5 0.4">
         <body name="c" pos="0.1 0.05 0.07" euler="0.4 -0.9 1.3">
           <joint name="jc" type="hinge" axis="0.6 -0.6 0.5"/>
           <inertial pos="0.01 0.01 -0.02" quat="0.2 0.9 0.1 -0.3" mass="0.4" diaginertia="0.002 0.003 0.004"/>
+          <geom name="rod" type="capsule" size="0.01" fromto="0.01 -0.02 0.03 0.05 0.04 -0.02"/>
+          <frame pos="0.02 0.01 0" axisangle="0.3 -1 0.4 0.6">
+            <geom name="plate" type="box" size="0.02 0.01 0.005" pos="0.01 0 0.02" euler="0.3 0.2 -0.7"/>
+            <site name="mark" pos="0.01 0.02 0.03" quat="0.9 0.1 0.3 -0.2"/>
+          </frame>
           <body name="d" pos="-0.04 0.08 0.02" xyaxes="0.3 0.8 -0.1 -0.9 0.2 0.4">
             <joint name="jd" type="hinge" pos="0.01 0 0" axis="1 0.2 0.3"/>
             <inertial pos="0 0.02 0" mass="0.3" diaginertia="0.001 0.002 0.0015"/>
@@ -56,6 +62,7 @@ def _mjcf(eulerseq: str) -> str:
             </body>
           </body>
         </body>
+        </frame>
       </body>
     </body>
     <site name="fixed_point" pos="0.3 0.1 0.2" axisangle="0.2 1 -0.3 0.8"/>
@@ -64,6 +71,7 @@ def _mjcf(eulerseq: str) -> str:
     <connect name="loop_ball" body1="e" body2="b" anchor="0.01 0.02 -0.01"/>
     <weld name="loop_weld" body1="d" body2="a" anchor="0.02 -0.01 0.03"/>
     <connect name="loop_sites" site1="tip" site2="fixed_point"/>
+    <connect name="loop_mark" site1="mark" site2="tip"/>
   </equality>
 </mujoco>
 """
@@ -118,6 +126,17 @@ def _compare(model, m, d) -> None:
             np.testing.assert_allclose(body.inertia.com, m.body_ipos[i], atol=TOL, err_msg=f"{name} COM")
             np.testing.assert_allclose(body.inertia.tensor, want, atol=TOL, err_msg=f"{name} inertia")
             assert body.inertia.mass == pytest.approx(m.body_mass[i], rel=TOL)
+    for name, body in model.bodies.items():
+        for geom in body.geoms:
+            g = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, geom.name)
+            R = np.empty(9)
+            mujoco.mju_quat2Mat(R, m.geom_quat[g])
+            np.testing.assert_allclose(geom.pose.p, m.geom_pos[g], atol=TOL, err_msg=f"{geom.name} position")
+            R = R.reshape(3, 3)
+            if geom.shape in ("capsule", "cylinder"):  # symmetric about its axis, and end to end: the axis alone
+                assert abs(geom.pose.R[:, 2] @ R[:, 2]) == pytest.approx(1.0, abs=TOL), geom.name
+            else:
+                np.testing.assert_allclose(geom.pose.R, R, atol=TOL, err_msg=f"{geom.name} rotation")
     for joint in model.joints:
         k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, joint.name)
         assert k >= 0, joint.name
@@ -146,8 +165,7 @@ def _compare(model, m, d) -> None:
             continue
         # between bodies the loop is closed at the file's pose: both frames are one (a weld: rotation too)
         np.testing.assert_allclose(w0.p, w1.p, atol=TOL, err_msg=f"{closure.name} point")
-        if closure.kind == "fixed":
-            np.testing.assert_allclose(w0.R, w1.R, atol=TOL, err_msg=f"{closure.name} rotation")
+        np.testing.assert_allclose(w0.R, w1.R, atol=TOL, err_msg=f"{closure.name} rotation")
         i = m.eq_obj1id[e]  # the anchor is in body1's frame (MuJoCo's eq_data[0:3])
         point = d.xpos[i] + d.xmat[i].reshape(3, 3) @ m.eq_data[e][:3]
         if closure.kind == "spherical":
@@ -159,7 +177,7 @@ def test_mjcf_frames_match_mujoco(tmp_path, eulerseq):
     path = tmp_path / "frames.xml"
     path.write_text(_mjcf(eulerseq))
     model = read_mjcf(path)
-    assert len(model.joints) == 5 and len(model.closures) == 3
+    assert len(model.joints) == 5 and len(model.closures) == 4
     _compare(model, *_oracle(path))
 
 
