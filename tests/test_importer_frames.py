@@ -47,18 +47,26 @@ def _mjcf(eulerseq: str) -> str:
         <body name="c" pos="0.1 0.05 0.07" euler="0.4 -0.9 1.3">
           <joint name="jc" type="hinge" axis="0.6 -0.6 0.5"/>
           <inertial pos="0.01 0.01 -0.02" quat="0.2 0.9 0.1 -0.3" mass="0.4" diaginertia="0.002 0.003 0.004"/>
-          <geom name="rod" type="capsule" size="0.01" fromto="0.01 -0.02 0.03 0.05 0.04 -0.02"/>
           <frame pos="0.02 0.01 0" axisangle="0.3 -1 0.4 0.6">
+            <geom name="rod" type="capsule" size="0.01" fromto="0.01 -0.02 0.03 0.05 0.04 -0.02"/>
             <geom name="plate" type="box" size="0.02 0.01 0.005" pos="0.01 0 0.02" euler="0.3 0.2 -0.7"/>
-            <site name="mark" pos="0.01 0.02 0.03" quat="0.9 0.1 0.3 -0.2"/>
+            <frame pos="-0.01 0.02 0.01" euler="0.5 -0.2 0.9">
+              <site name="mark" pos="0.01 0.02 0.03" quat="0.9 0.1 0.3 -0.2"/>
+            </frame>
           </frame>
           <body name="d" pos="-0.04 0.08 0.02" xyaxes="0.3 0.8 -0.1 -0.9 0.2 0.4">
             <joint name="jd" type="hinge" pos="0.01 0 0" axis="1 0.2 0.3"/>
             <inertial pos="0 0.02 0" mass="0.3" diaginertia="0.001 0.002 0.0015"/>
             <body name="e" pos="0.05 -0.02 0.03" zaxis="-0.4 0.5 0.7">
-              <joint name="je" type="slide" axis="0.1 0.2 -0.9"/>
+              <frame pos="0.01 -0.01 0.02" euler="-0.3 0.8 0.2">
+                <joint name="je" type="slide" axis="0.1 0.2 -0.9"/>
+              </frame>
               <inertial pos="0.01 0 0.01" mass="0.2" diaginertia="0.0005 0.0006 0.0007"/>
               <site name="tip" pos="0.02 0.01 -0.03" euler="0.2 0.5 -0.4"/>
+              <body name="f" pos="0.03 0.02 -0.04" quat="0.5 -0.6 0.3 0.4">
+                <joint name="jf" type="ball" pos="0.01 0.02 0.005"/>
+                <inertial pos="0 0 0.01" mass="0.1" diaginertia="0.0002 0.0003 0.0004"/>
+              </body>
             </body>
           </body>
         </body>
@@ -144,6 +152,11 @@ def _compare(model, m, d) -> None:
         frame0 = parent * joint.frame0 if parent is not None else joint.frame0
         frame1 = model.bodies[joint.child].world * joint.frame1
         axis = AXES[joint.axis]
+        if m.jnt_type[k] == mujoco.mjtJoint.mjJNT_BALL:  # a point: the anchor, frames aligned
+            np.testing.assert_allclose(frame0.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (parent side)")
+            np.testing.assert_allclose(frame1.p, d.xanchor[k], atol=TOL, err_msg=f"{joint.name} anchor (child side)")
+            np.testing.assert_allclose(frame0.R, frame1.R, atol=TOL, err_msg=f"{joint.name} frames")
+            continue
         np.testing.assert_allclose(frame0.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (parent side)")
         np.testing.assert_allclose(frame1.R @ axis, d.xaxis[k], atol=TOL, err_msg=f"{joint.name} axis (child side)")
         # the file's pose is q = ref (MuJoCo's qpos0): the child's frame is the parent's moved by ref
@@ -177,7 +190,7 @@ def test_mjcf_frames_match_mujoco(tmp_path, eulerseq):
     path = tmp_path / "frames.xml"
     path.write_text(_mjcf(eulerseq))
     model = read_mjcf(path)
-    assert len(model.joints) == 5 and len(model.closures) == 4
+    assert len(model.joints) == 6 and len(model.closures) == 4
     _compare(model, *_oracle(path))
 
 
