@@ -200,3 +200,38 @@ def test_urdf_frames_match_mujoco(tmp_path):
     model = read_urdf(path)
     assert len(model.joints) == 2
     _compare(model, *_oracle(path))
+
+
+GEOM_INERTIA = """<mujoco model="geoms">
+  <compiler angle="radian" inertiafromgeom="true"/>
+  <worldbody>
+    <body name="a" pos="0.1 0.2 -0.1" euler="0.3 -0.5 0.8">
+      <joint name="ja" type="hinge" axis="0.2 -0.4 0.9"/>
+      <geom name="box" type="box" size="0.03 0.02 0.01" pos="0.05 -0.02 0.01" euler="0.4 0.9 -0.3" density="900"/>
+      <geom name="rod" type="capsule" size="0.01" fromto="-0.02 0.01 0.03 0.04 0.05 -0.02" density="2000"/>
+      <geom name="ball" type="sphere" size="0.015" pos="0.01 0.04 -0.03" mass="0.05"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_inertia_from_geoms_matches_mujoco(tmp_path):
+    """A body's mass properties summed from rotated, offset geoms (parallel-axis shifts about the
+    combined COM) equal MuJoCo's."""
+    path = tmp_path / "geoms.xml"
+    path.write_text(GEOM_INERTIA)
+    model = read_mjcf(path)
+    _compare(model, *_oracle(path))
+
+
+@pytest.mark.parametrize("pitch", [np.pi / 2, -np.pi / 2])
+def test_rpy_round_trip_at_the_singularity(pitch):
+    """At pitch +-pi/2 roll and yaw turn about one axis: rot_to_rpy folds them into yaw, and the
+    angles it returns give the same rotation back (rpy_to_rot is checked against MuJoCo above)."""
+    from mimic_ext.importers.transforms import rot_to_rpy, rpy_to_rot
+
+    R = rpy_to_rot([0.3, pitch, 0.7])
+    rpy = rot_to_rpy(R)
+    assert rpy[0] == 0.0 and rpy[1] == pytest.approx(pitch, abs=TOL)
+    np.testing.assert_allclose(rpy_to_rot(rpy), R, atol=TOL)
