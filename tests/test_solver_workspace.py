@@ -78,6 +78,23 @@ def test_every_offset_comes_from_the_table():
     assert all(f.meaning for f in W.FIELDS + W.CONTACT_FIELDS)
 
 
+def test_the_struct_offsets_are_generated_from_the_table_in_its_order():
+    """``ModelData``'s offset fields are the table's names, in its order (``workspace.offset_names``),
+    and ``kernels/structs.py`` declares none by hand: a field added to the table needs no second list."""
+    import ast
+
+    for contacts in (False, True):
+        K = kernels("float32", contacts=contacts)
+        assert [n for n in K.ModelData.vars if n.startswith("o_")] == W.offset_names(contacts)
+    source = ROOT / "mimic_ext" / "solver" / "kernels" / "structs.py"
+    by_hand = [
+        f"structs.py:{node.lineno} {node.target.id}"
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id.startswith("o_")
+    ]
+    assert by_hand == [], by_hand
+
+
 @pytest.mark.parametrize(
     "name", ["geared_pair", "linkage", "four_bar", "floating_gripper", "limits", "contact_box", "compliant_2f85"]
 )

@@ -12,12 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..joint_types import FIXED, PRISMATIC, REVOLUTE, SPHERICAL  # noqa: F401 (the kinds, re-exported to the parsers)
 from .transforms import Transform, principal_inertia
-
-REVOLUTE = "revolute"
-PRISMATIC = "prismatic"
-FIXED = "fixed"
-SPHERICAL = "spherical"
 
 
 @dataclass

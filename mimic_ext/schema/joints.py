@@ -11,14 +11,14 @@ import math
 from pxr import Usd, UsdGeom, UsdPhysics
 
 from ..errors import MimicInputError
+from ..joint_types import BY_NAME, D6, DISTANCE, FIXED, OTHER, PRISMATIC, REVOLUTE, SPHERICAL, USD_TYPES  # noqa: F401 (re-exported)
 
-REVOLUTE = "revolute"
-PRISMATIC = "prismatic"
-FIXED = "fixed"
-SPHERICAL = "spherical"
-D6 = "d6"
-DISTANCE = "distance"
-OTHER = "other"
+#: The typed UsdPhysics joint schemas and the kind each is (``joint_types``), tested in this
+#: order; the generic ``PhysicsJoint`` (a D6) is what is left when none matches.
+_TYPED = tuple(
+    (getattr(UsdPhysics, usd_type.removeprefix("Physics")), kind) for usd_type, kind in USD_TYPES.items() if kind != D6
+)
+_GENERIC = BY_NAME[D6].usd_type  # "PhysicsJoint"
 
 DEG = math.pi / 180.0
 #: customData key ``mimic-ext import`` sets on a joint whose drive gains are Isaac Sim's importer
@@ -100,17 +100,10 @@ _UNKNOWN = "?"
 def _joint_kind(prim: Usd.Prim) -> str | None:
     if not prim.IsA(UsdPhysics.Joint):  # most prims: one test
         return None
-    if prim.IsA(UsdPhysics.RevoluteJoint):
-        return REVOLUTE
-    if prim.IsA(UsdPhysics.PrismaticJoint):
-        return PRISMATIC
-    if prim.IsA(UsdPhysics.FixedJoint):
-        return FIXED
-    if prim.IsA(UsdPhysics.SphericalJoint):
-        return SPHERICAL
-    if prim.IsA(UsdPhysics.DistanceJoint):
-        return DISTANCE
-    return D6 if prim.GetTypeName() == "PhysicsJoint" else OTHER
+    for schema, kind in _TYPED:
+        if prim.IsA(schema):
+            return kind
+    return D6 if prim.GetTypeName() == _GENERIC else OTHER
 
 
 def meters_per_unit(stage: Usd.Stage) -> float:

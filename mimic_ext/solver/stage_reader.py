@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
+from .. import joint_types as JT
 from ..math3d import gf_wxyz, inverse, mat_to_quat, quat_to_mat, quat_xyzw, transform
 from ..schema import joints as J
 from ..schema.physics_values import inertia_rounding
 from .errors import StageValueError, UnsupportedStageError
 
-REVOLUTE, PRISMATIC, FREE = 0, 1, 2
+#: The tree links' joint codes (``LinkSpec.jtype``), the kernels' own (``joint_types``)
+REVOLUTE, PRISMATIC, FREE = (JT.JOINT_CODES[k] for k in (JT.REVOLUTE, JT.PRISMATIC, JT.FREE))
 
 #: Default mass properties for a body without MassAPI (or with mass 0): PhysX would derive
 #: them from collision shapes, which real assets sometimes lack (missing mesh payloads).

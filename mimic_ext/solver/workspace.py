@@ -113,6 +113,12 @@ CONTACT_FIELDS: tuple[Field, ...] = (
 )
 
 
+def offset_names(contacts: bool) -> list[str]:
+    """The ``ModelData`` offset fields, ``o_<name>`` for each field in the table's order: the
+    kernels' struct declares exactly these (``kernels.structs``), so a new field needs no second list."""
+    return ["o_" + f.name for f in FIELDS + (CONTACT_FIELDS if contacts else ())]
+
+
 @dataclass(frozen=True)
 class Layout:
     """Each field's ``(offset, size)``, the row's length, and the guard entries' offsets

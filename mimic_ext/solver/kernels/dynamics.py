@@ -12,11 +12,13 @@ import math
 
 import warp as wp
 
+from ... import joint_types as JT
 from .structs import NO_FLOAT
 
-REVOLUTE = wp.constant(0)
-PRISMATIC = wp.constant(1)
-FREE = wp.constant(2)
+#: the tree joints' codes (``LinkSpec.jtype``), from the one vocabulary
+REVOLUTE = wp.constant(JT.JOINT_CODES[JT.REVOLUTE])
+PRISMATIC = wp.constant(JT.JOINT_CODES[JT.PRISMATIC])
+FREE = wp.constant(JT.JOINT_CODES[JT.FREE])
 
 F_LOWER = wp.constant(1)
 F_UPPER = wp.constant(2)

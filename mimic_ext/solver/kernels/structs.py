@@ -2,12 +2,15 @@
 
 Model data is in arrays of small structs (links, joints, relations, loop closures, the
 impulse read-out's steps); every per-environment scalar and small matrix shares one row
-of one work array (``Scratch.ws[e, o_X + ...]``, offsets ``ModelData.o_X`` laid out by
-``Model._build_data``): each Warp array an environment touches costs address set-up.
+of one work array (``Scratch.ws[e, o_X + ...]``, offsets ``ModelData.o_X`` named from the work
+space's table, ``workspace.FIELDS``, and laid out by ``Model._build_data``): each Warp array an
+environment touches costs address set-up.
 """
 
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
+
+from ..workspace import offset_names
 
 #: ``ModelData.float_bases``: no floating base; floating bases, none restoring its momentum (a
 #: contact model's: contacts exchange momentum with the world); a floating tree's momentum
@@ -134,7 +137,6 @@ def build(ns) -> None:
         upd: wp.array(dtype=int)
         ubase: wp.array(dtype=int)
 
-    @wp.struct
     class ModelData:
         n_links: int
         n_u: int
@@ -182,53 +184,16 @@ def build(ns) -> None:
         terms: wp.array(dtype=ElimTerm)
         loops: wp.array(dtype=LoopData)
         loop_dir: wp.array(dtype=int)
-        o_u0: int
-        o_f: int
-        o_Mp: int
-        o_HB: int
-        o_H: int
-        o_kH: int
-        o_kHM: int
-        o_bhB: int
-        o_HM: int
-        o_bh: int
-        o_v: int
-        o_tk: int
-        o_res: int
-        o_lam: int
-        o_drv: int
-        o_W: int
-        o_rslot: int
-        o_resp: int
-        o_rtmp: int
-        o_soft: int
-        o_gsum: int
-        o_JL: int
-        o_JLr: int
-        o_tL: int
-        o_tL0: int  # the loop targets before their rate term (rows.loop_rate_targets)
-        o_JLd: int  # the loop rows' rate dJ_L/dt at the step's start velocity
-        o_eL: int
-        o_um: int  # a loop model's mid-step velocity, at which its bias is taken (dynamics.midpoint_bias)
-        o_aA: int  # per link: its velocity-product acceleration at the step's start velocity (midpoint_bias)
-        o_YT: int
-        o_SL: int
-        o_keep: int
-        o_lamL: int
-        o_tm: int
-        o_dpos: int  # per 1-DOF joint: an exact drive's position-term coefficients
-        o_YM: int
-        o_SLM: int
-        o_keepM: int
-        if ns.contacts:  # contact models only (``contact_rows``): rows, their generalized impulse
-            o_crow: int
-            o_cimp: int
-            o_cD: int  # the active block of D and its vectors (contact_rows.active_size)
-            o_cpath: int  # after the block: the solve's velocity path length, then a velocity snapshot
+        # the work space's offsets o_<field> are added after these fields, below, from the table
+        # (workspace.offset_names: one per FIELDS entry, and CONTACT_FIELDS in a contact model)
+        if ns.contacts:  # contact models only (``contact_rows``)
             c_cap: int  # contacts that get rows, per environment
             c_block: int  # work-space entries per contact
             c_iter: int  # the most passes of the joint and contact rows
             c_bmax: int  # rows of the active block at most
+
+    ModelData.__annotations__.update(dict.fromkeys(offset_names(ns.contacts), int))
+    ModelData = wp.struct(ModelData)  # the class above with its offsets, made a Warp struct
 
     @wp.struct
     class Scratch:
