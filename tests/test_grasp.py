@@ -140,9 +140,11 @@ def test_the_grasp_solve_converges_within_six_passes(scene, leader_kd):
     passes as with 64. Row by row (before the block) 16 and 64 passes differed by 0.04 mm, and
     4 passes let the box slip 0.28 mm.
 
-    Not 4: most steps converge in two passes, but a few steps of the lift (the box turning
-    between the pads) need more, and whether a 4-pass run meets one depends on float32
-    rounding that physically inert changes move. ``leader_kd`` is one: the leader's drive
+    Not 4: most steps converge in two passes, but in a few steps of the lift some pad corners
+    sit at their friction cones (friction/normal about 0.6), and one the solve finds sliding
+    leaves the block for the rest of the step, to the row-by-row passes; whether a 4-pass run
+    meets such a step (at lift step 65 a corner slid with 4 passes that stuck with 64, from the
+    same state) depends on float32 rounding that physically inert changes move. ``leader_kd`` is one: the leader's drive
     damping (N m s/rad; None: as the scene sets it, 10.2000075) rounded to 10.2, inert while
     the drive is saturated (its PD impulse is about 9 times its 5 N m bound through the lift
     and hold). Measured with 4 passes: 5.8e-6 m as set (2.7e-8 before issue 44's import
