@@ -132,15 +132,35 @@ def test_the_steps_detection_keeps_every_contact_that_can_get_rows(scene):
 
 @pytest.mark.slow
 @needs_menagerie
-def test_the_grasp_solve_converges_within_four_passes(scene):
+@pytest.mark.parametrize("leader_kd", [None, 10.2])
+def test_the_grasp_solve_converges_within_six_passes(scene, leader_kd):
     """The active block solves the pads' normal and sticking friction rows and the couplers'
-    limit rows together, so the solve has converged long before its default 16 passes: the
-    box's motion relative to the gripper over the lift and a second of hold is the same with 4
+    limit rows together, so the solve converges long before its default 16 passes: the box's
+    motion relative to the gripper over the lift and a second of hold is the same with 6
     passes as with 64. Row by row (before the block) 16 and 64 passes differed by 0.04 mm, and
-    4 passes let the box slip 0.28 mm."""
+    4 passes let the box slip 0.28 mm.
+
+    Not 4: most steps converge in two passes, but in a few steps of the lift some pad corners
+    sit at their friction cones (friction/normal about 0.6), and one the solve finds sliding
+    leaves the block for the rest of the step, to the row-by-row passes; whether a 4-pass run
+    meets such a step (at lift step 65 a corner slid with 4 passes that stuck with 64, from the
+    same state) depends on float32 rounding that physically inert changes move. ``leader_kd`` is one: the leader's drive
+    damping (N m s/rad; None: as the scene sets it, 10.2000075) rounded to 10.2, inert while
+    the drive is saturated (its PD impulse is about 9 times its 5 N m bound through the lift
+    and hold). Measured with 4 passes: 5.8e-6 m as set (2.7e-8 before issue 44's import
+    reflected the follower's 0.1 N m s/rad joint damping onto the leader's drive: kd 10.1 ->
+    10.2 under the bound) and 3.5e-5 m rounded; over kd 10.00 .. 10.30 in steps of 0.02,
+    4 passes 2.5e-8 .. 4.6e-5 m, 6 passes at most 1.6e-6 m (the solver before issue 40 alike:
+    4 passes up to 1.9e-4 m at kd 10.25 on its own import). The one-step velocity error of 4
+    passes against 64 from the same state reaches 0.2 rad/s (the box's spin) at lift step 65,
+    of 6 passes 9e-4 rad/s at most."""
     tracks = {}
-    for passes in (4, 64):
+    for passes in (6, 64):
         o = G.OursGrasp(scene)
+        if leader_kd is not None:
+            path = o.result.joint_paths[G.LEADER]
+            d = o.model.drive(path)
+            o.model.set_drive(path, d["stiffness"], leader_kd, max_force=d["max_force"])
         o.solver.set_options(contact_iterations=passes)
         s0, track = G.lift_start(), []
         for i in range(s0 + int(round((G.T_LIFT + 1.0) / G.DT))):
@@ -148,14 +168,14 @@ def test_the_grasp_solve_converges_within_four_passes(scene):
             if i >= s0:
                 track.append(o.box_in_gripper(o.q())[0])
         tracks[passes] = np.array(track) - track[0]
-    gap = float(np.abs(tracks[4] - tracks[64]).max())
+    gap = float(np.abs(tracks[6] - tracks[64]).max())
     print(
-        f"\n4 against 64 passes: {gap:.2e} m apart, slips {G.slip(tracks[4]) * 1e3:.4f} and "
+        f"\n6 against 64 passes (leader kd {leader_kd or 'as set'}): {gap:.2e} m apart, slips {G.slip(tracks[6]) * 1e3:.4f} and "
         f"{G.slip(tracks[64]) * 1e3:.4f} mm"
     )
     # 5e-6 m: a solve stops once no row moves by more than V_TOL = 1e-5 m/s, V_TOL dt = 2e-8 m
     # a step (2e-5 m over these 1,000 steps were every one stopped there), on float32 positions;
-    # measured 2.7e-8 m (row by row: 2.6e-4 m)
+    # measured 8.7e-7 m as set, 6.9e-7 m at kd 10.2 (row by row: 2.6e-4 m)
     assert gap < 5e-6
 
 
