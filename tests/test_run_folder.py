@@ -121,6 +121,30 @@ def test_reporter_ingests_run_folder(tmp_path):
     assert "mimic pair(s) failed" in message
 
 
+def test_stages_sharing_a_folder_each_have_their_own_result(tmp_path):
+    """NVIDIA's layout mirrors an asset's folder; data/'s samples share one. Each stage of a shared
+    folder gets a runtime folder of its own (named by its file), and the reporter lists all of
+    them under their real keys; a folder with one asset keeps NVIDIA's path."""
+    pytest.importorskip("simready_benchmark.reporter.reporter")
+    from simready_benchmark.reporter.reporter import Reporter
+
+    assert rf.mirror_keys(["a.usda", "b.usda", "sub/c.usda"]) == {
+        "a.usda": "a.usda/a.usda",
+        "b.usda": "b.usda/b.usda",
+        "sub/c.usda": "sub/c.usda",
+    }
+    content = tmp_path / "content"
+    content.mkdir()
+    one, two, alone = (str(content / n) for n in ("one.usda", "two.usda", "sub/alone.usda"))
+    run = RunResult(stages=[_stage(one, PASS), _stage(two, FAIL), _stage(alone, PASS)])
+    out = tmp_path / "run"
+    rf.write_run_folder(run, out)
+    assert rf.result_path(out, "sub/alone.usda").is_file()  # NVIDIA's own path
+    Reporter.generate(output_dir=str(out), fmt="both")
+    rows = _index_rows(json.loads(rf.report_index_path(out).read_text()))
+    assert {k: v[3] for k, v in rows.items()} == {"one.usda": "pass", "two.usda": "fail", "sub/alone.usda": "pass"}
+
+
 def _index_rows(index: dict) -> dict[str, tuple[str, str, str, str, str]]:
     """asset key -> (feature, test, version, status, message) from the reporter's index."""
     out = {}

@@ -139,6 +139,28 @@ def runtime_dir(output_dir: str | os.PathLike, key: str, test_name: str = TEST_N
     return Path(_join(os.fspath(output_dir), RESULTS_DIR, asset_dir, ".simready", "runtime", test_name))
 
 
+def mirror_keys(keys: Iterable[str]) -> dict[str, str]:
+    """Each asset key -> the key its runtime folder is laid out by.
+
+    Why: NVIDIA's layout mirrors an asset's *folder* (a SimReady asset is a folder:
+    ``results/<asset dir>/.simready/runtime/...``), so stages that share a folder (data/'s samples,
+    a catalogue of loose files) would share one result.json and the reporter would list only the
+    last. Where a folder holds several of the run's assets, each gets a folder of its own named by
+    its file (``results/<dir>/<file>/.simready/...``); the reporter scans ``results/**`` and groups
+    by the result's ``asset`` field, which keeps the real key. A folder with one asset keeps
+    NVIDIA's path."""
+    keys = list(dict.fromkeys(keys))
+    folders: dict[str, int] = {}
+    for key in keys:
+        folder = key.rsplit("/", 1)[0] if "/" in key else ""
+        folders[folder] = folders.get(folder, 0) + 1
+    out = {}
+    for key in keys:
+        folder, _, name = key.rpartition("/")
+        out[key] = f"{key}/{name}" if folders[folder] > 1 else key
+    return out
+
+
 def result_path(output_dir: str | os.PathLike, key: str, test_name: str = TEST_NAME) -> Path:
     """Kit's ``result.json`` for one asset and test."""
     return runtime_dir(output_dir, key, test_name) / RESULT_FILENAME
@@ -413,15 +435,17 @@ def write_run_folder(
     finished = _dt.datetime.now(_dt.UTC).isoformat()
     written: list[Path] = []
     done: set[str] = set()
+    mirror = mirror_keys(asset_key(s.asset, root) for s in stages)
     for stage in stages:
         key = asset_key(stage.asset, root)
-        written.append(write_json(own_result_path(output_dir, key, stage.engine or "engine"), stage.to_dict(False)))
+        own = own_result_path(output_dir, mirror[key], stage.engine or "engine")
+        written.append(write_json(own, stage.to_dict(False)))
         if stage.asset in done:
             continue
         done.add(stage.asset)
         kit = dict((headline or {}).get(stage.asset) or stage_kit_result(stage, key))
         kit["asset"] = key
-        written.append(write_json(result_path(output_dir, key), kit))
+        written.append(write_json(result_path(output_dir, mirror[key]), kit))
     plan = plan_dict([s.asset for s in stages], root, feature=run_feature(stages))
     written.append(write_json(plan_path(output_dir), plan))
     summary = run_summary_dict(started_at or finished, finished, len(done), 0)
@@ -444,6 +468,7 @@ __all__ = [
     "kit_result",
     "kit_status",
     "kit_warnings",
+    "mirror_keys",
     "own_result_path",
     "plan_dict",
     "plan_path",

@@ -68,6 +68,7 @@ class RunStore:
     def __init__(self, folder: str | os.PathLike, root: str = ""):
         self.folder = Path(folder)
         self.root = root  # the content root: asset keys are relative to it
+        self.mirror: dict[str, str] = {}  # asset key -> the key its runtime folder uses (run_folder.mirror_keys)
 
     # ------------------------------------------------------------------ paths
     def key(self, path: str | os.PathLike) -> str:
@@ -108,6 +109,7 @@ class RunStore:
             "run": {},
         }
         run_folder.write_json(manifest_path(self.folder), self.manifest)
+        self.mirror = run_folder.mirror_keys(u["key"] for u in units)
 
     def finish(self, run: dict[str, Any]) -> None:
         """Record how the run ended, and the plan / run summary NVIDIA's reporter reads."""
@@ -145,7 +147,8 @@ class RunStore:
         }
         path = run_folder.write_json(self.own_path(key, stage.engine), record)
         if headline:
-            run_folder.write_json(run_folder.result_path(self.folder, key), run_folder.stage_kit_result(stage, key))
+            kit_path = run_folder.result_path(self.folder, self.mirror.get(key, key))
+            run_folder.write_json(kit_path, run_folder.stage_kit_result(stage, key))
         return path
 
 
