@@ -10,7 +10,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError(
         "mimic_ext needs OpenUSD's Python modules (pxr): pip install 'mimic-ext[usd]' "
-        "(usd-core), or use an environment that has usd-exchange (NVIDIA's converters)"
+        "(usd-exchange, as NVIDIA's converters), or use an environment that has usd-core"
     ) from None
 
 from .registration import register_schemas, schema_resolvable
