@@ -95,6 +95,25 @@ def test_isaac_robotiq_passes(engine, shared_assets):
             assert m["value"] <= 0.10, name
 
 
+def test_import_default_drives_move_the_reference_on_mujoco(shared_assets, tmp_path):
+    """The franka hand MJCF drives its fingers through a tendon, so ``mimic-ext import`` writes
+    Isaac Sim's default gains on the reference. Our sweep counts those as no drive; NVIDIA's phase
+    runs with them as authored (as Kit does), so the adapter's MuJoCo model must make them an
+    actuator: without it the reference moved 0 rad and NVIDIA's phase failed the pair."""
+    pytest.importorskip("mujoco")
+    from mimic_ext.importers import import_robot
+    from mimic_ext.simready import run_nvidia_mimic
+
+    out = tmp_path / "hand.usda"
+    import_robot(shared_assets / "menagerie_franka_hand" / "hand.xml", out=out)
+    r = run_nvidia_mimic(out, "mujoco")
+    assert r.status == "pass", r.message or r.failure_details
+    assert r.metric("mim_mimic_pairs_detected") == 1 and r.metric("mim_pairs_passed") == 1
+    # NVIDIA's own pass rule, on its own metric (its default tolerance 0.10)
+    errors = [m["value"] for name, m in r.metrics.items() if name.endswith("_gear_ratio_error")]
+    assert errors and all(e <= 0.10 for e in errors), errors
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", _engines())
 def test_very_soft_relation_fails(engine, tmp_path):

@@ -125,7 +125,7 @@ def _prim(stage: Usd.Stage, path: str | None) -> Usd.Prim | None:
     return prim if prim and prim.IsValid() else None
 
 
-def authored_drive(prim: Usd.Prim | None) -> Drive | None:
+def authored_drive(prim: Usd.Prim | None, import_defaults: bool = False) -> Drive | None:
     """The joint's authored position drive in SI, or None when it has none.
 
     A drive counts only with a positive stiffness: a pure damper cannot hold a target.
@@ -133,10 +133,12 @@ def authored_drive(prim: Usd.Prim | None) -> Drive | None:
     import`` wrote as Isaac Sim's importer defaults (``customData.mimicExtDefaultGains``: there
     for NVIDIA's FET022 phase, not the robot's servo) count as none, so the sweep keeps its test
     drive there: on Newton they did not move the 2F-85's or the Inspire's references (docs/fet022.md).
+    ``import_defaults`` counts them, as Kit does: NVIDIA's phase runs with the asset's drives as
+    authored (``simready.backends``).
     """
     if not prim:
         return None
-    if prim.GetCustomDataByKey(joints.DEFAULT_GAINS_KEY):
+    if not import_defaults and prim.GetCustomDataByKey(joints.DEFAULT_GAINS_KEY):
         return None
     kind = joints.joint_kind(prim)
     if kind not in (joints.REVOLUTE, joints.PRISMATIC):

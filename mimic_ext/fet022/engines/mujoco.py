@@ -24,7 +24,8 @@ the 12 shared robots fail, motion ratios off by 0.05 to 1e4). ``solref=(timecons
 replaces the stiff default (``solref=(0.02, 1)`` is MuJoCo's own); every choice is a note.
 
 Drives: URDF has none, so every joint with a position drive (the plan's drive on swept
-joints, the authored one elsewhere) gets a MuJoCo ``position`` actuator with the same
+joints, the authored one elsewhere; without a plan, NVIDIA's phase, the import-default gains
+too) gets a MuJoCo ``position`` actuator with the same
 stiffness (``kp``), damping (``kv``; the exported joint damping, which held it, is cleared) and
 force range (the drive's max force). MuJoCo's geoms collide unless bodies are parent and child;
 an articulation that turns ``physxArticulation:enabledSelfCollisions`` off gets its geoms kept
@@ -126,9 +127,11 @@ class MujocoEngine:
         """``build`` without a plan: time step ``dt``; ``test_drives`` (joint path -> stiffness,
         damping, max force, target; SI, USD sign) replace or add drives (the sweep's test drives),
         the other joints keep the asset's own. NVIDIA's phase on MuJoCo (``simready.backends``)
-        builds with none."""
+        builds with none: then every authored drive with gains is an actuator, the import
+        defaults the sweep counts as none included, as Kit applies them."""
         from ...importers import export_urdf
 
+        as_authored = test_drives is None  # NVIDIA's phase: the asset's drives, nothing replaced
         test_drives = dict(test_drives or {})
 
         mujoco = self.mujoco
@@ -166,7 +169,7 @@ class MujocoEngine:
         drives = {}  # path -> (stiffness, damping, max force, target) SI, USD sign
         for path in joint_of:
             prim = prep.stage.GetPrimAtPath(path)
-            d = authored_drive(prim)
+            d = authored_drive(prim, import_defaults=as_authored)
             if d is not None:
                 target = _drive_target(prim)
                 drives[path] = (d.stiffness, d.damping, d.max_force, target)
