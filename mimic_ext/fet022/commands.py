@@ -386,12 +386,16 @@ def cmd_sweep(args) -> int:
     if args.report:
         from .reports.catalogue import write_summaries
         from .run_folder import write_run_folder
+        from .store import read_manifest
 
         written += write_summaries(args.report, summary_files["json"], summary_files["junit"], summary_files["html"])[
             "written"
         ]
         written.append(Path(args.report) / "results")
-        write_run_folder(run, args.report, headline=headline_results)
+        # the store wrote each unit's own JSON and the run summary: Kit's result.json (NVIDIA's
+        # verdict) and the plan remain, keyed from the store's content root (a resumed run's too)
+        root = read_manifest(args.report).get("content_root")
+        write_run_folder(run, args.report, root=root, headline=headline_results, stored=True)
     for path in written:
         print(f"wrote {path}", file=console)
     code = run.decided_exit_code
