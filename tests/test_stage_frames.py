@@ -105,15 +105,9 @@ def frame_m(spec) -> np.ndarray:
     return _metres(pose(rot(*spec[0]), np.array(spec[1])))
 
 
-def build(root_joint: bool = True, closure: bool = False) -> Usd.Stage:
-    """World -J1(revolute Y)- a -J2(revolute Z, authored from b to a: reversed)- b -J3(fixed)- c;
-    ``closure``: J4, a prismatic from c to the world excluded from the articulation."""
-    stage = Usd.Stage.CreateInMemory()
-    UsdGeom.SetStageMetersPerUnit(stage, MPU)
-    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
-    world = UsdGeom.Xform.Define(stage, "/World").GetPrim()
-    _xform(world, *(WORLD_ROT, WORLD_POS))
-    for name, (r, p, m, d, pa, c) in BODIES.items():
+def _bodies(stage: Usd.Stage, specs: dict) -> None:
+    """Rigid bodies under /World, each posed and given its mass, inertia, principal axes and COM."""
+    for name, (r, p, m, d, pa, c) in specs.items():
         prim = UsdGeom.Xform.Define(stage, f"/World/{name}").GetPrim()
         _xform(prim, r, p)
         UsdPhysics.RigidBodyAPI.Apply(prim)
@@ -122,6 +116,17 @@ def build(root_joint: bool = True, closure: bool = False) -> Usd.Stage:
         mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*d))
         mass.CreatePrincipalAxesAttr(gf_quat(*pa))
         mass.CreateCenterOfMassAttr(Gf.Vec3f(*c))
+
+
+def build(root_joint: bool = True, closure: bool = False) -> Usd.Stage:
+    """World -J1(revolute Y)- a -J2(revolute Z, authored from b to a: reversed)- b -J3(fixed)- c;
+    ``closure``: J4, a prismatic from c to the world excluded from the articulation."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageMetersPerUnit(stage, MPU)
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    world = UsdGeom.Xform.Define(stage, "/World").GetPrim()
+    _xform(world, *(WORLD_ROT, WORLD_POS))
+    _bodies(stage, BODIES)
     if root_joint:
         j1 = UsdPhysics.RevoluteJoint.Define(stage, "/World/J1")
         j1.CreateAxisAttr("Y")
@@ -159,15 +164,7 @@ def build_anchored() -> Usd.Stage:
     j1.CreateBody0Rel().SetTargets(["/World/base"])
     j1.CreateBody1Rel().SetTargets(["/World/a"])
     _joint_frames(j1, frame_m(F1), "base", "a")
-    for name, (r, p, m, d, pa, c) in EXTRA.items():
-        prim = UsdGeom.Xform.Define(stage, f"/World/{name}").GetPrim()
-        _xform(prim, r, p)
-        UsdPhysics.RigidBodyAPI.Apply(prim)
-        mass = UsdPhysics.MassAPI.Apply(prim)
-        mass.CreateMassAttr(m)
-        mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*d))
-        mass.CreatePrincipalAxesAttr(gf_quat(*pa))
-        mass.CreateCenterOfMassAttr(Gf.Vec3f(*c))
+    _bodies(stage, EXTRA)
     j8 = UsdPhysics.FixedJoint.Define(stage, "/World/J8")  # e welded to c, itself welded into link b
     j8.CreateBody0Rel().SetTargets(["/World/c"])
     j8.CreateBody1Rel().SetTargets(["/World/e"])
