@@ -57,6 +57,7 @@ class ImportResult:
     robot_path: str
     joint_paths: dict[str, str] = field(default_factory=dict)
     body_paths: dict[str, str] = field(default_factory=dict)
+    frame_paths: dict[str, str] = field(default_factory=dict)  # URDF links folded into a body (frames)
     massless_bodies: list[str] = field(default_factory=list)
     meshes_left_out: list[str] = field(default_factory=list)
     out: Path | None = None
@@ -188,6 +189,13 @@ def _summarise(model: RobotModel, writer) -> list[str]:
             f"A + B >= C, which no rigid body has and MuJoCo refuses at compile time (written as the source "
             f"has them): {_listing(flat)}"
         )
+    if model.folded_links:
+        warnings.append(
+            f"{src}: {len(model.folded_links)} link(s) without mass on a fixed joint are folded into their "
+            f"parent's body as frames (Xforms keeping their shapes), as Isaac Sim's URDF importer merges fixed "
+            f"joints; as bodies of their own a simulator would give each its default mass (PhysX 1 kg): "
+            f"{_listing(model.folded_links)}"
+        )
     if writer.default_gains:
         warnings.append(
             f"{src}: {len(writer.default_gains)} joint(s) have no position gains in the source and get Isaac Sim's "
@@ -253,6 +261,7 @@ def import_robot(
         robot_path=writer.robot,
         joint_paths=dict(writer.joint_paths),
         body_paths=dict(writer.body_paths),
+        frame_paths=dict(writer.frame_paths),
         massless_bodies=list(model.massless_bodies),
         meshes_left_out=list(writer.meshes_left_out),
     )

@@ -67,6 +67,8 @@ class Body:
     line: int = 0
     tree: int = 0  # 0: the robot; others: extra trees of an MJCF scene
     chain_link: bool = False  # a massless body between two joints of one MJCF body
+    frame_of: str | None = None  # URDF: a massless link on a fixed joint, folded (a frame): its parent link
+    folded_joint: str = ""  # ... and the fixed joint it was folded through
 
 
 @dataclass
@@ -143,6 +145,7 @@ class RobotModel:
     meshes_skipped: list[str] = field(default_factory=list)
     unresolved_meshes: list[str] = field(default_factory=list)
     massless_bodies: list[str] = field(default_factory=list)
+    folded_links: list[str] = field(default_factory=list)  # URDF: massless fixed-joint links, now frames
     mesh_inertia_bodies: list[str] = field(default_factory=list)  # MJCF: mass would come from meshes
 
     def joint(self, name: str) -> Joint | None:

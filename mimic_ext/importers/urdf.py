@@ -220,24 +220,35 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     model.floating[0] = False
 
     # breadth-first over the tree: world poses and joints, parents before children
+    in_mimic = {el.get("name") for el in root.findall("joint") if el.find("mimic") is not None}
+    in_mimic |= {m.get("joint") for m in root.iter("mimic")}
+    host: dict[str, tuple[str, Transform]] = {}  # folded link -> (its body, its pose in that body)
     order: deque[tuple[str, Transform]] = deque([(root_link, Transform.identity())])
     while order:
         link_name, pose = order.popleft()
         is_world = world_is_link and link_name == WORLD
+        body_name, offset = host.get(link_name, (link_name, Transform.identity()))
         if not is_world:
             el = links[link_name]
             body = Body(name=link_name, world=pose, inertia=_inertia(el), line=el.line)
             body.geoms = _geoms(el, model, source, named)
-            if body.inertia is None:
+            if link_name in host:
+                up = parent_of[link_name]
+                body.frame_of, body.folded_joint = up.find("parent").get("link"), up.get("name")
+                model.folded_links.append(link_name)
+            elif body.inertia is None:
                 model.massless_bodies.append(link_name)
             model.bodies[link_name] = body
         for jel in children.get(link_name, []):
             child = jel.find("child").get("link")
-            origin = _origin(jel)
-            joint = _joint(jel, None if is_world else link_name, child, origin, model)
-            if joint is not None:
-                model.joints.append(joint)
-            order.append((child, pose * origin))
+            origin = offset * _origin(jel)
+            if not is_world and _foldable(jel, links[child], in_mimic):
+                host[child] = (body_name, origin)
+            else:
+                joint = _joint(jel, None if is_world else body_name, child, origin, model)
+                if joint is not None:
+                    model.joints.append(joint)
+            order.append((child, pose * _origin(jel)))
     model.roots[0] = next(iter(model.bodies))
 
     for el in root.findall("joint"):
@@ -263,6 +274,23 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
         offset = number(mimic, "offset", 0.0, what=what)
         model.mimics.append(Mimic(name, leader, multiplier, offset, source, mimic.line))
     return model
+
+
+def _foldable(joint: Element, child: Element, in_mimic: set[str]) -> bool:
+    """A fixed joint whose child link has no mass (no ``<inertial>``, or mass 0) is folded: the
+    link becomes a frame of its parent's body, its visuals and collisions that body's, as Isaac
+    Sim's URDF importer does with ``merge_fixed_joints`` (``ImportHelpers.cpp``,
+    ``mergeFixedChildLinks``). Written as a body of its own, each simulator gives it a default
+    mass (PhysX: 1 kg), which outweighs a light finger: the Inspire hand's fingertip frames.
+    A joint a ``<mimic>`` names stays a joint."""
+    if joint.get("type") != "fixed" or joint.get("name") in in_mimic:
+        return False
+    inertial = child.find("inertial")
+    mass = inertial.find("mass") if inertial is not None else None
+    try:
+        return mass is None or float(mass.get("value") or 0.0) <= 0.0
+    except ValueError:
+        return False  # _inertia says what is wrong with the number
 
 
 def _joint(el: Element, parent: str | None, child: str, origin: Transform, model: RobotModel) -> Joint | None:

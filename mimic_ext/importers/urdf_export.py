@@ -29,7 +29,14 @@ from ..schema.relation import PHYSX
 from ..schema.stage_io import open_stage
 from .model import chain_root
 from .transforms import AXES, Transform, rot_to_rpy
-from .usd_writer import DEFAULT_GAINS_KEY, FIXED_BASE, GENERATED_KEY, PASSIVE_DAMPING_KEY, SOURCE_NAME_KEY
+from .usd_writer import (
+    DEFAULT_GAINS_KEY,
+    FIXED_BASE,
+    FOLDED_JOINT_KEY,
+    GENERATED_KEY,
+    PASSIVE_DAMPING_KEY,
+    SOURCE_NAME_KEY,
+)
 from .values import UNBOUNDED
 
 WORLD = "world"
@@ -494,6 +501,7 @@ class UrdfExporter:
             joints.append(_UrdfJoint(name, parent, link_name[e.child], out, body, str(e.prim.GetPath())))
         offset = len(joints) - len(edges)
         written = self._mimics([j.body for j in joints[offset:]], edges, joint_name, sign)
+        folded = self._folded_links(bodies, order, link_name, link_frame, link_names, names, joints)
         wrappers = _order_for_pinocchio(joints, written, names, link_names, self.warnings)
         weightless = []
         for b in order:
@@ -501,6 +509,9 @@ class UrdfExporter:
             lines.extend(link_lines)
             if len(link_lines) == 1 or "<inertial>" not in "".join(link_lines):
                 weightless.append(link_name[b])
+        for prim, name in folded:
+            lines.extend(self._link(prim, name, Transform.identity()))
+            weightless.append(name)
         lines.extend(f"  <link name={quoteattr(w)}/>" for w in wrappers)
         for j in joints:
             lines.extend(j.lines())
@@ -547,8 +558,34 @@ class UrdfExporter:
             joint_paths=dict(joint_name),
             joint_signs=dict(sign),
             inverted=list(self.inverted),
-            link_paths={str(b): link_name[b] for b in order},
+            link_paths={str(b): link_name[b] for b in order} | {str(p.GetPath()): n for p, n in folded},
         )
+
+    def _folded_links(self, bodies, order, link_name, link_frame, link_names, names, joints):
+        """The massless links the importer folded into a body (Xforms marked ``FOLDED_JOINT_KEY``),
+        written back as links on the fixed joints they replaced: [(prim, link name)], their joints
+        appended to ``joints``."""
+        out: list[tuple[Usd.Prim, str]] = []
+        for b in order:
+            named = {b: link_name[b]}  # the body and its folded links by path
+            for prim in _folded_frames(bodies[b]):
+                above = prim.GetParent()
+                while str(above.GetPath()) not in named:  # the nearest link above: the body or a folded one
+                    above = above.GetParent()
+                up = str(above.GetPath())
+                G_up = link_frame[b] if up == b else Transform.identity()
+                up_world, _ = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(above), self.mpu)
+                world, _ = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(prim), self.mpu)
+                origin = G_up.inverse() * up_world.inverse() * world
+                name = named[str(prim.GetPath())] = link_names(_source_name(prim))
+                parent = named[up]
+                head = [
+                    '  <joint name="{name}" type="fixed">',
+                    f'    <origin xyz="{_vec(_clean(origin.p))}" rpy="{_vec(_clean(rot_to_rpy(origin.R)))}"/>',
+                ]
+                joints.append(_UrdfJoint(names(str(prim.GetCustomDataByKey(FOLDED_JOINT_KEY))), parent, name, head))
+                out.append((prim, name))
+        return out
 
     def _base_joint(self, root: Usd.Prim, edges) -> tuple[str, Transform] | None:
         """("fixed" | "floating", the root's world pose) when the URDF needs a joint from the
@@ -852,8 +889,12 @@ class UrdfExporter:
                     "    </inertial>",
                 ]
         body_world, _ = _matrix_to_transform(self.xcache.GetLocalToWorldTransform(prim), self.mpu)
-        for child in Usd.PrimRange(prim):
+        walk = iter(Usd.PrimRange(prim))
+        for child in walk:
             if child == prim:
+                continue
+            if _is_folded(child):  # a folded link's shapes are its own link's (_folded_links)
+                walk.PruneChildren()
                 continue
             if child.HasAPI(UsdPhysics.RigidBodyAPI):
                 continue
@@ -919,6 +960,23 @@ class UrdfExporter:
                 f"    </{kind}>",
             ]
         return out
+
+
+def _is_folded(prim: Usd.Prim) -> bool:
+    return prim.GetCustomDataByKey(FOLDED_JOINT_KEY) is not None and not prim.HasAPI(UsdPhysics.RigidBodyAPI)
+
+
+def _folded_frames(body: Usd.Prim) -> list[Usd.Prim]:
+    """The folded links inside ``body`` (not inside another body), parents before children."""
+    out = []
+    walk = iter(Usd.PrimRange(body))
+    next(walk)
+    for prim in walk:
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            walk.PruneChildren()
+        elif _is_folded(prim):
+            out.append(prim)
+    return out
 
 
 def _source_name(prim: Usd.Prim) -> str:

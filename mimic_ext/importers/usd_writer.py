@@ -44,6 +44,9 @@ GENERATED_KEY = "mimicExtGenerated"
 FIXED_BASE = "fixedBase"
 #: customData value marking a massless body between two joints of one MJCF body
 CHAIN_LINK = "jointChainLink"
+#: customData key on the Xform of a massless URDF link folded into its parent's body (``urdf._foldable``):
+#: the fixed joint it replaced, which ``export`` writes back with the link.
+FOLDED_JOINT_KEY = "mimicExtFoldedJoint"
 #: customData key keeping a name that was not a valid prim name (exported back as written).
 SOURCE_NAME_KEY = "mimicExtSourceName"
 #: customData key keeping a joint's own passive damping (SI) where its drive's damping is not
@@ -142,6 +145,7 @@ class StageWriter:
         self.mixed: list[str] = []
         self.names = _Names()
         self.body_paths: dict[str, str] = {}
+        self.frame_paths: dict[str, str] = {}  # folded links (frames in a body), by link name
         self.joint_paths: dict[str, str] = {}
         #: followers whose source velocity limit was not written (``_joint_properties``)
         self.follower_caps_dropped: list[str] = []
@@ -228,6 +232,17 @@ class StageWriter:
         return self.robot if tree == 0 else self.scene
 
     def _body(self, body) -> None:
+        if body.frame_of is not None:  # a folded massless link: a frame in its parent link's prim
+            up = self.frame_paths.get(body.frame_of) or self.body_paths[body.frame_of]
+            path = f"{up}/{self.names(up, body.name)}"
+            self.frame_paths[body.name] = path
+            xf = UsdGeom.Xform.Define(self.stage, path)
+            set_pose(xf, self.model.bodies[body.frame_of].world.inverse() * body.world)
+            _keep_name(xf.GetPrim(), body.name)
+            xf.GetPrim().SetCustomDataByKey(FOLDED_JOINT_KEY, body.folded_joint)
+            for geom in body.geoms:
+                self.shapes.write(f"{path}/{'collisions' if geom.collision else 'visuals'}", geom)
+            return
         parent = self._parent_of(body.tree)
         if body.tree != 0 and not self.stage.GetPrimAtPath(parent):
             UsdGeom.Xform.Define(self.stage, parent)
