@@ -136,11 +136,13 @@ def cmd_list(args) -> int:
 
 def cmd_validate(args) -> int:
     opened = _open(args.stage, robots=True)
+    from .schema.tier_core_rules import unchecked_notice
     from .schema.validation import validate
 
     findings = validate(opened.stage, target=args.target)
     errors = [f for f in findings if f.severity == "error"]
     warnings = [f for f in findings if f.severity == "warning"]
+    notice = unchecked_notice()  # NVIDIA's DJ rules installed beside us but unable to check anything
     if args.json:
         print(
             json.dumps(
@@ -151,11 +153,14 @@ def cmd_validate(args) -> int:
                     "findings": [
                         {"severity": f.severity, "code": f.code, "path": f.path, "message": f.message} for f in findings
                     ],
+                    "notices": [notice] if notice else [],
                 },
                 indent=2,
             )
         )
     else:
+        if notice:
+            print(f"mimic-ext: note: {notice}", file=sys.stderr)
         for f in findings:
             print(f"{f.severity.upper():7s} {f.code:32s} {f.path}: {f.message}")
         print(

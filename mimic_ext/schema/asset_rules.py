@@ -21,6 +21,10 @@ category ``MimicJoints``:
   charge: ``MimicApiCheck`` is not registered, or is withdrawn when NVIDIA's arrives later, so
   one DJ.007 runs, never two that disagree on the same joints.
 
+Where tier-core is installed without ``pxr.PhysxSchema`` (a pip environment: ``tier_core_rules``),
+the plugin logs one warning when it starts, saying that NVIDIA's DJ.001-DJ.007 check nothing
+there and what to do, so their "passed" is not silent.
+
 Severities: our errors are the validator's failures, warnings its warnings, infos its
 infos (its ``ERROR`` means a rule crashed). A stage our checker cannot read (a
 ``MimicInputError``, such as ``metersPerUnit = 0``) is one failure saying so.
@@ -43,6 +47,7 @@ from .. import __version__
 from ..errors import MimicInputError
 from .authoring import read_relations
 from .relation import PHYSX
+from .tier_core_rules import unchecked_notice
 from .validation import CODES, ERROR, WARNING, Finding, validate
 
 _LOG = logging.getLogger(__name__)
@@ -191,6 +196,9 @@ class MimicAssetValidatorPlugin:
         self._listener = None
 
     def on_startup(self) -> None:
+        notice = unchecked_notice()
+        if notice:  # once per validator process, before any stage: NVIDIA's DJ rules beside ours check nothing
+            _LOG.warning("mimic-ext: %s", notice)
         av = _av()
         checker, dj007 = rule_classes()
         reqs = requirements()
