@@ -55,9 +55,9 @@ class MjcfReader(MjcfBodies, MjcfActuators, MjcfEqualities, MjcfContacts):
     def read(self) -> RobotModel:
         model = self.model
         for opt in self.root.findall("option"):
-            g = numbers(opt, "gravity", 3)
-            if g is not None:
-                model.gravity = g
+            gravity = numbers(opt, "gravity", 3)
+            if gravity is not None:
+                model.gravity = gravity
         for top in self.root.children:
             if top.tag in UNSUPPORTED:
                 raise MimicInputError(f"{top.where}: <{top.tag}> is not supported by the importer")

@@ -60,6 +60,7 @@ class MjcfActuators(MjcfFile):
                 gear = a.numbers("gear", (1, 2, 3, 4, 5, 6), default=(1,))[0]
                 if gear == 0:
                     raise MimicInputError(f"{el.where}: actuator {label} has gear 0, which drives nothing")
+                assert info is not None  # gains come only from an actuator on a joint
                 joint: Joint = info["joint"]
                 if dampratio:
                     kv = dampratio * 2.0 * math.sqrt(kp * self._reflected_mass(joint, el, label) / gear**2)

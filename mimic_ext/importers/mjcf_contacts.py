@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..errors import MimicInputError
 from .mjcf_file import MjcfFile
+from .model import Geom
 
 #: the most collider pairs written as FilteredPairsAPI for contype/conaffinity
 MAX_FILTERED_PAIRS = 20000
@@ -29,7 +30,9 @@ class MjcfContacts(MjcfFile):
         ``conaffinity`` of the other; every pair of colliders (of different bodies) that
         shares none becomes a filtered pair, so a simulator reading USD keeps them apart too."""
         model = self.model
-        colliders = [(b.name, g) for b in model.bodies.values() for g in b.geoms if g.collision]
+        colliders: list[tuple[str | None, Geom]] = [
+            (b.name, g) for b in model.bodies.values() for g in b.geoms if g.collision
+        ]
         colliders += [(None, g) for g in model.world_geoms if g.collision]
         masks = sorted({(g.contype, g.conaffinity) for _, g in colliders})
         apart = {(m1, m2) for m1 in masks for m2 in masks if not (m1[0] & m2[1]) and not (m2[0] & m1[1])}

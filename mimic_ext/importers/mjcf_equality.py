@@ -5,6 +5,7 @@ MuJoCo's numbers via each joint's ``ref``), ``connect`` and ``weld`` as loop clo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class MjcfEqualities(MjcfFile):
                     vals = [parse_number(p) for p in parts]
                     if not parts or len(parts) > 5 or any(v is None for v in vals):
                         raise MimicInputError(f'{el.where}: {label} polycoef="{text}" must be up to 5 finite numbers')
-                    coef[: len(vals)] = vals
+                    coef[: len(vals)] = cast(list[float], vals)  # none is None (refused above)
                 if any(c != 0.0 for c in coef[2:]):
                     raise MimicInputError(
                         f"{el.where}: {label} has nonzero higher-order polycoef "

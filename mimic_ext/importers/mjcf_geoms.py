@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class MjcfGeoms(MjcfFile):
         # not a visual, so it is written purpose=guide and never covers the visual meshes
         visible = int(a.number("group", 0, what)) <= 2 and rgba[3] > 0
         friction = a.numbers("friction", (1, 2, 3), default=(1,), what=what)[0]
-        extra = dict(
+        extra: dict[str, Any] = dict(
             rgba=tuple(float(x) for x in rgba),
             friction=float(friction),
             visible=visible,
@@ -154,7 +155,7 @@ class MjcfGeoms(MjcfFile):
             if not self.groups[0] <= group <= self.groups[1]:
                 continue
             gtype, pose, size = self._geom_shape(a, g_frame, body)
-            shell = mjcf_bool(a.get("shellinertia"), g_el, "shellinertia", False)
+            shell = bool(mjcf_bool(a.get("shellinertia"), g_el, "shellinertia", False))  # never None: default False
             given = a.number("mass", None, what)
             density = a.number("density", 1000.0, what)
             if (given is not None and given < 0) or density < 0:

@@ -84,7 +84,7 @@ def slices(num_envs: int, threads: int, steps: int = 1, env_step_s: float | None
 #: once (measured: benchmarks/RESULTS.md, "Threads"). Lowered only while a threaded launch runs,
 #: and restored after.
 SWITCH_INTERVAL_S = 1e-4
-_SWITCH = {"users": 0, "saved": None}
+_SWITCH: dict = {"users": 0, "saved": None}  # threads inside, and the switch interval they replaced
 
 
 def _short_switch(enter: bool) -> None:

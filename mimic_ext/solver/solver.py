@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import warp as wp
@@ -136,7 +137,7 @@ class Solver:
         self._in_step = False
         self._launches: dict = {}
         self._many: dict = {}  # step_many's recorded launches per slice layout
-        self._env_step_s = None  # measured seconds of one environment-step on one core (the slicing's)
+        self._env_step_s: float | None = None  # measured seconds of one environment-step on one core (the slicing's)
         self._cost_samples: list[float] = []
         self._alloc()
 
@@ -248,10 +249,9 @@ class Solver:
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
         m = self.model
+        md: Any = m.data  # the model's ModelData (a Warp struct; model.py types it only as None)
         self._data = self._solver_data()
-        self._scratch = _scratch(
-            m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows), deep=bool(m.data.tree_mass)
-        )
+        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows), deep=bool(md.tree_mass))
         if m.workspace.guards:  # debug: a sentinel after every field, checked after each call
             rows = self._scratch.ws.numpy()
             rows[:, list(m.workspace.guards.values())] = SENTINEL

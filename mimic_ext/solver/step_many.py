@@ -18,6 +18,11 @@ from .errors import StepInputError
 from .model import Control, Model
 
 
+def _on_cpu(a: wp.array) -> bool:
+    """Whether ``a`` lives in host memory (NumPy views of it are its memory)."""
+    return a.device is not None and a.device.is_cpu
+
+
 class Buffer:
     """A device array of at least ``rows`` rows kept between calls, written from
     NumPy (on the CPU through a view of its memory); a tiled one remembers the array ``of``
@@ -27,7 +32,7 @@ class Buffer:
         self.rows, self.cols = int(rows), cols
         shape = (max(self.rows, 1),) if cols is None else (max(self.rows, 1), cols)
         self.array = wp.empty(shape, dtype=dtype, device=device)
-        self.view = self.array.numpy() if self.array.device.is_cpu else None
+        self.view = self.array.numpy() if _on_cpu(self.array) else None
         self.source, self.of, self.of_view = None, None, None
 
     def write(self, data: np.ndarray) -> None:
@@ -35,7 +40,9 @@ class Buffer:
         if self.view is not None:
             np.copyto(self.view[: len(data)], data, casting="unsafe")
         elif len(data):
-            host = wp.array(np.ascontiguousarray(data, dtype=wp.dtype_to_numpy(self.array.dtype)), device="cpu")
+            host: wp.array = wp.array(
+                np.ascontiguousarray(data, dtype=wp.dtype_to_numpy(self.array.dtype)), device="cpu"
+            )
             wp.copy(self.array, host, count=host.size)
 
 
@@ -62,16 +69,16 @@ class StepManyBuffers:
     def __init__(self, model: Model):
         self.model = model
         self.buffers: dict = {}
-        self.last_history = None  # the last history step_many returned (written again once no one holds it)
+        self.last_history: wp.array | None = (
+            None  # the last history step_many returned (written again once no one holds it)
+        )
 
     def history(self, shape: tuple[int, int, int]) -> wp.array:
         """The history of this call: the last call's again when nothing but the solver holds it
         (the launches let go of it after their run: its only references are ``last_history``
         and ``getrefcount``'s argument, so the caller dropped it and every view or NumPy array
         of it, which all hold one), else a new array."""
-        last = self.last_history
-        if last is not None and last.shape == shape:
-            del last  # not a third reference
+        if self.last_history is not None and self.last_history.shape == shape:
             if sys.getrefcount(self.last_history) == 2:
                 return self.last_history
         self.last_history = None
@@ -192,14 +199,14 @@ class StepManyBuffers:
         held = self.buffers.get(name) if name else None
         if held is not None and held.rows >= rows:
             if held.of is not a:  # a NumPy view of it: on the CPU, its memory
-                held.of, held.of_view = a, a.numpy() if a.device.is_cpu else None
+                held.of, held.of_view = a, a.numpy() if _on_cpu(a) else None
             now = (held.of_view if held.of_view is not None else a.numpy()).tobytes()
             if now == held.source:
                 return held
         now_rows = a.numpy()
         buf = held if held is not None and held.rows >= rows else Buffer(rows, a.shape[1], a.dtype, a.device)
         buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))  # in place when it is large enough
-        buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if a.device.is_cpu else None
+        buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if _on_cpu(a) else None
         if name:
             self.buffers[name] = buf
         return buf
