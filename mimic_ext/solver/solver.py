@@ -4,12 +4,13 @@ One recorded Warp launch per step and slice of environments (launch overhead dom
 small systems), cached per combination of state/control arrays and time step. On the CPU
 the environments are split into contiguous slices, one launch each, run at once on a
 thread pool (a Warp CPU launch is a serial loop that releases the GIL); each environment's
-arithmetic is the same whichever slice runs it, so results do not depend on ``threads``.
-``step_many`` takes many steps in one launch per slice, their targets from a schedule. Relations added at runtime rebuild
-the model's projection between steps; doing it inside a step (from a step callback) is
-refused, as the step was set up for the old relations. A time step that is not a finite
-positive number is refused; an environment whose state became NaN or infinite is flagged
-by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
+arithmetic is the same whichever slice runs it, so results do not depend on ``threads``
+(the slicing and the pool: ``cpu_pool.py``). ``step_many`` takes many steps in one launch per
+slice, their targets from a schedule (kept between calls: ``step_many.py``). Relations added
+at runtime rebuild the model's projection between steps; doing it inside a step (from a step
+callback) is refused, as the step was set up for the old relations. A time step that is not a
+finite positive number is refused; an environment whose state became NaN or infinite is
+flagged by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
 """
 
 from __future__ import annotations
