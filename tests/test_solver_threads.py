@@ -24,7 +24,7 @@ wp = pytest.importorskip("warp")
 wp.config.quiet = True
 
 from mimic_ext.solver import NonFiniteStateError, Solver, StepInputError  # noqa: E402
-from mimic_ext.solver.solver import MIN_SLICE_ENV_STEPS, available_cores, slices  # noqa: E402
+from mimic_ext.solver.cpu_pool import MIN_SLICE_ENV_STEPS, available_cores, slices  # noqa: E402
 
 N = 200  # three slices of 67, 67, 66 environments with threads=3
 
@@ -65,12 +65,12 @@ def test_threads_are_bitwise_one_thread(path):
 def test_a_threaded_step_lowers_the_switch_interval_only_while_it_runs(monkeypatch):
     """The solver shortens Python's thread switch interval while its slices run (so the
     pool's launch is not held back by the caller's) and puts the user's value back."""
-    from mimic_ext.solver import solver as S
+    from mimic_ext.solver import cpu_pool as S
 
     model = model_of(LINKAGE, N)
     solver = Solver(model, threads=2)
     seen = []
-    real = S._run
+    real = S.run
 
     def spy(cmds, workers):
         class Probe:  # runs inside the threaded section
@@ -79,7 +79,7 @@ def test_a_threaded_step_lowers_the_switch_interval_only_while_it_runs(monkeypat
 
         return real(list(cmds) + [Probe()], workers)
 
-    monkeypatch.setattr(S, "_run", spy)
+    monkeypatch.setattr(S, "run", spy)
     before = sys.getswitchinterval()
     a, b, c = model.state(), model.state(), model.control()
     solver.step(a, b, c, DT)
@@ -100,7 +100,7 @@ def test_slices_are_contiguous_and_small_n_stays_one_launch():
 
 
 def test_many_env_steps_are_cut_into_chunks_the_threads_share():
-    from mimic_ext.solver.solver import CHUNK_ENV_STEPS, CHUNKS_PER_THREAD
+    from mimic_ext.solver.cpu_pool import CHUNK_ENV_STEPS, CHUNKS_PER_THREAD
 
     assert len(slices(1024, 2, steps=1)) == 2  # one step: one slice per thread
     assert len(slices(1024, 2, steps=CHUNK_ENV_STEPS // 1024 * 3)) == 3  # three chunks' worth
@@ -113,7 +113,7 @@ def test_many_env_steps_are_cut_into_chunks_the_threads_share():
 
 def test_chunked_launches_are_bitwise_one_thread(monkeypatch):
     """More chunks than threads (each thread taking the next one) change nothing in the result."""
-    from mimic_ext.solver import solver as S
+    from mimic_ext.solver import cpu_pool as S
 
     model = model_of(LINKAGE, N)
     targets = schedule(model, 40)
@@ -137,7 +137,7 @@ def test_each_thread_starts_with_a_command_of_its_own_then_takes_what_is_left():
     each runs once."""
     import threading
 
-    from mimic_ext.solver import solver as S
+    from mimic_ext.solver import cpu_pool as S
 
     class Cmd:
         def __init__(self, log):
@@ -149,14 +149,14 @@ def test_each_thread_starts_with_a_command_of_its_own_then_takes_what_is_left():
     for count in (2, 7):
         log = []
         cmds = [Cmd(log) for _ in range(count)]
-        S._run(cmds, 2)
+        S.run(cmds, 2)
         assert sorted(map(id, (c for c, _ in log))) == sorted(map(id, cmds))  # each once
         first_two = {t for c, t in log if c in cmds[:2]}
         assert len(first_two) == 2  # the first two on two threads
 
 
 def test_a_measured_cost_sets_the_slices_in_time():
-    from mimic_ext.solver.solver import MIN_SLICE_S
+    from mimic_ext.solver.cpu_pool import MIN_SLICE_S
 
     assert len(slices(16, 2)) == 1  # by count: 16 env-steps stay one launch
     assert len(slices(16, 2, env_step_s=100e-6)) == 2  # 16 x 100 us of work: two slices
@@ -169,7 +169,7 @@ def test_a_heavy_model_splits_few_environments_once_its_cost_is_timed():
     """A step of 16 environments stays one launch by the count rule; once the solver has timed
     its calls at 200 us an env-step (two timed calls: here given to it), the same step runs as
     two slices, bitwise as before."""
-    from mimic_ext.solver.solver import CALL_OVERHEAD_S
+    from mimic_ext.solver.cpu_pool import CALL_OVERHEAD_S
 
     model = model_of(LINKAGE, 16)
     targets = schedule(model, 24)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+MJCF_TESTS = ("tests/test_importer_frames.py", "tests/test_importers.py", "tests/test_importers_mujoco.py")
 #: target name -> (module file, functions mutated (qualified names: ``Class.method``; "*": all), tests run)
 TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "stage_reader": (
@@ -75,21 +76,19 @@ TARGETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("_origin", "_inertia", "_joint", "read_urdf"),
         ("tests/test_importer_frames.py", "tests/test_importers.py"),
     ),
-    "mjcf": (
-        "mimic_ext/importers/mjcf.py",
-        (
-            "MjcfReader._rotation",
-            "MjcfReader._pose",
-            "MjcfReader._items",
-            "MjcfReader._body",
-            "MjcfReader._joint",
-            "MjcfReader._geom_shape",
-            "MjcfReader._mesh_offset",
-            "MjcfReader._inertia",
-            "MjcfReader._closure",
-        ),
-        ("tests/test_importer_frames.py", "tests/test_importers.py", "tests/test_importers_mujoco.py"),
+    # the MJCF reader's frame code, by module (importers/mjcf_*.py)
+    "mjcf_file": ("mimic_ext/importers/mjcf_file.py", ("MjcfFile._rotation", "MjcfFile._pose"), MJCF_TESTS),
+    "mjcf_bodies": (
+        "mimic_ext/importers/mjcf_bodies.py",
+        ("MjcfBodies._items", "MjcfBodies._body", "MjcfBodies._joint"),
+        MJCF_TESTS,
     ),
+    "mjcf_geoms": (
+        "mimic_ext/importers/mjcf_geoms.py",
+        ("MjcfGeoms._geom_shape", "MjcfGeoms._mesh_offset", "MjcfGeoms._inertia"),
+        MJCF_TESTS,
+    ),
+    "mjcf_equality": ("mimic_ext/importers/mjcf_equality.py", ("MjcfEqualities._closure",), MJCF_TESTS),
 }
 
 

@@ -69,9 +69,10 @@ def cmd_import(args) -> int:
     try:
         from ..schema.validation import validate
     except ImportError:
-        validate = None
-    if validate is not None:
+        findings = None
+    else:
         findings = validate(result.stage, target=args.target)
+    if findings is not None:
         errors = sum(f.severity == "error" for f in findings)
         warnings = sum(f.severity == "warning" for f in findings)
         summary += f"; validation: {errors} error(s), {warnings} warning(s)"

@@ -20,7 +20,7 @@ from ..schema.physics_values import triangle_violation
 from ..schema.relation import NEWTON, PHYSX, MimicRelation
 from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY
 from .mjcf import read_mjcf
-from .model import PRISMATIC, REVOLUTE, RobotModel
+from .model import PRISMATIC, REVOLUTE, Mimic, RobotModel
 from .urdf import read_urdf
 from .usd_shapes import save_with_mesh_library
 from .usd_writer import write_stage
@@ -100,7 +100,7 @@ def read_robot(path: str | os.PathLike) -> RobotModel:
 def check_relations(model: RobotModel) -> None:
     """Refuse relations no simulator can keep; chains and redundant ones stay (with a warning)."""
     forest = MimicForest()
-    leader_of: dict[str, object] = {}
+    leader_of: dict[str, Mimic] = {}
     keep = []
     for m in model.mimics:
         where = f"{m.file}:{m.line}"
@@ -152,7 +152,7 @@ def _summarise(model: RobotModel, writer) -> list[str]:
             f"(unresolvable package:// or missing path), skipped: {_listing(model.unresolved_meshes)}"
         )
     missing = [
-        g.mesh_ref
+        g.mesh_ref or g.name  # an MJCF mesh geom always names its asset
         for b in model.bodies.values()
         for g in b.geoms
         if g.shape == "mesh" and g.mesh_file is None and model.format == "MJCF"

@@ -12,11 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from ..errors import MimicInputError
 from ..input_files import check_regular_file
+
+RGBA = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def _mean_color(mesh) -> tuple[float, float, float, float] | None:
     except Exception:  # a texture Pillow cannot decode: fall back to the material's colour
         material = getattr(visual, "material", None)
         main = getattr(material, "main_color", None)
-        return None if main is None else tuple(float(c) / 255.0 for c in main)
+        return None if main is None else cast(RGBA, tuple(float(c) / 255.0 for c in main))
     colors = np.asarray(colors, dtype=float)
     if colors.ndim != 2 or colors.shape[1] < 3 or not len(colors):
         return None
@@ -93,7 +96,7 @@ def _image_mean(path: str, mtime_ns: int) -> tuple[float, float, float, float] |
     except Exception:  # unreadable texture: the material colour alone
         return None
     mean = pixels.reshape(-1, 4).mean(axis=0)
-    return tuple(float(x) for x in mean)
+    return cast(RGBA, tuple(float(x) for x in mean))  # the image converted to RGBA
 
 
 def image_mean_color(path: Path) -> tuple[float, float, float, float] | None:

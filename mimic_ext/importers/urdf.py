@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -64,16 +65,19 @@ def _color(material: Element | None, named: dict[str, tuple], what: str) -> tupl
     color = material.find("color")
     if color is not None and color.get("rgba") is not None:
         rgba = numbers(color, "rgba", 4, what=f"<color> of {what}")
+        assert rgba is not None  # the attribute is there
         return tuple(float(min(max(c, 0.0), 1.0)) for c in rgba)
-    return named.get(material.get("name"))
+    name = material.get("name")
+    return named.get(name) if name else None
 
 
 def _materials(root: Element) -> dict[str, tuple]:
-    out = {}
+    out: dict[str, tuple] = {}
     for el in root.findall("material"):
         rgba = _color(el, {}, f"material '{el.get('name')}'")
-        if el.get("name") and rgba is not None:
-            out[el.get("name")] = rgba
+        name = el.get("name")
+        if name and rgba is not None:
+            out[name] = rgba
     return out
 
 
@@ -90,12 +94,12 @@ def _geoms(link: Element, model: RobotModel, source: Path, named: dict[str, tupl
             what = f"<{shape.tag}> of link '{link.get('name')}'"
             collision = kind == "collision"
             rgba = None if collision else _color(el.find("material"), named, f"link '{link.get('name')}'")
-            extra = dict(rgba=rgba, visible=not collision)
+            extra: dict[str, Any] = dict(rgba=rgba, visible=not collision)
             if shape.tag == "box":
-                size = tuple(
-                    numbers(shape, "size", 3, what=what) if shape.get("size") else _missing(shape, "size", what)
-                )
-                out.append(Geom(name, "box", pose, size, collision, **extra))
+                box = numbers(shape, "size", 3, what=what) if shape.get("size") else None
+                if box is None:
+                    _missing(shape, "size", what)
+                out.append(Geom(name, "box", pose, tuple(box), collision, **extra))
             elif shape.tag == "sphere":
                 out.append(Geom(name, "sphere", pose, (_req(shape, "radius", what),), collision, **extra))
             elif shape.tag in ("cylinder", "capsule"):
@@ -125,7 +129,7 @@ def _req(el: Element, name: str, what: str) -> float:
     return value
 
 
-def _missing(el: Element, name: str, what: str):
+def _missing(el: Element, name: str, what: str) -> NoReturn:
     raise MimicInputError(f"{el.where}: {what} needs a {name} attribute")
 
 
@@ -146,6 +150,14 @@ def _inertia(link: Element) -> Inertia | None:
         vals = {k: number(el, k, 0.0, what=what) for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
         tensor = inertia_tensor(**vals)
     return Inertia.from_tensor(mass, origin.p, origin.R @ tensor @ origin.R.T)
+
+
+def _end_link(joint: Element, end: str) -> str:
+    """The link a joint's ``<parent>`` or ``<child>`` names (each checked when the joints were read)."""
+    el = joint.find(end)
+    link = el.get("link") if el is not None else None
+    assert link, f"{joint.where}: <{end}> was checked when the joints were read"
+    return link
 
 
 def _name(el: Element, what: str) -> str:
@@ -234,13 +246,13 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
             body.geoms = _geoms(el, model, source, named)
             if link_name in host:
                 up = parent_of[link_name]
-                body.frame_of, body.folded_joint = up.find("parent").get("link"), up.get("name")
+                body.frame_of, body.folded_joint = _end_link(up, "parent"), up.get("name")
                 model.folded_links.append(link_name)
             elif body.inertia is None:
                 model.massless_bodies.append(link_name)
             model.bodies[link_name] = body
         for jel in children.get(link_name, []):
-            child = jel.find("child").get("link")
+            child = _end_link(jel, "child")
             origin = offset * _origin(jel)
             if not is_world and _foldable(jel, links[child], in_mimic):
                 host[child] = (body_name, origin)
@@ -252,7 +264,7 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     model.roots[0] = next(iter(model.bodies))
 
     for el in root.findall("joint"):
-        name = el.get("name")
+        name = _name(el, "joint")
         for tag in ("mimic", "limit", "axis", "dynamics", "origin"):
             extra = el.findall(tag)
             if len(extra) > 1:
@@ -294,7 +306,7 @@ def _foldable(joint: Element, child: Element, in_mimic: set[str]) -> bool:
 
 
 def _joint(el: Element, parent: str | None, child: str, origin: Transform, model: RobotModel) -> Joint | None:
-    name = el.get("name")
+    name = _name(el, "joint")
     jtype = el.get("type")
     what = f"joint '{name}'"
     if jtype == "planar":

@@ -449,6 +449,7 @@ class UrdfExporter:
             lines.append(f"  <link name={quoteattr(world_name)}/>")
         joints: list[_UrdfJoint] = []
         if base is not None:
+            assert world_name is not None  # has_world
             jtype, pose = base
             joints.append(
                 _UrdfJoint(
@@ -461,7 +462,7 @@ class UrdfExporter:
                     ],
                 )
             )
-        servo_joints = []
+        servo_joints: list[str] = []
         for e in edges:
             kind = J.joint_kind(e.prim)
             if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
@@ -487,6 +488,7 @@ class UrdfExporter:
             joint_name[str(e.prim.GetPath())] = name
             sign[str(e.prim.GetPath())] = e.sign
             parent = world_name if e.parent is None else link_name[e.parent]
+            assert parent is not None  # has_world when a joint has no parent
             limits = J.limits_si(e.prim) if kind != J.FIXED else None
             usd_scale = J.unit_scale(e.prim) if kind != J.FIXED else 1.0
             jtype = {J.FIXED: "fixed", J.PRISMATIC: "prismatic"}.get(kind, "revolute" if limits else "continuous")

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ class ShapeWriter:
         self.source_format = source_format
         self.lib = meshes.mesh_library()
         self.library = f"/{names('/', LIBRARY)}"
-        self.prototypes: dict[tuple, tuple[str, tuple | None]] = {}
+        self.prototypes: dict[tuple, tuple[str, tuple | None] | None] = {}  # None: unreadable
         self.materials: dict[float, str] = {}
         self.geom_paths: dict[int, str] = {}  # id(Geom) -> prim path
         self.meshes_left_out: list[str] = []
@@ -55,6 +56,7 @@ class ShapeWriter:
         key = (str(geom.mesh_file), tuple(float(x) for x in geom.size))
         if key in self.prototypes:
             return self.prototypes[key]
+        assert geom.mesh_file is not None  # write() leaves out a mesh without a file
         try:
             data = meshes.load_mesh(geom.mesh_file, geom.size)
         except Exception as exc:  # any parser failure leaves the mesh out, with the reason
@@ -138,6 +140,7 @@ class ShapeWriter:
                 g.CreateWidthAttr(2 * float(s[0]))
                 g.CreateLengthAttr(2 * float(s[1]))
         else:  # a mesh: the library's copy, referenced
+            assert proto is not None  # one that could not be read returned above
             g = UsdGeom.Mesh.Define(stage, path)
             g.GetPrim().GetReferences().AddInternalReference(Sdf.Path(proto[0]))
         set_pose(g, geom.pose, scale=s if geom.shape == "box" else None)
@@ -163,7 +166,7 @@ class ShapeWriter:
 
 def save_with_mesh_library(
     layer: Sdf.Layer,
-    out: str | Path,
+    out: str | os.PathLike,
     library: str = f"/{LIBRARY}",
     inline_max_bytes: int = LIBRARY_INLINE_MAX_BYTES,
     mesh_bytes: int = 0,

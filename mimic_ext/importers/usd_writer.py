@@ -220,8 +220,8 @@ class StageWriter:
         for a, b in model.filtered_pairs:
             prim = stage.GetPrimAtPath(self.body_paths[a])
             UsdPhysics.FilteredPairsAPI.Apply(prim).CreateFilteredPairsRel().AddTarget(self.body_paths[b])
-        for a, b in model.filtered_geoms:
-            pa, pb = self.shapes.geom_paths.get(id(a)), self.shapes.geom_paths.get(id(b))
+        for ga, gb in model.filtered_geoms:
+            pa, pb = self.shapes.geom_paths.get(id(ga)), self.shapes.geom_paths.get(id(gb))
             if pa and pb:
                 prim = stage.GetPrimAtPath(pa)
                 UsdPhysics.FilteredPairsAPI.Apply(prim).CreateFilteredPairsRel().AddTarget(pb)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -50,6 +52,10 @@ def ascii_split(text: str) -> list[str]:
     return [w for w in _SPACE.split(text) if w]
 
 
+@overload
+def number(el: Element, name: str, default: None = None, what: str | None = None) -> float | None: ...
+@overload
+def number(el: Element, name: str, default: float, what: str | None = None) -> float: ...
 def number(el: Element, name: str, default: float | None = None, what: str | None = None) -> float | None:
     """Attribute ``name`` of ``el`` as one complete finite number (``default`` when absent)."""
     text = el.get(name)
@@ -64,6 +70,19 @@ def number(el: Element, name: str, default: float | None = None, what: str | Non
     return value
 
 
+@overload
+def numbers(
+    el: Element, name: str, count: int | tuple[int, ...] | None = None, default: None = None, what: str | None = None
+) -> np.ndarray | None: ...
+@overload
+def numbers(
+    el: Element,
+    name: str,
+    count: int | tuple[int, ...] | None = None,
+    *,
+    default: Sequence[float] | np.ndarray,
+    what: str | None = None,
+) -> np.ndarray: ...
 def numbers(
     el: Element, name: str, count: int | tuple[int, ...] | None = None, default=None, what: str | None = None
 ) -> np.ndarray | None:

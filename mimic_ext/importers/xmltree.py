@@ -123,7 +123,7 @@ def parse_xml_bytes(data: bytes, path: Path) -> Element:
     except UnicodeError as exc:
         raise MimicInputError(
             f"{path}:{parser.CurrentLineNumber}: the text does not match its XML "
-            f"encoding ({exc.reason}): save the file as UTF-8"
+            f"encoding ({getattr(exc, 'reason', exc)}): save the file as UTF-8"
         ) from None
     if not root:
         raise MimicInputError(f"{path}: no XML element found")

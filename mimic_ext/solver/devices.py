@@ -27,7 +27,7 @@ def set_default_device(device: str) -> str:
     return previous
 
 
-def resolve_device(device) -> wp.context.Device:
+def resolve_device(device) -> wp.Device:
     """``device`` as a Warp device; None is ``default_device()``."""
     return wp.get_device(_default if device is None else device)
 

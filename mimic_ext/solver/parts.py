@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
-from .stage_reader import FREE, StageSpec
+from .stage_reader import FREE, JointSpec, StageSpec
 
 
 def independent_parts(spec: StageSpec, relations: Iterable) -> list[list[int]] | None:
@@ -171,7 +172,7 @@ def structure_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tu
             math.isfinite(j.max_force),
         )
         for lk in part.links
-        for j in (lk.joint,)
+        for j in (cast(JointSpec, lk.joint),)  # only FREE links have none, refused above
     )
     rels = tuple(
         (index[str(r.follower)], index[str(r.leader)], float(r.natural_frequency) > 0 and float(r.damping_ratio) > 0)

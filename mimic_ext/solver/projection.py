@@ -10,8 +10,9 @@ shared ``MimicForest``.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..schema.forest import REDUNDANT, MimicForest
 
@@ -44,7 +45,7 @@ class RelationRow:
 class Projection:
     """Relations of one model folded into root columns, gains and an impulse read-out order."""
 
-    def __init__(self, n_u: int, rows: list[RelationRow] = (), loops: LoopSpace | None = None):
+    def __init__(self, n_u: int, rows: Sequence[RelationRow] = (), loops: LoopSpace | None = None):
         self.n_u = n_u
         self.loops = loops
         self.rows: list[RelationRow] = []
@@ -84,10 +85,12 @@ class Projection:
 
     def columns(self) -> tuple[list[int], list[float], list[float], list[int], int]:
         """Per DOF: reduced column, gain a, offset beta, root DOF; and the column count k."""
-        roots, gains, betas = [], [], []
+        roots: list[int] = []
+        gains: list[float] = []
+        betas: list[float] = []
         for j in range(self.n_u):
             r, a, b = self.forest.find(j)
-            roots.append(r)
+            roots.append(cast(int, r))  # the forest's joints here are DOF indices
             gains.append(a)
             betas.append(b)
         order = sorted(set(roots))

@@ -4,56 +4,46 @@ One recorded Warp launch per step and slice of environments (launch overhead dom
 small systems), cached per combination of state/control arrays and time step. On the CPU
 the environments are split into contiguous slices, one launch each, run at once on a
 thread pool (a Warp CPU launch is a serial loop that releases the GIL); each environment's
-arithmetic is the same whichever slice runs it, so results do not depend on ``threads``.
-``step_many`` takes many steps in one launch per slice, their targets from a schedule. Relations added at runtime rebuild
-the model's projection between steps; doing it inside a step (from a step callback) is
-refused, as the step was set up for the old relations. A time step that is not a finite
-positive number is refused; an environment whose state became NaN or infinite is flagged
-by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
+arithmetic is the same whichever slice runs it, so results do not depend on ``threads``
+(the slicing and the pool: ``cpu_pool.py``). ``step_many`` takes many steps in one launch per
+slice, their targets from a schedule (kept between calls: ``step_many.py``). Relations added
+at runtime rebuild the model's projection between steps; doing it inside a step (from a step
+callback) is refused, as the step was set up for the old relations. A time step that is not a
+finite positive number is refused; an environment whose state became NaN or infinite is
+flagged by the kernel (``nonfinite_envs()``) and, with ``raise_on_nonfinite``, raises.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import warp as wp
 
+from . import cpu_pool
+from .cpu_pool import (  # the slicing's rules, also named here where they were first documented
+    CALL_OVERHEAD_S,
+    CHUNK_ENV_STEPS,
+    CHUNKS_PER_THREAD,
+    MIN_SLICE_ENV_STEPS,
+    MIN_SLICE_S,
+    SWITCH_INTERVAL_S,
+    TIMED_CALL_S,
+    available_cores,
+    slices,
+)
 from .errors import NonFiniteStateError, StepInProgressError, StepInputError, WorkSpaceOverrunError
 from .model import SOLVER_OPTIONS as OPTIONS
 from .model import Control, Model, State, _scratch
 from .projection import STATUS
+from .step_many import StepManyBuffers, sample_steps
 from .workspace import SENTINEL, overrun
 
 _CACHE_SIZE = 8
-
-#: Fewest environment-steps a slice must carry for a launch of its own to pay: handing a slice
-#: to a pool thread and waiting for it costs about as much as 64 environment-steps of the Robotiq
-#: (measured: benchmarks/RESULTS.md, "Threads"); so a step of fewer than 128 environments stays
-#: one launch, and ``step_many`` (many steps per launch) splits from two environments on.
-MIN_SLICE_ENV_STEPS = 64
-#: The same rule in time, once the solver has timed its model (``Solver`` times its first calls of
-#: at least ``TIMED_CALL_S``, less ``CALL_OVERHEAD_S`` for the hand-over, per environment-step and
-#: core): a slice carries at least ``MIN_SLICE_S`` of one core's work (64 Robotiq env-steps of
-#: 2 us). A heavy model (contacts, loops, a humanoid: 20-200 us an env-step) then splits a step
-#: of a few environments, which the count alone keeps on one core, and a lighter one splits later.
-MIN_SLICE_S = 128e-6
-TIMED_CALL_S = 300e-6
-CALL_OVERHEAD_S = 30e-6
-#: A launch of many environment-steps (``step_many`` at large N) is cut into up to this many
-#: chunks per thread, each of at least ``CHUNK_ENV_STEPS`` (some 10 ms of the Robotiq's work, so a
-#: chunk's hand-over stays under 1 %), and a thread that is done takes the next chunk not yet
-#: taken: with one fixed slice per thread, a core the machine lends elsewhere for a while holds
-#: back the whole call (MuJoCo's rollout balances the same way, over its pool)
-CHUNKS_PER_THREAD = 8
-CHUNK_ENV_STEPS = 8192
 
 
 def min_time_step(precision: str) -> float:
@@ -61,118 +51,6 @@ def min_time_step(precision: str) -> float:
     normal number, so that the step's dt^2 terms (implicit drives, compliant rows) neither
     underflow nor, through erp / dt, overflow (float32 1.08e-19 s, float64 1.49e-154 s)."""
     return float(np.sqrt(np.finfo(np.float32 if precision == "float32" else np.float64).tiny))
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """One process-wide pool per size, shared by every solver (many small solvers must not
-    each start threads)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(workers)
-        if pool is None:
-            pool = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mimic_solver")
-        return pool
-
-
-def available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def slices(num_envs: int, threads: int, steps: int = 1, env_step_s: float | None = None) -> list[tuple[int, int]]:
-    """Contiguous ``(first, count)`` slices of the environments: at most ``threads``, each
-    carrying at least ``MIN_SLICE_ENV_STEPS`` environment-steps or, given the measured seconds of
-    one (``env_step_s``), ``MIN_SLICE_S`` of work (one slice when N is small); or, when each
-    would carry many more, ``CHUNKS_PER_THREAD`` times as many chunks of at least
-    ``CHUNK_ENV_STEPS``, which the threads take one after another (``_run``)."""
-    steps = max(int(steps), 1)
-    least = MIN_SLICE_ENV_STEPS if not env_step_s else max(1, math.ceil(MIN_SLICE_S / env_step_s))
-    n = max(1, min(int(threads), num_envs, (num_envs * steps) // least))
-    if n > 1:
-        n = max(n, min(n * CHUNKS_PER_THREAD, num_envs, (num_envs * steps) // CHUNK_ENV_STEPS))
-    base, extra = divmod(num_envs, n)
-    out, first = [], 0
-    for i in range(n):
-        count = base + (1 if i < extra else 0)
-        out.append((first, count))
-        first += count
-    return out
-
-
-#: The interpreter's thread switch interval while slices run (s). With Python's default 5 ms the
-#: pool's slice mostly waits for the caller's (no gain from a second core); at 0.1 ms both run at
-#: once (measured: benchmarks/RESULTS.md, "Threads"). Lowered only while a threaded launch runs,
-#: and restored after.
-SWITCH_INTERVAL_S = 1e-4
-_SWITCH = {"users": 0, "saved": None}
-
-
-def _short_switch(enter: bool) -> None:
-    with _POOLS_LOCK:
-        if enter:
-            if _SWITCH["users"] == 0:
-                _SWITCH["saved"] = sys.getswitchinterval()
-                sys.setswitchinterval(min(_SWITCH["saved"], SWITCH_INTERVAL_S))
-            _SWITCH["users"] += 1
-        else:
-            _SWITCH["users"] -= 1
-            if _SWITCH["users"] == 0:
-                sys.setswitchinterval(_SWITCH["saved"])
-
-
-def _run(cmds, workers: int) -> None:
-    """Launch recorded commands on ``workers`` threads (the calling one and the pool's): each
-    thread starts with a command of its own (so a pool thread slow to wake never leaves its
-    share to the caller), then takes the next one not yet taken."""
-    workers = min(int(workers), len(cmds))
-    if workers <= 1:
-        for c in cmds:
-            c.launch()
-        return
-    rest = iter(cmds[workers:])  # next() on a list iterator is atomic under the GIL
-
-    def work(first):
-        first.launch()
-        for c in rest:
-            c.launch()
-
-    _short_switch(True)
-    try:
-        futures = [_pool(workers - 1).submit(work, c) for c in cmds[1:workers]]
-        try:
-            work(cmds[0])
-        finally:
-            for f in futures:
-                f.result()
-    finally:
-        _short_switch(False)
-
-
-class _Buffer:
-    """A device array of at least ``rows`` rows kept between ``step_many`` calls, written from
-    NumPy (on the CPU through a view of its memory); a tiled one remembers the array ``of``
-    and the bytes (``source``) it was filled from."""
-
-    def __init__(self, rows: int, cols: int | None, dtype, device):
-        self.rows, self.cols = int(rows), cols
-        shape = (max(self.rows, 1),) if cols is None else (max(self.rows, 1), cols)
-        self.array = wp.empty(shape, dtype=dtype, device=device)
-        self.view = self.array.numpy() if self.array.device.is_cpu else None
-        self.source, self.of, self.of_view = None, None, None
-
-    def write(self, data: np.ndarray) -> None:
-        """Rows ``0 .. len(data) - 1`` from ``data`` (cast to the buffer's type)."""
-        if self.view is not None:
-            np.copyto(self.view[: len(data)], data, casting="unsafe")
-        elif len(data):
-            host = wp.array(np.ascontiguousarray(data, dtype=wp.dtype_to_numpy(self.array.dtype)), device="cpu")
-            wp.copy(self.array, host, count=host.size)
 
 
 @dataclass
@@ -259,10 +137,8 @@ class Solver:
         self.callbacks: list[Callable[[Solver], None]] = []
         self._in_step = False
         self._launches: dict = {}
-        self._buffers: dict = {}  # step_many's buffers kept between calls (cleared with the model version)
         self._many: dict = {}  # step_many's recorded launches per slice layout
-        self._last_history = None  # the last history step_many returned (written again once no one holds it)
-        self._env_step_s = None  # measured seconds of one environment-step on one core (the slicing's)
+        self._env_step_s: float | None = None  # measured seconds of one environment-step on one core (the slicing's)
         self._cost_samples: list[float] = []
         self._alloc()
 
@@ -347,16 +223,16 @@ class Solver:
     def launch_slices(self, steps: int = 1) -> list[tuple[int, int]]:
         """The ``(first environment, count)`` slices a launch of ``steps`` steps is split into
         (each its own launch, taken by ``threads`` threads at once: ``slices``)."""
-        return slices(self.model.num_envs, self.threads, steps, self._env_step_s)
+        return cpu_pool.slices(self.model.num_envs, self.threads, steps, self._env_step_s)
 
     def _timed_run(self, cmds, env_steps: int) -> None:
-        """``_run`` the launches; until the model's cost is known, time the call (see
+        """Run the launches (``cpu_pool.run``); until the model's cost is known, time the call (see
         ``MIN_SLICE_S``)."""
         if self._env_step_s is not None or self.threads == 1:
-            _run(cmds, self.threads)
+            cpu_pool.run(cmds, self.threads)
             return
         t0 = time.perf_counter()
-        _run(cmds, self.threads)
+        cpu_pool.run(cmds, self.threads)
         self._note_call(time.perf_counter() - t0, env_steps, min(self.threads, len(cmds)))
 
     def _note_call(self, wall: float, env_steps: int, workers: int) -> None:
@@ -374,19 +250,17 @@ class Solver:
     # ---- allocation -----------------------------------------------------------------------
     def _alloc(self) -> None:
         m = self.model
+        md: Any = m.data  # the model's ModelData (a Warp struct; model.py types it only as None)
         self._data = self._solver_data()
-        self._scratch = _scratch(
-            m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows), deep=bool(m.data.tree_mass)
-        )
+        self._scratch = _scratch(m.kernels, m, m.num_envs, m.work_size, len(m.projection.rows), deep=bool(md.tree_mass))
         if m.workspace.guards:  # debug: a sentinel after every field, checked after each call
             rows = self._scratch.ws.numpy()
             rows[:, list(m.workspace.guards.values())] = SENTINEL
             self._scratch.ws.assign(rows)
         self._launches.clear()
         self._coupling_due = False  # the last step left its coupling impulses to mimic_rows()
-        self._buffers.clear()
+        self._io = StepManyBuffers(m)  # step_many's buffers kept between calls, per model version
         self._many.clear()
-        self._last_history = None
         self._version = m.version
 
     # ---- stepping -------------------------------------------------------------------------
@@ -427,8 +301,8 @@ class Solver:
                     *arrays[:6],
                     float(dt),
                     *arrays[6:],
-                    self._no_slot(),
-                    self._no_history(n_q),
+                    self._io.no_slot(),
+                    self._io.no_history(n_q),
                 ],
                 device=self.model.device,
                 record_cmd=True,
@@ -552,17 +426,17 @@ class Solver:
         if self._version != self.model.version:
             self._alloc()
         m = self.model
-        pos, vel, eff, count = self._schedule(schedule, steps, control)
-        after = self._sample_steps(count, sample_every, sample_after)
-        slot = self._buffer("slot", count, None, wp.int32)
+        pos, vel, eff, count = self._io.schedule(schedule, steps, control)
+        after = sample_steps(count, sample_every, sample_after)
+        slot = self._io.buffer("slot", count, None, wp.int32)
         marks = np.full(count, -1, np.int32)
         marks[after - 1] = np.arange(after.size, dtype=np.int32)
         slot.write(marks)
         n_q = state.joint_q.shape[1]
         if after.size:
-            history = self._history((after.size, m.num_envs, n_q))
+            history = self._io.history((after.size, m.num_envs, n_q))
         else:  # nothing is recorded: any array of the right shape serves
-            history = self._no_history(n_q)
+            history = self._io.no_history(n_q)
         cmds, now = self._many_launch(state, pos, vel, eff, slot.array, history, count, float(dt))
         self._in_step = True
         try:
@@ -570,33 +444,17 @@ class Solver:
             self._coupling_due = not self._data.coupling_in_step
         finally:
             self._in_step = False
-            if after.size:  # the launches let go of it: only _last_history holds it from here on
-                spare = self._no_history(n_q)
+            if after.size:  # the launches let go of it: only the buffers' last_history holds it from here on
+                spare = self._io.no_history(n_q)
                 for cmd in cmds:
                     cmd.set_param_at_index(len(now) - 1, spare)  # the history is the last argument
                 now[-1] = spare
-                self._last_history = history
+                self._io.last_history = history
         self.last_dt = float(dt)
         self._check_guards(f"{count} steps")
         if self.raise_on_nonfinite:
             self._raise_if_nonfinite(f"{count} steps")
         return history if after.size else None
-
-    @staticmethod
-    def _sample_steps(count: int, sample_every, sample_after) -> np.ndarray:
-        """The step counts (1 .. count, ascending) after which positions are recorded."""
-        if sample_every is not None and sample_after is not None:
-            raise StepInputError("Solver.step_many: give sample_every or sample_after, not both")
-        if sample_every is not None:
-            if isinstance(sample_every, bool) or int(sample_every) != sample_every or sample_every < 1:
-                raise StepInputError(f"Solver.step_many: sample_every = {sample_every!r}; give a whole number >= 1")
-            return np.arange(int(sample_every), count + 1, int(sample_every))
-        if sample_after is not None:
-            after = np.asarray(sample_after, dtype=np.int64).reshape(-1)
-            if after.size and (after[0] < 1 or after[-1] > count or np.any(np.diff(after) <= 0)):
-                raise StepInputError(f"Solver.step_many: sample_after must be ascending step counts in 1 .. {count}")
-            return after
-        return np.zeros(0, np.int64)
 
     def _many_launch(self, state: State, pos, vel, eff, slot, history, count: int, dt: float):
         """The recorded launches of ``step_many`` (one per slice) and their arguments, recorded
@@ -648,43 +506,6 @@ class Solver:
             now[4] = count
         return cmds, now
 
-    def _history(self, shape: tuple[int, int, int]) -> wp.array:
-        """The history of this call: the last call's again when nothing but the solver holds it
-        (the launches let go of it after their run: its only references are ``_last_history``
-        and ``getrefcount``'s argument, so the caller dropped it and every view or NumPy array
-        of it, which all hold one), else a new array."""
-        last = self._last_history
-        if last is not None and last.shape == shape:
-            del last  # not a third reference
-            if sys.getrefcount(self._last_history) == 2:
-                return self._last_history
-        self._last_history = None
-        return wp.empty(shape, dtype=self.model.dtype, device=self.model.device)
-
-    def _no_slot(self) -> wp.array:
-        """The slot argument of one step (``[-1]``: its positions are not recorded)."""
-        slot = self._buffers.get("no slot")
-        if slot is None:
-            slot = self._buffers["no slot"] = wp.array([-1], dtype=wp.int32, device=self.model.device)
-        return slot
-
-    def _no_history(self, n_q: int) -> wp.array:
-        """The history argument of a run that records nothing (never written)."""
-        hist = self._buffers.get(("no history", n_q))
-        if hist is None:
-            hist = self._buffers[("no history", n_q)] = wp.empty(
-                (1, self.model.num_envs, n_q), dtype=self.model.dtype, device=self.model.device
-            )
-        return hist
-
-    def _buffer(self, name: str, rows: int, cols: int | None, dtype) -> _Buffer:
-        """A device buffer kept between calls for ``name``, at least ``rows`` x ``cols``
-        (``cols`` None: one dimension)."""
-        buf = self._buffers.get(name)
-        if buf is None or buf.rows < rows or buf.cols != cols:
-            buf = self._buffers[name] = _Buffer(rows, cols, dtype, self.model.device)
-        return buf
-
     def _spare_state(self, state: State) -> State:
         """The second buffer ``step_many`` alternates with (one per solver and model version)."""
         spare = getattr(self, "_spare", None)
@@ -693,109 +514,6 @@ class Solver:
             self._turns(s)
             spare = self._spare = (self._version, s)
         return spare[1]
-
-    def _schedule(self, schedule, steps, control):
-        """(position, velocity, effort) device arrays with a row per step and environment (at
-        least), and the step count. NumPy rows are copied into the solver's own buffers; Warp
-        arrays are used as they are."""
-        m = self.model
-        n_env, n_dof = m.num_envs, m.dof_count
-
-        def rows(a, what: str, need: int | None, name: str):
-            if isinstance(a, wp.array):
-                if a.dtype != m.dtype:
-                    raise StepInputError(
-                        f"Solver.step_many: {what} is a {a.dtype.__name__} array; the model is {m.precision}"
-                    )
-                shape = a.shape
-            else:
-                a = np.asarray(a)
-                shape = a.shape
-            if len(shape) == 3 and shape[1:] == (n_env, n_dof):
-                total = shape[0]
-            elif len(shape) == 2 and shape[1] == n_dof and shape[0] % n_env == 0:
-                total = shape[0] // n_env
-            else:
-                raise StepInputError(
-                    f"Solver.step_many: {what} has shape {tuple(shape)}; it must be (steps, "
-                    f"{n_env}, {n_dof}) (steps x environments x DOFs)"
-                )
-            use = total if need is None else need
-            if use > total:
-                raise StepInputError(f"Solver.step_many: steps = {use} but {what} holds {total} steps")
-            if isinstance(a, wp.array):
-                return self._device_rows(a, total), use
-            buf = self._buffer(name, use * n_env, n_dof, m.dtype)
-            buf.write(a.reshape(total * n_env, n_dof)[: use * n_env])
-            return buf.array, use
-
-        if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
-            raise StepInputError(f"Solver.step_many: steps = {steps!r}; give a whole number >= 1")
-        need = None if steps is None else int(steps)
-        if isinstance(schedule, Control):
-            pos, count = rows(schedule.joint_target_q, "the schedule's joint_target_q", need, "pos")
-            vel, _ = rows(schedule.joint_target_qd, "the schedule's joint_target_qd", count, "vel")
-            eff, _ = rows(schedule.joint_f, "the schedule's joint_f", count, "eff")
-            return pos, vel, eff, count
-        pos, count = rows(schedule, "the schedule", need, "pos")
-        vel, eff = self._held(control, count)
-        return pos, vel, eff, count
-
-    def _device_rows(self, a: wp.array, total: int) -> wp.array:
-        """A Warp schedule array as contiguous ``(total * num_envs, dof_count)`` rows (the rows
-        view of the last one given is kept: passed again, it sets no launch argument)."""
-        if len(a.shape) == 2 and a.is_contiguous:
-            return a
-        last = self._buffers.get("rows view")
-        if last is not None and last[0] is a and a.is_contiguous:
-            return last[1]
-        flat = a if a.is_contiguous else wp.clone(a)
-        if len(a.shape) == 3:
-            flat = flat.reshape((total * self.model.num_envs, self.model.dof_count))
-        self._buffers["rows view"] = (a, flat)
-        return flat
-
-    def _held(self, control: Control | None, count: int):
-        """The held velocity targets and efforts of ``control`` (default: ``model.control()``)
-        tiled to a row per step and environment; tiled again only when their values changed
-        (compared bytewise) or a longer run needs more rows."""
-        m = self.model
-        rows = count * m.num_envs
-        if control is None:  # the model's own (per model version): its values never change
-            bufs = self._buffers.get("default held")
-            if bufs is None or bufs[0].rows < rows:
-                c = m.control()
-                bufs = self._buffers["default held"] = tuple(
-                    self._tiled(None, a, rows) for a in (c.joint_target_qd, c.joint_f)
-                )
-            return bufs[0].array, bufs[1].array
-        out = []
-        for name, a in (("held vel", control.joint_target_qd), ("held eff", control.joint_f)):
-            if tuple(a.shape) != (m.num_envs, m.dof_count) or a.dtype != m.dtype:
-                raise StepInputError(
-                    f"Solver.step_many: control's arrays are {a.dtype.__name__} {tuple(a.shape)}; "
-                    f"they must be {m.precision} ({m.num_envs}, {m.dof_count})"
-                )
-            out.append(self._tiled(name, a, rows).array)
-        return out
-
-    def _tiled(self, name: str | None, a: wp.array, rows: int) -> _Buffer:
-        """A buffer of ``a``'s rows repeated for every step (``name``: kept, and reused while
-        ``a`` holds the same bytes)."""
-        held = self._buffers.get(name) if name else None
-        if held is not None and held.rows >= rows:
-            if held.of is not a:  # a NumPy view of it: on the CPU, its memory
-                held.of, held.of_view = a, a.numpy() if a.device.is_cpu else None
-            now = (held.of_view if held.of_view is not None else a.numpy()).tobytes()
-            if now == held.source:
-                return held
-        now_rows = a.numpy()
-        buf = held if held is not None and held.rows >= rows else _Buffer(rows, a.shape[1], a.dtype, a.device)
-        buf.write(np.tile(now_rows, (buf.rows // a.shape[0], 1)))  # in place when it is large enough
-        buf.source, buf.of, buf.of_view = now_rows.tobytes(), a, now_rows if a.device.is_cpu else None
-        if name:
-            self._buffers[name] = buf
-        return buf
 
     def nonfinite_envs(self) -> list[int]:
         """Environments whose state after the last step holds NaN or inf (the kernel's flags)."""
@@ -855,7 +573,7 @@ class Solver:
         step skips them where nothing it does after its velocity solve touches that work space:
         ``Solver.coupling_every_step``); bitwise what the step would have computed."""
         m = self.model
-        u_plus = self._buffer("u+", m.num_envs, max(m.dof_count, 1), m.dtype).array
+        u_plus = self._io.buffer("u+", m.num_envs, max(m.dof_count, 1), m.dtype).array
         wp.launch(
             m.kernels.coupling_kernel,
             dim=m.num_envs,
@@ -875,3 +593,21 @@ class Solver:
         c = cm.contacts()
         c.impulse = self._scratch.cx.imp.numpy() if self._version == self.model.version else None
         return c
+
+
+__all__ = [
+    "CALL_OVERHEAD_S",
+    "CHUNKS_PER_THREAD",
+    "CHUNK_ENV_STEPS",
+    "DRIVE_DISCRETISATIONS",
+    "MIN_SLICE_ENV_STEPS",
+    "MIN_SLICE_S",
+    "RUNAWAY_SPEED",
+    "SWITCH_INTERVAL_S",
+    "TIMED_CALL_S",
+    "MimicRow",
+    "Solver",
+    "available_cores",
+    "min_time_step",
+    "slices",
+]

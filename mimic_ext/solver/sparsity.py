@@ -13,6 +13,7 @@ the kernel's numeric factorisation and solves only walk lists: no k x k storage.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,8 +89,8 @@ def reduced_sparsity(
     cols: list[int],
     gains: list[float],
     k: int,
-    couplings: list[tuple[int, int]] = (),
-    link_couplings: list[tuple[int, int]] = (),
+    couplings: Sequence[tuple[int, int]] = (),
+    link_couplings: Sequence[tuple[int, int]] = (),
 ) -> Sparsity:
     """The layout of H for links (``parent``, first DOF ``us``, DOF count ``nd``; topological),
     DOF columns ``cols`` with gains; ``couplings``: DOF pairs a compliant relation couples in H;
@@ -121,7 +122,7 @@ def reduced_sparsity(
     groups: dict[int, list[int]] = {}
     for c in range(k):
         groups.setdefault(_find(up, c), []).append(c)
-    ordered = []
+    ordered: list[int] = []
     lo, hi = np.zeros(k, np.int64), np.zeros(k, np.int64)
     for members in sorted(groups.values(), key=lambda m: min(key[c] for c in m)):
         start = len(ordered)
@@ -195,7 +196,9 @@ def reduced_sparsity(
         p = parent[lk]
         if p >= 0 and nd[lk] == 1 and nd[p] == 1 and cols[us[lk]] == cols[us[p]]:
             dof_up[us[lk]] = us[p]
-    merged, mslot, mcoef = [], [], []
+    merged: list[tuple[int, int, int]] = []  # (i, j, own)
+    mslot: list[int] = []
+    mcoef: list[float] = []
     last = -1  # the previous pair's column (read only once ``merged`` holds a pair)
     for (i, j, own), sl, coef in zip(visit, pslot, pcoef):
         if not own and merged and merged[-1][0] == i and merged[-1][2] != 1 and dof_up[last] == j:

@@ -92,7 +92,9 @@ class CollisionModel:
         self.n_owners = max(nf + len(static_actors), 1)
         mats = sorted({s.material for s in shapes}, key=repr)
         gsets = sorted({s.groups for s in shapes}, key=sorted)
-        verts, faces, fverts = [], [], []
+        verts: list = []  # wp.vec3 per hull vertex
+        faces: list = []  # T.FaceData per hull face
+        fverts: list[int] = []
         data = []
         diam = np.zeros(n)
         self.shape_frame = np.full(n, -1, int)
@@ -102,6 +104,7 @@ class CollisionModel:
             if s.static:
                 frame, pose = -1, s.pose
             else:
+                assert s.body is not None  # a shape that is not static has a body
                 frame, in_frame = layout.body_frame[s.body]
                 pose = in_frame @ s.pose
             self.shape_frame[i] = frame
@@ -120,9 +123,9 @@ class CollisionModel:
                     faces.append(fd)
                 verts.extend(wp.vec3(*v) for v in s.hull.vertices)
             c, h = s.local_bounds()
-            finite = np.all(np.isfinite(h))
-            sd.center, sd.half = wp.vec3(*c), wp.vec3(*(h if finite else np.zeros(3)))
-            diam[i] = 2.0 * np.linalg.norm(h) + 2.0 * s.contact_offset if finite else np.inf
+            bounded = np.all(np.isfinite(h))
+            sd.center, sd.half = wp.vec3(*c), wp.vec3(*(h if bounded else np.zeros(3)))
+            diam[i] = 2.0 * np.linalg.norm(h) + 2.0 * s.contact_offset if bounded else np.inf
             sd.offset, sd.rest = float(s.contact_offset), float(s.rest_offset)
             sd.mat, sd.gset = mats.index(s.material), gsets.index(s.groups)
             data.append(sd)
@@ -288,6 +291,7 @@ class CollisionModel:
         (``kernels.pair_margin``; the solver's step passes its own)."""
         if frame_move is None:
             frame_move, reach0 = self._no_move, NO_REACH
+        assert reach0 is not None, "collide: frame_move given without reach0"
         wp.launch(
             collide_kernel,
             dim=self.num_envs,

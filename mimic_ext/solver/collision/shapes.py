@@ -59,6 +59,7 @@ class ShapeSpec:
         if self.kind == "box":
             return np.zeros(3), np.asarray(self.size, float)
         if self.kind == "hull":
+            assert self.hull is not None  # a hull shape carries its hull
             lo, hi = self.hull.vertices.min(0), self.hull.vertices.max(0)
             return 0.5 * (lo + hi), 0.5 * (hi - lo)
         return np.zeros(3), np.full(3, np.inf)

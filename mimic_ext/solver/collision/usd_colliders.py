@@ -126,7 +126,7 @@ class _Reader:
         self.links: dict[str, str] = {}  # body -> union-find parent over joints
         self.roots: list[Usd.Prim] = []
         self.colliders: list[Usd.Prim] = []
-        self.groups: list[tuple[str, object]] = []
+        self.groups: list[tuple[str, Usd.CollectionMembershipQuery]] = []
         self.filters: list[tuple[str, list[str]]] = []
 
     # ---- one pass over the stage ----------------------------------------------------------
@@ -245,7 +245,7 @@ class _Reader:
             if m not in COMBINE_MODES:
                 raise MimicInputError(f"{mp.GetPath()}: {name} = {m!r}; use one of {', '.join(COMBINE_MODES)}")
             modes.append(m)
-        return MaterialSpec(*vals, *modes, path=str(mp.GetPath()))
+        return MaterialSpec(vals[0], vals[1], vals[2], modes[0], modes[1], path=str(mp.GetPath()))
 
     def _applied_attr(self, prim: Usd.Prim, api: str, name: str, instead: str):
         """``stage_reader.applied_attr`` into this reader's notes: PhysX reads its attributes only
@@ -314,6 +314,7 @@ class _Reader:
         dynamic = self.moves(body)
         m = _matrix(prim, self.mpu)
         if dynamic:
+            assert body is not None  # moves(None) is False
             m = np.linalg.inv(world_pose(self.bodies[body], self.mpu)) @ m
         r, s = _rotation_scale(m[:3, :3], path, self.notes)
         t = m[:3, 3]
