@@ -239,21 +239,21 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     while order:
         link_name, pose = order.popleft()
         is_world = world_is_link and link_name == WORLD
-        body_name, offset = host.get(link_name, (link_name, Transform.identity()))
+        body_name, in_host = host.get(link_name, (link_name, Transform.identity()))
         if not is_world:
             el = links[link_name]
             body = Body(name=link_name, world=pose, inertia=_inertia(el), line=el.line)
             body.geoms = _geoms(el, model, source, named)
             if link_name in host:
                 up = parent_of[link_name]
-                body.frame_of, body.folded_joint = _end_link(up, "parent"), up.get("name")
+                body.frame_of, body.folded_joint = _end_link(up, "parent"), up.get("name") or ""
                 model.folded_links.append(link_name)
             elif body.inertia is None:
                 model.massless_bodies.append(link_name)
             model.bodies[link_name] = body
         for jel in children.get(link_name, []):
             child = _end_link(jel, "child")
-            origin = offset * _origin(jel)
+            origin = in_host * _origin(jel)
             if not is_world and _foldable(jel, links[child], in_mimic):
                 host[child] = (body_name, origin)
             else:
@@ -288,7 +288,7 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
     return model
 
 
-def _foldable(joint: Element, child: Element, in_mimic: set[str]) -> bool:
+def _foldable(joint: Element, child: Element, in_mimic: set[str | None]) -> bool:
     """A fixed joint whose child link has no mass (no ``<inertial>``, or mass 0) is folded: the
     link becomes a frame of its parent's body, its visuals and collisions that body's, as Isaac
     Sim's URDF importer does with ``merge_fixed_joints`` (``ImportHelpers.cpp``,
