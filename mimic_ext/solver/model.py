@@ -1,11 +1,13 @@
 """Model (static, built once from a stage), State and Control of the mimic solver.
 
-DOF order: every revolute/prismatic joint first, in topological order (``joint_paths``),
-then six velocity DOFs per floating base (its angular velocity, then the linear velocity
-of the base frame's origin, both in world axes). ``joint_q`` has the same columns for the
-1-DOF joints, then per floating base its position (m) and orientation quaternion
-(x, y, z, w), so ``dof_index(path)`` is valid for ``joint_q``, ``joint_qd`` and every
-control array alike. A continuous joint (revolute, no limits) keeps its angle in
+DOF order (``layout.DofLayout``, ``Model.layout``: each link's ``q_start`` / ``qd_start``):
+every revolute/prismatic joint first, in topological order (``joint_paths``), then each
+multi-DOF link in link order: a floating base's six velocity DOFs (its angular velocity, then
+the linear velocity of the base frame's origin, both in world axes) and seven coordinates
+(position in m, orientation quaternion x, y, z, w); a spherical joint's three (angular
+velocity in its child's joint frame) and four (the quaternion of the child's joint frame in
+the parent's). ``dof_index(path)`` of a 1-DOF joint is valid for ``joint_q``, ``joint_qd``
+and every control array alike. A continuous joint (revolute, no limits) keeps its angle in
 [-pi, pi) and its whole turns in ``joint_turns``: the angle stays precise however far it
 turns, and relations, drives and position errors use the unwrapped angle.
 """
@@ -29,10 +31,11 @@ from .kernels import PRECISIONS, kernels
 from .kernels.contact_rows import active_rows, active_size, block_size, path_size
 from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
+from .layout import DofLayout
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
-from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
+from .stage_reader import FREE, REVOLUTE, SPHERICAL, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
 from .workspace import Dims, guards_requested
 from .workspace import layout as workspace_layout
 
@@ -162,8 +165,10 @@ class Model:
         self._index = {p: i for i, p in enumerate(self.joint_paths)}
         n1 = len(self.joints)
         self.base_bodies = [lk.body for lk in self.links if lk.jtype == FREE]
-        self.dof_count = n1 + 6 * len(self.base_bodies)
-        self.coord_count = n1 + 7 * len(self.base_bodies)
+        #: each link's first coordinate and DOF (``joint_q_start`` / ``joint_qd_start``)
+        self.layout = DofLayout.of([lk.jtype for lk in self.links])
+        self.dof_count = self.layout.dof_count
+        self.coord_count = self.layout.coord_count
         self.closures = list(spec.closures)
         self.closure_paths: list[str] = [c.path for c in self.closures]
         self.loop_row_count = sum(c.rows for c in self.closures)
@@ -403,12 +408,15 @@ class Model:
     # ---- arrays ---------------------------------------------------------------------------
     def _initial_q(self) -> np.ndarray:
         q = np.zeros(self.coord_count)
-        for i, j in enumerate(self.joints):
-            q[i] = j.q0
-        n1 = len(self.joints)
-        for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
-            q[n1 + 7 * b : n1 + 7 * b + 3] = link.pose0[:3, 3]
-            q[n1 + 7 * b + 3 : n1 + 7 * b + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
+        for i, link in enumerate(self.links):
+            qs = self.layout.q_start[i]
+            if link.joint is not None:
+                q[qs] = link.joint.q0
+            elif link.jtype == FREE:
+                q[qs : qs + 3] = link.pose0[:3, 3]
+                q[qs + 3 : qs + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
+            elif link.jtype == SPHERICAL:  # pose0: the joint's initial rotation
+                q[qs : qs + 4] = mat_to_quat_xyzw(link.pose0[:3, :3])
         return q
 
     def _rows(self, a: np.ndarray, dtype=None) -> wp.array:
@@ -442,12 +450,12 @@ class Model:
         """(q, qd, turns) of one environment at the stage's initial state."""
         q = self._initial_q()
         u = np.zeros(self.dof_count)
-        for i, j in enumerate(self.joints):
-            u[i] = j.u0
-        n1 = len(self.joints)
-        for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
-            if link.base_velocity is not None:
-                u[n1 + 6 * b : n1 + 6 * b + 6] = link.base_velocity
+        for i, link in enumerate(self.links):
+            us = self.layout.qd_start[i]
+            if link.joint is not None:
+                u[us] = link.joint.u0
+            elif link.jtype == FREE and link.base_velocity is not None:
+                u[us : us + 6] = link.base_velocity
         turns = np.zeros(max(len(self.joints), 1), np.int32)
         cont = self.continuous()
         if cont.any():  # a stage's initial angle past +-pi: the angle wrapped, the turns kept
@@ -512,17 +520,9 @@ class Model:
         md = K.ModelData()
         n1 = len(self.joints)
         md.n_links, md.n_u, md.n1 = len(links), self.dof_count, n1
-        q_of, u_of, root_of = [], [], []
-        j, b = 0, 0
+        q_of, u_of, nd_of = list(self.layout.q_start), list(self.layout.qd_start), list(self.layout.dofs)
+        root_of: list[int] = []
         for i, lk in enumerate(links):
-            if lk.jtype == FREE:
-                q_of.append(n1 + 7 * b)
-                u_of.append(n1 + 6 * b)
-                b += 1
-            else:
-                q_of.append(j)
-                u_of.append(j)
-                j += 1
             root_of.append(i if lk.parent < 0 else root_of[lk.parent])
         arr = lambda a, t=None: wp.array(np.asarray(a), dtype=t or self.dtype, device=d)  # noqa: E731
         V3, M33 = K.vec3, K.mat33
@@ -540,7 +540,7 @@ class Model:
         for i, lk in enumerate(links):
             ld = K.LinkData()
             ld.parent, ld.jtype, ld.qs, ld.us, ld.root = lk.parent, lk.jtype, q_of[i], u_of[i], root_of[i]
-            ld.nd = 6 if lk.jtype == FREE else 1
+            ld.nd = nd_of[i]
             ld.restore = int(lk.restore)
             xp = lk.X_p if lk.parent < 0 else to_link[lk.parent] @ lk.X_p
             if lk.jtype != FREE:
@@ -560,7 +560,7 @@ class Model:
         sp = reduced_sparsity(
             [lk.parent for lk in links],
             u_of,
-            [6 if lk.jtype == FREE else 1 for lk in links],
+            nd_of,
             cols,
             gains,
             k,
@@ -618,7 +618,7 @@ class Model:
         md.lp = lp
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
-        md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
+        md.link_nd = arr(nd_of or [0], int)
         md.pair_slot = arr(pslot if len(pairs) else [0], int)
         md.pair_coef = arr(pcoef if len(pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)

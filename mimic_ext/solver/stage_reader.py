@@ -27,7 +27,7 @@ from ..schema.physics_values import inertia_rounding
 from .errors import StageValueError, UnsupportedStageError
 
 #: The tree links' joint codes (``LinkSpec.jtype``), the kernels' own (``joint_types``)
-REVOLUTE, PRISMATIC, FREE = (JT.JOINT_CODES[k] for k in (JT.REVOLUTE, JT.PRISMATIC, JT.FREE))
+REVOLUTE, PRISMATIC, FREE, SPHERICAL = (JT.JOINT_CODES[k] for k in (JT.REVOLUTE, JT.PRISMATIC, JT.FREE, JT.SPHERICAL))
 
 #: Default mass properties for a body without MassAPI (or with mass 0): PhysX would derive
 #: them from collision shapes, which real assets sometimes lack (missing mesh payloads).

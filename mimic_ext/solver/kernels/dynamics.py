@@ -19,6 +19,7 @@ from .structs import NO_FLOAT
 REVOLUTE = wp.constant(JT.JOINT_CODES[JT.REVOLUTE])
 PRISMATIC = wp.constant(JT.JOINT_CODES[JT.PRISMATIC])
 FREE = wp.constant(JT.JOINT_CODES[JT.FREE])
+SPHERICAL = wp.constant(JT.JOINT_CODES[JT.SPHERICAL])
 
 F_LOWER = wp.constant(1)
 F_UPPER = wp.constant(2)
