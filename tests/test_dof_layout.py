@@ -33,10 +33,6 @@ def test_model_uses_the_layout():
     import pytest
 
     pytest.importorskip("warp")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from solver_stages import gripper
 
     from mimic_ext.solver import build_model

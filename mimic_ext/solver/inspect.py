@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..math3d import axis_angle, inverse, quat_to_mat, quat_wxyz
-from .stage_reader import FREE, REVOLUTE
+from .stage_reader import FREE, REVOLUTE, SPHERICAL
 
 
 def link_kinematics(model, q: np.ndarray, u: np.ndarray):
@@ -32,6 +32,14 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
         v_p = vels[lk.parent] if lk.parent >= 0 else np.zeros(3)
         xj = parent @ lk.X_p
         m = np.eye(4)
+        if lk.jtype == SPHERICAL:  # quaternion (x, y, z, w); angular velocity in the child's joint frame
+            m[:3, :3] = quat_to_mat(quat_wxyz(q[qs : qs + 4]))
+            t = xj @ m @ inverse(lk.X_c)
+            w_rel = xj[:3, :3] @ m[:3, :3] @ u[us : us + 3]
+            poses.append(t)
+            omegas.append(w_p + w_rel)
+            vels.append(v_p + np.cross(w_p, t[:3, 3] - parent[:3, 3]) + np.cross(w_rel, t[:3, 3] - xj[:3, 3]))
+            continue
         if lk.jtype == REVOLUTE:
             m[:3, :3] = axis_angle(lk.axis, q[qs])
         else:
