@@ -345,3 +345,67 @@ def test_spherical_joints_in_a_loop_move_the_four_bar_as_revolute_ones():
     assert np.ptp(out["revolute"]) > 0.1  # it moves
     for label in ("closure", "tree"):
         assert np.abs(out[label] - out["revolute"]).max() < 1e-3, label
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("articulation", [True, False], ids=["articulation", "maximal"])
+def test_spherical_pendulum_swings_as_on_physx(articulation):
+    """The tilted pendulum released at rest, 1 s at 240 Hz, in real PhysX (ovphysx, CPU; as an
+    articulation, ArticulationRootAPI on the bob, and as a rigid body with a joint constraint)
+    and here (float64): the bob's centre of mass within 1 cm of PhysX's all along (it travels
+    0.34 m; measured 3.2 mm as an articulation, 1.4 mm maximal: PhysX's TGS iterations and its
+    own step; a wrong joint frame or axis convention puts it off by a tenth of the travel)."""
+    pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
+    from pxr import Sdf
+
+    from mimic_ext.fet022.engines.physx_session import PhysxSession
+    from mimic_ext.math3d import quat_to_mat, quat_wxyz
+
+    b, _, bob = pendulum()
+    prim = b.stage.GetPrimAtPath(bob)
+    prim.AddAppliedSchema("PhysxRigidBodyAPI")  # PhysX's default angular damping 0.05 off: none here
+    for name in ("physxRigidBody:angularDamping", "physxRigidBody:linearDamping"):
+        prim.CreateAttribute(name, Sdf.ValueTypeNames.Float).Set(0.0)
+    if articulation:
+        UsdPhysics.ArticulationRootAPI.Apply(prim)
+    model = build_model(b.stage, precision="float64")
+    steps, com = 240, np.array([0.0, 0.0, -D, 1.0])
+    qs, _ = run(model, model.state().joint_q.numpy()[0], np.zeros(3), steps)
+    ours = np.array([(body_poses(model, q)[bob] @ com)[:3] for q in qs])
+    session = PhysxSession(b.stage.Flatten().ExportToString(), [], {}, rigid_bodies=[bob])
+    theirs = []
+    try:
+        for _ in range(steps):
+            session.step(DT)
+            p = session.rigid_poses()[bob][0]
+            theirs.append(quat_to_mat(quat_wxyz(p[3:7])) @ com[:3] + p[:3])
+    finally:
+        session.close()
+    assert np.ptp(ours, axis=0).max() > 0.3  # it swings
+    assert np.abs(np.array(theirs) - ours).max() < 1e-2
+
+
+def test_floating_tree_with_a_spherical_joint_keeps_its_momentum():
+    """A free base with a spherical-jointed arm, no gravity, tumbling (float64, 1 s at 240 Hz):
+    the step restores the tree's momentum from its own float64 sums (``momentum64``), so the
+    independent numpy sums (``inspect.momentum``) stay at their start values within 1e-9
+    (relative); a wrong spherical term in the kernel's sums would restore the wrong momentum."""
+    from mimic_ext.solver.inspect import momentum
+
+    b = StageBuilder(gravity=0.0)
+    base = b.body("base", mass=2.0, inertia=(0.02, 0.03, 0.04), root=True)
+    arm = b.body("arm", mass=0.5, inertia=(0.004, 0.001, 0.004), com=(0.0, 0.2, 0.0), pos=(0.1, 0.0, 0.0))
+    b._joint(UsdPhysics.SphericalJoint, "ball", base, arm, pos0=(0.1, 0.0, 0.0))
+    model = build_model(b.stage, precision="float64")
+    assert [lk.jtype for lk in model.links][1] == SPHERICAL and model.dof_count == 9
+    q0 = model.state().joint_q.numpy()[0]
+    u0 = np.zeros(9)
+    base_link = 0
+    u0[model.layout.qd_slice(base_link)] = [0.3, -0.5, 0.8, 0.1, 0.0, -0.2]
+    u0[model.layout.qd_slice(1)] = [2.0, -1.0, 3.0]
+    lin0, ang0 = momentum(model, q0, u0)
+    qs, us = run(model, q0, u0, 240)
+    lin1, ang1 = momentum(model, qs[-1], us[-1])
+    assert np.abs(lin1 - lin0).max() < 1e-9 * np.abs(lin0).max()
+    assert np.abs(ang1 - ang0).max() < 1e-9 * np.abs(ang0).max()
+    assert np.abs(qs[-1] - q0).max() > 0.1  # it moved
