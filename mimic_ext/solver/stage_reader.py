@@ -358,7 +358,7 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
 
 
 def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = False) -> StageSpec:
-    """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects.
+    """Articulation trees of every stage body that a revolute/prismatic/spherical/fixed joint connects.
 
     ``free_bodies`` (a model with contacts): every other enabled, non-kinematic rigid body is a
     floating link of its own (a box on a table), with its authored velocity; and no floating
