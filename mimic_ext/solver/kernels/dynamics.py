@@ -93,9 +93,15 @@ def build(ns) -> None:
         parent's frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
         Rj = ld.Rp
         pj = ld.pp
+        Rq = Rj  # a quaternion's rotation (a base's orientation, a spherical joint's turn)
+        if ld.nd > 1:
+            r0 = ld.qs  # a spherical joint's quaternion; a base's after its position
+            if ld.jtype == FREE:
+                r0 = ld.qs + 3
+            Rq = wp.quat_to_matrix(wp.normalize(Q(q[e, r0], q[e, r0 + 1], q[e, r0 + 2], q[e, r0 + 3])))
         if ld.jtype == FREE:
             qs = ld.qs
-            Rj = wp.quat_to_matrix(wp.normalize(Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
+            Rj = Rq
             pj = V3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
         elif ld.parent >= 0:
             Rpar = sc.R[e, ld.parent]
@@ -109,8 +115,7 @@ def build(ns) -> None:
         elif ld.jtype == PRISMATIC:
             pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
         elif ld.jtype == SPHERICAL:  # the child's joint frame turned by its quaternion in the parent's
-            qs = ld.qs
-            Rl = Rj * wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
+            Rl = Rj * Rq
         return Rj, pj, Rl, pl
 
     @wp.func
@@ -740,38 +745,31 @@ def build(ns) -> None:
                     q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
-        if md.has_balls != 0:  # spherical joints: the quaternion turned by the child-frame rotation vector
+        if md.float_bases != NO_FLOAT or md.has_balls != 0:
             for l in range(md.n_links):
                 ld = md.links[l]
-                if ld.jtype == SPHERICAL:
+                if ld.nd > 1:  # a floating base or a spherical joint: a quaternion turned on the sphere
                     qs = ld.qs
                     us = ld.us
+                    r0 = qs  # a spherical joint's quaternion; a base's after its position
+                    if ld.jtype == FREE:
+                        r0 = qs + 3
+                        vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
+                        pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
+                        for c in range(3):
+                            q_out[e, qs + c] = pos[c]
                     om = h * V3(ws[e, od + us], ws[e, od + us + 1], ws[e, od + us + 2])
-                    rot = Q(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2], q_in[e, qs + 3])
+                    rot = Q(q_in[e, r0], q_in[e, r0 + 1], q_in[e, r0 + 2], q_in[e, r0 + 3])
                     ang = wp.length(om)
                     if ang > T(0.0):
-                        rot = rot * wp.quat_from_axis_angle(om / ang, ang)
+                        turn = wp.quat_from_axis_angle(om / ang, ang)
+                        if ld.jtype == FREE:  # world-axes angular velocity: turned in the world
+                            rot = turn * rot
+                        else:  # the child frame's: turned in the child frame
+                            rot = rot * turn
                     rot = wp.normalize(rot)
                     for c in range(4):
-                        q_out[e, qs + c] = rot[c]
-        if md.float_bases != NO_FLOAT:
-            for l in range(md.n_links):
-                ld = md.links[l]
-                if ld.jtype == FREE:
-                    qs = ld.qs
-                    us = ld.us
-                    om = h * V3(ws[e, od + us], ws[e, od + us + 1], ws[e, od + us + 2])
-                    vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
-                    pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
-                    rot = Q(q_in[e, qs + 3], q_in[e, qs + 4], q_in[e, qs + 5], q_in[e, qs + 6])
-                    ang = wp.length(om)
-                    if ang > T(0.0):
-                        rot = wp.quat_from_axis_angle(om / ang, ang) * rot
-                    rot = wp.normalize(rot)
-                    for c in range(3):
-                        q_out[e, qs + c] = pos[c]
-                    for c in range(4):
-                        q_out[e, qs + 3 + c] = rot[c]
+                        q_out[e, r0 + c] = rot[c]
 
     @wp.func
     def rotate64(th: wp.vec3d, v: wp.vec3d):
