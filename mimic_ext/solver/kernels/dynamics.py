@@ -93,15 +93,9 @@ def build(ns) -> None:
         parent's frame in ``sc.R``/``sc.pos``; a floating base's are both its pose in q."""
         Rj = ld.Rp
         pj = ld.pp
-        Rq = Rj  # a quaternion's rotation (a base's orientation, a spherical joint's turn)
-        if ld.nd > 1:
-            r0 = ld.qs  # a spherical joint's quaternion; a base's after its position
-            if ld.jtype == FREE:
-                r0 = ld.qs + 3
-            Rq = wp.quat_to_matrix(wp.normalize(Q(q[e, r0], q[e, r0 + 1], q[e, r0 + 2], q[e, r0 + 3])))
         if ld.jtype == FREE:
             qs = ld.qs
-            Rj = Rq
+            Rj = wp.quat_to_matrix(wp.normalize(Q(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])))
             pj = V3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
         elif ld.parent >= 0:
             Rpar = sc.R[e, ld.parent]
@@ -115,7 +109,8 @@ def build(ns) -> None:
         elif ld.jtype == PRISMATIC:
             pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
         elif ld.jtype == SPHERICAL:  # the child's joint frame turned by its quaternion in the parent's
-            Rl = Rj * Rq
+            qs = ld.qs
+            Rl = Rj * wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
         return Rj, pj, Rl, pl
 
     @wp.func
