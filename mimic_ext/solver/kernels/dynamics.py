@@ -725,8 +725,9 @@ def build(ns) -> None:
     def displace(md: MD, ws: A2, e: int, od: int, h: T, q_in: A2, t_in: I2, q_out: A2, t_out: I2):
         """q_out = q_in (+) h du, du the DOF vector at ``ws[e, od:]``: 1-DOF joints add, continuous
         ones wrap into [-pi, pi) in float64 and count the turn, floating bases move their origin and
-        turn by the rotation vector. (q_out may be q_in: the step's integration and its loop
-        projection share this.)"""
+        turn by the rotation vector (world axes), spherical joints turn their quaternion by the
+        child frame's. (q_out may be q_in: the step's integration and its loop projection share
+        this.)"""
         for j in range(md.n1):
             t_out[e, j] = t_in[e, j]
             d = h * ws[e, od + j]
