@@ -43,7 +43,7 @@ JOINT_TYPES: tuple[JointType, ...] = (
     JointType(PRISMATIC, "PhysicsPrismaticJoint", 1, 1, 1),
     JointType(FREE, None, 6, 7, 2),  # a floating base: angular and linear velocity; position and quaternion
     JointType(FIXED, "PhysicsFixedJoint", 0, 0, None),
-    JointType(SPHERICAL, "PhysicsSphericalJoint", 3, 4, None),
+    JointType(SPHERICAL, "PhysicsSphericalJoint", 3, 4, 3),  # a quaternion; angular velocity in the child's joint frame
     JointType(DISTANCE, "PhysicsDistanceJoint", None, None, None),
     JointType(D6, "PhysicsJoint", None, None, None),  # the generic joint; its LimitAPI locks say what moves
     JointType(OTHER, None, None, None, None),  # a joint type no table here knows (a plugin's)
@@ -54,3 +54,5 @@ BY_NAME: dict[str, JointType] = {t.name: t for t in JOINT_TYPES}
 JOINT_CODES: dict[str, int] = {t.name: t.code for t in JOINT_TYPES if t.code is not None}
 #: UsdPhysics prim type name -> joint type name.
 USD_TYPES: dict[str, str] = {t.usd_type: t.name for t in JOINT_TYPES if t.usd_type is not None}
+#: The solver's code -> its joint type (``solver.layout`` takes the DOF and coordinate counts from it).
+BY_CODE: dict[int, JointType] = {t.code: t for t in JOINT_TYPES if t.code is not None}

@@ -121,11 +121,15 @@ def test_rejected_participants():
         solver.add_mimic(fixed, jl, 1.0)
     with pytest.raises(MimicParticipantError, match="floating base"):
         solver.add_mimic("/World/palm", jl, 1.0)
-    # a spherical joint inside a tree is not modelled at all
-    b2, _, _ = gripper()
-    b2.spherical("ball_joint", "/World/palm", b2.body("ball", mass=0.1, inertia=(1e-4, 1e-4, 1e-4)))
-    with pytest.raises(UnsupportedStageError, match="ball_joint"):
-        build_model(b2.stage)
+    # a spherical joint inside a tree moves its link, but takes part in no relation (three DOFs)
+    b2, jl2, _ = gripper()
+    sph2 = b2.spherical("ball_joint", "/World/palm", b2.body("ball", mass=0.1, inertia=(1e-4, 1e-4, 1e-4)))
+    solver2 = Solver(build_model(b2.stage))
+    for fol, lead in ((sph2, jl2), (jl2, sph2)):
+        with pytest.raises(
+            MimicParticipantError, match=r"ball_joint is a spherical joint; only revolute and prismatic"
+        ):
+            solver2.add_mimic(fol, lead, 1.0)
 
 
 def test_add_mimic_refused_inside_a_step_and_conflict_leaves_model_unchanged():
@@ -213,8 +217,10 @@ def test_disabled_newton_relation_is_skipped():
 
 
 def test_unsupported_joint_in_tree_names_it():
+    from pxr import UsdPhysics
+
     b = StageBuilder()
     a = b.body("a")
-    b.spherical("ball", None, a)
-    with pytest.raises(UnsupportedStageError, match="/World/joints/ball"):
+    b._joint(UsdPhysics.DistanceJoint, "rope", None, a)
+    with pytest.raises(UnsupportedStageError, match="/World/joints/rope"):
         build_model(b.stage)

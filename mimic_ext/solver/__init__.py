@@ -14,8 +14,9 @@ from .errors import (
     UnsupportedStageError,
     WorkSpaceOverrunError,
 )
-from .model import Control, Model, State, build_model
+from .model import Model, build_model
 from .solver import MimicRow, Solver
+from .state import Control, State
 
 __all__ = [
     "Control",

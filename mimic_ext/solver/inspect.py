@@ -9,20 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..math3d import axis_angle, inverse, quat_to_mat, quat_wxyz
-from .stage_reader import FREE, REVOLUTE
+from .stage_reader import FREE, REVOLUTE, SPHERICAL
 
 
 def link_kinematics(model, q: np.ndarray, u: np.ndarray):
     """Per link: world pose (4x4), angular velocity and linear velocity of its frame origin."""
     q = np.asarray(q, float)
     u = np.asarray(u, float)
-    n1 = len(model.joints)
     poses, omegas, vels = [], [], []
-    j = b = 0
-    for lk in model.links:
+    for i, lk in enumerate(model.links):
+        qs, us = model.layout.q_start[i], model.layout.qd_start[i]
         if lk.jtype == FREE:
-            qs, us = n1 + 7 * b, n1 + 6 * b
-            b += 1
             t = np.eye(4)
             t[:3, :3] = quat_to_mat(quat_wxyz(q[qs + 3 : qs + 7]))  # joint_q keeps Warp's (x, y, z, w)
             t[:3, 3] = q[qs : qs + 3]
@@ -35,24 +32,31 @@ def link_kinematics(model, q: np.ndarray, u: np.ndarray):
         v_p = vels[lk.parent] if lk.parent >= 0 else np.zeros(3)
         xj = parent @ lk.X_p
         m = np.eye(4)
+        if lk.jtype == SPHERICAL:  # quaternion (x, y, z, w); angular velocity in the child's joint frame
+            m[:3, :3] = quat_to_mat(quat_wxyz(q[qs : qs + 4]))
+            t = xj @ m @ inverse(lk.X_c)
+            w_rel = xj[:3, :3] @ m[:3, :3] @ u[us : us + 3]
+            poses.append(t)
+            omegas.append(w_p + w_rel)
+            vels.append(v_p + np.cross(w_p, t[:3, 3] - parent[:3, 3]) + np.cross(w_rel, t[:3, 3] - xj[:3, 3]))
+            continue
         if lk.jtype == REVOLUTE:
-            m[:3, :3] = axis_angle(lk.axis, q[j])
+            m[:3, :3] = axis_angle(lk.axis, q[qs])
         else:
-            m[:3, 3] = lk.axis * q[j]
+            m[:3, 3] = lk.axis * q[qs]
         t = xj @ m @ inverse(lk.X_c)
         axis_w = xj[:3, :3] @ lk.axis
         o_p = parent[:3, 3]
         w = w_p.copy()
         v = v_p + np.cross(w_p, t[:3, 3] - o_p)
         if lk.jtype == REVOLUTE:
-            w = w + axis_w * u[j]
-            v = v + np.cross(axis_w * u[j], t[:3, 3] - xj[:3, 3])
+            w = w + axis_w * u[us]
+            v = v + np.cross(axis_w * u[us], t[:3, 3] - xj[:3, 3])
         else:
-            v = v + axis_w * u[j]
+            v = v + axis_w * u[us]
         poses.append(t)
         omegas.append(w)
         vels.append(v)
-        j += 1
     return poses, omegas, vels
 
 

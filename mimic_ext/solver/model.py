@@ -1,11 +1,14 @@
-"""Model (static, built once from a stage), State and Control of the mimic solver.
+"""Model of the mimic solver: static, built once from a stage (``state.py``: State and Control;
+``packing.py``: its device structs).
 
-DOF order: every revolute/prismatic joint first, in topological order (``joint_paths``),
-then six velocity DOFs per floating base (its angular velocity, then the linear velocity
-of the base frame's origin, both in world axes). ``joint_q`` has the same columns for the
-1-DOF joints, then per floating base its position (m) and orientation quaternion
-(x, y, z, w), so ``dof_index(path)`` is valid for ``joint_q``, ``joint_qd`` and every
-control array alike. A continuous joint (revolute, no limits) keeps its angle in
+DOF order (``layout.DofLayout``, ``Model.layout``: each link's ``q_start`` / ``qd_start``):
+every revolute/prismatic joint first, in topological order (``joint_paths``), then each
+multi-DOF link in link order: a floating base's six velocity DOFs (its angular velocity, then
+the linear velocity of the base frame's origin, both in world axes) and seven coordinates
+(position in m, orientation quaternion x, y, z, w); a spherical joint's three (angular
+velocity in its child's joint frame) and four (the quaternion of the child's joint frame in
+the parent's). ``dof_index(path)`` of a 1-DOF joint is valid for ``joint_q``, ``joint_qd``
+and every control array alike. A continuous joint (revolute, no limits) keeps its angle in
 [-pi, pi) and its whole turns in ``joint_turns``: the angle stays precise however far it
 turns, and relations, drives and position errors use the unwrapped angle.
 """
@@ -13,33 +16,33 @@ turns, and relations, drives and position errors use the unwrapped angle.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import warp as wp
 from pxr import Usd
 
 from ..schema import read_relations
+from . import packing
 from .collision import CollisionModel, CollisionSpec, FrameLayout, read_colliders
 from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
 from .kernels.contact_rows import active_rows, active_size, block_size, path_size
-from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.dynamics import F_CONT, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
+from .layout import DofLayout
 from .loops import LoopSpace
 from .projection import SOFT_ROW, STATUS, Projection, RelationRow
 from .sparsity import reduced_sparsity
-from .stage_reader import FREE, REVOLUTE, LinkSpec, StageSpec, axis_frame, mat_to_quat_xyzw, read_stage
+from .stage_reader import FREE, REVOLUTE, SPHERICAL, LinkSpec, StageSpec, mat_to_quat_xyzw, read_stage
+from .state import Control, State
 from .workspace import Dims, guards_requested
 from .workspace import layout as workspace_layout
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
-
-_BIG = 3.0e38
 
 #: How many columns' responses the joint rows keep per step (each k values; more are recomputed).
 _RESPONSE_SLOTS = 16
@@ -59,79 +62,6 @@ SOLVER_OPTIONS = (
 
 #: Build-time loop analysis tolerances per precision: (relative rank, closure error in m or rad).
 _LOOP_TOL = {"float32": (1e-5, 2e-6), "float64": (1e-10, 1e-11)}
-
-
-@dataclass
-class State:
-    """Generalized positions and velocities, one row per environment (SI units); whole turns of
-    continuous joints (int32, one column per 1-DOF joint, 0 for the others)."""
-
-    joint_q: wp.array
-    joint_qd: wp.array
-    joint_turns: wp.array | None = None
-
-
-_NEW_NAMES = {"joint_target_pos": "joint_target_q", "joint_target_vel": "joint_target_qd", "joint_effort": "joint_f"}
-
-
-def _deprecated(name: str) -> None:
-    warnings.warn(
-        f"Control.{name} is deprecated (removed after 0.2): use Control.{_NEW_NAMES[name]}, Newton's name",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-
-
-def _alias(old: str):
-    """getter and setter of a deprecated Control name, warning and forwarding to Newton's."""
-    new = _NEW_NAMES[old]
-
-    def get(self):
-        _deprecated(old)
-        return getattr(self, new)
-
-    def put(self, value) -> None:
-        _deprecated(old)
-        setattr(self, new, value)
-
-    return get, put
-
-
-@dataclass
-class Control:
-    """Per environment and DOF: drive targets (rad or m, rad/s or m/s) and efforts (N m or N),
-    under Newton's names (``newton.Control``); the 0.1 names are deprecated aliases."""
-
-    joint_target_q: wp.array
-    joint_target_qd: wp.array
-    joint_f: wp.array
-
-    def __init__(
-        self,
-        joint_target_q=None,
-        joint_target_qd=None,
-        joint_f=None,
-        *,
-        joint_target_pos=None,
-        joint_target_vel=None,
-        joint_effort=None,
-    ):
-        for new, old, name in (
-            (joint_target_q, joint_target_pos, "joint_target_pos"),
-            (joint_target_qd, joint_target_vel, "joint_target_vel"),
-            (joint_f, joint_effort, "joint_effort"),
-        ):
-            if old is not None:
-                _deprecated(name)
-                if new is not None:
-                    raise TypeError(f"Control: give {_NEW_NAMES[name]} or {name}, not both")
-        self.joint_target_q = joint_target_q if joint_target_q is not None else joint_target_pos
-        self.joint_target_qd = joint_target_qd if joint_target_qd is not None else joint_target_vel
-        self.joint_f = joint_f if joint_f is not None else joint_effort
-
-    joint_target_pos = property(*_alias("joint_target_pos"))
-    joint_target_vel = property(*_alias("joint_target_vel"))
-    joint_effort = property(*_alias("joint_effort"))
 
 
 class Model:
@@ -162,8 +92,10 @@ class Model:
         self._index = {p: i for i, p in enumerate(self.joint_paths)}
         n1 = len(self.joints)
         self.base_bodies = [lk.body for lk in self.links if lk.jtype == FREE]
-        self.dof_count = n1 + 6 * len(self.base_bodies)
-        self.coord_count = n1 + 7 * len(self.base_bodies)
+        #: each link's first coordinate and DOF (``joint_q_start`` / ``joint_qd_start``)
+        self.layout = DofLayout.of([lk.jtype for lk in self.links])
+        self.dof_count = self.layout.dof_count
+        self.coord_count = self.layout.coord_count
         self.closures = list(spec.closures)
         self.closure_paths: list[str] = [c.path for c in self.closures]
         self.loop_row_count = sum(c.rows for c in self.closures)
@@ -403,12 +335,15 @@ class Model:
     # ---- arrays ---------------------------------------------------------------------------
     def _initial_q(self) -> np.ndarray:
         q = np.zeros(self.coord_count)
-        for i, j in enumerate(self.joints):
-            q[i] = j.q0
-        n1 = len(self.joints)
-        for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
-            q[n1 + 7 * b : n1 + 7 * b + 3] = link.pose0[:3, 3]
-            q[n1 + 7 * b + 3 : n1 + 7 * b + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
+        for i, link in enumerate(self.links):
+            qs = self.layout.q_start[i]
+            if link.joint is not None:
+                q[qs] = link.joint.q0
+            elif link.jtype == FREE:
+                q[qs : qs + 3] = link.pose0[:3, 3]
+                q[qs + 3 : qs + 7] = mat_to_quat_xyzw(link.pose0[:3, :3])
+            elif link.jtype == SPHERICAL:  # pose0: the joint's initial rotation
+                q[qs : qs + 4] = mat_to_quat_xyzw(link.pose0[:3, :3])
         return q
 
     def _rows(self, a: np.ndarray, dtype=None) -> wp.array:
@@ -442,12 +377,12 @@ class Model:
         """(q, qd, turns) of one environment at the stage's initial state."""
         q = self._initial_q()
         u = np.zeros(self.dof_count)
-        for i, j in enumerate(self.joints):
-            u[i] = j.u0
-        n1 = len(self.joints)
-        for b, link in enumerate(lk for lk in self.links if lk.jtype == FREE):
-            if link.base_velocity is not None:
-                u[n1 + 6 * b : n1 + 6 * b + 6] = link.base_velocity
+        for i, link in enumerate(self.links):
+            us = self.layout.qd_start[i]
+            if link.joint is not None:
+                u[us] = link.joint.u0
+            elif link.jtype == FREE and link.base_velocity is not None:
+                u[us : us + 6] = link.base_velocity
         turns = np.zeros(max(len(self.joints), 1), np.int32)
         cont = self.continuous()
         if cont.any():  # a stage's initial angle past +-pi: the angle wrapped, the turns kept
@@ -506,53 +441,18 @@ class Model:
 
     # ---- device data ----------------------------------------------------------------------
     def _build_data(self, projection: Projection):
+        """The device model (``ModelData``, packed struct by struct: ``packing.py``) and the size
+        of one environment's work space, for the relations of ``projection``."""
         K = self.kernels
         d = self.device
         links = self.links
         md = K.ModelData()
         n1 = len(self.joints)
         md.n_links, md.n_u, md.n1 = len(links), self.dof_count, n1
-        q_of, u_of, root_of = [], [], []
-        j, b = 0, 0
-        for i, lk in enumerate(links):
-            if lk.jtype == FREE:
-                q_of.append(n1 + 7 * b)
-                u_of.append(n1 + 6 * b)
-                b += 1
-            else:
-                q_of.append(j)
-                u_of.append(j)
-                j += 1
-            root_of.append(i if lk.parent < 0 else root_of[lk.parent])
+        u_of, nd_of = list(self.layout.qd_start), list(self.layout.dofs)
         arr = lambda a, t=None: wp.array(np.asarray(a), dtype=t or self.dtype, device=d)  # noqa: E731
-        V3, M33 = K.vec3, K.mat33
-        # The kernel works in each link's joint frame turned so that the joint axis is x, after
-        # the joint motion; the link frame X_c is folded into the children's joint frames and
-        # into the link's own COM and inertia (one transform per link less per step).
-        to_link = []  # link-frame coordinates -> joint-motion frame
-        for lk in links:
-            t = np.eye(4)
-            if lk.jtype != FREE:
-                t[:3, :3] = axis_frame(lk.axis).T
-                t = t @ np.linalg.inv(lk.X_c)
-            to_link.append(t)
-        data = []
-        for i, lk in enumerate(links):
-            ld = K.LinkData()
-            ld.parent, ld.jtype, ld.qs, ld.us, ld.root = lk.parent, lk.jtype, q_of[i], u_of[i], root_of[i]
-            ld.nd = 6 if lk.jtype == FREE else 1
-            ld.restore = int(lk.restore)
-            xp = lk.X_p if lk.parent < 0 else to_link[lk.parent] @ lk.X_p
-            if lk.jtype != FREE:
-                turn = np.eye(4)
-                turn[:3, :3] = axis_frame(lk.axis)
-                xp = xp @ turn
-            ld.Rp, ld.pp = M33(*xp[:3, :3].flatten()), V3(*xp[:3, 3])
-            rot = to_link[i][:3, :3]
-            ld.mass = float(lk.mass)
-            ld.com = V3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
-            ld.I = M33(*(rot @ lk.inertia @ rot.T).flatten())
-            data.append(ld)
+        to_link = packing.motion_frames(links)  # link-frame coordinates -> joint-motion frame
+        data = packing.pack_links(K, links, self.layout, to_link)
         md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
         cols, gains, betas, roots, k = projection.columns()
         # the reduced system's sparsity: columns renumbered into groups, leaves first
@@ -560,7 +460,7 @@ class Model:
         sp = reduced_sparsity(
             [lk.parent for lk in links],
             u_of,
-            [6 if lk.jtype == FREE else 1 for lk in links],
+            nd_of,
             cols,
             gains,
             k,
@@ -569,34 +469,7 @@ class Model:
         )
         cols = [sp.new_col[c] for c in cols]
         self.sparsity = sp
-        flags = np.zeros(n1, int)
-        flags[np.isfinite(self.lower)] |= F_LOWER
-        flags[np.isfinite(self.upper)] |= F_UPPER
-        flags[np.isfinite(self.max_velocity)] |= F_VMAX
-        flags[self.friction > 0] |= F_FRICTION
-        driven = self.has_drive & ((self.stiffness > 0) | (self.drive_damping > 0))  # zero gains: no drive
-        flags[driven] |= F_DRIVE
-        flags[driven & np.isfinite(self.max_force)] |= F_DSAT
-        flags[self.continuous()] |= F_CONT
-        # the drives an exact discretisation samples the continuous response of (its position term):
-        # a spring (kp > 0) alone in its column, in a group of columns without loop closures or
-        # compliant relations (the others' maps only match the response's eigenvalues: with loops
-        # the position term, moved along the mass-only response, went unstable on the compliant
-        # Isaac 2F-85; two drives on one column each assume the other constant)
-        col_drives = np.bincount(np.asarray(cols[:n1], int)[driven], minlength=max(k, 1)) if n1 else np.zeros(1, int)
-        busy = {sp.group_lo[cols[d]] for pair in soft_pairs for d in pair} | {
-            sp.group_lo[cols[u_of[la]]] for c in self.closures for la in (c.link_a, c.link_b) if la >= 0
-        }
-        for jj in np.flatnonzero(driven & (self.stiffness > 0)):
-            if col_drives[cols[jj]] == 1 and sp.group_lo[cols[jj]] not in busy:
-                flags[jj] |= F_DEXACT
-        fin = lambda a: np.where(np.isfinite(a), a, _BIG)  # noqa: E731
-        lower, upper = np.where(np.isfinite(self.lower), self.lower, -_BIG), fin(self.upper)
-        vmax, fmax = fin(self.max_velocity), fin(self.max_force)
-        # the cap a relation tree puts on each member's relation-consistent velocity: |u_j| <= |a_j| min_i vmax_i / |a_i|
-        per_root: dict[int, float] = {}
-        for jj in range(n1):
-            per_root[roots[jj]] = min(per_root.get(roots[jj], _BIG), vmax[jj] / abs(gains[jj]))
+        flags = packing.joint_flags(self, cols, k, sp, soft_pairs, u_of)
         md.k = k
         md.dof_col, md.dof_gain = arr(cols, int), arr(gains)
         md.nnz = sp.nnz
@@ -612,36 +485,14 @@ class Model:
             pairs.astype(np.int32) if len(pairs) else np.zeros((1, 3), np.int32), dtype=wp.vec3i, device=d
         )
         md.dof_up = arr(sp.dof_up if len(sp.dof_up) else [-1], int)
-        lp = K.FactorPattern()
-        lp.k, lp.colptr, lp.row = k, arr(sp.colptr, int), arr(sp.row if k else [0], int)
-        lp.upd, lp.ubase = arr(sp.upd if len(sp.upd) else [0], int), arr(sp.ubase, int)
-        md.lp = lp
+        md.lp = packing.pack_factor_pattern(K, sp, k, arr)
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
-        md.link_nd = arr([6 if lk.jtype == FREE else 1 for lk in links] or [0], int)
+        md.link_nd = arr(nd_of or [0], int)
         md.pair_slot = arr(pslot if len(pairs) else [0], int)
         md.pair_coef = arr(pcoef if len(pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
-        col_rows = np.zeros(max(k, 1), int)
-        joints, cors = [], []
-        for jj in range(n1):
-            jd = K.JointData()
-            jd.flags, jd.col, jd.rootdof = int(flags[jj]), int(cols[jj]), int(roots[jj])
-            jd.gain, jd.beta = float(gains[jj]), float(betas[jj])
-            jd.lower, jd.upper, jd.vmax = float(lower[jj]), float(upper[jj]), float(vmax[jj])
-            if roots[jj] != jj:
-                cr = K.Correction()
-                cr.j, cr.root = jj, int(roots[jj])
-                cr.cont = int(bool(flags[jj] & F_CONT or flags[roots[jj]] & F_CONT))
-                cr.gain64, cr.beta64 = float(gains[jj]), float(betas[jj])
-                cr.ucap = float(min(_BIG, abs(gains[jj]) * per_root[roots[jj]]))
-                cors.append(cr)
-            jd.friction, jd.armature = float(self.friction[jj]), float(self.armature[jj])
-            jd.damping = float(self.damping[jj])
-            jd.kp, jd.kd, jd.fmax = float(self.stiffness[jj]), float(self.drive_damping[jj]), float(fmax[jj])
-            if flags[jj] & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT):
-                col_rows[cols[jj]] = 1
-            joints.append(jd)
+        joints, cors, col_rows = packing.pack_joints(K, self, flags, cols, gains, betas, roots, k)
         md.joints = wp.array(joints or [K.JointData()], dtype=K.JointData, device=d)
         md.cors = wp.array(cors or [K.Correction()], dtype=K.Correction, device=d)
         md.n_cor = len(cors)
@@ -650,43 +501,13 @@ class Model:
         rows, kinds = projection.rows, projection.kinds
         md.n_rel = len(rows)
         md.n_soft = sum(1 for kd in kinds if kd == SOFT_ROW)
-        rels = []
-        for r, kd in zip(rows, kinds):
-            rd = K.RelData()
-            rd.f, rd.l, rd.kind = r.fi, r.li, int(kd)
-            rd.m, rd.c, rd.w, rd.z = r.multiplier, r.offset, r.natural_frequency, r.damping_ratio
-            rd.m64, rd.c64 = r.multiplier, r.offset
-            rd.cont = int(bool(flags[r.fi] & F_CONT or flags[r.li] & F_CONT)) if max(r.fi, r.li) < n1 else 0
-            rd.slot = sp.slot(cols[r.fi], cols[r.li]) if kd == SOFT_ROW else 0
-            rels.append(rd)
+        rels = packing.pack_relations(K, projection, flags, cols, sp, n1)
         md.rels = wp.array(rels or [K.RelData()], dtype=K.RelData, device=d)
-        elim = projection.elimination()
-        md.n_elim = len(elim)
-        steps, terms = [], []
-        for (g, node), extra in zip(elim, projection.elimination_terms(elim)):
-            st = K.ElimStep()
-            st.rel, st.node, st.start = g, node, len(terms)
-            st.coef = 1.0 if rows[g].fi == node else -rows[g].multiplier
-            for other, coef in extra:
-                tm = K.ElimTerm()
-                tm.rel, tm.coef = other, float(coef)
-                terms.append(tm)
-            st.end = len(terms)
-            steps.append(st)
+        steps, terms = packing.pack_eliminations(K, projection)
+        md.n_elim = len(steps)
         md.elims = wp.array(steps or [K.ElimStep()], dtype=K.ElimStep, device=d)
         md.terms = wp.array(terms or [K.ElimTerm()], dtype=K.ElimTerm, device=d)
-        loops, row0, dirs = [], 0, []
-        for c in self.closures:
-            lp = K.LoopData()
-            lp.la, lp.lb, lp.mask, lp.angmode, lp.row0 = c.link_a, c.link_b, c.mask, c.angmode, row0
-            lp.row1 = row0 + c.rows
-            dirs += [dd for dd in range(6) if c.mask >> dd & 1]
-            fa = c.frame_a if c.link_a < 0 else to_link[c.link_a] @ c.frame_a
-            fb = c.frame_b if c.link_b < 0 else to_link[c.link_b] @ c.frame_b
-            lp.Ra, lp.pa = M33(*fa[:3, :3].flatten()), V3(*fa[:3, 3])
-            lp.Rb, lp.pb = M33(*fb[:3, :3].flatten()), V3(*fb[:3, 3])
-            loops.append(lp)
-            row0 += c.rows
+        loops, dirs, row0 = packing.pack_loops(K, self.closures, to_link)
         md.n_loops, md.m = len(loops), row0
         # the loops' rows, their responses and their Schur complement live in the groups the
         # closures join (H^-1 is block diagonal by group): the loop work skips the other columns
@@ -747,12 +568,13 @@ class Model:
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
+        md.has_balls = int(any(lk.jtype == SPHERICAL for lk in links))
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0
         md.max_speed = math.inf  # the solver sets its own (Solver(max_speed=...))
         md.rank_tol = float(K.rank_tol)
-        md.gravity = V3(*self.gravity)
+        md.gravity = K.vec3(*self.gravity)
         return md, ws.size
 
 

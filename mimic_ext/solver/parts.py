@@ -156,7 +156,7 @@ def structure_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tu
     compliant relations, the mass product's form). None for a part that is not batched: one
     with loop closures (their rows are dense over the model) or a floating base. ``extra``:
     what else the caller applies per part (which joints it drives), which must agree too."""
-    if part.closures or any(lk.jtype == FREE for lk in part.links):
+    if part.closures or any(lk.joint is None for lk in part.links):  # a floating base, a spherical joint
         return None
     index = {lk.joint.path: i for i, lk in enumerate(part.links) if lk.joint is not None}
     links = tuple(

@@ -27,7 +27,7 @@ from ..schema.physics_values import inertia_rounding
 from .errors import StageValueError, UnsupportedStageError
 
 #: The tree links' joint codes (``LinkSpec.jtype``), the kernels' own (``joint_types``)
-REVOLUTE, PRISMATIC, FREE = (JT.JOINT_CODES[k] for k in (JT.REVOLUTE, JT.PRISMATIC, JT.FREE))
+REVOLUTE, PRISMATIC, FREE, SPHERICAL = (JT.JOINT_CODES[k] for k in (JT.REVOLUTE, JT.PRISMATIC, JT.FREE, JT.SPHERICAL))
 
 #: Default mass properties for a body without MassAPI (or with mass 0): PhysX would derive
 #: them from collision shapes, which real assets sometimes lack (missing mesh payloads).
@@ -120,13 +120,14 @@ class LinkSpec:
     X_p: np.ndarray  # joint frame in the parent link frame (world when parent == -1)
     X_c: np.ndarray  # joint frame in this link's frame
     axis: np.ndarray  # unit axis in the joint frame (sign folded in)
-    pose0: np.ndarray  # initial world pose (floating bases)
+    pose0: np.ndarray  # initial world pose (floating bases); a spherical joint's initial rotation
     bodies: list = field(default_factory=list)  # (path, pose in link frame)
     mass: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
     restore: bool = True  # a floating root whose tree's momentum the step restores exactly
     base_velocity: np.ndarray | None = None  # a free body's initial (angular, origin) velocity, world
+    path: str | None = None  # a spherical joint's prim (a 1-DOF joint's is ``joint.path``)
 
 
 #: Locked directions of a loop-closing joint in its frame turned so that a free rotation
@@ -357,7 +358,7 @@ def _body_mass(prim: Usd.Prim, mpu: float, kgpu: float) -> tuple[float, np.ndarr
 
 
 def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = False) -> StageSpec:
-    """Articulation trees of every stage body that a revolute/prismatic/fixed joint connects.
+    """Articulation trees of every stage body that a revolute/prismatic/spherical/fixed joint connects.
 
     ``free_bodies`` (a model with contacts): every other enabled, non-kinematic rigid body is a
     floating link of its own (a box on a table), with its authored velocity; and no floating
@@ -428,11 +429,13 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 else "joins only kinematic or static bodies"
             )
             continue
-        if kind not in (J.REVOLUTE, J.PRISMATIC, J.FIXED):
+        if kind not in (J.REVOLUTE, J.PRISMATIC, J.SPHERICAL, J.FIXED):
             raise UnsupportedStageError(
                 f"{prim.GetPath()}: {kind} joints are not modelled by the mimic solver; mark it "
-                f"physics:excludeFromArticulation or replace it with revolute/prismatic/fixed joints"
+                f"physics:excludeFromArticulation or replace it with revolute/prismatic/spherical/fixed joints"
             )
+        if kind == J.SPHERICAL:
+            _check_cone(prim)
         edges.append((prim, kind, s0, s1))
     adj: dict[str | None, list[int]] = {}
     for i, (_, _, s0, s1) in enumerate(edges):
@@ -486,6 +489,27 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 lc = _local_frame(jnt, c_side, mpu)
                 if kind == J.FIXED:
                     attach(plink, child, ppose @ lp @ inverse(lc))
+                elif kind == J.SPHERICAL:
+                    # its quaternion starts at the bodies' authored relative rotation (joint frame 1
+                    # in joint frame 0), as PhysX places an articulation from its bodies' poses
+                    f0 = (pose_of(bodies[node]) if node is not None else ppose) @ lp
+                    f1 = pose_of(bodies[child]) @ lc
+                    rel = np.eye(4)
+                    rel[:3, :3] = f0[:3, :3].T @ f1[:3, :3]
+                    links.append(
+                        LinkSpec(
+                            body=child,
+                            parent=plink,
+                            jtype=SPHERICAL,
+                            joint=None,
+                            X_p=ppose @ lp,
+                            X_c=lc,
+                            axis=_AXES["X"].copy(),  # the joint frame as authored: no turn
+                            pose0=rel,
+                            path=str(prim.GetPath()),
+                        )
+                    )
+                    attach(len(links) - 1, child, np.eye(4))
                 else:
                     axis_tok = (
                         UsdPhysics.RevoluteJoint(prim).GetAxisAttr().Get()
@@ -632,6 +656,28 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
         unmoved=unmoved,
         world_bodies={b: pose for b, (link, pose) in where.items() if link < 0},
     )
+
+
+def _check_cone(prim: Usd.Prim) -> None:
+    """A tree spherical joint's cone limit is not simulated: refuse a finite one, naming it.
+    PhysX reads ``physics:coneAngle0Limit`` / ``coneAngle1Limit`` (degrees, about the joint axis
+    towards the next two axes) where ``PhysicsLimitAPI`` is not needed: a negative or infinite
+    angle is no limit (UsdPhysics: "a negative value means not limited", the default -1)."""
+    sj = UsdPhysics.SphericalJoint(prim)
+    for name, attr in (
+        ("physics:coneAngle0Limit", sj.GetConeAngle0LimitAttr()),
+        ("physics:coneAngle1Limit", sj.GetConeAngle1LimitAttr()),
+    ):
+        v = attr.Get() if attr else None
+        if v is None:
+            continue
+        if math.isnan(v):
+            raise _bad(prim, name, v, "author an angle in degrees (-1 for no limit)")
+        if 0 <= v < math.inf:
+            raise UnsupportedStageError(
+                f"{prim.GetPath()}: {name} = {v} deg: cone limits of spherical joints are not simulated by "
+                f"the mimic solver; author -1 (no limit) or mark the joint physics:excludeFromArticulation"
+            )
 
 
 def _free_velocity(prim: Usd.Prim, pose: np.ndarray, mpu: float, kgpu: float) -> np.ndarray:

@@ -29,8 +29,8 @@ SENTINEL = -1.2345e33
 class Dims:
     """The sizes the fields are declared in."""
 
-    n: int  # velocity DOFs (1-DOF joints, then 6 per floating base)
-    n1: int  # 1-DOF joints
+    n: int  # velocity DOFs (``Model.layout``: the 1-DOF joints, then each multi-DOF link's)
+    n1: int  # 1-DOF joints (the first n1 DOFs; the per-joint fields)
     links: int  # links of the articulation trees
     midpoint: bool  # a loop model: the bias again at the mid-step velocity
     k: int  # solve-space columns (the independent DOFs)

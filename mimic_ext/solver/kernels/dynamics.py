@@ -19,6 +19,7 @@ from .structs import NO_FLOAT
 REVOLUTE = wp.constant(JT.JOINT_CODES[JT.REVOLUTE])
 PRISMATIC = wp.constant(JT.JOINT_CODES[JT.PRISMATIC])
 FREE = wp.constant(JT.JOINT_CODES[JT.FREE])
+SPHERICAL = wp.constant(JT.JOINT_CODES[JT.SPHERICAL])
 
 F_LOWER = wp.constant(1)
 F_UPPER = wp.constant(2)
@@ -107,11 +108,16 @@ def build(ns) -> None:
             Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
         elif ld.jtype == PRISMATIC:
             pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
+        elif ld.jtype == SPHERICAL:  # the child's joint frame turned by its quaternion in the parent's
+            qs = ld.qs
+            Rl = Rj * wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
         return Rj, pj, Rl, pl
 
     @wp.func
-    def motion_axes(ld: ns.LinkData, sc: SC, e: int, Rj: M33, pj: V3, o: V3):
-        """Link ``ld``'s joint motion axes (``sc.S``, spatial, about o) from its joint frame."""
+    def motion_axes(ld: ns.LinkData, sc: SC, e: int, Rj: M33, pj: V3, Rl: M33, o: V3):
+        """Link ``ld``'s joint motion axes (``sc.S``, spatial, about o) from its joint frame (a
+        spherical joint's: the child's joint-frame axes ``Rl``, through the joint centre, so that
+        they turn with the link as a revolute axis does: ``dS/dt = V_l x S``)."""
         us = ld.us
         if ld.jtype == FREE:
             for d in range(3):
@@ -119,6 +125,10 @@ def build(ns) -> None:
                 ed[d] = T(1.0)
                 sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
                 sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
+        elif ld.jtype == SPHERICAL:
+            for d in range(3):
+                ed = V3(Rl[0, d], Rl[1, d], Rl[2, d])
+                sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
         else:
             aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])  # the joint axis is the frame's x axis
             s = sv(V3(T(0.0)), aw)
@@ -132,7 +142,7 @@ def build(ns) -> None:
         for l in range(md.n_links):
             ld = md.links[l]
             Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
-            motion_axes(ld, sc, e, Rj, pj, o)
+            motion_axes(ld, sc, e, Rj, pj, Rl, o)
             sc.R[e, l] = Rl
             sc.pos[e, l] = pl
 
@@ -152,7 +162,7 @@ def build(ns) -> None:
             Rj, pj, Rl, pl = link_pose(ld, sc, e, q)
             vl = SV()
             al = a_world
-            motion_axes(ld, sc, e, Rj, pj, o)
+            motion_axes(ld, sc, e, Rj, pj, Rl, o)
             if ld.jtype == FREE:
                 # u = (angular velocity, velocity of the base frame origin), world axes
                 om = V3(u[e, us], u[e, us + 1], u[e, us + 2])
@@ -165,6 +175,8 @@ def build(ns) -> None:
                     vpar = sc.V[e, ld.parent]
                     al = sc.Acc[e, ld.parent]
                 vj = sc.S[e, us] * u[e, us]
+                for d in range(1, ld.nd):  # a spherical joint's other two axes
+                    vj = vj + sc.S[e, us + d] * u[e, us + d]
                 vl = vpar + vj
                 al = al + motion_cross(vl, vj)
             sc.R[e, l] = Rl
@@ -242,8 +254,12 @@ def build(ns) -> None:
                     aa = ws_spatial(ws, e, md.o_aA + 6 * p)
                     vb = sc.V[e, p]
                     ab = sc.Acc[e, p]
-                aa = aa + motion_cross(va, sc.S[e, us] * u[e, us])
+                vu = sc.S[e, us] * u[e, us]
                 vj = sc.S[e, us] * ws[e, md.o_um + us]
+                for d in range(1, ld.nd):  # a spherical joint's other two axes
+                    vu = vu + sc.S[e, us + d] * u[e, us + d]
+                    vj = vj + sc.S[e, us + d] * ws[e, md.o_um + us + d]
+                aa = aa + motion_cross(va, vu)
                 vb = vb + vj
                 ab = ab + motion_cross(vb, vj)
             for d in range(6):
@@ -318,7 +334,22 @@ def build(ns) -> None:
                 uj = wp.float64(u[e, us])
                 Rl = Rj
                 pl = pj
-                if ld.jtype == REVOLUTE:
+                if ld.jtype == SPHERICAL:  # angular velocity in the child's joint frame
+                    qs = ld.qs
+                    Rl = Rj * wp.quat_to_matrix(
+                        wp.normalize(
+                            wp.quatd(
+                                wp.float64(q[e, qs]),
+                                wp.float64(q[e, qs + 1]),
+                                wp.float64(q[e, qs + 2]),
+                                wp.float64(q[e, qs + 3]),
+                            )
+                        )
+                    )
+                    om = Rl * wp.vec3d(wp.float64(u[e, us]), wp.float64(u[e, us + 1]), wp.float64(u[e, us + 2]))
+                    lin = wp.cross(pj - o, om)
+                    vl = vpar + wp.spatial_vectord(om[0], om[1], om[2], lin[0], lin[1], lin[2])
+                elif ld.jtype == REVOLUTE:
                     Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
                     lin = wp.cross(pj - o, aw)
                     vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
@@ -694,8 +725,9 @@ def build(ns) -> None:
     def displace(md: MD, ws: A2, e: int, od: int, h: T, q_in: A2, t_in: I2, q_out: A2, t_out: I2):
         """q_out = q_in (+) h du, du the DOF vector at ``ws[e, od:]``: 1-DOF joints add, continuous
         ones wrap into [-pi, pi) in float64 and count the turn, floating bases move their origin and
-        turn by the rotation vector. (q_out may be q_in: the step's integration and its loop
-        projection share this.)"""
+        turn by the rotation vector (world axes), spherical joints turn their quaternion by the
+        child frame's. (q_out may be q_in: the step's integration and its loop projection share
+        this.)"""
         for j in range(md.n1):
             t_out[e, j] = t_in[e, j]
             d = h * ws[e, od + j]
@@ -709,24 +741,31 @@ def build(ns) -> None:
                     q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
-        if md.float_bases != NO_FLOAT:
+        if md.float_bases != NO_FLOAT or md.has_balls != 0:
             for l in range(md.n_links):
                 ld = md.links[l]
-                if ld.jtype == FREE:
+                if ld.nd > 1:  # a floating base or a spherical joint: a quaternion turned on the sphere
                     qs = ld.qs
                     us = ld.us
+                    r0 = qs  # a spherical joint's quaternion; a base's after its position
+                    if ld.jtype == FREE:
+                        r0 = qs + 3
+                        vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
+                        pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
+                        for c in range(3):
+                            q_out[e, qs + c] = pos[c]
                     om = h * V3(ws[e, od + us], ws[e, od + us + 1], ws[e, od + us + 2])
-                    vo = h * V3(ws[e, od + us + 3], ws[e, od + us + 4], ws[e, od + us + 5])
-                    pos = V3(q_in[e, qs], q_in[e, qs + 1], q_in[e, qs + 2]) + vo
-                    rot = Q(q_in[e, qs + 3], q_in[e, qs + 4], q_in[e, qs + 5], q_in[e, qs + 6])
+                    rot = Q(q_in[e, r0], q_in[e, r0 + 1], q_in[e, r0 + 2], q_in[e, r0 + 3])
                     ang = wp.length(om)
                     if ang > T(0.0):
-                        rot = wp.quat_from_axis_angle(om / ang, ang) * rot
+                        turn = wp.quat_from_axis_angle(om / ang, ang)
+                        if ld.jtype == FREE:  # world-axes angular velocity: turned in the world
+                            rot = turn * rot
+                        else:  # the child frame's: turned in the child frame
+                            rot = rot * turn
                     rot = wp.normalize(rot)
-                    for c in range(3):
-                        q_out[e, qs + c] = pos[c]
                     for c in range(4):
-                        q_out[e, qs + 3 + c] = rot[c]
+                        q_out[e, r0 + c] = rot[c]
 
     @wp.func
     def rotate64(th: wp.vec3d, v: wp.vec3d):

@@ -1,0 +1,106 @@
+"""The spherical joint's figures (issue 41), measured, not asserted: what tests/test_solver_spherical.py bounds.
+
+    python benchmarks/spherical_checks.py [--physx]
+
+Prints, for the spherical pendulum and the MJCF ball chain of tests/test_solver_spherical.py
+(float64, 240 Hz): the largest energy excursion over 10 s as a fraction of |E0| (potential from
+the pivot's height) and of the swing energy (E0 minus the hanging rest's), MuJoCo's own step on
+the same pendulum; the small-oscillation periods against their closed forms; the largest
+quaternion difference from MuJoCo's RK4 over the first second; with ``--physx`` the bob's
+largest distance from real PhysX's (ovphysx, CPU) over 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--physx", action="store_true", help="also the PhysX (ovphysx) comparison")
+    args = ap.parse_args(argv)
+    import mujoco
+    import test_solver_spherical as T
+
+    from mimic_ext.importers import import_robot
+    from mimic_ext.math3d import axis_angle
+    from mimic_ext.solver import build_model
+
+    b, _, _ = T.pendulum()
+    model = build_model(b.stage, precision="float64")
+    q0 = model.state().joint_q.numpy()[0]
+    rest = -T.M * T.G * T.D
+    for u0 in ((0.0, 0.0, 1.0), (0.4, -0.2, 1.0)):
+        u0 = np.array(u0)
+        qs, us = T.run(model, q0, u0, 2400)
+        e0 = T.energy(model, q0, u0)
+        dev = np.array([T.energy(model, q, u) for q, u in zip(qs, us)]) - e0
+        dev_mj = T.mujoco_pendulum_energy(mujoco, q0, u0, 2400) - e0
+        print(
+            f"pendulum, 0.36 rad swing, u0 {u0.tolist()}: energy over 10 s at most {np.abs(dev).max() / abs(e0):.3%} "
+            f"of |E0| ({np.abs(dev).max() / (e0 - rest):.2%} of the swing energy), {dev[-240:].mean() / abs(e0):+.3%} "
+            f"in the last second; MuJoCo's Euler {np.abs(dev_mj).max() / abs(e0):.3%}; the two histories "
+            f"differ by at most {np.abs(dev - dev_mj).max() / np.abs(dev_mj).max():.2%} of MuJoCo's excursion"
+        )
+    b, _, _ = T.pendulum(tilt=((1.0, 0.0, 0.0), 0.05))
+    model = build_model(b.stage, precision="float64")
+    qs, _ = T.run(model, model.state().joint_q.numpy()[0], np.zeros(3), 2400)
+    period = T.crossings_period(T.DT * np.arange(1, len(qs) + 1), qs[:, 0])
+    closed = 2 * math.pi * math.sqrt((T.I[0] + T.M * T.D * T.D) / (T.M * T.G * T.D))
+    print(f"pendulum, 0.05 rad: period {period:.5f} s, closed form {closed:.5f} s ({period / closed - 1:+.3%})")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = T.chain_mjcf(Path(tmp) / "ball_chain.xml")
+        stage = import_robot(src).stage
+        model = build_model(stage, precision="float64")
+        r1, r2 = axis_angle(np.array([1.0, 0.2, 0.0]), 0.4), axis_angle(np.array([0.0, 1.0, 0.0]), -0.3)
+        q0 = T.chain_state(model, [r1, r2])
+        u0 = np.array([0.0, 0.3, 0.0, 0.2, 0.0, 1.5])
+        qs, us = T.run(model, q0, u0, 2400, every=4)
+        e0 = T.energy(model, q0, u0)
+        dev = np.array([T.energy(model, q, u) for q, u in zip(qs, us)]) - e0
+        print(f"ball chain (MJCF), 0.4 rad swing: energy over 10 s at most {np.abs(dev).max() / abs(e0):.3%} of |E0|")
+        mm = mujoco.MjModel.from_xml_path(str(src))
+        mm.opt.timestep, mm.opt.integrator = T.DT / 10, mujoco.mjtIntegrator.mjINT_RK4
+        md = mujoco.MjData(mm)
+        md.qpos[:] = np.concatenate([np.roll(q0[0:4], 1), np.roll(q0[4:8], 1)])
+        md.qvel[:] = u0
+        worst = 0.0
+        for q in qs[:60]:
+            mujoco.mj_step(mm, md, 40)
+            for k in (0, 4):
+                qm = np.roll(md.qpos[k : k + 4], -1)
+                worst = max(worst, float(np.abs(q[k : k + 4] - np.sign(q[k : k + 4] @ qm) * qm).max()))
+        print(f"ball chain: largest quaternion difference from MuJoCo's RK4 over 1 s {worst:.2e}")
+        period, shape = T.chain_slow_mode()
+        eps = 0.04
+        q0 = T.chain_state(
+            model,
+            [axis_angle(np.array([1.0, 0, 0]), eps), axis_angle(np.array([1.0, 0, 0]), eps * (shape[1] - 1))],
+        )
+        qs, _ = T.run(model, q0, np.zeros(6), 2400)
+        measured = T.crossings_period(T.DT * np.arange(1, len(qs) + 1), qs[:, 0])
+        print(
+            f"ball chain, slow mode 0.04 rad: period {measured:.5f} s, closed form {period:.5f} s ({measured / period - 1:+.3%})"
+        )
+    if args.physx:
+        for articulation in (True, False):
+            gap, travel = T.physx_pendulum_gap(articulation)
+            kind = "an articulation" if articulation else "a rigid body and a joint"
+            print(
+                f"pendulum vs PhysX (ovphysx, {kind}): bob at most {gap * 1e3:.2f} mm off over 1 s (travel {travel:.3f} m)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
