@@ -306,9 +306,9 @@ class Model:
         rows = self.projection.rows
         seen = getattr(self, "_keys", None)
         if seen is None or seen[0] is not rows or seen[1] > len(rows):
-            seen = (rows, 0, set())
+            seen = (rows, 0, set[str]())
         seen[2].update(r.key for r in rows[seen[1] :])
-        self._keys = (rows, len(rows), seen[2])
+        self._keys: tuple[list, int, set[str]] = (rows, len(rows), seen[2])
         return seen[2]
 
     def add_relation(self, row: RelationRow) -> str:
@@ -423,7 +423,7 @@ class Model:
         err = wp.zeros((1, m), dtype=self.dtype, device=self.device)
 
         def evaluate(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            qa = wp.array(np.asarray(q, float)[None], dtype=self.dtype, device=self.device)
+            qa: wp.array = wp.array(np.asarray(q, float)[None], dtype=self.dtype, device=self.device)
             wp.launch(K.loop_eval_kernel, dim=1, inputs=[md, sc, qa, J, err], device=self.device)
             return err.numpy()[0].astype(float), J.numpy()[0].reshape(m, n).astype(float)
 
@@ -450,7 +450,10 @@ class Model:
         n1 = len(self.joints)
         md.n_links, md.n_u, md.n1 = len(links), self.dof_count, n1
         u_of, nd_of = list(self.layout.qd_start), list(self.layout.dofs)
-        arr = lambda a, t=None: wp.array(np.asarray(a), dtype=t or self.dtype, device=d)  # noqa: E731
+
+        def arr(a, t=None) -> wp.array:
+            return wp.array(np.asarray(a), dtype=t or self.dtype, device=d)
+
         to_link = packing.motion_frames(links)  # link-frame coordinates -> joint-motion frame
         data = packing.pack_links(K, links, self.layout, to_link)
         md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
@@ -629,6 +632,7 @@ def _contact_ctx(K, model: Model, num_envs: int):
     """A contact model's detection arrays (the collision model's, for its environments) and
     the per-environment contact state of the step."""
     cm, d = model.collision, model.device
+    assert cm is not None, "a contact context is made only for a model with contacts"
     if num_envs > cm.num_envs:
         raise ValueError(f"{num_envs} environments, but the collision model has {cm.num_envs}")
     C, R, L = cm.capacity, model.contact_capacity, max(len(model.links), 1)

@@ -157,7 +157,8 @@ def pack_eliminations(K, projection: Projection) -> tuple[list, list]:
     """(``ElimStep`` per eliminated relation, in order, and their ``ElimTerm`` list)."""
     rows = projection.rows
     elim = projection.elimination()
-    steps, terms = [], []
+    steps: list = []
+    terms: list = []
     for (g, node), extra in zip(elim, projection.elimination_terms(elim)):
         st = K.ElimStep()
         st.rel, st.node, st.start = g, node, len(terms)

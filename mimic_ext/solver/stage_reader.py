@@ -239,7 +239,8 @@ def _physx_joint_terms(prim: Usd.Prim, notes: list[str]) -> tuple[str | None, st
                 f"{prim.GetPath()}: {pre}viscousFrictionCoefficient is not modelled (ignored); author a "
                 f"drive damping for a velocity-proportional torque"
             )
-    return tuple(J.physx_joint_attr(prim, term) for term, _ in terms)
+    v, f, a = (J.physx_joint_attr(prim, term) for term, _ in terms)
+    return v, f, a
 
 
 def _local_frame(joint: UsdPhysics.Joint, side: int, mpu: float) -> np.ndarray:
@@ -280,16 +281,16 @@ def _joint_spec(prim: Usd.Prim, kind: str, mpu: float, kgpu: float, notes: list[
     force_scale = kgpu * mpu * mpu if ang else kgpu * mpu  # SI per USD torque / force
     v_name, f_name, a_name = _physx_joint_terms(prim, notes)
     raw_v = _attr(prim, v_name) if v_name else None
-    if raw_v is not None and math.isnan(raw_v):
+    if v_name and raw_v is not None and math.isnan(raw_v):
         raise _bad(prim, v_name, raw_v, "author a number (or remove it for no cap)")
     v = J.max_velocity_si(prim)
     if v is not None:
         spec.max_velocity = v
     f = _attr(prim, f_name) if f_name else None
-    if f is not None:
+    if f_name and f is not None:
         spec.friction = _check_non_negative(prim, f_name, f) * force_scale
     a = _attr(prim, a_name) if a_name else None
-    if a is not None:
+    if a_name and a is not None:
         spec.armature = _check_non_negative(prim, a_name, a) * (kgpu * mpu * mpu if ang else kgpu)
     dof = "angular" if ang else "linear"
     if prim.HasAPI(UsdPhysics.DriveAPI, dof):
