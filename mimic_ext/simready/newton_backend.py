@@ -80,7 +80,11 @@ class NewtonBackend(Backend):
             warnings.simplefilter("always")
             try:
                 model = builder.finalize(device=engine.device)
-                self.solver = newton.solvers.SolverSteel(model, **STEEL_OPTIONS)
+                # room for every row a step can ask for (Steel's default, 32, drops rows of a
+                # gripper with a loop): two limit rows, a drive row and a velocity-limit row per
+                # DOF, and up to six per joint (a loop closure; a mimic takes one)
+                rows = 4 * model.joint_dof_count + 6 * model.joint_count + 8
+                self.solver = newton.solvers.SolverSteel(model, articulation_constraint_max=rows, **STEEL_OPTIONS)
             except ValueError as exc:
                 raise MimicInputError(f"Newton cannot build the model: {' '.join(str(exc).split())}") from None
         said = dict.fromkeys(
