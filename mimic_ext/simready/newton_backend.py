@@ -85,7 +85,7 @@ class NewtonBackend(Backend):
                 # DOF, and up to six per joint (a loop closure; a mimic takes one)
                 rows = 4 * model.joint_dof_count + 6 * model.joint_count + 8
                 self.solver = newton.solvers.SolverSteel(model, articulation_constraint_max=rows, **STEEL_OPTIONS)
-            except ValueError as exc:
+            except (ValueError, NotImplementedError) as exc:  # Newton's own one-line reason
                 raise MimicInputError(f"Newton cannot build the model: {' '.join(str(exc).split())}") from None
         said = dict.fromkeys(
             " ".join(str(w.message).split()) for w in caught if not issubclass(w.category, DeprecationWarning)
