@@ -111,3 +111,23 @@ def test_unresolvable_pairs_are_nvidias_skip_on_newton(data_dir):
     assert r.message.startswith("MIM: PhysxMimicJointAPI is applied on this asset (1 pair(s))")
     assert "NONE of them resolve to a live articulation DOF" in r.message
     assert any("dropped: Newton's model holds no mimic" in n for n in r.notes), r.notes
+
+
+@pytest.mark.slow
+def test_newton_sweep_has_nvidias_headline(data_dir, tmp_path, capsys):
+    """``--engine newton``: NVIDIA's phase runs on Newton too (the adapter's newton backend), so
+    the headline is its verdict there, not "not run"."""
+    import json
+
+    from mimic_ext import cli
+
+    out = tmp_path / "r.json"
+    assert (
+        cli.main(["sweep", str(data_dir / "gripper_prismatic.usda"), "--engine", "newton", "-q", "--json", str(out)])
+        == 0
+    )
+    assert capsys.readouterr().out.splitlines()[0] == "SimReady mimic_joint 1.1.0: pass"
+    (verdict,) = json.loads(out.read_text())["simready"]["verdicts"]
+    assert (verdict["engine"], verdict["status"]) == ("newton", "pass")
+    assert verdict["engine_version"].startswith("newton ") and "SolverSteel" in verdict["engine_version"]
+    assert verdict["metrics"]["mim_pairs_passed"] == 1
