@@ -14,6 +14,7 @@ difference (numbered as in its table) that causes it.
     python benchmarks/simready_verdicts.py --samples --only MIMIC_
     python benchmarks/simready_verdicts.py --engines warp    # our solver only (no ovphysx)
     python benchmarks/simready_verdicts.py --engines mujoco  # MuJoCo (the mujoco extra)
+    python benchmarks/simready_verdicts.py --engines newton  # Newton (the newton extra; phase on SolverSteel)
 
 Needs the ``simready`` extra (and ovphysx for physx).
 """
@@ -61,7 +62,7 @@ def stage_for(src: Path, schema: str | None, tmp: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--engines", default="warp,physx", help="engines, comma-separated (warp, physx, mujoco)")
+    ap.add_argument("--engines", default="warp,physx", help="engines, comma-separated (warp, physx, mujoco, newton)")
     ap.add_argument("--samples", action="store_true", help="also data/*.usda and data/invalid/*.usda")
     ap.add_argument("--only", default="", help="only stages whose label contains this text")
     args = ap.parse_args(argv)

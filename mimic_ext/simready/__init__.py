@@ -3,7 +3,7 @@
 One public call::
 
     from mimic_ext.simready import run_nvidia_mimic
-    r = run_nvidia_mimic("gripper.usda", engine="warp")  # or "physx" (ovphysx), "mujoco"
+    r = run_nvidia_mimic("gripper.usda", engine="warp")  # or "physx" (ovphysx), "mujoco", "newton"
     r.status      # "pass" | "fail" | "skipped", as Kit's runner records it
     r.message     # NVIDIA's message (why it failed or was skipped), "" on a pass
     r.metrics     # {name: {"value": v, "unit": u}}: mim_mimic_pairs_detected, mim_pair_<f>_...

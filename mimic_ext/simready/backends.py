@@ -13,6 +13,8 @@ radians or stage units (PhysX's tensor API), a dense position-target vector for 
   URDF export, position actuators on the asset's drives, ``discrete`` integrator, one MuJoCo step
   per phase step, hard relations as stiff joint equalities), without the sweep's test drives; a
   compliant relation becomes a spring-damper equality (``compliant_equality``).
+* ``newton``: Newton's Featherstone on the model its own ``add_usd`` reads, sub-stepped for the
+  asset's stiff drives (``newton_backend.NewtonBackend``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from ..errors import MimicInputError
 from ..schema import joints
 
-ENGINES = ("warp", "physx", "mujoco")
+ENGINES = ("warp", "physx", "mujoco", "newton")
 #: the time step a backend is built for when the phase does not say (its default physics_fps)
 DEFAULT_DT = 1.0 / 240.0
 
@@ -349,4 +351,8 @@ def open_backend(engine: str, stage, fix_base: bool, root: str, device: str = "c
         return WarpBackend(stage, fix_base, device)
     if engine == "physx":
         return PhysxBackend(stage, fix_base, root, device)
+    if engine == "newton":
+        from .newton_backend import NewtonBackend
+
+        return NewtonBackend(stage, fix_base, dt, device)
     raise MimicInputError(f"engine '{engine}': NVIDIA's phase runs on {', '.join(ENGINES)}")

@@ -143,7 +143,7 @@ def run_nvidia_mimic(
     output_dir: str | None = None,
 ) -> PhaseResult:
     """Run NVIDIA's installed MIM phase on ``stage_path`` (a file, or an open ``Usd.Stage``: it is
-    only read) with ``engine`` ("warp", "physx" or "mujoco").
+    only read) with ``engine`` ("warp", "physx", "mujoco" or "newton").
 
     ``config`` overrides the phase's defaults (``get_defaults()``: physics_fps 240, settle 1 s,
     sweep 2 s, gear_ratio_tolerance 0.10, ...). Raises ``MimicInputError`` (one line) when the

@@ -1,11 +1,12 @@
 """NVIDIA's verdicts for a sweep: its phase run on every stage and engine of a ``RunResult``.
 
 ``mimic-ext sweep`` (and the Kit in-stage runner) sweep with our port, then call ``add_verdicts``:
-per stage and engine NVIDIA's phase runs once on the same engine (warp, physx, mujoco; the port's
-engine label ``warp:cuda:0`` runs warp on that device) with the settings both share
-(``gear_ratio_tolerance``, ``sweep_seconds``, ``settle_seconds``, ``physics_fps``). Engines the
-adapter does not drive (newton) get a ``not_run`` entry saying so; their cells keep our port's
-verdict. Without the simready packages nothing is run and the run says so.
+per stage and engine NVIDIA's phase runs once on the same engine (warp, physx, mujoco, newton; the
+port's engine label ``warp:cuda:0`` runs warp on that device, ``newton:xpbd`` runs the phase on
+Newton's Steel solver, ``newton_backend``) with the settings both share
+(``gear_ratio_tolerance``, ``sweep_seconds``, ``settle_seconds``, ``physics_fps``). An engine the
+adapter does not drive gets a ``not_run`` entry saying so; its cells keep our port's verdict.
+Without the simready packages nothing is run and the run says so.
 """
 
 from __future__ import annotations
