@@ -44,6 +44,7 @@ def calls(monkeypatch) -> list[str]:
 
 
 def _verdicts(run) -> list[tuple[str, str, str, str]]:
+    """``add_verdicts`` on ``run`` (once: it appends), as (stage file, engine, status, message)."""
     add_verdicts(run)
     return [(Path(v["asset"]).name, v["engine"], v["status"], v["message"]) for v in run.simready]
 
@@ -168,3 +169,23 @@ def test_a_pool_gives_the_verdicts_of_one_process(tmp_path, calls):
         assert a["metrics"].keys() == b["metrics"].keys()
         for name, value in a["metrics"].items():
             assert b["metrics"][name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.slow
+def test_dask_workers_run_the_phase(tmp_path, calls):
+    """--executor dask: each Dask task is the whole unit, NVIDIA's phase included (none runs in
+    the client), stored in the run folder as it finishes; the verdicts are those of a local run."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra (dask.distributed) is not installed")
+    stages = [DATA / "geared_pair.usda", soft_stage(tmp_path)]
+    expected = _verdicts(sweep_paths(stages, jobs=1, nvidia=UnitPhase()))
+    calls.clear()
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        remote = sweep_paths(stages, executor="dask", scheduler=client, store=tmp_path / "run", nvidia=UnitPhase())
+    assert calls == []
+    assert _verdicts(remote) == expected
+    again = sweep_paths(stages, jobs=1, store=tmp_path / "run", resume=True, nvidia=UnitPhase())
+    assert again.reused == 2 and calls == []
+    assert _verdicts(again) == expected
