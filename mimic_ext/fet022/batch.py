@@ -318,14 +318,16 @@ class _Outcome:
 
 
 # ----------------------------------------------------------------------------- local pool
-def _pool_context(engine_options: dict[str, Any]):
-    """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS)."""
+def _pool_context(engine_options: dict[str, Any], nvidia: Any = None):
+    """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS), and
+    what NVIDIA's phase imports when the units run it (``nvidia.preload``: each worker would
+    otherwise import it again)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     device = str(engine_options.get("device", "cpu"))
     os.environ[PRELOAD_DEVICE_ENV] = device
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["mimic_ext.fet022.preload"])
+    ctx.set_forkserver_preload(["mimic_ext.fet022.preload", *getattr(nvidia, "preload", ())])
     return ctx
 
 
@@ -340,7 +342,9 @@ def _pool_once(
 ) -> list[int]:
     """Sweep ``units`` in one pool; return the indices whose worker died."""
     broken: list[int] = []
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options, nvidia)
+    ) as pool:
         futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options, timeout, nvidia): i for i, u in units}
         for fut in as_completed(futures):
             i = futures.pop(fut)

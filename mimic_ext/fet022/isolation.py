@@ -143,7 +143,7 @@ class Isolated:
 
         self.options = options
         self.nvidia = nvidia
-        self.ctx = _pool_context(options)
+        self.ctx = _pool_context(options, nvidia)
         self.workers: dict[str, _Worker] = {}
 
     def sweep(self, path, config: SweepConfig, engine: str, timeout: float | None = None) -> SweepResult:
