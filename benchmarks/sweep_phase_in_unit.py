@@ -1,6 +1,6 @@
 """``mimic-ext sweep STAGES --report R --jobs N``: this tree against ``--base REF``, end to end.
 
-    python benchmarks/sweep_phase_in_unit.py --base af9cbb9 [--rounds 3] [--jobs 2] [STAGES ...]
+    python benchmarks/sweep_phase_in_unit.py --base af9cbb9 [--rounds 3] [--jobs 2] [--recursive] [--engine E] [STAGES ...]
 
 Issue 37/38: NVIDIA's phase ran after the sweep, serially in the client, and again on every
 ``--resume``; it now runs inside each unit of work (in the pool) and is stored with it. Each
@@ -33,12 +33,15 @@ def _archive(ref: str, into: Path) -> Path:
     return tree
 
 
-def _sweep(tree: Path, stages: list[str], args: list[str]) -> tuple[float, int]:
+def _sweep(tree: Path, stages: list[str], args: list[str], cwd: Path) -> tuple[float, int]:
+    """Wall seconds of the whole command, and its exit code. Run in ``cwd``, outside both trees:
+    ``python -m`` puts its working folder before ``PYTHONPATH``, so from the repository root the
+    base run would import this tree."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     t = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "mimic_ext", "sweep", *stages, *args, "-q"],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -55,10 +58,25 @@ def main() -> int:
     ap.add_argument("--base", required=True, metavar="REF", help="git ref of the tree to compare against")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--recursive", action="store_true", help="sweep --recursive (e.g. ../shared/assets)")
+    ap.add_argument("--engine", default="warp", help="sweep --engine (e.g. physx: NVIDIA's phase costs more there)")
     a = ap.parse_args()
+    stages = [os.path.abspath(s) for s in a.stages]
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
+        (tmpdir / "cwd").mkdir()
         trees = {"base": _archive(a.base, tmpdir), "this": ROOT}
+        for name, tree in trees.items():  # each run imports its own tree
+            where = subprocess.run(
+                [sys.executable, "-c", "import mimic_ext; print(mimic_ext.__file__)"],
+                cwd=tmpdir / "cwd",
+                env={**os.environ, "PYTHONPATH": str(tree)},
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            if not where.startswith(str(tree)):
+                raise SystemExit(f"the {name} run imports {where}, not {tree}")
         times: dict[tuple[str, str], list[float]] = {}
         codes: dict[str, set[int]] = {}
         n = 0
@@ -67,15 +85,18 @@ def main() -> int:
             for name in order:
                 n += 1
                 run_dir = tmpdir / f"run{n}"
-                jobs = ["--jobs", str(a.jobs)]
-                fresh, code = _sweep(trees[name], a.stages, ["--report", str(run_dir), *jobs])
-                resumed, code2 = _sweep(trees[name], a.stages, ["--resume", str(run_dir), *jobs])
-                codes.setdefault(name, set()).update({code, code2})
+                jobs = ["--jobs", str(a.jobs), "--engine", a.engine, *(["--recursive"] if a.recursive else [])]
+                fresh = _sweep(trees[name], stages, ["--report", str(run_dir), *jobs], tmpdir / "cwd")
+                resumed = _sweep(trees[name], stages, ["--resume", str(run_dir), *jobs], tmpdir / "cwd")
+                codes.setdefault(name, set()).update({fresh[1], resumed[1]})
                 if r == 0:
                     continue  # the untimed warm-up
-                times.setdefault((name, "fresh"), []).append(fresh)
-                times.setdefault((name, "resume"), []).append(resumed)
-    print(f"mimic-ext sweep {' '.join(a.stages)} --report R --jobs {a.jobs} (then --resume R); medians of {a.rounds}")
+                times.setdefault((name, "fresh"), []).append(fresh[0])
+                times.setdefault((name, "resume"), []).append(resumed[0])
+    rec = (" --recursive" if a.recursive else "") + f" --engine {a.engine}"
+    print(
+        f"mimic-ext sweep {' '.join(a.stages)}{rec} --report R --jobs {a.jobs} (then --resume R); medians of {a.rounds}"
+    )
     print(f"exit codes: base {sorted(codes['base'])}, this {sorted(codes['this'])}")
     print("| run | base s | this s | this / base | rounds (base; this) |")
     print("|---|---|---|---|---|")
