@@ -189,3 +189,24 @@ def test_dask_workers_run_the_phase(tmp_path, calls):
     again = sweep_paths(stages, jobs=1, store=tmp_path / "run", resume=True, nvidia=UnitPhase())
     assert again.reused == 2 and calls == []
     assert _verdicts(again) == expected
+
+
+def test_a_killed_runs_report_has_nvidias_stored_verdicts(tmp_path, calls):
+    """A client killed before the end records no verdicts in the manifest (``sweep`` does that
+    last); ``mimic-ext report RUN`` then takes NVIDIA's verdicts from the stored units: the same
+    headline and exit code as the finished run, the phase not run."""
+    from mimic_ext.fet022.reports.catalogue import write_summaries
+    from mimic_ext.fet022.store import manifest_path
+
+    stages = [DATA / "geared_pair.usda", soft_stage(tmp_path)]
+    sweep_paths(stages, jobs=1, store=tmp_path / "run", nvidia=UnitPhase())
+    manifest = json.loads(manifest_path(tmp_path / "run").read_text())
+    manifest.update(finished=None, run={})  # as begin() left it: the client killed after the last unit
+    manifest_path(tmp_path / "run").write_text(json.dumps(manifest))
+    calls.clear()
+    out = write_summaries(tmp_path / "run")
+    assert calls == [] and out["exit_code"] == 1
+    data = json.loads((tmp_path / "run" / "fet022_report.json").read_text())
+    assert data["simready"]["headline"] == ["SimReady mimic_joint 1.1.0: fail (warp: 1 pass, 1 fail)"]
+    assert [v["status"] for v in data["simready"]["verdicts"]] == ["pass", "fail"]
+    assert "SimReady mimic_joint 1.1.0: fail" in (tmp_path / "run" / "fet022_report.html").read_text()

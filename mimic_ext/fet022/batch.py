@@ -2,7 +2,9 @@
 pool or on a Dask cluster, and keep going whatever one of them does.
 
 A unit of work is one stage on one engine. Each runs through ``sweep_one``, which turns
-every exception into an error result, so one stage cannot stop the others. Where they run:
+every exception into an error result, so one stage cannot stop the others; with ``nvidia``
+(``mimic-ext sweep``: ``simready.verdicts.UnitPhase``) NVIDIA's phase runs in the same unit,
+right after ours, so it is parallel, stored and resumed with it. Where they run:
 
 * here, one after the other, while that is fastest: a pool costs a start-up
   (``POOL_STARTUP_S``, measured by ``benchmarks/sweep_time.py``) that a few small stages never
