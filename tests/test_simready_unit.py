@@ -210,3 +210,9 @@ def test_a_killed_runs_report_has_nvidias_stored_verdicts(tmp_path, calls):
     assert data["simready"]["headline"] == ["SimReady mimic_joint 1.1.0: fail (warp: 1 pass, 1 fail)"]
     assert [v["status"] for v in data["simready"]["verdicts"]] == ["pass", "fail"]
     assert "SimReady mimic_joint 1.1.0: fail" in (tmp_path / "run" / "fet022_report.html").read_text()
+
+
+def test_no_simready_runs_no_phase(calls, capsys):
+    """``mimic-ext sweep --no-simready``: no unit runs NVIDIA's phase, and no headline."""
+    assert cli.main(["sweep", str(DATA / "geared_pair.usda"), "--no-simready", "-q"]) == 0
+    assert calls == [] and not capsys.readouterr().out.startswith("SimReady")

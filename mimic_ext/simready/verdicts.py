@@ -103,13 +103,8 @@ class UnitPhase:
     (Kit's result.json dict, None when the phase did not run). Never raises (a unit never does).
     Picklable: it travels to pool and Dask workers."""
 
-    #: modules a pool's forkserver imports once for its workers (``fet022.batch._pool_context``;
-    #: one that is not installed is left out): NVIDIA's run context and phase, and our adapter
-    preload = (
-        "simready_benchmark.runner.test_context",
-        "simready_benchmark_kit_suite.articulation_phases.mimic_joint",
-        "mimic_ext.simready.phase",
-    )
+    #: modules a pool's forkserver imports once for its workers (``fet022.batch._pool_context``)
+    preload = ("mimic_ext.simready.preload",)
 
     def key(self) -> dict[str, Any]:
         return phase_key()
