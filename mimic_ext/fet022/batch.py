@@ -2,7 +2,9 @@
 pool or on a Dask cluster, and keep going whatever one of them does.
 
 A unit of work is one stage on one engine. Each runs through ``sweep_one``, which turns
-every exception into an error result, so one stage cannot stop the others. Where they run:
+every exception into an error result, so one stage cannot stop the others; with ``nvidia``
+(``mimic-ext sweep``: ``simready.verdicts.UnitPhase``) NVIDIA's phase runs in the same unit,
+right after ours, so it is parallel, stored and resumed with it. Where they run:
 
 * here, one after the other, while that is fastest: a pool costs a start-up
   (``POOL_STARTUP_S``, measured by ``benchmarks/sweep_time.py``) that a few small stages never
@@ -211,24 +213,44 @@ def _checkpoint() -> None:
     """A Python-level call: an asynchronous exception still pending is raised here at the latest."""
 
 
+def _unit(
+    path: str | os.PathLike,
+    config: SweepConfig,
+    engine: str,
+    engine_options: dict[str, Any] | None,
+    nvidia: Any,
+    state: dict[str, Any],
+) -> SweepResult:
+    """Our port's sweep, then (``nvidia``) NVIDIA's phase on the same stage and engine; our result
+    is in ``state["port"]`` while the phase runs (a timeout there keeps it)."""
+    res = state["port"] = _sweep(path, config, engine, engine_options)
+    if nvidia is not None:
+        res.nvidia = nvidia(str(path), res)
+    return res
+
+
 def sweep_one(
     path: str | os.PathLike,
     config: SweepConfig,
     engine: str = "warp",
     engine_options: dict[str, Any] | None = None,
     timeout: float | None = None,
+    nvidia: Any = None,
 ) -> SweepResult:
     """``run`` on one file with one engine, turning every exception into an error result (never raises).
 
-    ``timeout`` (seconds): past it the sweep is interrupted (an asynchronous ``UnitTimeout`` in the
-    thread running it, which works in this process, a pool worker and a Dask worker thread alike;
-    native code finishes its current call first) and the result has status ``timeout``.
+    ``nvidia`` (``simready.verdicts.UnitPhase``): NVIDIA's phase runs right after, in the same
+    process, its record in the result's ``nvidia``. ``timeout`` (seconds) bounds the two together:
+    past it the unit is interrupted (an asynchronous ``UnitTimeout`` in the thread running it, which
+    works in this process, a pool worker and a Dask worker thread alike; native code finishes its
+    current call first) and the result has status ``timeout``, or, when only NVIDIA's phase was
+    still running, keeps our port's verdict with NVIDIA's marked not run.
     """
+    state: dict[str, Any] = {"done": False, "port": None}
     if not timeout:
-        return _sweep(path, config, engine, engine_options)
+        return _unit(path, config, engine, engine_options, nvidia, state)
     t0 = time.perf_counter()
     lock = threading.Lock()
-    state = {"done": False}
     thread = threading.get_ident()
 
     def expire() -> None:
@@ -241,14 +263,14 @@ def sweep_one(
     try:
         try:
             timer.start()
-            return _sweep(path, config, engine, engine_options)
+            return _unit(path, config, engine, engine_options, nvidia, state)
         finally:
             with lock:
                 state["done"] = True
             timer.cancel()
             _checkpoint()
     except UnitTimeout:
-        return SweepResult(
+        res = state["port"] or SweepResult(
             asset=str(path),
             status=TIMEOUT,
             reason=f"not finished within the per-asset timeout of {timeout:g} s (sweep --timeout)",
@@ -256,10 +278,18 @@ def sweep_one(
             engine=engine,
             timings={"total_s": time.perf_counter() - t0},
         )
+        if nvidia is not None:
+            res.nvidia = nvidia.timed_out(timeout, res)
+        return res
 
 
 def sweep_on_worker(
-    path: str, config: SweepConfig, engine: str, engine_options: dict[str, Any], timeout: float | None
+    path: str,
+    config: SweepConfig,
+    engine: str,
+    engine_options: dict[str, Any],
+    timeout: float | None,
+    nvidia: Any = None,
 ) -> SweepResult:
     """``sweep_one`` on a Dask worker: a file the client could read but this worker cannot see is
     said to be so (a cluster without a shared file system), not blamed on the asset."""
@@ -273,7 +303,7 @@ def sweep_on_worker(
         )
         res.details = ENVIRONMENT_DETAILS
         return res
-    return sweep_one(path, config, engine, engine_options, timeout)
+    return sweep_one(path, config, engine, engine_options, timeout, nvidia)
 
 
 Unit = tuple[Path, str]  # (stage, engine label)
@@ -290,14 +320,16 @@ class _Outcome:
 
 
 # ----------------------------------------------------------------------------- local pool
-def _pool_context(engine_options: dict[str, Any]):
-    """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS)."""
+def _pool_context(engine_options: dict[str, Any], nvidia: Any = None):
+    """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS), and
+    what NVIDIA's phase imports when the units run it (``nvidia.preload``: each worker would
+    otherwise import it again)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     device = str(engine_options.get("device", "cpu"))
     os.environ[PRELOAD_DEVICE_ENV] = device
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["mimic_ext.fet022.preload"])
+    ctx.set_forkserver_preload(["mimic_ext.fet022.preload", *getattr(nvidia, "preload", ())])
     return ctx
 
 
@@ -308,11 +340,14 @@ def _pool_once(
     jobs: int,
     timeout: float | None,
     report: Report,
+    nvidia: Any = None,
 ) -> list[int]:
     """Sweep ``units`` in one pool; return the indices whose worker died."""
     broken: list[int] = []
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options)) as pool:
-        futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options, timeout): i for i, u in units}
+    with ProcessPoolExecutor(
+        max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options, nvidia)
+    ) as pool:
+        futures = {pool.submit(sweep_one, str(u[0]), config, u[1], options, timeout, nvidia): i for i, u in units}
         for fut in as_completed(futures):
             i = futures.pop(fut)
             try:
@@ -330,15 +365,16 @@ def _run_pool(
     timeout: float | None,
     report: Report,
     outcome: _Outcome,
+    nvidia: Any = None,
 ) -> None:
     from .isolation import Isolated
 
-    broken = _pool_once(units, config, options, jobs, timeout, report)
+    broken = _pool_once(units, config, options, jobs, timeout, report, nvidia)
     # a worker that died takes the pool down: retry those units each in a worker of its own, so
     # that the one that kills its worker is named, with the signal, and the others get their result
     by_index = dict(units)
     outcome.retried += len(broken)
-    with Isolated(options) as alone:
+    with Isolated(options, nvidia) as alone:
         for i in broken:
             report(i, alone.sweep(by_index[i][0], config, by_index[i][1], timeout))
 
@@ -352,6 +388,7 @@ def _run_local(
     report: Report,
     outcome: _Outcome,
     isolate_alone: bool = False,
+    nvidia: Any = None,
 ) -> int:
     """Here while it pays, then (``jobs`` allowing) the rest in a pool; returns the processes used.
 
@@ -360,13 +397,13 @@ def _run_local(
     cpus = os.cpu_count() or 1
     pool_jobs = max(1, min(jobs or cpus, len(units)))
     if pool_jobs > 1 and jobs is not None:
-        _run_pool(units, config, options, pool_jobs, timeout, report, outcome)
+        _run_pool(units, config, options, pool_jobs, timeout, report, outcome, nvidia)
         return pool_jobs
     from .isolation import Isolated, isolated_engines
 
     # engines in workers of their own, so that one's crash leaves the others' results (isolation)
     apart = isolated_engines((u[1] for _, u in units), alone=isolate_alone)
-    isolated = Isolated(options) if apart else None
+    isolated = Isolated(options, nvidia) if apart else None
     fastest: float | None = None
     try:
         for n, (i, unit) in enumerate(units):
@@ -377,13 +414,15 @@ def _run_local(
                 and fastest is not None
                 and fastest * left > POOL_STARTUP_S * pool_jobs / (pool_jobs - 1)
             ):
-                _run_pool(units[n:], config, options, pool_jobs, timeout, report, outcome)
+                _run_pool(units[n:], config, options, pool_jobs, timeout, report, outcome, nvidia)
                 return pool_jobs
+            started = time.perf_counter()
             if isolated is not None and unit[1] in apart:
                 res = isolated.sweep(unit[0], config, unit[1], timeout)
             else:
-                res = sweep_one(unit[0], config, unit[1], options, timeout)
-            took = res.timings.get("total_s", 0.0)
+                res = sweep_one(unit[0], config, unit[1], options, timeout, nvidia)
+            took = time.perf_counter() - started  # the whole unit: our sweep and NVIDIA's phase
+
             fastest = took if fastest is None else min(fastest, took)
             report(i, res)
     finally:
@@ -440,6 +479,7 @@ def _run_dask(
     report: Report,
     lost: Lost,
     outcome: _Outcome,
+    nvidia: Any = None,
 ) -> int:
     """Every unit a task; each future is released as soon as its result is reported (stored), so a
     worker lost later takes no finished result with it. A task whose worker died is run again by
@@ -466,6 +506,7 @@ def _run_dask(
                 units[i][1],
                 options,
                 timeout,
+                nvidia,
                 pure=False,
                 key=f"fet022-{run_id}-{i}-{tries[i]}",
             )
@@ -533,6 +574,7 @@ def sweep_paths(
     resume: bool = False,
     timeout: float | None = None,
     isolate_alone: bool = False,
+    nvidia: Any = None,
 ) -> RunResult:
     """Sweep every stage in ``inputs`` (files or folders) with every engine in ``engine``.
 
@@ -550,6 +592,10 @@ def sweep_paths(
     with its samples (the returned results then hold none). ``resume``: reuse the results stored
     there whose content, configuration, engine and tool version match (``fingerprint``).
     ``timeout``: seconds per unit, past which it is reported with status ``timeout``.
+    ``nvidia`` (``simready.verdicts.UnitPhase``): NVIDIA's phase runs in each unit, right after
+    ours, wherever the unit runs; its record (``SweepResult.nvidia``) is stored with the unit and
+    reused by ``resume`` only while ``nvidia.key()`` (NVIDIA's test and releases) is unchanged:
+    a unit stored without it, or under another key, is swept again.
     """
     from .config import as_config
     from .engines import check_engine
@@ -587,7 +633,7 @@ def sweep_paths(
     run_store = None
     if store is not None:
         from .fingerprint import reusable, unit_key
-        from .store import RunStore, load_result
+        from .store import RunStore, load_result, reusable_nvidia
 
         absolute = {p: os.path.abspath(p) for p in paths}
         run_store = RunStore.for_run(store, list(absolute.values()), resume)
@@ -596,12 +642,20 @@ def sweep_paths(
         resume_keys = [unit_key(absolute[p], cfg_dict, e) for p, e in units]
         if resume:
             todo = []
+            nvidia_key = nvidia.key() if nvidia is not None else None
             for i, (p, e) in enumerate(units):
                 record = run_store.stored(asset_keys[p], e)
-                if record and record.get("reusable") and reusable(record.get("resume_key"), resume_keys[i]):
-                    results[i] = load_result(record)
-                    results[i].asset = labels[i]  # type: ignore[union-attr]
-                    results[i].drop_samples()  # type: ignore[union-attr]
+                if (
+                    record
+                    and record.get("reusable")
+                    and reusable(record.get("resume_key"), resume_keys[i])
+                    and (nvidia is None or reusable_nvidia(record.get("nvidia"), nvidia_key))
+                ):
+                    res = results[i] = load_result(record)
+                    res.asset = labels[i]
+                    res.drop_samples()
+                    if nvidia is None:
+                        res.nvidia = None  # not asked for in this run (--no-simready)
                     reused += 1
                 else:
                     todo.append(i)
@@ -621,6 +675,9 @@ def sweep_paths(
         if res.asset != labels[i]:  # a worker saw the absolute path: report the stage as it was named
             res.reason = res.reason.replace(path, labels[i])
             res.asset = labels[i]
+            if res.nvidia is not None:
+                verdict = res.nvidia["verdict"]
+                verdict["message"] = str(verdict.get("message", "")).replace(path, labels[i])
         if run_store is not None:
             keep = res.status != TIMEOUT and res.details != ENVIRONMENT_DETAILS
             p, e = units[i]
@@ -642,12 +699,12 @@ def sweep_paths(
         # a file the client cannot read is its error here, at once; the rest go to the cluster
         here = [(i, u) for i, u in pending if not os.access(u[0], os.R_OK) or not os.path.isfile(u[0])]
         for i, u in here:
-            report(i, sweep_one(u[0], cfg, u[1], options))
+            report(i, sweep_one(u[0], cfg, u[1], options, nvidia=nvidia))
         remote = [(i, u) for i, u in pending if (i, u) not in here]
         if remote:
-            used = _run_dask(remote, cfg, options, scheduler, timeout, report, lost, outcome)
+            used = _run_dask(remote, cfg, options, scheduler, timeout, report, lost, outcome, nvidia)
     elif pending:
-        used = _run_local(pending, cfg, options, jobs, timeout, report, outcome, isolate_alone)
+        used = _run_local(pending, cfg, options, jobs, timeout, report, outcome, isolate_alone, nvidia)
     run = RunResult(
         stages=[r for r in results if r is not None],
         config=cfg.to_dict(),

@@ -208,6 +208,8 @@ class Progress:
             f" ({res.reason})" if res.reason and res.status in ("skipped", "error", "not_applicable", "timeout") else ""
         )
         engine = f" [{res.engine}]" if res.engine else ""
+        if res.nvidia is not None:
+            note += f"; SimReady {res.nvidia['verdict']['status'].upper().replace('_', ' ')}"
         c = self.counts
         tally = f"{c.get('pass', 0)} pass, {c.get('fail', 0)} fail, {c.get('error', 0) + c.get('timeout', 0)} error"
         print(
@@ -323,6 +325,11 @@ def cmd_sweep(args) -> int:
         raise MimicInputError("--scheduler needs --executor dask")
     comparison = _source_comparison(paths, args.source) if args.source else None
     show = None if args.quiet or len(paths) * len(engines) < 2 else Progress()
+    nvidia = None
+    if not args.no_simready:
+        from ..simready.verdicts import UnitPhase
+
+        nvidia = UnitPhase()  # NVIDIA's phase in each unit of work, stored with it (resumable)
     run = sweep_paths(
         paths,
         config,
@@ -335,12 +342,14 @@ def cmd_sweep(args) -> int:
         resume=bool(args.resume),
         timeout=args.timeout,
         isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
+        nvidia=nvidia,
     )
     run.strict = bool(args.strict)
     headline_results: dict = {}
-    if not args.no_simready:
+    if nvidia is not None:
         from ..simready.verdicts import add_verdicts
 
+        # collects the verdicts the units stored (runs the phase only where a unit did not)
         headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
     if args.report:
         from .result import finite_or_none

@@ -56,15 +56,15 @@ def crash_if_asked(engine: str) -> None:
 
 
 def _serve(conn) -> None:
-    """The worker: sweep each (path, config, engine, options, timeout) it is sent; None ends it."""
+    """The worker: sweep each (path, config, engine, options, timeout, nvidia) it is sent; None ends it."""
     from .batch import sweep_one
 
     while True:
         job = conn.recv()
         if job is None:
             return
-        path, config, engine, options, timeout = job
-        conn.send(sweep_one(path, config, engine, options, timeout))
+        path, config, engine, options, timeout, nvidia = job
+        conn.send(sweep_one(path, config, engine, options, timeout, nvidia))
 
 
 def signal_name(exitcode: int | None) -> str:
@@ -135,13 +135,15 @@ class _Worker:
 
 
 class Isolated:
-    """Sweeps units in one worker process per engine; ``close()`` (or ``with``) ends them."""
+    """Sweeps units in one worker process per engine; ``close()`` (or ``with``) ends them.
+    ``nvidia``: NVIDIA's phase, run in the worker after each sweep (``batch.sweep_one``)."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], nvidia: Any = None):
         from .batch import _pool_context
 
         self.options = options
-        self.ctx = _pool_context(options)
+        self.nvidia = nvidia
+        self.ctx = _pool_context(options, nvidia)
         self.workers: dict[str, _Worker] = {}
 
     def sweep(self, path, config: SweepConfig, engine: str, timeout: float | None = None) -> SweepResult:
@@ -149,7 +151,7 @@ class Isolated:
         worker = self.workers.get(engine)
         if worker is None:
             worker = self.workers[engine] = _Worker(self.ctx)
-        res = worker.sweep((str(path), config, engine, self.options, timeout))
+        res = worker.sweep((str(path), config, engine, self.options, timeout, self.nvidia))
         if res is not None:
             return res
         worker.proc.join(5)

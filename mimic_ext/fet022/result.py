@@ -225,6 +225,10 @@ class SweepResult:
     num_envs: int = 0
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: NVIDIA's verdict on this stage and engine when its phase ran in the same unit of work
+    #: (``simready.verdicts.UnitPhase``): kept by the run folder beside this result, not in
+    #: ``to_dict`` (the reports carry it as ``RunResult.simready``)
+    nvidia: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         c = dict.fromkeys(STATUSES, 0)

@@ -11,7 +11,8 @@ Layout (``run_folder`` holds simready-benchmark's part of it)::
     RUN_DIR/results/<asset dir>/.simready/runtime/mimic_joint/mimic_ext/<asset file>/<engine>.json
 
 The last is ours: the whole ``SweepResult`` with its samples, plus the resume key it was computed
-under (``fingerprint.unit_key``). It sits one level below ``run_folder.own_result_path`` (named by
+under (``fingerprint.unit_key``) and, when NVIDIA's phase ran in the unit, its record
+(``nvidia``: verdict, Kit's result dict, and the key it is reused under, ``simready.verdicts``). It sits one level below ``run_folder.own_result_path`` (named by
 the asset's file) because a folder can hold several stages, and the layout's runtime folder is
 per asset folder.
 """
@@ -29,7 +30,7 @@ from typing import Any
 from .. import __version__
 from ..errors import MimicInputError
 from . import run_folder
-from .result import SweepResult
+from .result import SweepResult, finite_or_none
 
 MANIFEST = "mimic_ext_run.json"
 MANIFEST_FORMAT = "mimic_ext.fet022.run"
@@ -145,10 +146,16 @@ class RunStore:
             "config": stage.config,
             "versions": stage.versions,
         }
+        if stage.nvidia is not None:
+            record["nvidia"] = finite_or_none(stage.nvidia)
         path = run_folder.write_json(self.own_path(key, stage.engine), record)
         if headline:
+            # NVIDIA's verdict where its phase ran in the unit, else ours (``add_verdicts`` and
+            # ``write_run_folder`` settle it at the end of the run; this is what a killed run keeps)
             kit_path = run_folder.result_path(self.folder, self.mirror.get(key, key))
-            run_folder.write_json(kit_path, run_folder.stage_kit_result(stage, key))
+            nvidia_kit = (stage.nvidia or {}).get("kit")
+            kit = {**finite_or_none(nvidia_kit), "asset": key} if nvidia_kit else None
+            run_folder.write_json(kit_path, kit or run_folder.stage_kit_result(stage, key))
         return path
 
 
@@ -161,11 +168,24 @@ def update_run(folder: str | os.PathLike, **fields: Any) -> None:
 
 
 def load_result(record: dict[str, Any]) -> SweepResult:
-    """A stored record's ``SweepResult`` (with its samples, configuration and versions)."""
+    """A stored record's ``SweepResult`` (with its samples, configuration, versions and NVIDIA's
+    record, when its phase ran in the unit)."""
     stage = SweepResult.from_dict(record["result"])
     stage.config = dict(record.get("config") or {})
     stage.versions = dict(record.get("versions") or {})
+    stage.nvidia = record.get("nvidia")
     return stage
+
+
+def reusable_nvidia(record: dict[str, Any] | None, key: dict[str, Any] | None) -> bool:
+    """A unit's stored NVIDIA record stands for this run's: one was stored, reusable (not a
+    timeout), under the same ``key`` (``simready.verdicts.phase_key``: test and releases)."""
+    return (
+        isinstance(record, dict)
+        and bool(record.get("reusable"))
+        and isinstance(record.get("verdict"), dict)
+        and record.get("key") == key
+    )
 
 
 def stored_stages(folder: str | os.PathLike) -> Iterator[tuple[dict[str, str], SweepResult | None]]:
@@ -178,4 +198,13 @@ def stored_stages(folder: str | os.PathLike) -> Iterator[tuple[dict[str, str], S
         yield unit, (load_result(record) if record else None)
 
 
-__all__ = ["MANIFEST", "RunStore", "load_result", "manifest_path", "read_manifest", "stored_stages", "update_run"]
+__all__ = [
+    "MANIFEST",
+    "RunStore",
+    "load_result",
+    "manifest_path",
+    "read_manifest",
+    "reusable_nvidia",
+    "stored_stages",
+    "update_run",
+]

@@ -214,6 +214,9 @@ def write_summaries(
     stamp = created.strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     verdicts = list(run_info.get("simready") or [])
+    # a run that did not finish (its client killed) recorded no verdicts: NVIDIA's phase ran in its
+    # units, so they are in the stored results (``SweepResult.nvidia``), collected as they are read
+    from_units = "simready" not in run_info
     tally = _Tally(
         engines,
         nvidia={(v["asset"], v["engine"]): v["status"] for v in verdicts if v.get("status") != "not_run"},
@@ -239,6 +242,12 @@ def write_summaries(
                 )
             if not stages:
                 continue
+            if from_units:
+                for e, st in stages.items():
+                    if st.nvidia is not None:
+                        verdicts.append({"asset": asset, "engine": e, **st.nvidia["verdict"]})
+                        if verdicts[-1]["status"] != "not_run":
+                            tally.nvidia[(asset, e)] = verdicts[-1]["status"]
             href = f"{ASSETS_DIR}/{n:05d}.html"
             page = asset_page(asset, stages, engines, mode, tol, os.path.relpath(targets["html"], pages))
             (pages / f"{n:05d}.html").write_text(page, encoding="utf-8")
@@ -259,6 +268,8 @@ def write_summaries(
             for item in disagreement_data(part):
                 json_item("disagreements", item)
             del stages, part, page
+        if from_units and verdicts:
+            run_info = {**run_info, "simready": verdicts}
         written = [
             _write_json(targets["json"], parts, manifest, run_info, tally, created),
             _write_junit(targets["junit"], parts, junit_counts, run_info),
