@@ -69,8 +69,13 @@ def main(argv=None) -> int:
             extra = {label: {"PYTHONPYCACHEPREFIX": str(Path(tmp) / label)} for label in sides}
         print(
             f"`python -m mimic_ext sweep {args.stage.name} --engine E`, a fresh process each, {args.rounds} "
-            f"interleaved rounds; bytecode {'cached' if args.bytecode else 'as the environment says'} "
-            f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}); load average "
+            f"interleaved rounds; "
+            + (
+                "bytecode cached (PYTHONPYCACHEPREFIX, PYTHONDONTWRITEBYTECODE unset)"
+                if args.bytecode
+                else f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+            )
+            + f"; load average "
             f"{os.getloadavg()[0]:.1f} at the start"
         )
         for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
