@@ -1,7 +1,5 @@
 """``python -m mimic_ext``: the ``mimic-ext`` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -163,9 +163,18 @@ def sign_rule_once(folder: Path, out: str, before: dict) -> None:
     assert html.count(rule) == 1 and html.count('href="#sign-rule"') == 2, "one paragraph, a link per follower"
 
 
+def engine_notes_once(folder: Path, out: str, before: dict) -> None:
+    """Issue 43: MuJoCo's notes about its own settings once for the run, naming the engine and the
+    stages they hold for, not under each stage."""
+    for note in ("mimic joint equalities use solref", "integrator "):
+        assert out.count(note) == 1, out
+    assert re.search(r"^note \[mujoco\] \(each of 2 stages\): mimic joint equalities use solref", out, re.M), out
+
+
 CHECKS = {
     f.__name__: f
     for f in (
+        engine_notes_once,
         sign_rule_once,
         symlink_kept_target_edited,
         json_written,

@@ -7,7 +7,11 @@ error that names the extra).
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from importlib.util import find_spec
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +25,10 @@ from mimic_ext.errors import MimicInputError
 from mimic_ext.fet022 import ReadRelation, SweepEngine, get_engine, run
 from mimic_ext.fet022.config import SweepConfig
 from mimic_ext.fet022.discovery import discover
-from mimic_ext.fet022.engines import engine_names
+from mimic_ext.fet022.engines import check_engine, engine_names
 from mimic_ext.fet022.plan import make_plan
 
+ROOT = Path(__file__).resolve().parents[1]
 PEERS = {"warp": "warp", "physx": "ovphysx", "newton": "newton", "mujoco": "mujoco"}
 
 
@@ -108,3 +113,38 @@ def test_the_robotiq_usd_passes_on_every_engine(name):
         assert f.direction == "match"
     assert {round(r.multiplier) for r in engine.trace.relations} == {1, -1}
     assert all(r.offset == pytest.approx(0.0, abs=1e-9) for r in engine.trace.relations)
+
+
+@pytest.mark.parametrize("name", ["physx", "newton", "mujoco"])
+def test_check_engine_names_a_missing_peer_in_one_line(name, monkeypatch):
+    """Before a run: found or not, without importing it."""
+    monkeypatch.setitem(sys.modules, PEERS[name], None)
+    with pytest.raises(MimicInputError, match=rf"needs {PEERS[name]}, which is not installed: pip install") as err:
+        check_engine(name)
+    assert "\n" not in str(err.value)
+
+
+def test_check_engine_looks_the_peers_up_without_importing_them():
+    """Issue 43: the CLI checks every engine before the run, in the parent, while a physx, newton
+    or mujoco sweep runs in a worker of its own; importing the peer there too cost seconds (Newton
+    2.96 s), so the parent only looks it up (a broken one is named by the worker: the corpus)."""
+    present = [n for n in ("physx", "newton", "mujoco") if find_spec(PEERS[n]) is not None]
+    if not present:
+        pytest.skip("no engine peer is installed")
+    code = (
+        "import sys\n"
+        "from mimic_ext.fet022.engines import check_engine\n"
+        f"for name in {present!r}:\n"
+        "    check_engine(name)\n"
+        "peers = ('ovphysx', 'ovstage', 'newton', 'mujoco', 'warp')\n"
+        "print(sorted(p for p in peers if p in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

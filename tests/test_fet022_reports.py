@@ -419,3 +419,50 @@ def test_junit_has_one_suite_per_stage_and_engine_named_by_both(tmp_path):
         "mimic_joint: data/broken.usda [warp]",
     ]
     assert len(set(names)) == len(names)
+
+
+def _noted(asset: str, engine: str, notes: list[str]) -> SweepResult:
+    st = SweepResult(asset=asset, config=SweepConfig().to_dict(), engine=engine, num_envs=1, timings={"total_s": 0.1})
+    st.followers = [_follower("f", engine=engine)]
+    st.warnings = list(notes)
+    st.settle_status()
+    return st
+
+
+SOLREF = "mimic joint equalities use solref (0.00833 s, 1), twice MuJoCo's time step"
+NO_DRIVE = "/Robot/Joints/leader has no position drive: the sweep's test drive was written on it"
+
+
+@pytest.mark.parametrize("engines", [("mujoco",), ("warp", "mujoco")])
+def test_a_note_an_engine_leaves_on_every_stage_is_said_once(engines):
+    """Issue 43: an engine's note about itself (MuJoCo's solref and integrator) was printed under
+    each of ten stages. A note it leaves on every stage is said once after the stages, naming the
+    engine and the count; one about a stage stays under that stage."""
+    stages = []
+    for asset in ("a.usda", "b.usda", "c.usda"):
+        for engine in engines:
+            notes = [SOLREF] if engine == "mujoco" else []
+            if asset == "b.usda":
+                notes.append(f"{asset}: 2 composition error(s)")
+            stages.append(_noted(asset, engine, notes))
+    run = RunResult(stages=stages, config=SweepConfig().to_dict(), versions={}, wall_seconds=0.1, jobs=1)
+    text = format_console(run)
+    assert text.count(SOLREF) == 1, text
+    tag = " [mujoco]" if len(engines) > 1 else ""
+    assert f"\nnote{tag} (each of 3 stages): {SOLREF}" in text
+    assert text.count("b.usda: 2 composition error(s)") == 1  # one stage's own: under it, per engine merged
+    block_b = text[text.index("b.usda: PASS") :]
+    assert "composition error(s)" in block_b.split("\n\n")[0]
+    # a note on one stage of one engine is not said for the run
+    one = format_console(RunResult(stages=[_noted("a.usda", "mujoco", [SOLREF])], config=SweepConfig().to_dict()))
+    assert f"  note: {SOLREF}" in one and "each of" not in one
+
+
+def test_a_missing_drive_is_one_line_per_joint_naming_the_engines():
+    """Issue 43: the "no position drive" note was printed per engine and joint; on one stage it is
+    one line naming the engines that wrote the test drive."""
+    stages = [_noted("h.usda", e, [NO_DRIVE]) for e in ("warp", "physx", "newton")]
+    stages[0].warnings = []  # our engine drives the plan's test drive without writing the stage
+    text = format_console(RunResult(stages=stages, config=SweepConfig().to_dict(), versions={}, wall_seconds=0.1))
+    assert text.count("has no position drive") == 1, text
+    assert f"  note [physx, newton]: {NO_DRIVE}" in text

@@ -212,3 +212,26 @@ def test_solver_options_have_one_source():
         with pytest.raises(AttributeError, match="solver option"):
             setattr(model, name, 1)
     assert (stage_reader.DEFAULT_MASS, stage_reader.DEFAULT_RADIUS, stage_reader.DEFAULT_GRAVITY) == (0.1, 0.05, 9.81)
+
+
+def test_a_model_whose_colliders_cannot_touch_never_loads_the_detection_kernels():
+    """Issue 43: registering the detection kernels with Warp costs a tenth of a second of a
+    one-stage sweep; geared_pair's colliders cannot touch (self-collision off), so building its
+    model (and its contact model, as the sweep does) leaves them unimported."""
+    import ast
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys\n"
+        "from mimic_ext.schema import open_stage\n"
+        "from mimic_ext.solver import build_model\n"
+        "from mimic_ext.solver.model import contact_model\n"
+        "stage = open_stage('data/geared_pair.usda').stage\n"
+        "assert contact_model(stage) is None and build_model(stage).collision is None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mimic_ext.solver.collision.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    assert not {"mimic_ext.solver.collision.kernels", "mimic_ext.solver.collision.narrowphase"} & set(loaded), loaded

@@ -279,6 +279,28 @@ def _source_comparison(paths, source: str):
     return compare_with_source(opened.stage, source, str(paths[0]))
 
 
+def _error_lines(stages, several_engines: bool) -> list[str]:
+    """One ``mimic-ext: error:`` line per stage that could not be swept; a reason that names no
+    stage and is the same on several (an engine that cannot load where it runs) once, with the
+    stages it stopped."""
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for st in stages:
+        if st.status == "error":
+            reason = st.reason or "could not be swept"
+            tag = f" [{st.engine}]" if several_engines else ""
+            own = st.asset if st.asset in reason else ""  # a reason naming its stage stays its own
+            grouped.setdefault((reason, tag, own), []).append(st.asset)
+    lines = []
+    for (reason, tag, own), assets in grouped.items():
+        if len(assets) == 1:
+            line = f"{'' if own else assets[0] + ': '}{reason}{tag}"
+        else:
+            named = ", ".join(assets[:3]) + (f" and {len(assets) - 3} more" if len(assets) > 3 else "")
+            line = f"{reason}{tag} ({len(assets)} stages: {named})"
+        lines.append(f"mimic-ext: error: {line}".replace("\n", " "))
+    return lines
+
+
 def cmd_sweep(args) -> int:
     from pathlib import Path
 
@@ -363,12 +385,8 @@ def cmd_sweep(args) -> int:
         apply_source_check(run.stages, comparison)
         print(comparison.table() + "\n" + comparison.summary() + "\n", file=console)
     print(format_console(run), file=console)
-    for st in run.stages:
-        if st.status == "error":
-            reason = st.reason or "could not be swept"
-            where = "" if st.asset in reason else f"{st.asset}: "
-            tag = f" [{st.engine}]" if len(engines) > 1 else ""
-            print(f"mimic-ext: error: {where}{reason}{tag}".replace("\n", " "), file=sys.stderr)
+    for line in _error_lines(run.stages, several_engines=len(engines) > 1):
+        print(line, file=sys.stderr)
     # every report is made first and written together: one that cannot be written leaves none
     files: list[tuple[str, str]] = []
     if results_dir:

@@ -173,7 +173,14 @@ class StageSweepRunner:
         if self.is_running():
             carb.log_warn("FET022 sweep: a sweep is already running")
             return self._task
-        stage = omni.usd.get_context(self._context_name).get_stage()
+        context = omni.usd.get_context(self._context_name)  # None for a name no context has
+        if context is None:
+            carb.log_error(
+                f"FET022 sweep: no USD context named '{self._context_name}': pass the name of an existing "
+                'one (usd_context_name="" is the app\'s default)'
+            )
+            return None
+        stage = context.get_stage()
         if stage is None:
             carb.log_error("FET022 sweep: no stage is open: open a stage with mimic joints first")
             return None

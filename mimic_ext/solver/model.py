@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import warp as wp
@@ -25,7 +26,6 @@ from pxr import Usd
 
 from ..schema import read_relations
 from . import packing
-from .collision import CollisionModel, CollisionSpec, FrameLayout, read_colliders
 from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
@@ -40,6 +40,9 @@ from .stage_reader import FREE, REVOLUTE, SPHERICAL, LinkSpec, StageSpec, mat_to
 from .state import Control, State
 from .workspace import Dims, guards_requested
 from .workspace import layout as workspace_layout
+
+if TYPE_CHECKING:  # the collision package loads when a model has colliders (its kernels cost an import)
+    from .collision.shapes import CollisionSpec
 
 #: contacts that get rows, per environment and collider, unless ``contact_capacity`` is given
 CONTACTS_PER_SHAPE = 4
@@ -124,6 +127,9 @@ class Model:
             n_shapes = len(collision.shapes)
             cap = int(contact_capacity) if contact_capacity is not None else max(16, CONTACTS_PER_SHAPE * n_shapes)
             self.contact_capacity = cap
+            from .collision.frames import FrameLayout
+            from .collision.pipeline import CollisionModel
+
             # detection keeps its own (larger) buffer: speculative pairs that get no rows must
             # not crowd out the ones that do
             self.collision = CollisionModel(
@@ -713,6 +719,8 @@ def build_model(
     spec = read_stage(stage, fix_base=fix_base, free_bodies=bool(contacts))
     cspec = None
     if contacts:
+        from .collision.usd_colliders import read_colliders
+
         cspec = read_colliders(
             stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies], ground_plane=ground_plane
         )

@@ -1292,6 +1292,19 @@ def _issue43_cases(add) -> None:
         writes=("r.html",),
         check="sign_rule_once",
     )
+    # -- first hour: an engine's note about itself (MuJoCo's solref, its integrator) once for the
+    # run, not under every stage (it was ten times on ten stages)
+    add(
+        "sweep_engine_notes_once_per_run",
+        FIRST_HOUR,
+        "harden",
+        ["sweep", "g.usda", "g2.usda", "--engine", "warp,mujoco", "-q"],
+        0,
+        None,
+        both(geared, copy_sample("geared_pair.usda", "g2.usda")),
+        check="engine_notes_once",
+        needs=("mujoco",),
+    )
     # -- first hour: import shows the validation findings it counts, and says which joints a
     # velocity-limit note is about before explaining why
     add(
@@ -1333,6 +1346,24 @@ def _issue43_cases(add) -> None:
         2,
         r"mujoco engine: mujoco is installed but its import failed: OSError: libGL\.so\.1: cannot open",
         both(geared, broken_package("mujoco", 'raise OSError("libGL.so.1: cannot open shared object file")')),
+        run=SUBPROCESS,
+        env=NO_BYTECODE,
+    )
+    # the peer is looked up before the run and imported where the engine runs (a worker): one
+    # line still, for every stage it stopped, naming the package and its real error
+    add(
+        "sweep_engine_import_oserror_once_for_all_stages",
+        NO_TRACEBACK,
+        "harden",
+        ["sweep", "g.usda", "g2.usda", "--engine", "mujoco", "-q"],
+        2,
+        r"mujoco engine: mujoco is installed but its import failed: OSError: libGL\.so\.1: .* \(2 stages: g\.usda, "
+        r"g2\.usda\)$",
+        both(
+            geared,
+            copy_sample("geared_pair.usda", "g2.usda"),
+            broken_package("mujoco", 'raise OSError("libGL.so.1: cannot open shared object file")'),
+        ),
         run=SUBPROCESS,
         env=NO_BYTECODE,
     )

@@ -152,6 +152,31 @@ def test_no_open_stage_is_a_logged_error(kit, extension, caplog):
     assert any("no stage is open" in r.getMessage() for r in caplog.records)
 
 
+def test_a_usd_context_that_does_not_exist_is_a_logged_error(kit, extension, caplog):
+    """Issue 43: a runner made for a USD context name no context has (``omni.usd.get_context``
+    returns None) says so in one logged line, as the Kit commands do, instead of raising
+    AttributeError on ``None.get_stage()``; once the context exists, it is the usual no-stage line."""
+    import omni.usd
+
+    from mimic_ext.kit.stage_sweep import StageSweepRunner
+
+    assert omni.usd.get_context("no_such_context") is None
+    runner = StageSweepRunner(usd_context_name="no_such_context")
+    try:
+        with caplog.at_level(logging.ERROR, logger="carb"):
+            assert runner.start() is None
+        assert "FET022 sweep: no USD context named 'no_such_context'" in caplog.text
+        assert "AttributeError" not in caplog.text and not runner.is_running()
+        caplog.clear()
+        omni.usd.create_context("no_such_context")
+        with caplog.at_level(logging.ERROR, logger="carb"):
+            assert runner.start() is None
+        assert "no stage is open" in caplog.text
+    finally:
+        omni.usd.destroy_context("no_such_context")
+        runner.destroy()
+
+
 def test_the_packaged_kit_test_case_passes(kit, extension):
     """mimic_ext/kit/tests (what Kit's test runner collects) on the stand-ins."""
     _needs_sweep()

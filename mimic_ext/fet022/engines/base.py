@@ -159,7 +159,9 @@ def check_engine_name(spec: str) -> None:
 def check_engine(spec: str) -> None:
     """Raise ``MimicInputError`` (one line) when ``spec`` names no engine or one that cannot run
     here, e.g. because its optional peer is not installed: called once before a run, so that a
-    missing extra is one message, not one error per stage."""
+    missing extra is one message, not one error per stage. A peer is looked up, not imported
+    (``import newton`` alone takes seconds, and a sweep on it runs in a worker that imports it
+    again): an installed peer whose import fails is named where the engine is built."""
     check_engine_name(spec)
     name, _, device = spec.partition(":")
     if device and device != "cpu":  # a GPU the machine lacks: refused here, not after a run on the CPU
@@ -189,10 +191,18 @@ def get_engine(spec: str | SweepEngine = "warp", **options) -> SweepEngine:
     return _FACTORIES[name](**options)
 
 
-def _module_factory(module: str, cls: str) -> Callable[..., SweepEngine]:
+def _module_factory(module: str, cls: str, peers: tuple[str, ...] = ()) -> Callable[..., SweepEngine]:
+    """A factory importing the engine's module, and first its ``peers`` (one line naming a peer
+    that is absent or whose import fails, and its real error: the diagnosis is made here, where
+    the engine runs, since ``check_engine`` only looks the peers up)."""
+
     def factory(**options) -> SweepEngine:
         import importlib
 
+        from .peer_import import import_peer
+
+        for peer in peers:
+            import_peer(peer, module)
         try:
             mod = importlib.import_module(f".{module}", __package__)
         except ModuleNotFoundError as exc:  # the engine's module, or a peer it imports at the top
@@ -214,15 +224,19 @@ def _peers(extra: str, *modules: str) -> Callable[[], None]:
     import alone takes seconds), naming the extra that brings them."""
 
     def check() -> None:
-        from .peer_import import import_peer
+        from .peer_import import find_peer
 
         for module in modules:
-            import_peer(module, extra)
+            find_peer(module, extra)
 
     return check
 
 
+def _register_peer_engine(name: str, cls: str, *peers: str) -> None:
+    register_engine(name, _module_factory(name, cls, peers), check=_peers(name, *peers))
+
+
 register_engine("warp", _module_factory("warp", "WarpEngine"), check=_warp_available)
-register_engine("physx", _module_factory("physx", "PhysxEngine"), check=_peers("physx", "ovphysx", "ovstage"))
-register_engine("mujoco", _module_factory("mujoco", "MujocoEngine"), check=_peers("mujoco", "mujoco"))
-register_engine("newton", _module_factory("newton", "NewtonEngine"), check=_peers("newton", "newton"))
+_register_peer_engine("physx", "PhysxEngine", "ovphysx", "ovstage")
+_register_peer_engine("mujoco", "MujocoEngine", "mujoco")
+_register_peer_engine("newton", "NewtonEngine", "newton")

@@ -31,9 +31,10 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def _findings(stage: SweepResult, tag: str = "") -> list[str]:
+def _findings(stage: SweepResult, tag: str = "", said: frozenset[str] = frozenset()) -> list[str]:
     """Failure messages and warnings per follower, other notes, stage notes (the sign-rule note
-    is the report's, once: ``sign_rule_note``)."""
+    is the report's, once: ``sign_rule_note``; ``said``: stage notes said once for the run,
+    ``_engine_notes``)."""
     lines = []
     for f in stage.followers:
         for msg in f.messages:
@@ -44,12 +45,46 @@ def _findings(stage: SweepResult, tag: str = "") -> list[str]:
         for msg in f.notes:
             if not msg.startswith(SIGN_NOTE):
                 lines.append(f"  note{tag}: {f.name}: {msg}")
-    for msg in stage.warnings:
-        lines.append(f"  note{tag}: {msg}")
+    for msg in dict.fromkeys(stage.warnings):
+        if msg not in said:
+            lines.append(f"  note{tag}: {msg}")
     return lines
 
 
-def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
+def _engine_notes(run: RunResult) -> dict[str, tuple[int, frozenset[str]]]:
+    """Per engine, the stage notes it left on every stage it left any on, when that is two or more
+    stages: facts about the engine in this run, not about a stage (MuJoCo's solref and integrator,
+    the in-memory flattening), said once after the stages instead of once per stage. Returns
+    engine -> (stages, notes)."""
+    per_engine: dict[str, list[set[str]]] = {}
+    for st in run.stages:
+        if st.warnings:
+            per_engine.setdefault(st.engine, []).append(set(st.warnings))
+    out = {}
+    for engine, notes in per_engine.items():
+        common = set.intersection(*notes) if len(notes) > 1 else set()
+        if common:
+            out[engine] = (len(notes), frozenset(common))
+    return out
+
+
+def _engine_note_lines(run: RunResult, said: dict[str, tuple[int, frozenset[str]]], tagged: bool) -> list[str]:
+    """The notes ``_engine_notes`` found, once each, naming the engines (in the run's order) that
+    left it on each of the same number of stages."""
+    shared: dict[tuple[str, int], list[str]] = {}
+    for st in run.stages:  # the notes in the order the stages said them
+        count, notes = said.get(st.engine, (0, frozenset()))
+        for msg in dict.fromkeys(st.warnings):
+            if msg in notes and st.engine not in shared.setdefault((msg, count), []):
+                shared[(msg, count)].append(st.engine)
+    order = engines_of(run)
+    return [
+        f"note{' [' + ', '.join(sorted(es, key=order.index)) + ']' if tagged else ''} (each of {count} stages): {msg}"
+        for (msg, count), es in shared.items()
+    ]
+
+
+def _stage_lines(stage: SweepResult, mode: str, said: frozenset[str] = frozenset()) -> list[str]:
     head = f"{stage.asset}: {stage.status.upper()}"
     if stage.status in (SKIPPED, ERROR, NOT_APPLICABLE, TIMEOUT) and stage.reason:
         head += f" ({stage.reason})"
@@ -69,10 +104,12 @@ def _stage_lines(stage: SweepResult, mode: str) -> list[str]:
             for f in stage.followers
         ]
         lines += ["  " + line for line in _table(rows, HEADER)]
-    return lines + _findings(stage)
+    return lines + _findings(stage, said=said)
 
 
-def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[str]) -> list[str]:
+def _matrix_lines(
+    asset: str, per_engine: dict[str, SweepResult], engines: list[str], said: dict[str, frozenset[str]]
+) -> list[str]:
     """follower x engine: motion ratio, verdict and what that engine read."""
     status = worst_status(s.status for s in per_engine.values())
     lines = [
@@ -99,7 +136,7 @@ def _matrix_lines(asset: str, per_engine: dict[str, SweepResult], engines: list[
     shared: dict[str, list[str]] = {}
     for e in engines:
         if e in per_engine:
-            for line in _findings(per_engine[e], _TAG):
+            for line in _findings(per_engine[e], _TAG, said.get(e, frozenset())):
                 shared.setdefault(line, []).append(e)
     return lines + [line.replace(_TAG, f" [{', '.join(es)}]") for line, es in shared.items()]
 
@@ -125,12 +162,16 @@ def format_console(result: RunResult | SweepResult) -> str:
     engines = engines_of(run)
     top = headlines(run)
     lines: list[str] = top + [findings_line(run), ""] if top else []
+    engine_notes = _engine_notes(run)
+    said = {e: notes for e, (_, notes) in engine_notes.items()}
     if len(engines) > 1:
         for asset, per_engine in by_asset(run).items():
-            lines += _matrix_lines(asset, per_engine, engines) + [""]
+            lines += _matrix_lines(asset, per_engine, engines, said) + [""]
     else:
         for stage in run.stages:
-            lines += _stage_lines(stage, mode) + [""]
+            lines += _stage_lines(stage, mode, said.get(stage.engine, frozenset())) + [""]
+    if engine_notes:
+        lines += _engine_note_lines(run, engine_notes, tagged=len(engines) > 1) + [""]
     note = sign_rule_note(run)
     if note:
         lines += [note, ""]

@@ -6,26 +6,26 @@ every environment's contacts (one Warp thread each) from the link frames the sol
 forward kinematics computes; ``contacts()`` reads them back per environment and pair.
 """
 
-from .frames import FrameLayout, link_to_motion_frame, motion_frames
-from .hull import Hull, convex_hull
-from .pipeline import CollisionModel, build_collision
-from .readout import Contacts, PairContacts
-from .shapes import CollisionSpec, FreeBody, MaterialSpec, ShapeSpec
-from .usd_colliders import read_colliders
+# imported on first use: the detection kernels take a tenth of a second to register with Warp,
+# which a model without colliders (most FET022 stages) never launches
+from ...lazy_exports import lazy_getattr
 
-__all__ = [
-    "CollisionModel",
-    "CollisionSpec",
-    "Contacts",
-    "FrameLayout",
-    "FreeBody",
-    "Hull",
-    "MaterialSpec",
-    "PairContacts",
-    "ShapeSpec",
-    "build_collision",
-    "convex_hull",
-    "link_to_motion_frame",
-    "motion_frames",
-    "read_colliders",
-]
+_EXPORTS = {
+    "CollisionModel": "pipeline",
+    "CollisionSpec": "shapes",
+    "Contacts": "readout",
+    "FrameLayout": "frames",
+    "FreeBody": "shapes",
+    "Hull": "hull",
+    "MaterialSpec": "shapes",
+    "PairContacts": "readout",
+    "ShapeSpec": "shapes",
+    "build_collision": "pipeline",
+    "convex_hull": "hull",
+    "link_to_motion_frame": "frames",
+    "motion_frames": "frames",
+    "read_colliders": "usd_colliders",
+}
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
+
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)

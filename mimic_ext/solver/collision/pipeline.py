@@ -9,7 +9,6 @@ import warp as wp
 from ..devices import resolve_device
 from . import wp_types as T
 from .frames import FrameLayout, motion_frames
-from .kernels import NO_REACH, collide_kernel
 from .readout import Contacts
 from .shapes import COMBINE_MODES, KINDS, CollisionSpec, FreeBody
 
@@ -289,6 +288,10 @@ class CollisionModel:
         out to its contact offsets; or, with ``frame_move`` (per environment and frame: how far
         its origin moves, how far it turns) and ``reach0`` (m), only as far as the pair can close
         (``kernels.pair_margin``; the solver's step passes its own)."""
+        # the detection kernels load here: a model whose colliders cannot touch (the solver
+        # drops its collision model) is built and checked without them
+        from .kernels import NO_REACH, collide_kernel
+
         if frame_move is None:
             frame_move, reach0 = self._no_move, NO_REACH
         assert reach0 is not None, "collide: frame_move given without reach0"

@@ -70,9 +70,6 @@ of ``J`` (n), ``J S`` (k), ``C (J S)^T`` (k), then the scalars listed at ``_S_*`
 # no `from __future__ import annotations`: Warp reads these annotations as live types
 import warp as wp
 
-from ..collision.kernels import collide_env
-from ..collision.pairs import pair_frames, pair_material, pair_rest
-from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
 from .dynamics import F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 
 #: The scalars after a contact's three rows, declared once (name, entries, meaning); their
@@ -180,6 +177,9 @@ def active_size(cap: int, n1: int) -> int:
 
 
 def build_structs(ns) -> None:
+    # imported here, not above: a model without colliders (the plain kernels) never loads detection
+    from ..collision.wp_types import CollisionData, CollisionScratch, ContactBuffer
+
     @wp.struct
     class ContactCtx:
         """A contact model's detection data (``collision``) and per-environment contact state:
@@ -206,6 +206,9 @@ def build_structs(ns) -> None:
 
 
 def build(ns) -> None:
+    from ..collision.kernels import collide_env
+    from ..collision.pairs import pair_frames, pair_material, pair_rest
+
     T, V3 = ns.T, ns.vec3
     A2 = wp.array2d(dtype=T)
     MD, SC = ns.ModelData, ns.Scratch

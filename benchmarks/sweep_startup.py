@@ -1,0 +1,107 @@
+"""Process time of a one-stage ``mimic-ext sweep`` against another checkout (issue 43).
+
+    python benchmarks/sweep_startup.py --against CHECKOUT [--rounds 7] [--engines warp,newton]
+                                       [--stage data/geared_pair.usda] [--bytecode]
+
+A one-stage sweep simulates for milliseconds; the rest of its second or two is the interpreter,
+imports and set-up, which is what this measures. Each round runs ``python -m mimic_ext sweep
+STAGE --engine E`` once with this checkout and once with ``--against`` first on PYTHONPATH
+(alternating which goes first, so machine load hits both alike), in a fresh process from a
+temporary folder. Printed per engine: medians (and minimum) over the rounds of the CPU time
+(user + system of the CLI process and the children it waited for, from ``os.wait4``: a physx,
+newton or mujoco sweep's worker is forked by multiprocessing's forkserver and not counted, so
+read its wall time too) and of the wall time, and the ratios this / against.
+
+``--against`` is a checkout of the tree before the change, e.g. made with ``git archive REF |
+tar -x -C DIR`` (never edited). Python writes no bytecode where ``PYTHONDONTWRITEBYTECODE`` is
+set (the shared machine sets it), so every run compiles the project's modules from source;
+``--bytecode`` lets both sides cache it in a temporary ``PYTHONPYCACHEPREFIX`` (a user's install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(checkout: Path, argv: list[str], env_extra: dict[str, str]) -> tuple[int, float, float]:
+    """(exit code, wall s, CPU s) of ``python -m mimic_ext ARGV`` with ``checkout`` first on the path."""
+    env = {**os.environ, **env_extra, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+    if "PYTHONPYCACHEPREFIX" in env_extra:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(  # outside any checkout: ``-m`` puts the working folder first on the path
+        [sys.executable, "-m", "mimic_ext", *argv],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
+def _med(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.3f} s (min {min(xs):.3f})"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", type=Path, required=True, help="the checkout to compare with (the tree before)")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--engines", default="warp", help="comma-separated; each timed on its own")
+    ap.add_argument("--stage", type=Path, default=ROOT / "data" / "geared_pair.usda")
+    ap.add_argument("--bytecode", action="store_true", help="let Python cache bytecode (a temporary prefix)")
+    args = ap.parse_args(argv)
+    sides = {"this": ROOT, "against": args.against.resolve()}
+    with tempfile.TemporaryDirectory(prefix="sweep_startup_") as tmp:
+        extra = {label: {} for label in sides}
+        if args.bytecode:
+            extra = {label: {"PYTHONPYCACHEPREFIX": str(Path(tmp) / label)} for label in sides}
+        print(
+            f"`python -m mimic_ext sweep {args.stage.name} --engine E`, a fresh process each, {args.rounds} "
+            f"interleaved rounds; "
+            + (
+                "bytecode cached (PYTHONPYCACHEPREFIX, PYTHONDONTWRITEBYTECODE unset)"
+                if args.bytecode
+                else f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+            )
+            + f"; load average "
+            f"{os.getloadavg()[0]:.1f} at the start"
+        )
+        for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
+            cmd = ["sweep", str(args.stage.resolve()), "--engine", engine]
+            for label, checkout in sides.items():  # untimed: Warp's kernel cache, the bytecode
+                _run(checkout, cmd, extra[label])
+            got: dict[str, dict[str, list[float]]] = {label: {"wall": [], "cpu": []} for label in sides}
+            codes: dict[str, set[int]] = {label: set() for label in sides}
+            for r in range(args.rounds):
+                order = list(sides) if r % 2 == 0 else list(sides)[::-1]
+                for label in order:
+                    code, wall, cpu = _run(sides[label], cmd, extra[label])
+                    codes[label].add(code)
+                    got[label]["wall"].append(wall)
+                    got[label]["cpu"].append(cpu)
+            cpu_ratio = statistics.median(got["this"]["cpu"]) / statistics.median(got["against"]["cpu"])
+            wall_ratio = statistics.median(got["this"]["wall"]) / statistics.median(got["against"]["wall"])
+            for label in sides:
+                print(
+                    f"  {engine:7s} {label:8s} CPU {_med(got[label]['cpu'])}, wall {_med(got[label]['wall'])}, "
+                    f"exit codes {sorted(codes[label])}"
+                )
+            print(f"  {engine:7s} this / against: CPU {cpu_ratio:.2f}, wall {wall_ratio:.2f}", flush=True)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
