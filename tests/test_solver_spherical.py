@@ -121,6 +121,19 @@ def test_mimic_relation_naming_a_spherical_joint_is_refused():
         build_model(b.stage)
 
 
+def mujoco_pendulum(mujoco, q0, u0, option: str, flags: str = ""):
+    """The same pendulum in MuJoCo (a ball joint at the pivot, the bob's inertia at -D), started
+    from our (q0: x, y, z, w; u0: angular velocity in the child frame, as MuJoCo's ball)."""
+    xml = f"""<mujoco><option {option} gravity="0 0 {-G}">{flags}</option>
+    <worldbody><body name="bob"><joint name="ball" type="ball"/>
+    <inertial pos="0 0 {-D}" mass="{M}" diaginertia="{I[0]} {I[1]} {I[2]}"/></body></worldbody></mujoco>"""
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    md.qpos[:] = [q0[3], q0[0], q0[1], q0[2]]
+    md.qvel[:] = u0
+    return mm, md
+
+
 @pytest.mark.slow
 def test_spherical_pendulum_follows_mujoco():
     """Same pendulum, tilted and spinning, in MuJoCo (RK4 at 2400 Hz: the reference) and here
@@ -133,13 +146,7 @@ def test_spherical_pendulum_follows_mujoco():
     q0 = model.state().joint_q.numpy()[0]
     u0 = np.array([0.4, -0.2, 1.0])
     qs, _ = run(model, q0, u0, 240)
-    xml = f"""<mujoco><option timestep="{DT / 10}" integrator="RK4" gravity="0 0 {-G}"/>
-    <worldbody><body name="bob"><joint name="ball" type="ball"/>
-    <inertial pos="0 0 {-D}" mass="{M}" diaginertia="{I[0]} {I[1]} {I[2]}"/></body></worldbody></mujoco>"""
-    mm = mujoco.MjModel.from_xml_string(xml)
-    md = mujoco.MjData(mm)
-    md.qpos[:] = [q0[3], q0[0], q0[1], q0[2]]
-    md.qvel[:] = u0
+    mm, md = mujoco_pendulum(mujoco, q0, u0, f'timestep="{DT / 10}" integrator="RK4"')
     worst = 0.0
     for q in qs:
         mujoco.mj_step(mm, md, 10)
@@ -151,13 +158,7 @@ def test_spherical_pendulum_follows_mujoco():
 def mujoco_pendulum_energy(mujoco, q0, u0, steps: int) -> np.ndarray:
     """MuJoCo's ``data.energy`` sum after each of ``steps`` steps of its default (semi-implicit
     Euler) integrator at 240 Hz, from our (q0, u0)."""
-    xml = f"""<mujoco><option timestep="{DT}" gravity="0 0 {-G}"><flag energy="enable"/></option>
-    <worldbody><body name="bob"><joint name="ball" type="ball"/>
-    <inertial pos="0 0 {-D}" mass="{M}" diaginertia="{I[0]} {I[1]} {I[2]}"/></body></worldbody></mujoco>"""
-    mm = mujoco.MjModel.from_xml_string(xml)
-    md = mujoco.MjData(mm)
-    md.qpos[:] = [q0[3], q0[0], q0[1], q0[2]]
-    md.qvel[:] = u0
+    mm, md = mujoco_pendulum(mujoco, q0, u0, f'timestep="{DT}"', '<flag energy="enable"/>')
     out = []
     for _ in range(steps):
         mujoco.mj_step(mm, md)

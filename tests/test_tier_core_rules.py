@@ -156,7 +156,21 @@ def test_our_plugin_says_it_when_it_starts_beside_tier_core_without_physx_schema
     tests/simready_checks.py's bridge (which gives tier-core a PhysxSchema) nothing is said."""
     if importlib.util.find_spec(tcr.TIER_CORE) is None or importlib.util.find_spec("usd_validation_nvidia") is None:
         pytest.skip("simready-foundation-tier-core / usd-validation-nvidia not installed (simready extra)")
-    if tcr.physx_schema_for_tier_core():
+    # asked in a fresh process: in this one an earlier test may have imported tier-core's rules
+    # inside tests/simready_checks.py's bridge, which they keep
+    fresh = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from mimic_ext.schema import tier_core_rules as t; print(t.physx_schema_for_tier_core())",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    if fresh.stdout.strip() == "True":
         pytest.skip("this OpenUSD has pxr.PhysxSchema (Kit's build): tier-core's rules work here")
     plain = _start_validator(entry_point_path, bridge=False)
     lines = [line for line in plain.splitlines() if "pxr.PhysxSchema" in line]

@@ -134,11 +134,7 @@ class PhysxBackend(Backend):
         prep = prepared.private_copy(stage)
         prepared.ensure_scene(prep)
         if fix_base:
-            try:
-                for body in prepared.floating_roots(prep.stage):
-                    prepared.weld(prep, body, prepared.robot_root(prep.stage))
-            except MimicInputError as exc:
-                prep.notes.append(f"floating roots not looked for ({exc}); none welded")
+            prepared.weld_floating_roots(prep)
         roots = [str(p.GetPath()) for p in prepared.articulation_roots(prep.stage)]
         if root not in roots:
             raise MimicInputError(f"{root}: PhysX finds no articulation root there (roots: {', '.join(roots)})")

@@ -64,11 +64,7 @@ class NewtonBackend(Backend):
         prepared.ensure_scene(prep)
         prepared.default_masses(prep, "Newton would give NaN")
         if fix_base:
-            try:
-                for body in prepared.floating_roots(prep.stage):
-                    prepared.weld(prep, body, prepared.robot_root(prep.stage))
-            except MimicInputError as exc:
-                prep.notes.append(f"floating roots not looked for ({exc}); none welded")
+            prepared.weld_floating_roots(prep)
         try:
             builder, newton_notes = engine._builder(prep)
             reads = engine._read(builder, prep.stage)

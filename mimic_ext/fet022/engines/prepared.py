@@ -97,15 +97,22 @@ def prepare(prep: PreparedStage, plan, instead: str, masses: bool = True, fix_ba
     if masses:
         default_masses(prep, instead)
     if fix_base:
-        from ...errors import MimicInputError
+        weld_floating_roots(prep)
 
-        try:
-            roots = floating_roots(prep.stage)
-        except MimicInputError as exc:  # the solver's reader rejects joints it cannot model
-            prep.notes.append(f"floating roots not looked for ({exc}); none welded")
-            roots = []
-        for body in roots:
-            weld(prep, body, robot_root(prep.stage))
+
+def weld_floating_roots(prep: PreparedStage) -> None:
+    """Every floating root welded to the world inside the robot's root prim (a gripper's base
+    held as a test bench holds it); where the solver's reader cannot say which roots float
+    (a joint it does not model), a note says none was welded."""
+    from ...errors import MimicInputError
+
+    try:
+        roots = floating_roots(prep.stage)
+    except MimicInputError as exc:  # the solver's reader rejects joints it cannot model
+        prep.notes.append(f"floating roots not looked for ({exc}); none welded")
+        roots = []
+    for body in roots:
+        weld(prep, body, robot_root(prep.stage))
 
 
 def self_collisions(root: Usd.Prim) -> bool | None:
