@@ -43,6 +43,10 @@ _BIG = 3.0e38
 
 #: How many columns' responses the joint rows keep per step (each k values; more are recomputed).
 _RESPONSE_SLOTS = 16
+#: A link's constant joint-frame rotation entry smaller than this is rounding (``sin(pi)`` of a half
+#: turn: 1.2e-16) and is stored as 0: kept, it seeded products that fell below float32's normal
+#: range (1.2e-38), whose slow arithmetic cost the Robotiq step 5 % (issue 40).
+_ROTATION_ROUNDING = 1.0e-12
 #: Above this many composite-pass pairs per DOF (the tree's mean depth), M x is formed in O(n).
 _PAIRS_PER_DOF = 8
 
@@ -547,7 +551,8 @@ class Model:
                 turn = np.eye(4)
                 turn[:3, :3] = axis_frame(lk.axis)
                 xp = xp @ turn
-            ld.Rp, ld.pp = M33(*xp[:3, :3].flatten()), V3(*xp[:3, 3])
+            rp = np.where(np.abs(xp[:3, :3]) < _ROTATION_ROUNDING, 0.0, xp[:3, :3])
+            ld.Rp, ld.pp = M33(*rp.flatten()), V3(*xp[:3, 3])
             rot = to_link[i][:3, :3]
             ld.mass = float(lk.mass)
             ld.com = V3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
