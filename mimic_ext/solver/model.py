@@ -557,6 +557,7 @@ class Model:
             ld.mass = float(lk.mass)
             ld.com = V3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))
             ld.I = M33(*(rot @ lk.inertia @ rot.T).flatten())
+            ld.wmax, ld.vmax = min(lk.max_angular, _BIG), min(lk.max_linear, _BIG)
             data.append(ld)
         md.links = wp.array(data or [K.LinkData()], dtype=K.LinkData, device=d)
         cols, gains, betas, roots, k = projection.columns()
@@ -752,6 +753,7 @@ class Model:
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
+        md.has_vcap = int(any(min(lk.max_angular, lk.max_linear) < _BIG for lk in links))
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0

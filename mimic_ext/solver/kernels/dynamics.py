@@ -38,6 +38,9 @@ TURN_STEP_MAX = wp.constant(wp.float64(1.0e6))
 #: the finiteness check flags it, as it would poison the unwrapped angle of every later step.
 TURNS_MAX = wp.constant(1 << 30)
 PI64 = wp.constant(wp.float64(math.pi))
+#: ``LinkData.wmax`` / ``vmax`` of a link without an authored velocity cap (model.py stores
+#: min(cap, 3e38)): a cap below it acts (``velocity_caps``).
+NO_CAP = wp.constant(3.0e38)
 #: The most fixed-point passes ``base_midpoint`` takes (it stops earlier once converged). A numpy
 #: model of a rigid body with the 2F-85's principal inertias (1.3e-4, 6.6e-4, 7.8e-4 kg m^2)
 #: tumbling at 0.42 rad per step (100 rad/s, 240 Hz) kept its energy within 1.5 % with 4 passes a
@@ -859,6 +862,53 @@ def build(ns) -> None:
                 for c in range(3):
                     q_out[e, qs + c] = T(wp.float64(q_out[e, qs + c]) + dp[c])
 
+    @wp.func(inline=False)
+    def velocity_caps(md: MD, sc: SC, e: int, u: A2, o: V3):
+        """PhysX's ``physxRigidBody:maxAngularVelocity`` / ``maxLinearVelocity`` where authored
+        (``LinkData.wmax``, ``vmax``; else ``NO_CAP``): a link whose new angular speed, or its
+        centre of mass's speed, is past its cap has every joint velocity on its path from the root
+        scaled by the one factor that brings it to the cap, with every DOF that shares a column
+        with one of them (a relation's follower), so relations hold at the velocity level. The
+        link's velocities are linear in its path's joint velocities, so the factor is exact
+        (PhysX scales the link's velocity vector the same way, ``bodyCoreComputeUnconstrainedVelocity``).
+        Links are taken root first, each from the velocities its ancestors' caps left. Skipped:
+        free trees whose momentum is restored (docs/solver.md, "Velocity caps")."""
+        for l in range(md.n_links):
+            ld = md.links[l]
+            rt = md.links[ld.root]
+            if (ld.wmax < T(NO_CAP) or ld.vmax < T(NO_CAP)) and not (rt.jtype == FREE and rt.restore != 0):
+                V = SV()
+                a = l
+                while a >= 0:
+                    la = md.links[a]
+                    for d in range(la.nd):
+                        V = V + sc.S[e, la.us + d] * u[e, la.us + d]
+                    a = la.parent
+                w = V3(V[0], V[1], V[2])
+                c = sc.R[e, l] * ld.com + sc.pos[e, l] - o
+                vc = V3(V[3], V[4], V[5]) + wp.cross(w, c)
+                s = T(1.0)
+                wn = wp.length(w)
+                vn = wp.length(vc)
+                if wn > ld.wmax:
+                    s = ld.wmax / wn
+                if vn * s > ld.vmax:
+                    s = ld.vmax / vn
+                if s < T(1.0):
+                    for i in range(md.n_u):
+                        ci = md.dof_col[i]
+                        on = int(0)
+                        a = l
+                        while a >= 0:
+                            la = md.links[a]
+                            for d in range(la.nd):
+                                j = la.us + d
+                                if j == i or (ci >= 0 and md.dof_col[j] == ci):
+                                    on = int(1)
+                            a = la.parent
+                        if on != 0:
+                            u[e, i] = s * u[e, i]
+
     @wp.func
     def restore_momentum(md: MD, sc: SC, e: int, q_out: A2, u_out: A2, od: wp.vec3d):
         """The semi-implicit step conserves momentum only to O(dt^2): restore each free tree's
@@ -875,4 +925,4 @@ def build(ns) -> None:
     ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.displace, ns.restore_momentum, ns.base_midpoint = displace, restore_momentum, base_midpoint
-    ns.turn_bases_about_com = turn_bases_about_com
+    ns.turn_bases_about_com, ns.velocity_caps = turn_bases_about_com, velocity_caps

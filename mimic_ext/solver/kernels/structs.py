@@ -41,6 +41,8 @@ def build(ns) -> None:
         mass: T
         com: V3
         I: M33
+        wmax: T  # authored physxRigidBody velocity caps (rad/s; m/s of its centre of mass), else inf
+        vmax: T
 
     @wp.struct
     class JointData:
@@ -152,6 +154,7 @@ def build(ns) -> None:
         float_bases: int  # NO_FLOAT, FLOAT_FREE or FLOAT_RESTORED (below; model.py)
         has_rows: int
         has_cont: int  # 1: a continuous joint (its turn count is checked with the state)
+        has_vcap: int  # 1: a link with an authored velocity cap (dynamics.velocity_caps)
         drive_exact: int  # 1: drives discretised exactly for their effective inertia (model.py)
         coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
