@@ -38,7 +38,7 @@ TURN_STEP_MAX = wp.constant(wp.float64(1.0e6))
 #: the finiteness check flags it, as it would poison the unwrapped angle of every later step.
 TURNS_MAX = wp.constant(1 << 30)
 PI64 = wp.constant(wp.float64(math.pi))
-#: ``LinkData.wmax`` / ``vmax`` of a link without an authored velocity cap (model.py stores
+#: ``ModelData.link_cap`` of a link without an authored velocity cap (model.py stores
 #: min(cap, 3e38)): a cap below it acts (``velocity_caps``).
 NO_CAP = wp.constant(3.0e38)
 #: The most fixed-point passes ``base_midpoint`` takes (it stops earlier once converged). A numpy
@@ -865,7 +865,7 @@ def build(ns) -> None:
     @wp.func(inline=False)
     def velocity_caps(md: MD, sc: SC, e: int, u: A2, o: V3):
         """PhysX's ``physxRigidBody:maxAngularVelocity`` / ``maxLinearVelocity`` where authored
-        (``LinkData.wmax``, ``vmax``; else ``NO_CAP``): a link whose new angular speed, or its
+        (``ModelData.link_cap``, angular and linear per link; else ``NO_CAP``): a link whose new angular speed, or its
         centre of mass's speed, is past its cap has every joint velocity on its path from the root
         scaled by the one factor that brings it to the cap, with every DOF that shares a column
         with one of them (a relation's follower), so relations hold at the velocity level. The
@@ -874,9 +874,11 @@ def build(ns) -> None:
         Links are taken root first, each from the velocities its ancestors' caps left. Skipped:
         free trees whose momentum is restored (docs/solver.md, "Velocity caps")."""
         for l in range(md.n_links):
+            wmax = md.link_cap[2 * l]
+            vmax = md.link_cap[2 * l + 1]
             ld = md.links[l]
             rt = md.links[ld.root]
-            if (ld.wmax < T(NO_CAP) or ld.vmax < T(NO_CAP)) and not (rt.jtype == FREE and rt.restore != 0):
+            if (wmax < T(NO_CAP) or vmax < T(NO_CAP)) and not (rt.jtype == FREE and rt.restore != 0):
                 V = SV()
                 a = l
                 while a >= 0:
@@ -890,10 +892,10 @@ def build(ns) -> None:
                 s = T(1.0)
                 wn = wp.length(w)
                 vn = wp.length(vc)
-                if wn > ld.wmax:
-                    s = ld.wmax / wn
-                if vn * s > ld.vmax:
-                    s = ld.vmax / vn
+                if wn > wmax:
+                    s = wmax / wn
+                if vn * s > vmax:
+                    s = vmax / vn
                 if s < T(1.0):
                     for i in range(md.n_u):
                         ci = md.dof_col[i]

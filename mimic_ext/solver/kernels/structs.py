@@ -41,8 +41,6 @@ def build(ns) -> None:
         mass: T
         com: V3
         I: M33
-        wmax: T  # authored physxRigidBody velocity caps (rad/s; m/s of its centre of mass), else inf
-        vmax: T
 
     @wp.struct
     class JointData:
@@ -169,6 +167,7 @@ def build(ns) -> None:
         joints: wp.array(dtype=JointData)
         dof_col: wp.array(dtype=int)
         dof_gain: wp.array(dtype=T)
+        link_cap: wp.array(dtype=T)  # per link: authored velocity caps (rad/s, m/s of its COM), else NO_CAP
         nnz: int
         n_rslots: int
         lp: FactorPattern
