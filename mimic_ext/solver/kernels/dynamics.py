@@ -68,26 +68,19 @@ def build(ns) -> None:
         return x
 
     @wp.func
-    def corrections(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
+    def corrections(md: MD, sc: SC, e: int, q: A2, t: I2, dt: T):
         """u0: every eliminated DOF's position-error correction (Baumgarte at erp) of its error
         ``q_j - (a q_root + beta)``, bounded by the velocity cap its relation tree implies, so a
         correction never outruns a cap. The error is taken in float64 on the relation's float64
         gain and offset: in float32 a gain's rounding times a joint angle of thousands of
         radians would otherwise read as an error."""
-        shallow = md.tree_mass == 0  # u0 - u at o_tk, whose M-product composite_pass takes off f
         for j in range(md.n_u):
             sc.ws[e, md.o_u0 + j] = T(0.0)
-        if shallow:
-            for j in range(md.n_u):
-                sc.ws[e, md.o_tk + j] = -u[e, j]
         rate = -md.erp / dt
         for i in range(md.n_cor):
             cr = md.cors[i]
             err = unwrapped(q, t, e, cr.j, cr.cont) - cr.gain64 * unwrapped(q, t, e, cr.root, cr.cont) - cr.beta64
-            c = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
-            sc.ws[e, md.o_u0 + cr.j] = c
-            if shallow:
-                sc.ws[e, md.o_tk + cr.j] = c - u[e, cr.j]
+            sc.ws[e, md.o_u0 + cr.j] = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
 
     @wp.func
     def link_pose(ld: ns.LinkData, sc: SC, e: int, q: A2):
@@ -149,6 +142,9 @@ def build(ns) -> None:
         world origin, a body far away would lose float32 precision to cancellation.
         """
         a_world = sv(V3(T(0.0)), -md.gravity)
+        keep = T(0.0)  # a deep tree's M u from the links' momenta I v (a shallow one's: composite_pass);
+        if md.tree_mass != 0:  # as a factor, not a branch in the loop: measured faster (issue 40), same bits
+            keep = T(1.0)
         for l in range(md.n_links):
             ld = md.links[l]
             us = ld.us
@@ -182,10 +178,7 @@ def build(ns) -> None:
             sc.Ic_h[e, l] = h
             sc.Ic_I[e, l] = Ib
             Iv = inertia_mul(m, h, Ib, vl)
-            Gl = -dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
-            if md.tree_mass != 0:  # a deep tree's M u from the links' momenta (a shallow one's: composite_pass)
-                Gl = Gl + Iv
-            sc.G[e, l] = Gl
+            sc.G[e, l] = keep * Iv - dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
 
     @wp.func
     def own_inertia(ld: ns.LinkData, sc: SC, e: int, l: int, o: V3):
@@ -375,7 +368,7 @@ def build(ns) -> None:
                 sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
 
     @wp.func
-    def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
+    def composite_pass(md: MD, sc: SC, e: int, ce: int, u: A2, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
         i's link or an ancestor) added straight into the reduced system's slots (``HB``:
@@ -401,7 +394,8 @@ def build(ns) -> None:
             rel = int(1)
         for i in range(md.nnz):
             ws[e, o_HB + i] = T(0.0)
-        o_w = md.o_tk  # u0 - u (``corrections`` left it), whose M-product the pairs take off f
+        o_u0 = md.o_u0  # a shallow tree's pairs take M (u0 - u) off f, u0 - u formed where read: measured
+        # faster on the Robotiq (paired A/B, issue 40) than u0 - u written once by ``corrections``
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
         if md.tree_mass != 0:  # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
@@ -427,7 +421,7 @@ def build(ns) -> None:
             for d in range(nd):
                 i = us + d
                 Si = sc.S[e, i]
-                u0i = ws[e, o_w + i]  # f -= M (u0 - u)
+                u0i = ws[e, o_u0 + i] - u[e, i]  # f -= M (u0 - u)
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
                 # the pairs with the DOFs of this link, then of each ancestor, as the build listed
@@ -447,7 +441,7 @@ def build(ns) -> None:
                     ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
                     if rel != 0:
                         ws[e, o_Mp + pc] = val
-                        fu0 = fu0 + val * ws[e, o_w + jj]
+                        fu0 = fu0 + val * (ws[e, o_u0 + jj] - u[e, jj])
                         if pr[2] == 0:
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
                     pc = pc + 1
