@@ -863,8 +863,10 @@ def build(ns) -> None:
         centre of mass's speed, is past its cap has every joint velocity on its path from the root
         scaled by the one factor that brings it to the cap, with every DOF that shares a column
         with one of them (a relation's follower), so relations hold at the velocity level. The
-        link's velocities are linear in its path's joint velocities, so the factor is exact
-        (PhysX scales the link's velocity vector the same way, ``bodyCoreComputeUnconstrainedVelocity``).
+        link's velocities are linear in its path's joint velocities, so the factor is exact (PhysX,
+        ``bodyCoreComputeUnconstrainedVelocity``, scales the angular and the linear vector each by
+        its own factor: the same where one joint's speed makes both, as on a jointed link; a free
+        body past one cap here slows in both).
         Links are taken root first, each from the velocities its ancestors' caps left. Skipped:
         free trees whose momentum is restored (docs/solver.md, "Velocity caps")."""
         for l in range(md.n_links):
