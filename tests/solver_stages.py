@@ -173,6 +173,29 @@ def independent_pair(
     return b, paths[0], paths[1]
 
 
+def spinning_wheel(
+    speed: float, max_angular: float | None = None, max_linear: float | None = None, offset: float = 0.0
+):
+    """A 1 kg wheel (0.01 kg m^2 about Z) on a revolute joint about Z from a fixed base, its
+    centre of mass ``offset`` m off the axis, starting at ``speed`` rad/s (PhysicsJointStateAPI),
+    gravity off; ``max_angular`` (rad/s) / ``max_linear`` (m/s) authored as PhysxRigidBodyAPI's
+    caps on the wheel (USD: deg/s, stage units/s). Returns (builder, wheel body, joint path)."""
+    b = StageBuilder(fixed_base=True)
+    wheel = b.body("wheel", 1.0, (0.01, 0.01, 0.01), pos=(offset, 0, 0))
+    joint = b.revolute("spin", b.base, wheel, "Z", pos1=(-offset, 0, 0))
+    prim = b.stage.GetPrimAtPath(joint)
+    prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+    prim.CreateAttribute("state:angular:physics:velocity", Sdf.ValueTypeNames.Float).Set(speed / DEG)
+    body = b.stage.GetPrimAtPath(wheel)
+    if max_angular is not None or max_linear is not None:
+        body.AddAppliedSchema("PhysxRigidBodyAPI")
+    if max_angular is not None:
+        body.CreateAttribute("physxRigidBody:maxAngularVelocity", Sdf.ValueTypeNames.Float).Set(max_angular / DEG)
+    if max_linear is not None:
+        body.CreateAttribute("physxRigidBody:maxLinearVelocity", Sdf.ValueTypeNames.Float).Set(max_linear)
+    return b, wheel, joint
+
+
 def gripper(floating: bool = False, gravity: float = 0.0, multiplier: float = -1.0):
     """A palm with two revolute fingers (follower mimics leader), optionally a floating palm.
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pxr import Sdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, gripper, independent_pair, states_at
+from solver_stages import DEG, gripper, independent_pair, spinning_wheel, states_at
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -254,3 +255,61 @@ def test_sleeping_system_wakes_on_runtime_relation():
     q = s0.joint_q.numpy()[0]
     # 0.3 * 0.7^40 ~ 2e-7: the error is gone, the joints met in between (momentum conserved)
     assert abs(q[model.dof_index(fol)] - q[model.dof_index(lead)]) < 1e-6
+
+
+def wheel_speeds(stage, joint: str, steps: int = 6, precision: str = "float32") -> np.ndarray:
+    """The joint's speed over each step (rad/s), from its positions."""
+    model = build_model(stage, precision=precision)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    j = model.dof_index(joint)
+    q = [float(s0.joint_q.numpy()[0, j])]
+    for _ in range(steps):
+        solver.step(s0, s1, c, 1.0 / 240.0)
+        s0, s1 = s1, s0
+        q.append(float(s0.joint_q.numpy()[0, j]))
+    return np.diff(np.unwrap(q)) * 240.0  # a joint without limits reads within +-pi
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_authored_velocity_caps_clamp_the_link_and_unauthored_ones_do_not(precision):
+    """physxRigidBody:maxAngularVelocity / maxLinearVelocity, where authored, hold a spinning
+    link at its cap as PhysX does (tests/test_solver_physx.py compares the same stages); PhysX's
+    unauthored default (100 rad/s) is not applied: 150 rad/s spins on (docs/solver.md, "Velocity
+    caps"). Bound 1e-5 relative: the speed is the cap scaled once, float32 rounding of a few
+    products (the wheel is free of any force, so nothing else moves it)."""
+    cases = [
+        (dict(speed=20.0, max_angular=5.0), 5.0),
+        (dict(speed=20.0), 20.0),
+        (dict(speed=150.0), 150.0),
+        (dict(speed=20.0, max_linear=2.0, offset=0.5), 4.0),  # its centre of mass at 2 m/s
+        (dict(speed=-20.0, max_angular=5.0, max_linear=2.0, offset=0.5), -4.0),  # the tighter cap
+    ]
+    for kw, expected in cases:
+        b, _, joint = spinning_wheel(**kw)
+        speeds = wheel_speeds(b.stage, joint, precision=precision)
+        assert speeds == pytest.approx(np.full_like(speeds, expected), rel=1e-5), kw
+
+
+def test_a_capped_follower_slows_its_leader_so_the_relation_holds():
+    """A cap on a relation's follower link scales the leader's velocity with it (they share a
+    column): the follower at its 5 rad/s cap, the leader at half of it (q_f = 2 q_l), and the
+    relation's residual stays at float32 rounding (bound 1e-5 rad after 24 steps)."""
+    b, lead, fol = independent_pair(I_l=0.5, I_f=0.5, multiplier=2.0)
+    for path, speed in ((lead, 4.0), (fol, 8.0)):
+        prim = b.stage.GetPrimAtPath(path)
+        prim.AddAppliedSchema("PhysicsJointStateAPI:angular")
+        prim.CreateAttribute("state:angular:physics:velocity", Sdf.ValueTypeNames.Float).Set(speed / DEG)
+    body = b.stage.GetPrimAtPath("/World/follower")
+    body.AddAppliedSchema("PhysxRigidBodyAPI")
+    body.CreateAttribute("physxRigidBody:maxAngularVelocity", Sdf.ValueTypeNames.Float).Set(5.0 / DEG)
+    model = build_model(b.stage)
+    solver = Solver(model)
+    s0, s1, c = model.state(), model.state(), model.control()
+    il, jf = model.dof_index(lead), model.dof_index(fol)
+    for _ in range(24):
+        solver.step(s0, s1, c, 1.0 / 240.0)
+        s0, s1 = s1, s0
+    u, q = s0.joint_qd.numpy()[0], s0.joint_q.numpy()[0]
+    assert u[jf] == pytest.approx(5.0, rel=1e-5) and u[il] == pytest.approx(2.5, rel=1e-5)
+    assert abs(q[jf] - 2.0 * q[il]) < 1e-5

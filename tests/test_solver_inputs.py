@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import StageBuilder, gripper, independent_pair
+from solver_stages import StageBuilder, gripper, independent_pair, spinning_wheel
 
 wp = pytest.importorskip("warp")
 wp.config.quiet = True
@@ -331,3 +331,17 @@ def test_initial_joint_state_is_read_only_where_physics_joint_state_api_is_appli
     else:
         assert s.joint_q.numpy()[0, i] == 0.0 and s.joint_qd.numpy()[0, i] == 0.0
         assert len(notes) == 2 and all(j in w and "PhysicsJointStateAPI:angular" in w for w in notes)
+
+
+def test_a_negative_velocity_cap_is_refused_and_one_without_its_api_is_noted():
+    """A negative physxRigidBody:maxAngularVelocity is refused naming the prim and the attribute;
+    one authored without PhysxRigidBodyAPI applied counts as none (PhysX ignores it), with a note."""
+    b, wheel, _ = spinning_wheel(20.0, max_angular=-1.0)
+    with pytest.raises(StageValueError, match="maxAngularVelocity") as err:
+        build_model(b.stage)
+    assert wheel in str(err.value)
+    b, wheel, _ = spinning_wheel(20.0, max_angular=5.0)
+    prim = b.stage.GetPrimAtPath(wheel)
+    prim.RemoveAppliedSchema("PhysxRigidBodyAPI")
+    model = build_model(b.stage)
+    assert any("maxAngularVelocity" in n and "not applied" in n for n in model.warnings)

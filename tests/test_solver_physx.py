@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solver_stages import DEG, StageBuilder, closure_gaps
+from solver_stages import DEG, StageBuilder, closure_gaps, spinning_wheel
 
 pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
 wp = pytest.importorskip("warp")
@@ -231,3 +231,29 @@ def test_geared_pair_moves_as_on_physx():
     for q in (q_ours, q_physx):
         res = q[40:, model.dof_index(r.follower)] - r.multiplier * q[40:, model.dof_index(r.leader)] - r.offset
         assert np.abs(res).max() < 1e-3  # rad: both hold the relation (ours ~1e-7, PhysX ~1e-4)
+
+
+@pytest.mark.parametrize(
+    "kw,physx_speed,our_speed",
+    [
+        (dict(speed=20.0, max_angular=5.0), 5.0, 5.0),
+        (dict(speed=20.0, max_linear=2.0, offset=0.5), 4.0, 4.0),
+        (dict(speed=20.0), 20.0, 20.0),
+        (dict(speed=150.0), 100.0, 150.0),  # PhysX's unauthored default; ours applies only authored caps
+    ],
+)
+def test_authored_velocity_caps_clamp_as_on_physx(kw, physx_speed, our_speed):
+    """A wheel spun past its authored physxRigidBody cap turns at the cap on PhysX (an
+    articulation link: angular speed, or its centre of mass's speed for the linear cap) and on
+    ours. Unauthored, PhysX holds a link at its default 100 rad/s and ours does not (a spin a
+    user reaches on purpose; docs/solver.md, "Velocity caps"). Bound 1 %: PhysX also applies its
+    default angular damping (0.05 /s, 0.02 % a step at 240 Hz, 0.5 % over these 24 steps),
+    which ours does not model."""
+    steps, dt = 24, 1.0 / 240.0
+    b, _, joint = spinning_wheel(**kw)
+    run = run_physx(b.stage, steps, dt, {}, record=[joint], sample_steps=range(steps + 1))
+    physx = np.diff(np.unwrap(run.positions[joint][0])) / dt
+    model, q = ours(b.stage, steps, dt, fix_base=True)
+    mine = np.diff(np.unwrap(np.concatenate([[0.0], q[:, model.dof_index(joint)]]))) / dt
+    assert physx == pytest.approx(np.full(steps, physx_speed), rel=0.01)
+    assert mine == pytest.approx(np.full(steps, our_speed), rel=1e-5)

@@ -498,6 +498,7 @@ class Model:
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
         md.link_nd = arr(nd_of or [0], int)
+        md.link_cap = arr(packing.link_caps(links))
         md.pair_slot = arr(pslot if len(pairs) else [0], int)
         md.pair_coef = arr(pcoef if len(pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
@@ -578,6 +579,7 @@ class Model:
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
         md.has_balls = int(any(lk.jtype == SPHERICAL for lk in links))
+        md.has_vcap = int(packing.has_caps(links))
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0

@@ -16,6 +16,10 @@ from .projection import SOFT_ROW, Projection
 from .stage_reader import FREE, axis_frame
 
 _BIG = 3.0e38
+#: A link's constant joint-frame rotation entry smaller than this is rounding (``sin(pi)`` of a half
+#: turn: 1.2e-16) and is stored as 0: kept, it seeded products that fell below float32's normal
+#: range (1.2e-38), whose slow arithmetic cost the Robotiq step 5 % (issue 40).
+_ROTATION_ROUNDING = 1.0e-12
 
 
 def motion_frames(links) -> list[np.ndarray]:
@@ -32,6 +36,17 @@ def root_links(links) -> list[int]:
     for i, lk in enumerate(links):
         root_of.append(i if lk.parent < 0 else root_of[lk.parent])
     return root_of
+
+
+def link_caps(links) -> list[float]:
+    """Per link its authored (angular rad/s, linear m/s) velocity caps, in one flat list
+    (``ModelData.link_cap``); none authored is a number no speed reaches."""
+    return [min(c, _BIG) for lk in links for c in (lk.max_angular, lk.max_linear)] or [_BIG, _BIG]
+
+
+def has_caps(links) -> bool:
+    """Whether any link has an authored velocity cap (``ModelData.has_vcap``)."""
+    return any(min(lk.max_angular, lk.max_linear) < _BIG for lk in links)
 
 
 def pack_links(K, links, layout, to_link: list[np.ndarray]) -> list:
@@ -56,7 +71,8 @@ def pack_links(K, links, layout, to_link: list[np.ndarray]) -> list:
             turn = np.eye(4)
             turn[:3, :3] = axis_frame(lk.axis)
             xp = xp @ turn
-        ld.Rp, ld.pp = M33(*xp[:3, :3].flatten()), V3(*xp[:3, 3])
+        rp = np.where(np.abs(xp[:3, :3]) < _ROTATION_ROUNDING, 0.0, xp[:3, :3])
+        ld.Rp, ld.pp = M33(*rp.flatten()), V3(*xp[:3, 3])
         rot = to_link[i][:3, :3]
         ld.mass = float(lk.mass)
         ld.com = V3(*(rot @ np.asarray(lk.com, float) + to_link[i][:3, 3]))

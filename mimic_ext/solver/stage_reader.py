@@ -128,6 +128,8 @@ class LinkSpec:
     restore: bool = True  # a floating root whose tree's momentum the step restores exactly
     base_velocity: np.ndarray | None = None  # a free body's initial (angular, origin) velocity, world
     path: str | None = None  # a spherical joint's prim (a 1-DOF joint's is ``joint.path``)
+    max_angular: float = math.inf  # rad/s: the least authored physxRigidBody:maxAngularVelocity of its bodies
+    max_linear: float = math.inf  # m/s, of its centre of mass: the least authored maxLinearVelocity
 
 
 #: Locked directions of a loop-closing joint in its frame turned so that a free rotation
@@ -603,6 +605,8 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     for link in links:
         ms, coms, inertias = [], [], []
         for body, pose in link.bodies:
+            w, v = _velocity_caps(bodies[body], mpu, notes)
+            link.max_angular, link.max_linear = min(link.max_angular, w), min(link.max_linear, v)
             m, c, inertia = _body_mass(bodies[body], mpu, kgpu)
             if m <= 0:
                 continue
@@ -679,6 +683,19 @@ def _check_cone(prim: Usd.Prim) -> None:
                 f"{prim.GetPath()}: {name} = {v} deg: cone limits of spherical joints are not simulated by "
                 f"the mimic solver; author -1 (no limit) or mark the joint physics:excludeFromArticulation"
             )
+
+
+def _velocity_caps(prim: Usd.Prim, mpu: float, notes: list[str]) -> tuple[float, float]:
+    """The body's authored ``physxRigidBody:maxAngularVelocity`` (deg/s -> rad/s) and
+    ``maxLinearVelocity`` (stage units/s -> m/s), inf where unauthored. Only authored values
+    count: PhysX's unauthored default (5729.58 deg/s, 100 rad/s) would clip a spin PhysX users
+    reach on purpose by raising it, and this solver needs no cap to stay stable (docs/solver.md)."""
+    caps = []
+    for name, scale in (("maxAngularVelocity", math.pi / 180.0), ("maxLinearVelocity", mpu)):
+        v = applied_attr(prim, "PhysxRigidBodyAPI", f"physxRigidBody:{name}", "no cap", notes)
+        v = math.inf if v is None else _check_non_negative(prim, f"physxRigidBody:{name}", v, allow_inf=True)
+        caps.append(v * scale if v < 3.4e38 else math.inf)  # FLT_MAX: PhysX's "unlimited"
+    return caps[0], caps[1]
 
 
 def _free_velocity(prim: Usd.Prim, pose: np.ndarray, mpu: float, kgpu: float) -> np.ndarray:

@@ -39,6 +39,9 @@ TURN_STEP_MAX = wp.constant(wp.float64(1.0e6))
 #: the finiteness check flags it, as it would poison the unwrapped angle of every later step.
 TURNS_MAX = wp.constant(1 << 30)
 PI64 = wp.constant(wp.float64(math.pi))
+#: ``ModelData.link_cap`` of a link without an authored velocity cap (model.py stores
+#: min(cap, 3e38)): a cap below it acts (``velocity_caps``).
+NO_CAP = wp.constant(3.0e38)
 #: The most fixed-point passes ``base_midpoint`` takes (it stops earlier once converged). A numpy
 #: model of a rigid body with the 2F-85's principal inertias (1.3e-4, 6.6e-4, 7.8e-4 kg m^2)
 #: tumbling at 0.42 rad per step (100 rad/s, 240 Hz) kept its energy within 1.5 % with 4 passes a
@@ -66,26 +69,19 @@ def build(ns) -> None:
         return x
 
     @wp.func
-    def corrections(md: MD, sc: SC, e: int, q: A2, u: A2, t: I2, dt: T):
+    def corrections(md: MD, sc: SC, e: int, q: A2, t: I2, dt: T):
         """u0: every eliminated DOF's position-error correction (Baumgarte at erp) of its error
         ``q_j - (a q_root + beta)``, bounded by the velocity cap its relation tree implies, so a
         correction never outruns a cap. The error is taken in float64 on the relation's float64
         gain and offset: in float32 a gain's rounding times a joint angle of thousands of
         radians would otherwise read as an error."""
-        shallow = md.tree_mass == 0  # u0 - u at o_tk, whose M-product composite_pass takes off f
         for j in range(md.n_u):
             sc.ws[e, md.o_u0 + j] = T(0.0)
-        if shallow:
-            for j in range(md.n_u):
-                sc.ws[e, md.o_tk + j] = -u[e, j]
         rate = -md.erp / dt
         for i in range(md.n_cor):
             cr = md.cors[i]
             err = unwrapped(q, t, e, cr.j, cr.cont) - cr.gain64 * unwrapped(q, t, e, cr.root, cr.cont) - cr.beta64
-            c = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
-            sc.ws[e, md.o_u0 + cr.j] = c
-            if shallow:
-                sc.ws[e, md.o_tk + cr.j] = c - u[e, cr.j]
+            sc.ws[e, md.o_u0 + cr.j] = wp.clamp(rate * T(err), -cr.ucap, cr.ucap)
 
     @wp.func
     def link_pose(ld: ns.LinkData, sc: SC, e: int, q: A2):
@@ -156,6 +152,9 @@ def build(ns) -> None:
         world origin, a body far away would lose float32 precision to cancellation.
         """
         a_world = sv(V3(T(0.0)), -md.gravity)
+        keep = T(0.0)  # a deep tree's M u from the links' momenta I v (a shallow one's: composite_pass);
+        if md.tree_mass != 0:  # as a factor, not a branch in the loop: measured faster (issue 40), same bits
+            keep = T(1.0)
         for l in range(md.n_links):
             ld = md.links[l]
             us = ld.us
@@ -191,10 +190,7 @@ def build(ns) -> None:
             sc.Ic_h[e, l] = h
             sc.Ic_I[e, l] = Ib
             Iv = inertia_mul(m, h, Ib, vl)
-            Gl = -dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
-            if md.tree_mass != 0:  # a deep tree's M u from the links' momenta (a shallow one's: composite_pass)
-                Gl = Gl + Iv
-            sc.G[e, l] = Gl
+            sc.G[e, l] = keep * Iv - dt * (inertia_mul(m, h, Ib, al) + force_cross(vl, Iv))
 
     @wp.func
     def own_inertia(ld: ns.LinkData, sc: SC, e: int, l: int, o: V3):
@@ -403,7 +399,7 @@ def build(ns) -> None:
                 sc.Td[e, l] = sc.Pd[e, l] + dtd * (grav + tau)
 
     @wp.func
-    def composite_pass(md: MD, sc: SC, e: int, ce: int, effort: A2, dt: T):
+    def composite_pass(md: MD, sc: SC, e: int, ce: int, u: A2, effort: A2, dt: T):
         """From the leaves up: composite inertias and G; f = S^T G + dt tau = M u + dt (tau - h);
         with each link's composite inertia complete, the CRBA pairs M_ij = s_j . Ic_i s_i (j on
         i's link or an ancestor) added straight into the reduced system's slots (``HB``:
@@ -429,7 +425,8 @@ def build(ns) -> None:
             rel = int(1)
         for i in range(md.nnz):
             ws[e, o_HB + i] = T(0.0)
-        o_w = md.o_tk  # u0 - u (``corrections`` left it), whose M-product the pairs take off f
+        o_u0 = md.o_u0  # a shallow tree's pairs take M (u0 - u) off f, u0 - u formed where read: measured
+        # faster on the Robotiq (paired A/B, issue 40) than u0 - u written once by ``corrections``
         for i in range(n):
             ws[e, o_f + i] = T(0.0)
         if md.tree_mass != 0:  # a deep tree's pairs merge runs: Q_j = g_j s_j + Q_up(j)
@@ -455,7 +452,7 @@ def build(ns) -> None:
             for d in range(nd):
                 i = us + d
                 Si = sc.S[e, i]
-                u0i = ws[e, o_w + i]  # f -= M (u0 - u)
+                u0i = ws[e, o_u0 + i] - u[e, i]  # f -= M (u0 - u)
                 Fd = inertia_mul(m, h, Ib, Si)
                 fu0 = T(0.0)
                 # the pairs with the DOFs of this link, then of each ancestor, as the build listed
@@ -475,7 +472,7 @@ def build(ns) -> None:
                     ws[e, sl] = ws[e, sl] + md.pair_coef[pc] * val
                     if rel != 0:
                         ws[e, o_Mp + pc] = val
-                        fu0 = fu0 + val * ws[e, o_w + jj]
+                        fu0 = fu0 + val * (ws[e, o_u0 + jj] - u[e, jj])
                         if pr[2] == 0:
                             ws[e, o_f + jj] = ws[e, o_f + jj] - val * u0i
                     pc = pc + 1
@@ -898,6 +895,57 @@ def build(ns) -> None:
                 for c in range(3):
                     q_out[e, qs + c] = T(wp.float64(q_out[e, qs + c]) + dp[c])
 
+    @wp.func(inline=False)
+    def velocity_caps(md: MD, sc: SC, e: int, u: A2, o: V3):
+        """PhysX's ``physxRigidBody:maxAngularVelocity`` / ``maxLinearVelocity`` where authored
+        (``ModelData.link_cap``, angular and linear per link; else ``NO_CAP``): a link whose new angular speed, or its
+        centre of mass's speed, is past its cap has every joint velocity on its path from the root
+        scaled by the one factor that brings it to the cap, with every DOF that shares a column
+        with one of them (a relation's follower), so relations hold at the velocity level. The
+        link's velocities are linear in its path's joint velocities, so the factor is exact (PhysX,
+        ``bodyCoreComputeUnconstrainedVelocity``, scales the angular and the linear vector each by
+        its own factor: the same where one joint's speed makes both, as on a jointed link; a free
+        body past one cap here slows in both).
+        Links are taken root first, each from the velocities its ancestors' caps left. Skipped:
+        free trees whose momentum is restored (docs/solver.md, "Velocity caps")."""
+        for l in range(md.n_links):
+            wmax = md.link_cap[2 * l]
+            vmax = md.link_cap[2 * l + 1]
+            ld = md.links[l]
+            rt = md.links[ld.root]
+            if (wmax < T(NO_CAP) or vmax < T(NO_CAP)) and not (rt.jtype == FREE and rt.restore != 0):
+                V = SV()
+                a = l
+                while a >= 0:
+                    la = md.links[a]
+                    for d in range(la.nd):
+                        V = V + sc.S[e, la.us + d] * u[e, la.us + d]
+                    a = la.parent
+                w = V3(V[0], V[1], V[2])
+                c = sc.R[e, l] * ld.com + sc.pos[e, l] - o
+                vc = V3(V[3], V[4], V[5]) + wp.cross(w, c)
+                s = T(1.0)
+                wn = wp.length(w)
+                vn = wp.length(vc)
+                if wn > wmax:
+                    s = wmax / wn
+                if vn * s > vmax:
+                    s = vmax / vn
+                if s < T(1.0):
+                    for i in range(md.n_u):
+                        ci = md.dof_col[i]
+                        on = int(0)
+                        a = l
+                        while a >= 0:
+                            la = md.links[a]
+                            for d in range(la.nd):
+                                j = la.us + d
+                                if j == i or (ci >= 0 and md.dof_col[j] == ci):
+                                    on = int(1)
+                            a = la.parent
+                        if on != 0:
+                            u[e, i] = s * u[e, i]
+
     @wp.func
     def restore_momentum(md: MD, sc: SC, e: int, q_out: A2, u_out: A2, od: wp.vec3d):
         """The semi-implicit step conserves momentum only to O(dt^2): restore each free tree's
@@ -914,4 +962,4 @@ def build(ns) -> None:
     ns.mass_times_pairs, ns.mass_times_tree = mass_times_pairs, mass_times_tree
     ns.fold_drives, ns.drives_past_bound = fold_drives, drives_past_bound
     ns.displace, ns.restore_momentum, ns.base_midpoint = displace, restore_momentum, base_midpoint
-    ns.turn_bases_about_com = turn_bases_about_com
+    ns.turn_bases_about_com, ns.velocity_caps = turn_bases_about_com, velocity_caps

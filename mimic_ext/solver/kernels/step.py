@@ -63,7 +63,7 @@ def build(ns) -> None:
         n = md.n_u
         k = md.k
         o = origin(md, e, q_in)
-        f.corrections(md, sc, e, q_in, u_in, t_in, dt)
+        f.corrections(md, sc, e, q_in, t_in, dt)
         f.forward(md, e, q_in, u_in, sc, o, dt)
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
@@ -74,7 +74,7 @@ def build(ns) -> None:
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt, 1)
             f.loop_rate_targets(md, ws, e, u_in, 0, dt)
-        f.composite_pass(md, sc, e, ce, effort, dt)
+        f.composite_pass(md, sc, e, ce, u_in, effort, dt)
         if k < n and md.tree_mass != 0:  # f -= M u0 (a shallow tree's is in the pass)
             f.mass_times_tree(md, sc, e, md.o_u0, md.o_f, T(-1.0))
         if md.n_soft > 0 or md.drive_exact != 0:  # the mass-only reduced matrix, for the relations'
@@ -132,6 +132,8 @@ def build(ns) -> None:
                 break
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
+        if md.has_vcap != 0:  # authored PhysX velocity caps, before the positions move
+            f.velocity_caps(md, sc, e, u_out, o)
         if md.n_rel > 0 and md.coupling_in_step != 0:  # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
         if md.float_bases == FLOAT_RESTORED:  # a free tree's base moves at the implicit midpoint's velocity

@@ -153,6 +153,7 @@ def build(ns) -> None:
         has_rows: int
         has_cont: int  # 1: a continuous joint (its turn count is checked with the state)
         has_balls: int  # 1: a spherical joint (its quaternion is integrated on the sphere)
+        has_vcap: int  # 1: a link with an authored velocity cap (dynamics.velocity_caps)
         drive_exact: int  # 1: drives discretised exactly for their effective inertia (model.py)
         coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
@@ -167,6 +168,7 @@ def build(ns) -> None:
         joints: wp.array(dtype=JointData)
         dof_col: wp.array(dtype=int)
         dof_gain: wp.array(dtype=T)
+        link_cap: wp.array(dtype=T)  # per link: authored velocity caps (rad/s, m/s of its COM), else NO_CAP
         nnz: int
         n_rslots: int
         lp: FactorPattern
