@@ -133,9 +133,10 @@ def test_cone_limit_is_read_circular_and_elliptical_or_nan_refused():
         build_model(b.stage)
 
 
-#: Within the cone: swing <= limit + 0.01 deg. Measured 2e-5 deg pressed against it (float32):
-#: the row's speculative target stops the swing at the limit within the step, so only the
-#: float32 quaternion's rounding (about 1e-5 deg) is left; a row with the wrong sign or axis lets
+#: Within the cone: swing <= limit + 0.01 deg. Measured at most 1.0e-4 deg past it pressed
+#: against it, spinning (float32; ``python benchmarks/spherical_checks.py --cone``): the row's
+#: speculative target stops the swing at the limit within the step, leaving the float32 state's
+#: rounding and the row direction's turn within a step; a row with the wrong sign or axis lets
 #: the bob fall to 180 deg.
 CONE_TOL_DEG = 0.01
 
