@@ -7,7 +7,9 @@ Prints, for the spherical pendulum and the MJCF ball chain of tests/test_solver_
 the pivot's height) and of the swing energy (E0 minus the hanging rest's), MuJoCo's own step on
 the same pendulum; the small-oscillation periods against their closed forms; the largest
 quaternion difference from MuJoCo's RK4 over the first second; with ``--physx`` the bob's
-largest distance from real PhysX's (ovphysx, CPU) over 1 s.
+largest distance from real PhysX's (ovphysx, CPU) over 1 s; with ``--cone`` the cone limit's:
+the pendulum pushed onto a 20 deg cone (float32, 2 s), its largest swing past the cone released
+inside, at the edge and outside, and (with ``--physx`` too) its path and final swing against PhysX's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--physx", action="store_true", help="also the PhysX (ovphysx) comparison")
+    ap.add_argument("--cone", action="store_true", help="only the cone limit's figures")
     args = ap.parse_args(argv)
+    if args.cone:
+        return cone(args.physx)
     import mujoco
     import test_solver_spherical as T
 
@@ -98,6 +103,37 @@ def main(argv: list[str] | None = None) -> int:
             kind = "an articulation" if articulation else "a rigid body and a joint"
             print(
                 f"pendulum vs PhysX (ovphysx, {kind}): bob at most {gap * 1e3:.2f} mm off over 1 s (travel {travel:.3f} m)"
+            )
+    return 0
+
+
+def cone(physx: bool) -> int:
+    """The cone limit's figures (``tests/test_solver_spherical.py``: ``coned``)."""
+    import test_solver_spherical as T
+
+    from mimic_ext.solver import build_model
+
+    for tilt in (8.6, 20.0, 28.6):
+        b, _, _ = T.coned(20.0, tilt=math.radians(tilt))
+        model = build_model(b.stage)
+        qs, _ = T.run(model, model.state().joint_q.numpy()[0], np.array([0.0, 0.0, 2.0]), 480)
+        sw = T.swing_deg(qs)
+        back = int(np.argmax(sw <= 20.0 + T.CONE_TOL_DEG))
+        print(
+            f"cone 20 deg, released at {tilt} deg, spinning 2 rad/s (float32, 2 s): back within it after {back} steps, "
+            f"then at most {sw[back:].max() - 20.0:+.2e} deg past it; at the end {sw[-1]:.5f} deg"
+        )
+    if physx:
+        for articulation in (True, False):
+            ours, theirs = T.physx_pendulum_paths(articulation, T.coned(20.0, tilt=0.15), steps=480)
+            so, st = (
+                np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
+            )
+            kind = "an articulation" if articulation else "a rigid body and a joint"
+            print(
+                f"cone vs PhysX ({kind}), released at 8.6 deg: bob at most {np.abs(theirs - ours).max() * 1e3:.2f} mm off "
+                f"over 2 s (travel {np.ptp(ours, axis=0).max():.3f} m); largest swing ours {so.max():.5f}, PhysX's "
+                f"{st.max():.5f} deg; at the end {so[-1]:.5f} and {st[-1]:.5f} deg"
             )
     return 0
 

@@ -532,9 +532,14 @@ class Model:
         md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
+        cones = packing.pack_cones(K, links)
+        md.n_cones = len(cones)
+        md.cones = wp.array(cones or [K.ConeData()], dtype=K.ConeData, device=d)
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
         n, m = self.dof_count, row0
-        md.has_rows = int(bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts)
+        md.has_rows = int(
+            bool((flags & (F_LOWER | F_UPPER | F_VMAX | F_FRICTION | F_DSAT)).any()) or K.contacts or md.n_cones > 0
+        )
         dims = Dims(
             n=n,
             n1=n1,
@@ -546,6 +551,7 @@ class Model:
             pairs=0 if md.tree_mass else len(sp.pairs),
             slots=md.n_rslots,
             rel_rows=max(len(rows), 1),
+            cones=md.n_cones,
             contacts=bool(K.contacts),
             # the mass-only factor HM: compliant relations' inertia, and exact drives once a
             # solver on this model asked for them (``Solver(drive_discretisation='exact')``)

@@ -8,12 +8,14 @@ all values are SI, already converted by the stage reader.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .collision.frames import link_to_motion_frame
 from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
 from .projection import SOFT_ROW, Projection
-from .stage_reader import FREE, axis_frame
+from .stage_reader import FREE, SPHERICAL, axis_frame
 
 _BIG = 3.0e38
 #: A link's constant joint-frame rotation entry smaller than this is rounding (``sin(pi)`` of a half
@@ -47,6 +49,18 @@ def link_caps(links) -> list[float]:
 def has_caps(links) -> bool:
     """Whether any link has an authored velocity cap (``ModelData.has_vcap``)."""
     return any(min(lk.max_angular, lk.max_linear) < _BIG for lk in links)
+
+
+def pack_cones(K, links) -> list:
+    """``ConeData`` per spherical joint with a cone limit (``ModelData.cones``): its link, the
+    half-angle (rad) and the axis in its joint frame (the link's motion frame: no turn)."""
+    data = []
+    for i, lk in enumerate(links):
+        if lk.jtype == SPHERICAL and lk.cone < math.pi:
+            cd = K.ConeData()
+            cd.link, cd.limit, cd.axis = i, float(lk.cone), K.vec3(*np.asarray(lk.cone_axis, float))
+            data.append(cd)
+    return data
 
 
 def pack_links(K, links, layout, to_link: list[np.ndarray]) -> list:

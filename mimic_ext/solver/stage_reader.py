@@ -130,6 +130,8 @@ class LinkSpec:
     path: str | None = None  # a spherical joint's prim (a 1-DOF joint's is ``joint.path``)
     max_angular: float = math.inf  # rad/s: the least authored physxRigidBody:maxAngularVelocity of its bodies
     max_linear: float = math.inf  # m/s, of its centre of mass: the least authored maxLinearVelocity
+    cone: float = math.inf  # rad: a spherical joint's cone limit (half-angle about cone_axis), inf none
+    cone_axis: np.ndarray | None = None  # the cone's axis in the joint frame (the joint's physics:axis)
 
 
 #: Locked directions of a loop-closing joint in its frame turned so that a free rotation
@@ -438,7 +440,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 f"physics:excludeFromArticulation or replace it with revolute/prismatic/spherical/fixed joints"
             )
         if kind == J.SPHERICAL:
-            _check_cone(prim)
+            _cone_limit(prim)
         edges.append((prim, kind, s0, s1))
     adj: dict[str | None, list[int]] = {}
     for i, (_, _, s0, s1) in enumerate(edges):
@@ -510,6 +512,8 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                             axis=_AXES["X"].copy(),  # the joint frame as authored: no turn
                             pose0=rel,
                             path=str(prim.GetPath()),
+                            cone=_cone_limit(prim),
+                            cone_axis=_AXES.get(str(UsdPhysics.SphericalJoint(prim).GetAxisAttr().Get()), _AXES["X"]),
                         )
                     )
                     attach(len(links) - 1, child, np.eye(4))
@@ -663,26 +667,29 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     )
 
 
-def _check_cone(prim: Usd.Prim) -> None:
-    """A tree spherical joint's cone limit is not simulated: refuse a finite one, naming it.
-    PhysX reads ``physics:coneAngle0Limit`` / ``coneAngle1Limit`` (degrees, about the joint axis
-    towards the next two axes) where ``PhysicsLimitAPI`` is not needed: a negative or infinite
-    angle is no limit (UsdPhysics: "a negative value means not limited", the default -1)."""
+def _cone_limit(prim: Usd.Prim) -> float:
+    """A spherical joint's cone limit (rad; inf: none), as PhysX reads it: ``physics:coneAngle0Limit``
+    / ``coneAngle1Limit`` (degrees, the half-angles from the joint's ``physics:axis`` towards the
+    next two axes) without ``PhysicsLimitAPI``; a negative or infinite angle is no limit
+    (UsdPhysics: "a negative value means not limited", the default -1). Only a circular cone
+    (equal half-angles, or a limit on neither) is simulated: an elliptical one is refused, naming
+    the prim, as is a NaN."""
     sj = UsdPhysics.SphericalJoint(prim)
+    limits = []
     for name, attr in (
         ("physics:coneAngle0Limit", sj.GetConeAngle0LimitAttr()),
         ("physics:coneAngle1Limit", sj.GetConeAngle1LimitAttr()),
     ):
         v = attr.Get() if attr else None
-        if v is None:
-            continue
-        if math.isnan(v):
+        if v is not None and math.isnan(v):
             raise _bad(prim, name, v, "author an angle in degrees (-1 for no limit)")
-        if 0 <= v < math.inf:
-            raise UnsupportedStageError(
-                f"{prim.GetPath()}: {name} = {v} deg: cone limits of spherical joints are not simulated by "
-                f"the mimic solver; author -1 (no limit) or mark the joint physics:excludeFromArticulation"
-            )
+        limits.append(math.inf if v is None or v < 0 or v >= 3.4e38 else float(v))
+    if limits[0] != limits[1]:
+        raise UnsupportedStageError(
+            f"{prim.GetPath()}: physics:coneAngle0Limit = {limits[0]} deg and coneAngle1Limit = {limits[1]} deg: "
+            f"the mimic solver simulates circular cone limits only; author equal angles (or -1 on both)"
+        )
+    return math.radians(limits[0]) if limits[0] < 180.0 else math.inf
 
 
 def _velocity_caps(prim: Usd.Prim, mpu: float, notes: list[str]) -> tuple[float, float]:

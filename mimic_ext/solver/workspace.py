@@ -40,6 +40,7 @@ class Dims:
     slots: int  # column responses the joint rows keep per step
     rel_rows: int  # relation rows (at least 1)
     soft: bool  # a mass-only factor HM is kept (compliant relations, exact drives)
+    cones: int = 0  # spherical joints with a cone limit
     contacts: bool = False
     contact_cap: int = 0  # contacts that get rows, per environment
     contact_block: int = 0  # entries per contact (``contact_rows.block_size``)
@@ -98,6 +99,7 @@ FIELDS: tuple[Field, ...] = (
     Field("YM", _soft(lambda d: d.m * d.k), "YT for the compliant system HM"),
     Field("SLM", _soft(lambda d: d.m * d.m), "SL for the compliant system HM"),
     Field("keepM", _soft(lambda d: d.m), "keep for the compliant system HM"),
+    Field("cone", lambda d: 5 * d.cones, "per cone limit: its impulse, swing angle and row direction (rows.CONE_*)"),
 )
 
 #: A contact model's fields after them (``kernels.contact_rows``).

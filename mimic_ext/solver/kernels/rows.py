@@ -10,6 +10,8 @@
 - Inequality and bounded rows, one joint each (limits, velocity caps, friction, drive force
   bounds): projected Gauss-Seidel on responses ``C J^T`` computed by applying ``C`` to a
   vector (no explicit inverse), only for a joint whose rows act, within its group.
+- Cone limits of spherical joints: one inequality row each, along the swing's rotation axis
+  (``cone_setup``, ``cone_block``), solved in the same Gauss-Seidel passes as the joints' rows.
 - The coupling impulses of the hard relations, read back from the residual.
 """
 
@@ -19,10 +21,13 @@ import warp as wp
 from .dynamics import F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_UPPER, F_VMAX, FREE
 
 SOFT_ROW = wp.constant(2)
+#: A cone limit's entries in the work space (``workspace`` field ``cone``, 5 per cone): its
+#: impulse, its swing angle at the step's start, its row direction (3).
+CONE_LAM, CONE_THETA, CONE_N = wp.constant(0), wp.constant(1), wp.constant(2)
 
 
 def build(ns) -> None:
-    T, V3 = ns.T, ns.vec3
+    T, V3, Q = ns.T, ns.vec3, ns.quat
     A2 = wp.array2d(dtype=T)
     I2 = wp.array2d(dtype=wp.int32)
     MD, SC = ns.ModelData, ns.Scratch
@@ -126,6 +131,9 @@ def build(ns) -> None:
         acted = int(0)
         for j in range(md.n1):
             if ws[e, md.o_lam + j] != T(0.0):
+                acted = int(1)
+        for c in range(md.n_cones):
+            if ws[e, md.o_cone + CONE_LAM + 5 * c] != T(0.0):
                 acted = int(1)
         if acted == 0:
             return int(0)
@@ -690,6 +698,79 @@ def build(ns) -> None:
             loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
 
     @wp.func
+    def cone_setup(md: MD, ws: A2, e: int, q: A2):
+        """Each cone limit's row at the step's start: the swing angle theta between the child's cone
+        axis ``a`` and the parent's (``cos theta = a . R^T a``, R the joint's rotation), and the unit
+        direction ``n = (R^T a x a) / sin theta`` over the joint's three DOFs (the angular velocity w
+        in the child's joint frame), along which ``d theta / dt = n . w``; no impulse yet. At theta
+        near 0 (or pi) the swing has no direction: n = 0, no row (a cone that small is not limited)."""
+        for c in range(md.n_cones):
+            cd = md.cones[c]
+            qs = md.links[cd.link].qs
+            R = wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
+            b = wp.transpose(R) * cd.axis
+            ax = wp.cross(b, cd.axis)
+            sn = wp.length(ax)
+            oc = md.o_cone + 5 * c
+            ws[e, oc + CONE_LAM] = T(0.0)
+            ws[e, oc + CONE_THETA] = wp.atan2(sn, wp.dot(b, cd.axis))
+            n = V3(T(0.0))
+            if sn > T(1.0e-6):
+                n = ax / sn
+            for d in range(3):
+                ws[e, oc + CONE_N + d] = n[d]
+
+    @wp.func
+    def cone_block(md: MD, ws: A2, e: int, c: int, idt: T):
+        """Cone limit c's row solved exactly along its response, as a 1-DOF joint's upper limit
+        (``joint_block``, ``limit_speed``): the swing rate ``n . w`` at most what reaches the limit
+        within the step, or, once past it, what comes back at ``erp``; its impulse <= 0 (it only
+        pushes back), no restitution. The response ``C (n S)^T`` is computed when the row acts (in
+        ``rtmp``). Returns 1 when its impulse changed."""
+        oc = md.o_cone + 5 * c
+        n = V3(ws[e, oc + CONE_N], ws[e, oc + CONE_N + 1], ws[e, oc + CONE_N + 2])
+        if wp.length_sq(n) == T(0.0):
+            return int(0)
+        cd = md.cones[c]
+        us = md.links[cd.link].us
+        w0 = T(0.0)
+        for d in range(3):
+            j = us + d
+            w0 = w0 + n[d] * (md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j])
+        th = ws[e, oc + CONE_THETA]
+        tgt = limit_speed(cd.limit, th, idt, md.erp, th > cd.limit)
+        old = ws[e, oc + CONE_LAM]
+        if old == T(0.0) and w0 <= tgt:
+            return int(0)
+        oR = md.o_rtmp
+        for i in range(md.k):
+            ws[e, oR + i] = T(0.0)
+        for d in range(3):
+            j = us + d
+            ws[e, oR + md.dof_col[j]] = ws[e, oR + md.dof_col[j]] + md.dof_gain[j] * n[d]
+        constrained_response(md, ws, e, oR)
+        W = T(0.0)
+        for d in range(3):
+            j = us + d
+            W = W + md.dof_gain[j] * n[d] * ws[e, oR + md.dof_col[j]]
+        if W <= T(0.0):  # the loops lock the swing: no row
+            return int(0)
+        wf = w0 - W * old
+        dl = (wp.min(wf, tgt) - wf) / W - old
+        if dl == T(0.0):
+            return int(0)
+        ws[e, oc + CONE_LAM] = old + dl
+        for i in range(md.k):
+            ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * dl
+        for d in range(3):
+            j = us + d
+            ws[e, md.o_gsum + md.dof_col[j]] = ws[e, md.o_gsum + md.dof_col[j]] + md.dof_gain[j] * n[d] * dl
+        changed = int(1)
+        if wp.static(ns.contacts):  # the contact passes' test: a velocity change above V_TOL
+            changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
+        return changed
+
+    @wp.func
     def joint_rows_setup(md: MD, sc: SC, e: int):
         """Before the sweeps: no row impulse yet, no column response computed yet."""
         ws = sc.ws
@@ -709,6 +790,8 @@ def build(ns) -> None:
         for j in range(md.n1):
             if (md.joints[j].flags & F_ROWS) != 0:
                 changed = changed + joint_block(md, sc.ws, e, j, q, dt, idt)
+        for c in range(md.n_cones):
+            changed = changed + cone_block(md, sc.ws, e, c, idt)
         return changed
 
     @wp.func
@@ -736,6 +819,8 @@ def build(ns) -> None:
         a contact pass alternate, at most ``c_iter`` times). Then the loops' impulses follow the
         rows."""
         joint_rows_setup(md, sc, e)
+        if md.n_cones > 0:
+            cone_setup(md, sc.ws, e, q)
         idt = T(1.0) / dt
         if wp.static(ns.contacts):
             ns.contact_prepare(md, sc, e)

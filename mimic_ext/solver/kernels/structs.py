@@ -126,6 +126,15 @@ def build(ns) -> None:
         row1: int
 
     @wp.struct
+    class ConeData:
+        """A spherical joint's cone limit: link ``link``'s child joint-frame axis ``axis`` kept within
+        ``limit`` (rad) of the parent joint frame's (``rows.cone_rows``)."""
+
+        link: int
+        limit: T
+        axis: V3
+
+    @wp.struct
     class FactorPattern:
         """The reduced system's LDL^T pattern (``sparsity.Sparsity``: colptr, row, upd, ubase), apart
         from ModelData so that the factorisation's functions are handed these four arrays, not the
@@ -154,6 +163,7 @@ def build(ns) -> None:
         has_cont: int  # 1: a continuous joint (its turn count is checked with the state)
         has_balls: int  # 1: a spherical joint (its quaternion is integrated on the sphere)
         has_vcap: int  # 1: a link with an authored velocity cap (dynamics.velocity_caps)
+        n_cones: int  # spherical joints with a cone limit (0: no cone row runs; rows.cone_rows)
         drive_exact: int  # 1: drives discretised exactly for their effective inertia (model.py)
         coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
         iterations: int
@@ -187,6 +197,7 @@ def build(ns) -> None:
         terms: wp.array(dtype=ElimTerm)
         loops: wp.array(dtype=LoopData)
         loop_dir: wp.array(dtype=int)
+        cones: wp.array(dtype=ConeData)
         # the work space's offsets o_<field> are added after these fields, below, from the table
         # (workspace.offset_names: one per FIELDS entry, and CONTACT_FIELDS in a contact model)
         if ns.contacts:  # contact models only (``contact_rows``)
@@ -229,5 +240,5 @@ def build(ns) -> None:
             cx: ns.ContactCtx  # detection and contact read-out (``contact_rows``)
 
     ns.LinkData, ns.JointData, ns.RelData, ns.Correction = LinkData, JointData, RelData, Correction
-    ns.ElimStep, ns.ElimTerm, ns.LoopData = ElimStep, ElimTerm, LoopData
+    ns.ElimStep, ns.ElimTerm, ns.LoopData, ns.ConeData = ElimStep, ElimTerm, LoopData, ConeData
     ns.ModelData, ns.Scratch, ns.FactorPattern = ModelData, Scratch, FactorPattern
