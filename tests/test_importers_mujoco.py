@@ -350,3 +350,23 @@ def test_a_mesh_made_of_vertices_in_the_file_is_left_out_not_an_error(tmp_path):
     result = import_robot(path)
     assert any("made of vertices in the file" in w for w in result.warnings)
     assert "b" in result.body_paths
+
+
+def test_a_limited_ball_becomes_a_swing_cone_and_says_the_twist_is_free(tmp_path):
+    """MuJoCo's ball ``range`` bounds the whole rotation angle; a USD spherical joint's cone
+    bounds the swing only. The import keeps the angle as the cone's half-angle (degrees, as
+    authored) and warns, naming the file's line, that the twist is free."""
+    xml = tmp_path / "ball.xml"
+    xml.write_text(
+        """<mujoco><compiler angle="degree"/><worldbody><body name="a">
+  <body name="b" pos="0 0 -0.2"><joint name="swing" type="ball" limited="true" range="0 30"/>
+    <geom type="sphere" size="0.05" mass="1"/></body></body></worldbody></mujoco>
+"""
+    )
+    result = import_robot(xml, tmp_path / "ball.usda")
+    joint = UsdPhysics.SphericalJoint(result.stage.GetPrimAtPath(result.joint_paths["swing"]))
+    # exact: 30 degrees written as authored (the USD attribute is in degrees too)
+    assert joint.GetConeAngle0LimitAttr().Get() == pytest.approx(30.0, abs=1e-9)
+    assert joint.GetConeAngle1LimitAttr().Get() == pytest.approx(30.0, abs=1e-9)
+    warned = [w for w in result.warnings if "twist" in w]
+    assert len(warned) == 1 and "ball.xml:2" in warned[0] and "swing" in warned[0], result.warnings

@@ -170,6 +170,11 @@ class MjcfBodies(MjcfGeoms):
             )
             if limited:
                 joint.cone_limit = float(rng[1]) * scale
+                model.warnings.append(
+                    f"{el.where}: {what}: MuJoCo limits a ball joint's whole rotation angle (swing and "
+                    f"twist) to {rng[1]:g}; a USD spherical joint's cone limits its swing only: the twist "
+                    f"about the cone's axis is free after import"
+                )
         elif jtype == "hinge":
             joint = Joint(
                 name,
