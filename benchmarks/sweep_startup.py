@@ -16,6 +16,14 @@ read its wall time too) and of the wall time, and the ratios this / against.
 tar -x -C DIR`` (never edited). Python writes no bytecode where ``PYTHONDONTWRITEBYTECODE`` is
 set (the shared machine sets it), so every run compiles the project's modules from source;
 ``--bytecode`` lets both sides cache it in a temporary ``PYTHONPYCACHEPREFIX`` (a user's install).
+
+``--floor`` (this checkout only, no ``--against``): what a warp sweep's process time is made of,
+as fresh processes that each do a prefix of its start-up and end the way the CLI does (``os._exit``,
+no interpreter teardown), interleaved over the rounds; each row's increment is the difference of
+medians: the interpreter, the peers' imports (numpy, Warp, the pxr modules a sweep loads) with
+Warp's init, the solver's kernel namespace and Warp's module hash (``solver_kernels_cached``, the
+call a sweep makes before its first launch), the imports of NVIDIA's phase (``available()``), and
+the whole sweep.
 """
 
 from __future__ import annotations
@@ -32,14 +40,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(checkout: Path, argv: list[str], env_extra: dict[str, str]) -> tuple[int, float, float]:
-    """(exit code, wall s, CPU s) of ``python -m mimic_ext ARGV`` with ``checkout`` first on the path."""
+def _run(
+    checkout: Path, argv: list[str], env_extra: dict[str, str], code: str | None = None
+) -> tuple[int, float, float]:
+    """(exit code, wall s, CPU s) of ``python -m mimic_ext ARGV`` (``python -c CODE`` when given) with
+    ``checkout`` first on the path."""
     env = {**os.environ, **env_extra, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
     if "PYTHONPYCACHEPREFIX" in env_extra:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     p = subprocess.Popen(  # outside any checkout: ``-m`` puts the working folder first on the path
-        [sys.executable, "-m", "mimic_ext", *argv],
+        [sys.executable, "-m", "mimic_ext", *argv] if code is None else [sys.executable, "-c", code],
         env=env,
         cwd=tempfile.gettempdir(),
         stdout=subprocess.DEVNULL,
@@ -50,19 +61,75 @@ def _run(checkout: Path, argv: list[str], env_extra: dict[str, str]) -> tuple[in
     return p.returncode, time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
 
 
+#: a warp sweep's start-up, prefix by prefix: each step's code runs after the ones above it
+FLOOR_STEPS = (
+    ("interpreter (python -c, site)", "import gc, os\ngc.disable()  # as the CLI holds it off while a sweep starts"),
+    (
+        "numpy, Warp, the pxr modules a sweep loads; Warp's init",
+        "import numpy, pxr.Usd, pxr.UsdGeom, pxr.UsdPhysics, pxr.UsdShade\n"
+        "from mimic_ext.warp_runtime import init_warp\ninit_warp()",
+    ),
+    (
+        "mimic_ext.solver's import (ours: the model, the schema package, the kernels' modules)",
+        "import mimic_ext.solver",
+    ),
+    (
+        "the solver's kernel namespace and Warp's module hash (Warp parses and hashes each function)",
+        "from mimic_ext.warp_runtime import solver_kernels_cached\nsolver_kernels_cached('cpu')",
+    ),
+    (
+        "NVIDIA's phase's imports (simready_benchmark, tier-core)",
+        "from mimic_ext.simready.verdicts import available\navailable()",
+    ),
+)
+
+
+def _floor(checkout: Path, stage: Path, rounds: int, env_extra: dict[str, str]) -> None:
+    """Print the medians of each start-up prefix (``FLOOR_STEPS``, then the whole sweep) and the increments."""
+    runs = []
+    for i in range(len(FLOOR_STEPS)):
+        code = "\n".join(c for _, c in FLOOR_STEPS[: i + 1]) + "\nos._exit(0)"
+        runs.append((FLOOR_STEPS[i][0], [], code))
+    runs.append(
+        (
+            "the rest of the sweep (ours: read, plan, simulate, NVIDIA's phase, report)",
+            ["sweep", str(stage), "--engine", "warp"],
+            None,
+        )
+    )
+    for _, argv, code in runs:  # untimed: Warp's kernel cache, the bytecode
+        _run(checkout, argv, env_extra, code)
+    cpu: list[list[float]] = [[] for _ in runs]
+    for r in range(rounds):
+        order = list(range(len(runs))) if r % 2 == 0 else list(range(len(runs)))[::-1]
+        for i in order:
+            rc, _, c = _run(checkout, runs[i][1], env_extra, runs[i][2])
+            if rc != 0:
+                raise SystemExit(f"{runs[i][0]}: exit code {rc}")
+            cpu[i].append(c)
+    before = 0.0
+    for (label, _, _), xs in zip(runs, cpu):
+        m = statistics.median(xs)
+        print(f"  {m:.3f} s CPU cumulative, +{m - before:.3f} s  {label}")
+        before = m
+
+
 def _med(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} s (min {min(xs):.3f})"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, required=True, help="the checkout to compare with (the tree before)")
+    ap.add_argument("--against", type=Path, help="the checkout to compare with (the tree before)")
+    ap.add_argument("--floor", action="store_true", help="what this checkout's warp sweep is made of (no --against)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--engines", default="warp", help="comma-separated; each timed on its own")
     ap.add_argument("--stage", type=Path, default=ROOT / "data" / "geared_pair.usda")
     ap.add_argument("--bytecode", action="store_true", help="let Python cache bytecode (a temporary prefix)")
     args = ap.parse_args(argv)
-    sides = {"this": ROOT, "against": args.against.resolve()}
+    if (args.against is None) != args.floor:
+        ap.error("give --against CHECKOUT or --floor")
+    sides = {"this": ROOT} if args.floor else {"this": ROOT, "against": args.against.resolve()}
     with tempfile.TemporaryDirectory(prefix="sweep_startup_") as tmp:
         extra = {label: {} for label in sides}
         if args.bytecode:
@@ -78,6 +145,10 @@ def main(argv=None) -> int:
             + f"; load average "
             f"{os.getloadavg()[0]:.1f} at the start"
         )
+        if args.floor:
+            _floor(ROOT, args.stage.resolve(), args.rounds, extra["this"])
+            print(f"load average {os.getloadavg()[0]:.1f} at the end")
+            return 0
         for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
             cmd = ["sweep", str(args.stage.resolve()), "--engine", engine]
             for label, checkout in sides.items():  # untimed: Warp's kernel cache, the bytecode

@@ -135,3 +135,16 @@ def test_no_colliders_and_static_only_scenes_detect_nothing():
     assert c.count[0] == 0
     _, c = collide([box((0.1, 0.1, 0.1), None), plane(0.0)], {})  # static box in the plane: never a pair
     assert c.count[0] == 0
+
+
+def test_the_big_shape_threshold_median_is_numpys():
+    """The broad phase's median diameter (which shapes count as "big") is computed without
+    ``np.median`` (that imports ``numpy.ma``, issue 43): the same value, bit for bit (tolerance 0:
+    the same sort and the same two-element mean), odd and even counts, spreads of 12 decades."""
+    from mimic_ext.solver.collision.pipeline import _median
+
+    rng = np.random.default_rng(43)
+    for n in range(1, 40):
+        for scale in (1e-6, 1.0, 1e6):
+            d = rng.random(n) * scale
+            assert _median(d) == float(np.median(d))

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MimicInputError
+from ..startup_gc import resume as resume_collection
 from .config import SweepConfig
 from .result import ERROR, TIMEOUT, RunResult, SweepResult
 
@@ -671,6 +672,7 @@ def sweep_paths(
 
     def report(i: int, res: SweepResult) -> None:
         nonlocal done
+        resume_collection()  # the CLI held the garbage collector off for the start-up (startup_gc)
         path = os.path.abspath(units[i][0])
         if res.asset != labels[i]:  # a worker saw the absolute path: report the stage as it was named
             res.reason = res.reason.replace(path, labels[i])

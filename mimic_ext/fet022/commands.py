@@ -306,11 +306,11 @@ def cmd_sweep(args) -> int:
 
     from ..atomic_write import write_texts_atomically
     from ..input_files import check_utf8_name
+    from . import reports  # each writer is imported on first use: one not asked for never loads
     from .batch import collect_stages, sweep_paths
     from .config import load_config
     from .engines import check_engine
-    from .reports import format_console, format_html, format_json, format_junit, result_paths
-    from .reports.result_json import format_result_json
+    from .reports.console import format_console
 
     config = load_config(
         args.config,
@@ -390,7 +390,9 @@ def cmd_sweep(args) -> int:
     # every report is made first and written together: one that cannot be written leaves none
     files: list[tuple[str, str]] = []
     if results_dir:
-        planned = result_paths(run, results_dir)
+        from .reports.result_json import format_result_json
+
+        planned = reports.result_paths(run, results_dir)
         _refuse_inputs([str(p) for _, p in planned], inputs)
         files += [(str(path), format_result_json(stage)) for stage, path in planned]
     summary_files: dict = {}
@@ -400,9 +402,9 @@ def cmd_sweep(args) -> int:
         summary_files = {k: (None if v == "-" else v) for k, v in targets.items()}
         targets = {k: (v if v == "-" else None) for k, v in targets.items()}
     formats = {
-        "json": lambda: format_json(run, samples=not args.no_samples),
-        "junit": lambda: format_junit(run),
-        "html": lambda: format_html(run),
+        "json": lambda: reports.format_json(run, samples=not args.no_samples),
+        "junit": lambda: reports.format_junit(run),
+        "html": lambda: reports.format_html(run),
     }
     for kind, make in formats.items():
         if targets[kind] == "-":

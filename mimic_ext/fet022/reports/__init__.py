@@ -5,28 +5,32 @@ Every reporter takes a ``RunResult`` (one or more stages); ``as_run`` wraps a si
 ``SweepResult`` so that in-stage callers can use them too.
 """
 
-from .common import as_run, overall_status
-from .console import format_console
-from .html import format_html, write_html
-from .json_report import SCHEMA_PATH, format_json, load_schema, to_json_data, write_json
-from .junit import format_junit, write_junit
-from .result_json import harness_result, result_paths, write_result_json, write_result_jsons
+from ...lazy_exports import lazy_getattr
 
-__all__ = [
-    "SCHEMA_PATH",
-    "as_run",
-    "format_console",
-    "format_html",
-    "format_json",
-    "format_junit",
-    "harness_result",
-    "load_schema",
-    "overall_status",
-    "result_paths",
-    "to_json_data",
-    "write_html",
-    "write_json",
-    "write_junit",
-    "write_result_json",
-    "write_result_jsons",
-]
+#: each public name and the module holding it, imported on first use: a sweep that writes only to
+#: the console loads neither the HTML (with its SVG plots) nor the JUnit or JSON writers
+_EXPORTS = {
+    "as_run": "common",
+    "overall_status": "common",
+    "format_console": "console",
+    "format_html": "html",
+    "write_html": "html",
+    "SCHEMA_PATH": "json_report",
+    "format_json": "json_report",
+    "load_schema": "json_report",
+    "to_json_data": "json_report",
+    "write_json": "json_report",
+    "format_junit": "junit",
+    "write_junit": "junit",
+    "harness_result": "result_json",
+    "result_paths": "result_json",
+    "write_result_json": "result_json",
+    "write_result_jsons": "result_json",
+}
+
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
