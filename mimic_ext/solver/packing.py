@@ -53,12 +53,18 @@ def has_caps(links) -> bool:
 
 def pack_cones(K, links) -> list:
     """``ConeData`` per spherical joint with a cone limit (``ModelData.cones``): its link, the
-    half-angle (rad) and the axis in its joint frame (the link's motion frame: no turn)."""
+    half-angles (rad) and the axis in its joint frame (the link's motion frame: no turn)."""
     data = []
     for i, lk in enumerate(links):
         if lk.jtype == SPHERICAL and lk.cone < math.pi:
             cd = K.ConeData()
-            cd.link, cd.limit, cd.axis = i, float(lk.cone), K.vec3(*np.asarray(lk.cone_axis, float))
+            a = np.asarray(lk.cone_axis, float)
+            cd.link, cd.limit, cd.axis = i, float(lk.cone), K.vec3(*a)
+            # the elliptical cone's terms: the next axes after ``a`` (X -> Y -> Z -> X); as PhysX
+            # reads them (its yAngle, zAngle about the joint frame's y, z), coneAngle0 bounds the
+            # swing about e0, coneAngle1 the swing about e1 (measured on ovphysx: RESULTS, docs/solver.md)
+            cd.limit1, cd.e0, cd.e1 = float(lk.cone1), K.vec3(*np.roll(a, 1)), K.vec3(*np.roll(a, 2))
+            cd.w0, cd.w1 = 1.0 / math.tan(lk.cone / 4.0) ** 2, 1.0 / math.tan(lk.cone1 / 4.0) ** 2
             data.append(cd)
     return data
 

@@ -130,7 +130,8 @@ class LinkSpec:
     path: str | None = None  # a spherical joint's prim (a 1-DOF joint's is ``joint.path``)
     max_angular: float = math.inf  # rad/s: the least authored physxRigidBody:maxAngularVelocity of its bodies
     max_linear: float = math.inf  # m/s, of its centre of mass: the least authored maxLinearVelocity
-    cone: float = math.inf  # rad: a spherical joint's cone limit (half-angle about cone_axis), inf none
+    cone: float = math.inf  # rad: a spherical joint's coneAngle0Limit (its cone's half-angle), inf none
+    cone1: float = math.inf  # rad: its coneAngle1Limit (== cone: circular; else elliptical, packing.pack_cones)
     cone_axis: np.ndarray | None = None  # the cone's axis in the joint frame (the joint's physics:axis)
 
 
@@ -512,7 +513,8 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                             axis=_AXES["X"].copy(),  # the joint frame as authored: no turn
                             pose0=rel,
                             path=str(prim.GetPath()),
-                            cone=_cone_limit(prim),
+                            cone=(cones := _cone_limit(prim))[0],
+                            cone1=cones[1],
                             cone_axis=_AXES.get(str(UsdPhysics.SphericalJoint(prim).GetAxisAttr().Get()), _AXES["X"]),
                         )
                     )
@@ -667,13 +669,14 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     )
 
 
-def _cone_limit(prim: Usd.Prim) -> float:
-    """A spherical joint's cone limit (rad; inf: none), as PhysX reads it: ``physics:coneAngle0Limit``
-    / ``coneAngle1Limit`` (degrees, the half-angles from the joint's ``physics:axis`` towards the
-    next two axes) without ``PhysicsLimitAPI``; a negative or infinite angle is no limit
-    (UsdPhysics: "a negative value means not limited", the default -1). Only a circular cone
-    (equal half-angles, or a limit on neither) is simulated: an elliptical one is refused, naming
-    the prim, as is a NaN."""
+def _cone_limit(prim: Usd.Prim) -> tuple[float, float]:
+    """A spherical joint's cone half-angles (rad; inf: none), as PhysX reads them:
+    ``physics:coneAngle0Limit`` / ``coneAngle1Limit`` (degrees; PhysX bounds the swing about the
+    axis after the joint's ``physics:axis`` by the first, about the one after that by the second)
+    without ``PhysicsLimitAPI``; a negative or
+    infinite angle is no limit (UsdPhysics: "a negative value means not limited", the default -1).
+    Unequal angles are an elliptical cone (``rows.cone_setup``); a limit on one angle only is
+    refused, naming the prim (PhysX has no half-limited cone), as is a NaN."""
     sj = UsdPhysics.SphericalJoint(prim)
     limits = []
     for name, attr in (
@@ -683,13 +686,13 @@ def _cone_limit(prim: Usd.Prim) -> float:
         v = attr.Get() if attr else None
         if v is not None and math.isnan(v):
             raise _bad(prim, name, v, "author an angle in degrees (-1 for no limit)")
-        limits.append(math.inf if v is None or v < 0 or v >= 3.4e38 else float(v))
-    if limits[0] != limits[1]:
+        limits.append(math.inf if v is None or v < 0 or v >= 180.0 else float(v))
+    if math.isinf(limits[0]) != math.isinf(limits[1]):
         raise UnsupportedStageError(
             f"{prim.GetPath()}: physics:coneAngle0Limit = {limits[0]} deg and coneAngle1Limit = {limits[1]} deg: "
-            f"the mimic solver simulates circular cone limits only; author equal angles (or -1 on both)"
+            f"the mimic solver simulates a cone limited on both angles or on neither; author both (or -1 on both)"
         )
-    return math.radians(limits[0]) if limits[0] < 180.0 else math.inf
+    return math.radians(limits[0]), math.radians(limits[1])
 
 
 def _velocity_caps(prim: Usd.Prim, mpu: float, notes: list[str]) -> tuple[float, float]:

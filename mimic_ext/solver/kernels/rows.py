@@ -22,7 +22,8 @@ from .dynamics import F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_ROWS, F_
 
 SOFT_ROW = wp.constant(2)
 #: A cone limit's entries in the work space (``workspace`` field ``cone``, 5 per cone): its
-#: impulse, its swing angle at the step's start, its row direction (3).
+#: impulse, its swing angle at the step's start (an elliptical cone's shifted by ``limit`` less the
+#: step's bound, ``cone_setup``), its row direction (3).
 CONE_LAM, CONE_THETA, CONE_N = wp.constant(0), wp.constant(1), wp.constant(2)
 
 
@@ -703,7 +704,13 @@ def build(ns) -> None:
         axis ``a`` and the parent's (``cos theta = a . R^T a``, R the joint's rotation), and the unit
         direction ``n = (R^T a x a) / sin theta`` over the joint's three DOFs (the angular velocity w
         in the child's joint frame), along which ``d theta / dt = n . w``; no impulse yet. At theta
-        near 0 (or pi) the swing has no direction: n = 0, no row (a cone that small is not limited)."""
+        near 0 (or pi) the swing has no direction: n = 0, no row (a cone that small is not limited).
+        An elliptical cone (PhysX's ``PxJointLimitCone``: ``(t0 / tan(L0 / 4))^2 + (t1 / tan(L1 / 4))^2
+        <= 1``, t the tangent-quarter-angles of the swing quaternion's parts about the axes e0, e1
+        after the cone's, L0 and L1 coneAngle0Limit and coneAngle1Limit) bounds the swing along its axis u at ``4 atan(1 / sqrt(w0 (u.e0)^2 + w1 (u.e1)^2))``;
+        its row holds ``g = theta - bound(phi)`` (phi the swing axis's azimuth about the cone's axis):
+        its direction ``dg / dw``, the ellipse's normal, and its angle shifted by ``limit`` less the
+        bound, so that ``cone_block`` holds it unchanged (a circular cone: the row as before)."""
         for c in range(md.n_cones):
             cd = md.cones[c]
             qs = md.links[cd.link].qs
@@ -713,10 +720,23 @@ def build(ns) -> None:
             sn = wp.length(ax)
             oc = md.o_cone + 5 * c
             ws[e, oc + CONE_LAM] = T(0.0)
-            ws[e, oc + CONE_THETA] = wp.atan2(sn, wp.dot(b, cd.axis))
+            th = wp.atan2(sn, wp.dot(b, cd.axis))
             n = V3(T(0.0))
             if sn > T(1.0e-6):
                 n = ax / sn
+                if cd.limit1 != cd.limit:  # elliptical: g = theta - bound(phi), phi the swing's azimuth
+                    u = R * n  # the swing's axis in the parent's joint frame (PhysX's swing quaternion)
+                    s0 = wp.dot(u, cd.e0)
+                    s1 = wp.dot(u, cd.e1)
+                    S = cd.w0 * s0 * s0 + cd.w1 * s1 * s1
+                    bound = T(4.0) * wp.atan(T(1.0) / wp.sqrt(S))
+                    th = th + (cd.limit - bound)
+                    # dg/dt = u.w_p - bound'(phi) phi', phi' = w_p.(cot(theta) (a x u) + a): the row
+                    # along the ellipse's normal, so that the wall pushes the swing along it
+                    dbound = T(-4.0) * s0 * s1 * (cd.w1 - cd.w0) / ((S + T(1.0)) * wp.sqrt(S))
+                    cot = wp.dot(b, cd.axis) / sn
+                    n = wp.transpose(R) * (u - dbound * (cot * wp.cross(cd.axis, u) + cd.axis))
+            ws[e, oc + CONE_THETA] = th
             for d in range(3):
                 ws[e, oc + CONE_N + d] = n[d]
 

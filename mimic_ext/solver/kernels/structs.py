@@ -128,11 +128,19 @@ def build(ns) -> None:
     @wp.struct
     class ConeData:
         """A spherical joint's cone limit: link ``link``'s child joint-frame axis ``axis`` kept within
-        ``limit`` (rad) of the parent joint frame's (``rows.cone_rows``)."""
+        ``limit`` (rad) of the parent joint frame's (``rows.cone_rows``); elliptical where ``limit1``
+        (coneAngle1Limit) differs from ``limit`` (coneAngle0Limit): ``e0``, ``e1`` the axes after
+        ``axis``, ``w0 = 1 / tan(limit / 4)^2`` and ``w1 = 1 / tan(limit1 / 4)^2`` the weights of the
+        swing axis's parts along them (``rows.cone_setup``)."""
 
         link: int
         limit: T
         axis: V3
+        limit1: T
+        e0: V3
+        e1: V3
+        w0: T
+        w1: T
 
     @wp.struct
     class FactorPattern:
