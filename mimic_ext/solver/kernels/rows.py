@@ -699,6 +699,26 @@ def build(ns) -> None:
             loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, ox, 0, md.k)
 
     @wp.func
+    def ellipse_shift(cd: ns.ConeData, u: V3):
+        """An elliptical cone's ``limit`` less its bound along the swing axis ``u`` (parent frame):
+        ``4 atan(1 / sqrt(w0 (u.e0)^2 + w1 (u.e1)^2))`` (``cone_setup``)."""
+        s0 = wp.dot(u, cd.e0)
+        s1 = wp.dot(u, cd.e1)
+        return cd.limit - T(4.0) * wp.atan(T(1.0) / wp.sqrt(cd.w0 * s0 * s0 + cd.w1 * s1 * s1))
+
+    @wp.func
+    def ellipse_normal(cd: ns.ConeData, R: ns.mat33, u: V3, cot: T):
+        """The row of ``g = theta - bound(phi)`` (phi the swing axis's azimuth about the cone's) over
+        the child-frame angular velocity: ``dg/dt = u.w_p - bound'(phi) phi'``, ``phi' =
+        w_p.(cot(theta) (a x u) + a)``, the ellipse's normal, so that its edge pushes the swing
+        along it as a frictionless wall."""
+        s0 = wp.dot(u, cd.e0)
+        s1 = wp.dot(u, cd.e1)
+        S = cd.w0 * s0 * s0 + cd.w1 * s1 * s1
+        db = T(-4.0) * s0 * s1 * (cd.w1 - cd.w0) / ((S + T(1.0)) * wp.sqrt(S))
+        return wp.transpose(R) * (u - db * (cot * wp.cross(cd.axis, u) + cd.axis))
+
+    @wp.func
     def cone_setup(md: MD, ws: A2, e: int, q: A2):
         """Each cone limit's row at the step's start: the swing angle theta between the child's cone
         axis ``a`` and the parent's (``cos theta = a . R^T a``, R the joint's rotation), and the unit
@@ -725,17 +745,8 @@ def build(ns) -> None:
             if sn > T(1.0e-6):
                 n = ax / sn
                 if cd.limit1 != cd.limit:  # elliptical: g = theta - bound(phi), phi the swing's azimuth
-                    u = R * n  # the swing's axis in the parent's joint frame (PhysX's swing quaternion)
-                    s0 = wp.dot(u, cd.e0)
-                    s1 = wp.dot(u, cd.e1)
-                    S = cd.w0 * s0 * s0 + cd.w1 * s1 * s1
-                    bound = T(4.0) * wp.atan(T(1.0) / wp.sqrt(S))
-                    th = th + (cd.limit - bound)
-                    # dg/dt = u.w_p - bound'(phi) phi', phi' = w_p.(cot(theta) (a x u) + a): the row
-                    # along the ellipse's normal, so that the wall pushes the swing along it
-                    dbound = T(-4.0) * s0 * s1 * (cd.w1 - cd.w0) / ((S + T(1.0)) * wp.sqrt(S))
-                    cot = wp.dot(b, cd.axis) / sn
-                    n = wp.transpose(R) * (u - dbound * (cot * wp.cross(cd.axis, u) + cd.axis))
+                    th = th + ellipse_shift(cd, R * n)
+                    n = ellipse_normal(cd, R, R * n, wp.dot(b, cd.axis) / sn)
             ws[e, oc + CONE_THETA] = th
             for d in range(3):
                 ws[e, oc + CONE_N + d] = n[d]
