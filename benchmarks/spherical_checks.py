@@ -9,7 +9,9 @@ the same pendulum; the small-oscillation periods against their closed forms; the
 quaternion difference from MuJoCo's RK4 over the first second; with ``--physx`` the bob's
 largest distance from real PhysX's (ovphysx, CPU) over 1 s; with ``--cone`` the cone limit's:
 the pendulum pushed onto a 20 deg cone (float32, 2 s), its largest swing past the cone released
-inside, at the edge and outside, and (with ``--physx`` too) its path and final swing against PhysX's.
+inside, at the edge and outside, and (with ``--physx`` too) its path and final swing against PhysX's;
+then the same for a 30 x 15 deg elliptical cone (coneAngle0Limit 30, coneAngle1Limit 15) released
+about x, y and (1, 1, 0): its largest swing and its largest excess over PhysX's ellipse.
 """
 
 from __future__ import annotations
@@ -135,6 +137,27 @@ def cone(physx: bool) -> int:
                 f"over 2 s (travel {np.ptp(ours, axis=0).max():.3f} m); largest swing ours {so.max():.5f}, PhysX's "
                 f"{st.max():.5f} deg; at the end {so[-1]:.5f} and {st[-1]:.5f} deg"
             )
+    for towards in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (1.0, 1.0, 0.0)):
+        b, _, _ = T.coned(30.0, 15.0, tilt=0.15, towards=towards)
+        model = build_model(b.stage)
+        qs, _ = T.run(model, model.state().joint_q.numpy()[0], np.zeros(3), 480)
+        sw = T.swing_deg(qs)
+        print(
+            f"elliptical cone 30 x 15 deg, released 8.6 deg about {towards} (float32, 2 s): largest swing "
+            f"{sw.max():.5f} deg, at the end {sw[-1]:.5f}; at most {T.ellipse_excess_deg(qs, 30.0, 15.0).max():+.2e} "
+            f"deg past the ellipse"
+        )
+        if physx and towards != (1.0, 1.0, 0.0):
+            for articulation in (True, False):
+                ours, theirs = T.physx_pendulum_paths(articulation, T.coned(30.0, 15.0, 0.15, towards=towards), 480)
+                so, st = (
+                    np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
+                )
+                kind = "an articulation" if articulation else "a rigid body and a joint"
+                print(
+                    f"  vs PhysX ({kind}): bob at most {np.abs(theirs - ours).max() * 1e3:.2f} mm off over 2 s "
+                    f"(travel {np.ptp(ours, axis=0).max():.3f} m); at the end {so[-1]:.5f} and {st[-1]:.5f} deg"
+                )
     return 0
 
 
