@@ -62,7 +62,7 @@ def pack_cones(K, links) -> list:
             cd.link, cd.limit, cd.axis = i, float(lk.cone), K.vec3(*a)
             # the elliptical cone's terms: the next axes after ``a`` (X -> Y -> Z -> X); as PhysX
             # reads them (its yAngle, zAngle about the joint frame's y, z), coneAngle0 bounds the
-            # swing about e0, coneAngle1 the swing about e1 (measured on ovphysx: RESULTS, docs/solver.md)
+            # swing about e0, coneAngle1 the swing about e1 (measured on ovphysx: test_pendulum_rests_on_its_elliptical_cone_as_on_physx)
             cd.limit1, cd.e0, cd.e1 = float(lk.cone1), K.vec3(*np.roll(a, 1)), K.vec3(*np.roll(a, 2))
             cd.w0, cd.w1 = 1.0 / math.tan(lk.cone / 4.0) ** 2, 1.0 / math.tan(lk.cone1 / 4.0) ** 2
             data.append(cd)
