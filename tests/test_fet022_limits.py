@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 import pytest
+from fet022_records import follower_record
 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
@@ -90,18 +91,11 @@ def test_a_relation_past_the_followers_limit_fails_on_every_engine(tmp_path):
 
 # ------------------------------------------------------------------ causes, from plain records
 def _follower(engine: str, status: str = PASS, ratio: float = 2.0, messages=(), note: str = "") -> FollowerResult:
-    f = FollowerResult(
-        follower="/R/J/f",
-        name="f",
-        reference="/R/J/l",
-        swept="/R/J/l",
-        schema="physx",
-        label="PhysxMimicJointAPI:rotX",
-        compliant=False,
-        follower_unit="deg",
-        reference_unit="deg",
+    f = follower_record(
+        "f",
+        joints="/R/J",
+        leader="l",
         gearing=-2.0,
-        offset=0.0,
         engine=engine,
         status=status,
         motion_ratio=ratio if status in (PASS, FAIL) else math.nan,

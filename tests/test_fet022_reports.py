@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from fet022_records import follower_record
 
 from mimic_ext.fet022.config import SweepConfig
 from mimic_ext.fet022.reports import (
@@ -25,7 +26,7 @@ from mimic_ext.fet022.reports import (
     write_json,
     write_junit,
 )
-from mimic_ext.fet022.result import FollowerResult, ReferenceResult, RunResult, SweepResult
+from mimic_ext.fet022.result import ReferenceResult, RunResult, SweepResult
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
@@ -46,18 +47,11 @@ def _follower(name, status="pass", ratio=1.0, gearing=-1.0, direction="match", w
         "abs_formula_max_error_rad": 0.01,
         "rest_residual_rad": 0.0,
     }
-    return FollowerResult(
-        follower=f"/Robot/Joints/{name}",
-        name=name,
-        reference="/Robot/Joints/leader",
-        swept="/Robot/Joints/leader",
-        schema="physx",
-        label="PhysxMimicJointAPI:rotX",
-        compliant=False,
-        follower_unit="deg",
-        reference_unit="deg",
+    return follower_record(
+        name,
+        joints="/Robot/Joints",
+        leader="leader",
         gearing=gearing,
-        offset=0.0,
         status=status,
         measured_ratio=ratio,
         motion_ratio=abs(ratio),

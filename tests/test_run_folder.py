@@ -7,26 +7,15 @@ import json
 import os
 
 import pytest
+from fet022_records import follower_record
 
 from mimic_ext.fet022 import run_folder as rf
 from mimic_ext.fet022.result import FAIL, PASS, FollowerResult, RunResult, SweepResult
 
 
 def _follower(name: str, status: str, ratio_error: float) -> FollowerResult:
-    f = FollowerResult(
-        follower=f"/robot/joints/{name}",
-        name=name,
-        reference="/robot/joints/ref",
-        swept="/robot/joints/ref",
-        schema="physx",
-        label="PhysxMimicJointAPI:rotZ",
-        compliant=False,
-        follower_unit="deg",
-        reference_unit="deg",
-        gearing=-1.0,
-        offset=0.0,
-        engine="warp",
-        status=status,
+    f = follower_record(
+        name, joints="/robot/joints", leader="ref", label="PhysxMimicJointAPI:rotZ", engine="warp", status=status
     )
     f.harness = {"motion_ratio": 1.0 + ratio_error, "gear_ratio_error": ratio_error, "max_error_rad": 0.01}
     if status == FAIL:
