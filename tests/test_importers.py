@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdPhysics
 from relation_sets import as_constraints
+from shared_files import ASSETS, robot_files
 from usd_frames import joint_world_frames
 
 from mimic_ext.importers import export_urdf, import_robot
@@ -26,7 +27,6 @@ from mimic_ext.importers.urdf import read_urdf
 from mimic_ext.importers.urdf_export import BOUND_INERTIA
 from mimic_ext.schema import open_stage, read_relations
 
-ASSETS = Path(__file__).resolve().parents[1].parent / "shared" / "assets"
 F32 = 1e-6
 EXACT = 1e-9
 
@@ -39,14 +39,7 @@ SAME_AS = {
 }
 
 
-def _robot_files() -> list[str]:
-    if not ASSETS.is_dir():
-        return []
-    files = sorted(ASSETS.rglob("*.urdf")) + sorted(ASSETS.rglob("*.xml"))
-    return [str(p.relative_to(ASSETS)) for p in files]
-
-
-ROBOT_FILES = _robot_files()
+ROBOT_FILES = robot_files()
 URDF_FILES = [f for f in ROBOT_FILES if f.endswith(".urdf")]
 
 

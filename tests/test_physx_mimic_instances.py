@@ -11,12 +11,12 @@ follower related by ``q_f = q_l`` under each instance name. docs/conventions.md 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 from pxr import Sdf
+from shared_files import load_samples
 
 pytest.importorskip("ovphysx", reason="real PhysX needs the physx extra: pip install 'mimic-ext[physx]'")
 
@@ -36,18 +36,10 @@ MEASURED = {
 }
 
 
-def _samples():
-    spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _rig(kind: str, instance: str):
     """Leader and follower side by side on a fixed base, both along/about Y; only the leader is
     driven; ``PhysxMimicJointAPI:<instance>`` with gearing -1 (``q_f - q_l = 0``)."""
-    S = _samples()
+    S = load_samples()
     stage = S.new_stage(f"{kind} follower under PhysxMimicJointAPI:{instance}")
     r = S.Robot(stage, "/Rig")
     base = r.body("base", (0, 0, 0.05), (0.1, 0.2, 0.04), 0.5)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from pxr import Gf, UsdPhysics
+from shared_files import ASSETS, ROOT, load_samples, robot_files
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.importers import import_robot
@@ -25,30 +26,13 @@ from mimic_ext.importers.opening import open_stage_or_robot
 from mimic_ext.schema import read_relations
 from mimic_ext.schema.validation import validate
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT.parent / "shared" / "assets"
 INSPIRE = "dexurdf_inspire_hand_right/inspire_hand_right.urdf"
 
 
-def _robot_files() -> list[str]:
-    if not ASSETS.is_dir():
-        return []
-    files = sorted(ASSETS.rglob("*.urdf")) + sorted(ASSETS.rglob("*.xml"))
-    return [str(p.relative_to(ASSETS)) for p in files]
+ROBOT_FILES = robot_files()
 
 
-ROBOT_FILES = _robot_files()
-
-
-def _load_samples():
-    spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-samples = _load_samples()
+samples = load_samples()
 
 
 def _assets() -> Path:

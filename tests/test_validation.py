@@ -1,17 +1,16 @@
 """The validator: every code on its sample, clean samples and real assets, and the tricky rules."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
 from pxr import Gf, Sdf, Usd, UsdPhysics
+from shared_files import ROOT, load_samples
 
 from mimic_ext.errors import MimicInputError
 from mimic_ext.schema import MimicRelation, open_stage, read_relations, set_relation
 from mimic_ext.schema.validation import CODES, ERROR, INFO, SEVERITIES, SIMREADY, WARNING, Finding, validate
 
-ROOT = Path(__file__).resolve().parents[1]
 ROBOTIQ = "robotiq_isaacsim_usd_2f85"
 REAL_ASSETS = [
     f"{ROBOTIQ}/Gripper_2F85/configuration/Robotiq_2F_85_config_physics_parallel_grip.usda",
@@ -22,14 +21,7 @@ REAL_ASSETS = [
 EXPECTED_INFOS = {"chain3.usda": {("MIMIC_CHAIN", "/Chain/Joints/joint_c")}}
 
 
-def _load_samples():
-    spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-samples = _load_samples()
+samples = load_samples()
 
 
 def codes(findings, severities=SEVERITIES):
