@@ -633,14 +633,15 @@ def sweep_paths(
 
     run_store = None
     if store is not None:
-        from .fingerprint import reusable, unit_key
+        from .fingerprint import content_hash, reusable, unit_key
         from .store import RunStore, load_result, reusable_nvidia
 
         absolute = {p: os.path.abspath(p) for p in paths}
         run_store = RunStore.for_run(store, list(absolute.values()), resume)
         asset_keys = {p: run_store.key(absolute[p]) for p in paths}
         cfg_dict = cfg.to_dict()
-        resume_keys = [unit_key(absolute[p], cfg_dict, e) for p, e in units]
+        contents = {p: content_hash(absolute[p]) for p in paths}  # every layer's bytes read once a stage
+        resume_keys = [unit_key(contents[p], cfg_dict, e) for p, e in units]
         if resume:
             todo = []
             nvidia_key = nvidia.key() if nvidia is not None else None

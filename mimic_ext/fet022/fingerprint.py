@@ -59,10 +59,11 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def unit_key(path: str | os.PathLike, config: dict[str, Any], engine: str) -> dict[str, Any]:
-    """The resume key of one stage on one engine: equal keys mean an equal result."""
+def unit_key(content: str | None, config: dict[str, Any], engine: str) -> dict[str, Any]:
+    """The resume key of one stage on one engine: equal keys mean an equal result. ``content``:
+    the stage's ``content_hash`` (hashed once per stage, shared by its engines)."""
     return {
-        "content": content_hash(path),
+        "content": content,
         "config": config_hash(config),
         "engine": engine,
         "tool": __version__,
