@@ -157,7 +157,7 @@ def add_verdicts(
             entry.update(_not_run(why_not))
             run.simready.append(entry)
             continue
-        key = (st.asset, st.engine)
+        key = (st.asset, on or st.engine)  # with ``on``, one phase run serves every engine's stage
         if key not in done:
             source = (stages or {}).get(st.asset, st.asset)
             done[key], kit_result, r = _run_phase(source, on or st.engine, run.config)
