@@ -18,8 +18,6 @@ from pathlib import Path
 
 #: the module that declares NVIDIA's FET022 mimic test
 SUITE_TEST_MODULE = "simready_benchmark_kit_suite.fet022_driven_joints.mimic_joint"
-#: the MIM phase that test runs (``run_mimic_joint``)
-SUITE_PHASE_MODULE = "simready_benchmark_kit_suite.articulation_phases.mimic_joint"
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,6 @@ VERIFIED = TestIdentity(
     features=("FET_022_PHYSX", "FET_022_NEWTON", "FET_022_ISAAC"),
     source="pinned (verified against simready-foundation-tier-core 2026.8.0)",
 )
-VERIFIED_TIER_CORE = "2026.8.0"
 
 
 def _literal(node: ast.expr) -> object:

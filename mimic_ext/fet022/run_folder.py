@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -37,9 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from .identity import FEATURES, TEST_NAME, TEST_VERSION
+from .result import finite_or_none
 
-LOGS_DIR = "logs"
-STATE_DIR = "state"
 REPORT_DIR = "report"
 RESULTS_DIR = "results"
 PLAN_FILENAME = "plan.json"
@@ -186,22 +184,16 @@ def metric_unit(name: str) -> str | None:
     return "rad" if name.endswith("_rad") else None
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def kit_metrics(metrics: Mapping[str, Any], units: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """Flat ``{name: value}`` -> Kit's ``{name: {"value": v, "unit": u}}`` (test_context.add_metric);
     values already in that shape pass through. NaN and infinity become null (JSON has none)."""
     out: dict[str, Any] = {}
     for name, value in metrics.items():
         if isinstance(value, Mapping) and "value" in value:
-            out[name] = {"value": _finite(value["value"]), "unit": value.get("unit")}
+            out[name] = {"value": finite_or_none(value["value"]), "unit": value.get("unit")}
         else:
             unit = (units or {}).get(name, metric_unit(name))
-            out[name] = {"value": _finite(value), "unit": unit}
+            out[name] = {"value": finite_or_none(value), "unit": unit}
     return out
 
 
