@@ -17,12 +17,9 @@ from pxr import Sdf, Usd
 from . import joints
 from .hosts import DEFAULT_TARGET, MJC_EQUALITY_JOINT_API, host
 from .relation import NEWTON, PHYSX, MimicRelation
+from .schema_choice import api_label
 
 LEADER_CAP = "newton:velocityLimit"
-
-
-def _api(rel: MimicRelation) -> str:
-    return f"PhysxMimicJointAPI:{rel.instance}" if rel.schema == PHYSX else "NewtonMimicAPI"
 
 
 def host_findings(stage: Usd.Stage, rels: list[MimicRelation], target: str | None) -> list[tuple[str, str, str]]:
@@ -39,7 +36,7 @@ def host_findings(stage: Usd.Stage, rels: list[MimicRelation], target: str | Non
                 (
                     "MIMIC_HOST_NOT_COUPLED",
                     rel.follower,
-                    f"{_api(rel)} is not read by {h.label}, so this follower is not coupled there: rewrite it "
+                    f"{api_label(rel)} is not read by {h.label}, so this follower is not coupled there: rewrite it "
                     f"(mimic-ext convert STAGE --to {to}, or mimic-ext import --target {h.name})",
                 )
             )
@@ -68,7 +65,7 @@ def host_findings(stage: Usd.Stage, rels: list[MimicRelation], target: str | Non
                 (
                     "MIMIC_HOST_NOT_COUPLED",
                     rel.follower,
-                    f"Newton 1.8's add_usd reads {_api(rel)}'s offset ({math.degrees(-rel.offset):.6g}, degrees for "
+                    f"Newton 1.8's add_usd reads {api_label(rel)}'s offset ({math.degrees(-rel.offset):.6g}, degrees for "
                     "a revolute follower) as radians, so there the follower is held 57.3 times as far from its "
                     "leader's line as authored: rewrite it as NewtonMimicAPI (mimic-ext convert STAGE --to newton)",
                 )
