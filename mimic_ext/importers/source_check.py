@@ -28,7 +28,7 @@ from .usd_writer import SOURCE_NAME_KEY
 #: add a few roundings more: 1e-5 is ~100x that, and 5e4x below the mistakes this is for (an
 #: offset 0.5 rad off, a flipped sign, a ratio wrong in its third digit is 1e-3).
 TOL = 1e-5
-_UNIT = {REVOLUTE: "rad", PRISMATIC: "m", joints.REVOLUTE: "rad", joints.PRISMATIC: "m"}
+_UNIT = {REVOLUTE: "rad", PRISMATIC: "m"}  # the importers' and the schema's kinds: one vocabulary (joint_types)
 
 
 @dataclass(frozen=True)

@@ -253,14 +253,15 @@ def read_urdf(path: str | os.PathLike) -> RobotModel:
             model.bodies[link_name] = body
         for jel in children.get(link_name, []):
             child = _end_link(jel, "child")
-            origin = in_host * _origin(jel)
+            local = _origin(jel)
+            origin = in_host * local
             if not is_world and _foldable(jel, links[child], in_mimic):
                 host[child] = (body_name, origin)
             else:
                 joint = _joint(jel, None if is_world else body_name, child, origin, model)
                 if joint is not None:
                     model.joints.append(joint)
-            order.append((child, pose * _origin(jel)))
+            order.append((child, pose * local))
     model.roots[0] = next(iter(model.bodies))
 
     for el in root.findall("joint"):

@@ -139,8 +139,6 @@ class StageWriter:
         self.drive_damping_ratio = drive_damping_ratio
         #: joints whose position gains are Isaac Sim's importer defaults (the source has none)
         self.default_gains: list[str] = []
-        #: followers whose drive gains went to their leader (``_reflected_gains``)
-        self.gains_reflected: list[str] = []
         #: followers whose Newton relation would couple a revolute and a prismatic joint (written for PhysX)
         self.mixed: list[str] = []
         self.names = _Names()
@@ -155,7 +153,8 @@ class StageWriter:
         self._leaders = {m.leader for m in model.mimics}
         self._roots = {chain_root(model.mimics, m)[0] for m in model.mimics}
         self._reflected = _reflected_gains(model)
-        self.gains_reflected = [
+        #: followers whose drive gains went to their leader (``_reflected_gains``)
+        self.gains_reflected: list[str] = [
             m.follower for m in model.mimics if (j := model.joint(m.follower)) and (j.stiffness or j.damping)
         ]
 
