@@ -30,7 +30,7 @@ from .devices import resolve_device
 from .errors import MimicInputError, MimicParticipantError
 from .kernels import PRECISIONS, kernels
 from .kernels.contact_rows import active_rows, active_size, block_size, path_size
-from .kernels.dynamics import F_CONT, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.dynamics import F_CONT, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX, NO_CAP
 from .kernels.structs import FLOAT_FREE, FLOAT_RESTORED, NO_FLOAT
 from .layout import DofLayout
 from .loops import LoopSpace
@@ -498,7 +498,8 @@ class Model:
         md.link_parent = arr([lk.parent for lk in links] or [0], int)
         md.link_us = arr(u_of or [0], int)
         md.link_nd = arr(nd_of or [0], int)
-        md.link_cap = arr(packing.link_caps(links))
+        caps = packing.link_caps(links)
+        md.link_cap = arr(caps)
         md.pair_slot = arr(pslot if len(pairs) else [0], int)
         md.pair_coef = arr(pcoef if len(pairs) else [0.0])
         md.grp_lo, md.grp_hi = arr(sp.group_lo if k else [0], int), arr(sp.group_hi if k else [0], int)
@@ -585,7 +586,7 @@ class Model:
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
         md.has_balls = int(any(lk.jtype == SPHERICAL for lk in links))
-        md.has_vcap = int(packing.has_caps(links))
+        md.has_vcap = int(min(caps) < NO_CAP)  # a link with an authored cap
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .collision.frames import link_to_motion_frame
-from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX
+from .kernels.dynamics import F_CONT, F_DEXACT, F_DRIVE, F_DSAT, F_FRICTION, F_LOWER, F_UPPER, F_VMAX, NO_CAP
 from .projection import SOFT_ROW, Projection
 from .stage_reader import FREE, SPHERICAL, axis_frame
 
@@ -42,13 +42,8 @@ def root_links(links) -> list[int]:
 
 def link_caps(links) -> list[float]:
     """Per link its authored (angular rad/s, linear m/s) velocity caps, in one flat list
-    (``ModelData.link_cap``); none authored is a number no speed reaches."""
-    return [min(c, _BIG) for lk in links for c in (lk.max_angular, lk.max_linear)] or [_BIG, _BIG]
-
-
-def has_caps(links) -> bool:
-    """Whether any link has an authored velocity cap (``ModelData.has_vcap``)."""
-    return any(min(lk.max_angular, lk.max_linear) < _BIG for lk in links)
+    (``ModelData.link_cap``); none authored is the kernel's ``NO_CAP``, which no speed reaches."""
+    return [min(c, NO_CAP) for lk in links for c in (lk.max_angular, lk.max_linear)] or [NO_CAP, NO_CAP]
 
 
 def pack_cones(K, links) -> list:
