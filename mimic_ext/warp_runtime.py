@@ -19,7 +19,7 @@ from .errors import MimicInputError
 from .native_stderr import quiet_native_stderr
 
 #: the Python package that builds the solver's kernels, one Warp module per precision and kind
-#: (``kernels(precision, contacts).module``: ``mimic_solver_float32``, ``mimic_contact_float32``, ...)
+#: (``kernels(precision, contacts, balls, caps).module``: ``mimic_solver_float32``, ``mimic_contact_float32``, ...)
 SOLVER_KERNEL_MODULE = "mimic_ext.solver.kernels"
 COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels (first run only, about 10 s)"
 #: a contact model's kernels (the step with detection and contact rows in it) take longer
@@ -30,7 +30,7 @@ COLD_COMPILE_NOTE_CONTACTS = "mimic-ext: compiling the solver's contact kernels 
 #: are defined. pyproject.toml and extension.toml declare the same (a test ties them).
 WARP_MIN_VERSION = (1, 18)
 
-_announced: set[tuple[str, str, bool]] = set()
+_announced: set[tuple[str, str, bool, bool, bool]] = set()
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -106,9 +106,12 @@ def check_device(device: str) -> str:
     return device
 
 
-def solver_kernels_cached(device: str = "cpu", precision: str = "float32", contacts: bool = False) -> bool:
-    """Whether the solver's kernel module for ``precision`` (with contact rows when ``contacts``)
-    is in Warp's kernel cache for ``device``.
+def solver_kernels_cached(
+    device: str = "cpu", precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+) -> bool:
+    """Whether the solver's kernel module for ``precision`` (with contact rows when ``contacts``,
+    spherical joints' code when ``balls``, velocity caps when ``caps``) is in Warp's kernel cache
+    for ``device``.
 
     Looks for the compiled binary in the module's cache folder, whose name carries the hash
     of the kernels' source (``Module.get_module_identifier``), so an edited solver reads as
@@ -117,7 +120,7 @@ def solver_kernels_cached(device: str = "cpu", precision: str = "float32", conta
     import importlib
 
     wp = init_warp()
-    ns = importlib.import_module(SOLVER_KERNEL_MODULE).kernels(precision, contacts=contacts)
+    ns = importlib.import_module(SOLVER_KERNEL_MODULE).kernels(precision, contacts=contacts, balls=balls, caps=caps)
     module = wp.get_module(ns.module)
     folder = Path(wp.config.kernel_cache_dir) / module.get_module_identifier(_launch_block_dim(wp, module, device))
     if not folder.is_dir():
@@ -139,15 +142,17 @@ def _launch_block_dim(wp, module, device: str) -> int:
         return 1 if not wants_cuda(device) else module.options["block_dim"]
 
 
-def announce_cold_compile(device: str = "cpu", precision: str = "float32", contacts: bool = False) -> bool:
+def announce_cold_compile(
+    device: str = "cpu", precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+) -> bool:
     """Say on stderr, once per process, device and kernel module, that the kernels are about to
     compile. Returns whether they were cold. Never raises: the note is a courtesy."""
-    key = (device, precision, bool(contacts))
+    key = (device, precision, bool(contacts), bool(balls), bool(caps))
     if key in _announced:
         return False
     _announced.add(key)
     try:
-        cold = not solver_kernels_cached(device, precision, contacts)
+        cold = not solver_kernels_cached(device, precision, contacts, balls, caps)
     except Exception:
         return False
     if cold:

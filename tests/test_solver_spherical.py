@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
-from solver_stages import StageBuilder, four_bar
+from solver_stages import StageBuilder, four_bar, spinning_wheel
 
 from mimic_ext.math3d import axis_angle, mat_to_quat, quat_to_mat, quat_wxyz, quat_xyzw
 from mimic_ext.schema import MimicRelation, set_relation, validate
@@ -91,6 +91,19 @@ def test_spherical_joint_is_a_tree_link_with_a_quaternion():
     pose = body_poses(model, q0)[bob]
     stage_pose = np.array(UsdGeom.Xformable(b.stage.GetPrimAtPath(bob)).ComputeLocalToWorldTransform(0)).T
     assert np.allclose(pose, stage_pose, atol=1e-6)
+
+
+def test_a_model_compiles_the_spherical_and_cap_code_only_when_it_has_them():
+    """The spherical joints' code and the velocity caps are compile-time switches of the kernels
+    (``kernels(balls=, caps=)``, a Warp module each), so the common model, with neither, compiles
+    neither (benchmarks/cold_compile.py); each model picks the variant it needs."""
+    plain = build_model(spinning_wheel(20.0)[0].stage)
+    assert (plain.kernels.balls, plain.kernels.caps, plain.kernels.module) == (False, False, "mimic_solver_float32")
+    capped = build_model(spinning_wheel(20.0, max_angular=5.0)[0].stage)
+    assert (capped.kernels.balls, capped.kernels.caps) == (False, True)
+    assert capped.kernels.module == "mimic_solver_caps_float32"
+    ball = build_model(pendulum()[0].stage, precision="float64")
+    assert (ball.kernels.balls, ball.kernels.caps, ball.kernels.module) == (True, False, "mimic_solver_balls_float64")
 
 
 def coned(limit0, limit1=None, tilt=0.15, outward=True, axis="Z", towards=(1.0, 0.3, 0.0)):

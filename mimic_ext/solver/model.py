@@ -147,7 +147,7 @@ class Model:
                     f"filtered pairs, collision groups or self-collision off), so the step "
                     f"simulates no contacts"
                 )
-        self.kernels = kernels(precision, contacts=self.collision is not None)
+        self.kernels = kernels(precision, contacts=self.collision is not None, **kernel_features(self.links))
         self.dtype = self.kernels.T
         self._relation_count = 0
         self.data = None
@@ -585,8 +585,7 @@ class Model:
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
-        md.has_balls = int(any(lk.jtype == SPHERICAL for lk in links))
-        md.has_vcap = int(min(caps) < NO_CAP)  # a link with an authored cap
+        md.has_balls = int(K.balls)
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0
@@ -594,6 +593,16 @@ class Model:
         md.rank_tol = float(K.rank_tol)
         md.gravity = K.vec3(*self.gravity)
         return md, ws.size
+
+
+def kernel_features(links: Iterable[LinkSpec]) -> dict[str, bool]:
+    """The optional code a model's kernels compile in (``kernels(balls=, caps=)``): spherical
+    joints' where it has one, velocity caps where a link has one authored."""
+    links = list(links)
+    return {
+        "balls": any(lk.jtype == SPHERICAL for lk in links),
+        "caps": min(packing.link_caps(links)) < NO_CAP,
+    }
 
 
 def _same_struct(a, b) -> bool:

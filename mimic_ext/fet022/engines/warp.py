@@ -60,23 +60,22 @@ class WarpEngine:
         t_setup = time.perf_counter()
         init_warp()  # quiet, without the CUDA-driver warning
         try:
-            from ...solver.model import build_model, contact_model
+            from ...solver.model import build_model, contact_model, kernel_features
             from ...solver.parts import copy_key, independent_parts, part_spec, structure_key
             from ...solver.stage_reader import read_stage
         except ImportError as exc:  # the solver part is not installed in this checkout
             raise MimicInputError(f"the warp sweep engine needs mimic_ext.solver ({exc})") from None
-        announce_cold_compile(self.device)
 
         trace = Trace()
         t0 = time.perf_counter()
-        trace.timings["setup_s"] = t0 - t_setup  # Warp's start and the solver's import (kernels loaded)
+        trace.timings["setup_s"] = t0 - t_setup  # Warp's start and the solver's import
         relations = list(relations)
         with warnings.catch_warnings():  # the model's notes are reported with the result instead
             warnings.simplefilter("ignore")
             whole = contact_model(stage, fix_base, relations, num_envs=max(len(plan.joints), 1), device=self.device)
-            if whole is not None:
-                announce_cold_compile(self.device, whole.precision, contacts=True)
             spec = whole.spec if whole is not None else read_stage(stage, fix_base=fix_base)
+            # the variant this stage's models compile (contacts, spherical joints, velocity caps)
+            announce_cold_compile(self.device, "float32", contacts=whole is not None, **kernel_features(spec.links))
             split = None if whole is not None else independent_parts(spec, relations)
             if split is None:  # contacts may join any parts; or a relation on a joint no
                 specs = [(spec, list(range(len(spec.links))))]  # link has: the whole model says why

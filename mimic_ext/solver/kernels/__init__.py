@@ -8,7 +8,11 @@ namespace is registered in a Warp module of its own (``mimic_solver_float32`` /
 ``kernels(precision)`` builds a namespace once per process. ``kernels(precision, contacts=True)``
 is the same code with the contact rows compiled in (``contact_rows``; ``wp.static`` hooks in
 the step and the joint rows), in a module of its own (``mimic_contact_<precision>``): a model
-without colliders compiles and runs none of it.
+without colliders compiles and runs none of it. Likewise ``balls=True`` compiles the spherical
+joints' code in (their quaternion poses, motion axes and cone rows) and ``caps=True`` the authored
+PhysX velocity caps (``dynamics.velocity_caps``), by ``wp.static`` switches, each variant a module of
+its own (``mimic_solver_balls_caps_float32``, ...): the model that has neither, the common one,
+compiles none of that code (each costs some 2-4 % of a cold compile).
 """
 
 from __future__ import annotations
@@ -45,11 +49,23 @@ _TYPES = {
 
 
 @cache
-def kernels(precision: str = "float32", contacts: bool = False) -> SimpleNamespace:
+def kernels(
+    precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+) -> SimpleNamespace:
     """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64"),
-    with contact rows when ``contacts``."""
-    module = f"mimic_{'contact' if contacts else 'solver'}_{precision}"
-    ns = SimpleNamespace(name=precision, module=module, contacts=bool(contacts), **_TYPES[precision])
+    with contact rows when ``contacts``, spherical joints' code when ``balls`` and velocity caps
+    when ``caps``."""
+    module = (
+        f"mimic_{'contact' if contacts else 'solver'}{'_balls' if balls else ''}{'_caps' if caps else ''}_{precision}"
+    )
+    ns = SimpleNamespace(
+        name=precision,
+        module=module,
+        contacts=bool(contacts),
+        balls=bool(balls),
+        caps=bool(caps),
+        **_TYPES[precision],
+    )
     # forward only: the solver never differentiates through a step, and adjoints would triple the code
     wp.get_module(ns.module).options["enable_backward"] = False
     # loops left rolled (clang unrolls what pays). Warp's precompiled header is not set here: Warp 1.19

@@ -104,9 +104,10 @@ def build(ns) -> None:
             Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
         elif ld.jtype == PRISMATIC:
             pl = pj + V3(Rj[0, 0], Rj[1, 0], Rj[2, 0]) * q[e, ld.qs]
-        elif ld.jtype == SPHERICAL:  # the child's joint frame turned by its quaternion in the parent's
-            qs = ld.qs
-            Rl = Rj * wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
+        elif wp.static(ns.balls):  # compiled in for spherical joints only (kernels(balls=True))
+            if ld.jtype == SPHERICAL:  # the child's joint frame turned by its quaternion in the parent's
+                qs = ld.qs
+                Rl = Rj * wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
         return Rj, pj, Rl, pl
 
     @wp.func
@@ -121,16 +122,16 @@ def build(ns) -> None:
                 ed[d] = T(1.0)
                 sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
                 sc.S[e, us + 3 + d] = sv(V3(T(0.0)), ed)
-        elif ld.jtype == SPHERICAL:
-            for d in range(3):
-                ed = V3(Rl[0, d], Rl[1, d], Rl[2, d])
-                sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
-        else:
+        elif ld.nd == 1:  # revolute or prismatic
             aw = V3(Rj[0, 0], Rj[1, 0], Rj[2, 0])  # the joint axis is the frame's x axis
             s = sv(V3(T(0.0)), aw)
             if ld.jtype == REVOLUTE:
                 s = sv(aw, wp.cross(pj - o, aw))
             sc.S[e, us] = s
+        elif wp.static(ns.balls):  # the rest are spherical (compiled in by kernels(balls=True))
+            for d in range(3):
+                ed = V3(Rl[0, d], Rl[1, d], Rl[2, d])
+                sc.S[e, us + d] = sv(ed, wp.cross(pj - o, ed))
 
     @wp.func(inline=False)
     def poses(md: MD, sc: SC, e: int, q: A2, o: V3):
@@ -330,7 +331,16 @@ def build(ns) -> None:
                 uj = wp.float64(u[e, us])
                 Rl = Rj
                 pl = pj
-                if ld.jtype == SPHERICAL:  # angular velocity in the child's joint frame
+                if ld.jtype == REVOLUTE:
+                    Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
+                    lin = wp.cross(pj - o, aw)
+                    vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
+                elif ld.jtype == PRISMATIC:
+                    pl = pj + aw * qj
+                    vl = vpar + uj * wp.spatial_vectord(
+                        wp.float64(0.0), wp.float64(0.0), wp.float64(0.0), aw[0], aw[1], aw[2]
+                    )
+                elif wp.static(ns.balls):  # the rest are spherical: angular velocity in the child's joint frame
                     qs = ld.qs
                     Rl = Rj * wp.quat_to_matrix(
                         wp.normalize(
@@ -345,15 +355,6 @@ def build(ns) -> None:
                     om = Rl * wp.vec3d(wp.float64(u[e, us]), wp.float64(u[e, us + 1]), wp.float64(u[e, us + 2]))
                     lin = wp.cross(pj - o, om)
                     vl = vpar + wp.spatial_vectord(om[0], om[1], om[2], lin[0], lin[1], lin[2])
-                elif ld.jtype == REVOLUTE:
-                    Rl = turn_about_x(Rj, wp.cos(qj), wp.sin(qj))
-                    lin = wp.cross(pj - o, aw)
-                    vl = vpar + uj * wp.spatial_vectord(aw[0], aw[1], aw[2], lin[0], lin[1], lin[2])
-                else:
-                    pl = pj + aw * qj
-                    vl = vpar + uj * wp.spatial_vectord(
-                        wp.float64(0.0), wp.float64(0.0), wp.float64(0.0), aw[0], aw[1], aw[2]
-                    )
             sc.Rd[e, l] = Rl
             sc.pd[e, l] = pl
             sc.Vd[e, l] = vl

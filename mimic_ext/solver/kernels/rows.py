@@ -133,9 +133,10 @@ def build(ns) -> None:
         for j in range(md.n1):
             if ws[e, md.o_lam + j] != T(0.0):
                 acted = int(1)
-        for c in range(md.n_cones):
-            if ws[e, md.o_cone + CONE_LAM + 5 * c] != T(0.0):
-                acted = int(1)
+        if wp.static(ns.balls):  # cone rows exist in kernels(balls=True) only
+            for c in range(md.n_cones):
+                if ws[e, md.o_cone + CONE_LAM + 5 * c] != T(0.0):
+                    acted = int(1)
         if acted == 0:
             return int(0)
         n = md.n_u
@@ -821,8 +822,9 @@ def build(ns) -> None:
         for j in range(md.n1):
             if (md.joints[j].flags & F_ROWS) != 0:
                 changed = changed + joint_block(md, sc.ws, e, j, q, dt, idt)
-        for c in range(md.n_cones):
-            changed = changed + cone_block(md, sc.ws, e, c, idt)
+        if wp.static(ns.balls):
+            for c in range(md.n_cones):
+                changed = changed + cone_block(md, sc.ws, e, c, idt)
         return changed
 
     @wp.func
@@ -850,8 +852,9 @@ def build(ns) -> None:
         a contact pass alternate, at most ``c_iter`` times). Then the loops' impulses follow the
         rows."""
         joint_rows_setup(md, sc, e)
-        if md.n_cones > 0:
-            cone_setup(md, sc.ws, e, q)
+        if wp.static(ns.balls):
+            if md.n_cones > 0:
+                cone_setup(md, sc.ws, e, q)
         idt = T(1.0) / dt
         if wp.static(ns.contacts):
             ns.contact_prepare(md, sc, e)

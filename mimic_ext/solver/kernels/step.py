@@ -132,7 +132,7 @@ def build(ns) -> None:
                 break
         for i in range(n):
             u_out[e, i] = md.dof_gain[i] * ws[e, md.o_v + md.dof_col[i]] + ws[e, md.o_u0 + i]
-        if md.has_vcap != 0:  # authored PhysX velocity caps, before the positions move
+        if wp.static(ns.caps):  # authored PhysX velocity caps (kernels(caps=True)), before the positions move
             f.velocity_caps(md, sc, e, u_out, o)
         if md.n_rel > 0 and md.coupling_in_step != 0:  # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
