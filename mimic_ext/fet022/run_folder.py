@@ -417,14 +417,12 @@ def write_run_folder(
     root: str | None = None,
     headline: Mapping[str, Mapping[str, Any]] | None = None,
     started_at: str | None = None,
-    stored: bool = False,
 ) -> list[Path]:
     """Write ``run`` (a ``result.RunResult``) in simready-benchmark's layout under ``output_dir``:
     per asset Kit's ``result.json`` (its first engine's verdict, or ``headline[asset]`` when given:
     a ready Kit-shaped dict such as NVIDIA's phase's verdict), our own JSON per engine beside it,
-    plan.json and run_summary.json. ``stored``: the run's store (``fet022.store``) already wrote
-    our own JSON (with samples) and the run summary (with the unjudged units), so only Kit's
-    result.json and the plan are written. Returns the paths written."""
+    plan.json and run_summary.json (a sweep's run folder is written by its store instead,
+    ``fet022.store``, as each unit finishes). Returns the paths written."""
     stages = list(run.stages)
     root = root if root is not None else content_root(s.asset for s in stages)
     finished = _dt.datetime.now(_dt.UTC).isoformat()
@@ -433,9 +431,8 @@ def write_run_folder(
     mirror = mirror_keys(asset_key(s.asset, root) for s in stages)
     for stage in stages:
         key = asset_key(stage.asset, root)
-        if not stored:
-            own = own_result_path(output_dir, mirror[key], stage.engine or "engine")
-            written.append(write_json(own, stage.to_dict(False)))
+        own = own_result_path(output_dir, mirror[key], stage.engine or "engine")
+        written.append(write_json(own, stage.to_dict(False)))
         if stage.asset in done:
             continue
         done.add(stage.asset)
@@ -444,9 +441,8 @@ def write_run_folder(
         written.append(write_json(result_path(output_dir, mirror[key]), kit))
     plan = plan_dict([s.asset for s in stages], root, feature=run_feature(stages))
     written.append(write_json(plan_path(output_dir), plan))
-    if not stored:
-        summary = run_summary_dict(started_at or finished, finished, len(done), 0)
-        written.append(write_json(run_summary_path(output_dir), summary))
+    summary = run_summary_dict(started_at or finished, finished, len(done), 0)
+    written.append(write_json(run_summary_path(output_dir), summary))
     return written
 
 
