@@ -15,7 +15,7 @@ knows that layout: when simready-benchmark is installed its own helpers are used
 same paths are built here (the mirror below; ``tests/test_run_folder.py`` compares the two).
 
 Our own per-asset, per-engine JSON (mimic_ext's full result) goes beside Kit's, in
-``runtime/<test_name>/mimic_ext/<engine>.json``: the reporter reads only ``result.json`` files in
+``runtime/<test_name>/mimic_ext/<asset file>/<engine>.json``: the reporter reads only ``result.json`` files in
 ``runtime/<test>/`` and ignores it. One ``result.json`` per asset and test, as Kit writes; a run
 on several engines puts its headline engine's verdict there (``kit_result``'s ``engine``).
 
@@ -164,10 +164,17 @@ def result_path(output_dir: str | os.PathLike, key: str, test_name: str = TEST_N
     return runtime_dir(output_dir, key, test_name) / RESULT_FILENAME
 
 
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
 def own_result_path(output_dir: str | os.PathLike, key: str, engine: str, test_name: str = TEST_NAME) -> Path:
-    """mimic_ext's own JSON for one asset and engine, beside Kit's result.json."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", engine) or "engine"
-    return runtime_dir(output_dir, key, test_name) / OWN_DIRNAME / f"{safe}.json"
+    """mimic_ext's own JSON for one asset and engine, beside Kit's result.json, in a folder named
+    by the asset's file: the runtime folder is per asset *folder* (several stages can share it),
+    and this path depends on the asset alone, not on which other assets a run holds (the run store
+    finds a unit's result again on ``--resume`` with a different set of stages)."""
+    folder = _safe_name(key.rsplit("/", 1)[-1]) or "asset"
+    return runtime_dir(output_dir, key, test_name) / OWN_DIRNAME / folder / f"{_safe_name(engine) or 'engine'}.json"
 
 
 # -- Kit's result.json ------------------------------------------------------------------------
@@ -431,7 +438,7 @@ def write_run_folder(
     mirror = mirror_keys(asset_key(s.asset, root) for s in stages)
     for stage in stages:
         key = asset_key(stage.asset, root)
-        own = own_result_path(output_dir, mirror[key], stage.engine or "engine")
+        own = own_result_path(output_dir, key, stage.engine)
         written.append(write_json(own, stage.to_dict(False)))
         if stage.asset in done:
             continue

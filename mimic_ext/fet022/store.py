@@ -12,9 +12,8 @@ Layout (``run_folder`` holds simready-benchmark's part of it)::
 
 The last is ours: the whole ``SweepResult`` with its samples, plus the resume key it was computed
 under (``fingerprint.unit_key``) and, when NVIDIA's phase ran in the unit, its record
-(``nvidia``: verdict, Kit's result dict, and the key it is reused under, ``simready.verdicts``). It sits one level below ``run_folder.own_result_path`` (named by
-the asset's file) because a folder can hold several stages, and the layout's runtime folder is
-per asset folder.
+(``nvidia``: verdict, Kit's result dict, and the key it is reused under, ``simready.verdicts``),
+at ``run_folder.own_result_path``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,10 +37,6 @@ STORED_FORMAT = "mimic_ext.fet022.stored_result"
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text) or "x"
 
 
 def manifest_path(folder: str | os.PathLike) -> Path:
@@ -79,12 +73,7 @@ class RunStore:
         return run_folder.asset_key(os.path.abspath(os.fspath(path)), self.root)
 
     def own_path(self, key: str, engine: str) -> Path:
-        return (
-            run_folder.runtime_dir(self.folder, key)
-            / run_folder.OWN_DIRNAME
-            / _safe(key.rsplit("/", 1)[-1])
-            / f"{_safe(engine or 'engine')}.json"
-        )
+        return run_folder.own_result_path(self.folder, key, engine)
 
     # ------------------------------------------------------------------ the run
     @classmethod
