@@ -61,6 +61,7 @@ class ImportResult:
     meshes_left_out: list[str] = field(default_factory=list)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)  # everything written (the stage, its mesh library)
+    schema: str = ""  # the mimic schema written ("newton" or "physx": ``schema_for_target``)
 
 
 def schema_for_target(schema: str | None, target: str | None) -> str:
@@ -258,6 +259,7 @@ def import_robot(
         frame_paths=dict(writer.frame_paths),
         massless_bodies=list(model.massless_bodies),
         meshes_left_out=list(writer.meshes_left_out),
+        schema=schema,
     )
     if out is not None:
         result.files = save_with_mesh_library(
