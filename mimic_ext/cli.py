@@ -14,11 +14,12 @@ import contextlib
 import importlib
 import json
 import math
-import os
 import sys
 from collections.abc import Iterable, Sequence
 
 from .arguments import float32_number
+from .command_stages import open_read_stage as _open
+from .command_stages import warn as _warn
 from .errors import MimicInputError
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
@@ -38,24 +39,6 @@ CONVENTIONS = (
 #: the sub-commands that take no values in either convention point at the paragraph, said once
 #: in ``mimic-ext --help`` (and in ``set``, whose flags are in those conventions)
 SEE_CONVENTIONS = "Units and signs: mimic-ext --help, docs/conventions.md."
-
-
-def _warn(lines) -> None:
-    for line in lines:
-        if line:
-            print(f"mimic-ext: warning: {line}", file=sys.stderr)
-
-
-def _open(path: str, robots: bool = False):
-    """The stage at ``path`` (with ``robots``, a URDF/MJCF file is imported in memory)."""
-    if robots:
-        from .importers.opening import open_stage_or_robot as opener
-    else:
-        from .schema import open_stage as opener
-
-    opened = opener(path)
-    _warn([*opened.warnings, opened.composition_summary()])
-    return opened
 
 
 def _api_text(rel) -> str:
@@ -580,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .startup_gc import resume
 
         resume()
-    from .input_files import check_utf8_name, one_line
+    from .input_files import check_regular_file, check_utf8_name, one_line
 
     try:
         for value in vars(args).values():  # file names (and prim paths) that are not UTF-8: before any work
@@ -590,8 +573,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         inputs = ("stage", "robot") if args.command == "import" else ("stage",)  # export's --robot is a prim
         for name in inputs:  # a missing input in one line, before USD's seconds of import
             path = getattr(args, name, None)
-            if isinstance(path, str) and not os.path.exists(path):
-                raise MimicInputError(f"{path}: no such file")
+            if isinstance(path, str):
+                check_regular_file(path, name)
         _check_device(args)
         return int(args.func(args) or 0)
     except MimicInputError as exc:

@@ -417,3 +417,24 @@ def test_python_api_authoring_example_runs_as_written(tmp_path, monkeypatch, cap
     assert rel.follower == "/Gripper/finger2" and rel.leader == "/Gripper/finger1"
     assert rel.multiplier == -1.0 and rel.offset == 0.0
     assert [f for f in validate(stage) if f.severity == "error"] == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_an_input_that_is_no_file_is_refused_before_usd_loads(kind, tmp_path):
+    """Review of 43: the start-up pre-check asked only whether the input exists (its own copy of
+    ``input_files.check_regular_file``'s first case), so a folder or a FIFO went on to import pxr
+    before being refused. The check itself now runs there: one line, and no pxr in the process."""
+    path = tmp_path / "stage.usda"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    code = (
+        "import sys\nfrom mimic_ext import cli\n"
+        f"rc = cli.main(['list', {str(path)!r}])\n"
+        "print(rc, 'pxr' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["2", "False"], r.stdout + r.stderr
+    what = "a folder" if kind == "folder" else "a FIFO (named pipe)"
+    assert r.stderr == f"mimic-ext: error: {path}: is {what}, not a regular file; give the stage as a file\n"

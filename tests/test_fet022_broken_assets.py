@@ -67,3 +67,21 @@ def test_a_broken_pair_fails(engine, kind, code):
     assert result.status == "fail" and result.exit_code == 1
     for f in result.followers:
         assert f.status == "fail" and code in " ".join(f.messages), (f.label, f.messages)
+
+
+def test_a_misspelled_property_is_checked_and_said_once(monkeypatch):
+    """Review of 43: the sweep ran the unknown-property check twice per relation (the validator's
+    MIMIC_UNKNOWN_PROPERTY, then its own) and dropped the second message by substring. Counted at
+    the check itself (``declared_properties.undeclared_properties``, whoever asks)."""
+    from mimic_ext.schema import declared_properties
+
+    calls = []
+    real = declared_properties.undeclared_properties
+    monkeypatch.setattr(
+        declared_properties, "undeclared_properties", lambda prim, rel: calls.append(rel.key) or real(prim, rel)
+    )
+    result = run(_stage("typo"), engine="warp")
+    (follower,) = result.followers
+    assert len(calls) == 1
+    assert sum("is not a property of PhysxMimicJointAPI:rotX" in m for m in follower.messages) == 1
+    assert follower.status == "fail"

@@ -138,6 +138,32 @@ def test_report_rebuilds_the_summaries_from_the_run_folder(tmp_path, capsys, mon
     assert '<svg class="ratio-plot"' in page  # the plots are on the asset's own page
 
 
+@pytest.mark.parametrize("simready", [[], ["--no-simready"]], ids=["nvidia-phase", "no-simready"])
+def test_a_sweep_writes_each_run_folder_file_once(tmp_path, monkeypatch, simready):
+    """Review of 37/38: plan.json was written by the store and again at the end, the manifest three
+    times (begin, finish, NVIDIA's verdicts) and each Kit result.json by the store and again at the
+    end. Every write goes through ``atomic_write._write_temporary``; counted there. The manifest is
+    written twice on purpose: before the first unit (a killed run can still be reported) and at the
+    end."""
+    from mimic_ext import atomic_write
+
+    counts: dict[str, int] = {}
+    real = atomic_write._write_temporary
+
+    def counting(shown, *args, **kwargs):
+        counts[str(shown)] = counts.get(str(shown), 0) + 1
+        return real(shown, *args, **kwargs)
+
+    monkeypatch.setattr(atomic_write, "_write_temporary", counting)
+    run_dir = tmp_path / "run"
+    assert cli.main(["sweep", *map(str, TWO), "--report", str(run_dir), "-q", "-j", "1", *simready]) == 0
+    written = {str(Path(p).relative_to(run_dir)): n for p, n in counts.items()}
+    assert written.pop("mimic_ext_run.json") == 2
+    kit = [p for p in written if p.endswith("/result.json") and p.startswith("results/")]
+    assert len(kit) == 2 and {"plan.json", "run_summary.json", "fet022_report.json"} <= set(written)
+    assert {p: n for p, n in written.items() if n != 1} == {}
+
+
 def test_cli_resume_sweeps_only_what_changed(tmp_path, capsys):
     cat = tmp_path / "cat"
     cat.mkdir()

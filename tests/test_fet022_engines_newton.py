@@ -16,7 +16,7 @@ pytest.importorskip("newton", reason="the newton engine needs the newton extra: 
 pytest.importorskip("mimic_ext.solver", reason="the Warp solver (mimic_ext.solver) is not installed")
 
 from fet022_engines_common import DATA, INSPIRE, Recording, import_to
-from pxr import Usd
+from pxr import Usd, UsdGeom
 from test_fet022_physics import loaded_follower
 
 import mimic_ext.schema as schema
@@ -160,3 +160,38 @@ def test_newton_sweeps_mujoco_usd_converter_output(tmp_path):
     assert any("legacy constraint_mimic" in n and "set_joint_mimic" in n for n in newton.trace.notes)
     (read,) = newton.trace.relations
     assert read.multiplier == pytest.approx(1.0) and read.note.startswith("legacy relation")
+
+
+def _gears_beside_a_ball_joint() -> Usd.Stage:
+    """data/geared_pair.usda (NewtonMimicAPI beside its PhysX relation, as Newton reads it right)
+    with a second body hung on its base by a spherical joint, which Newton orders before the
+    gears: its 4 coordinates and 3 DOFs put the leader at joint_q 5 but joint_qd 4."""
+    import dataclasses
+
+    from pxr import Gf, UsdPhysics
+
+    stage = Usd.Stage.Open(Usd.Stage.Open(str(DATA / "geared_pair.usda")).Flatten())
+    pod = UsdGeom.Xform.Define(stage, "/Gears/pod")
+    pod.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.02))  # on the base's origin: the pivot is its centre of mass
+    UsdPhysics.RigidBodyAPI.Apply(pod.GetPrim())
+    mass = UsdPhysics.MassAPI.Apply(pod.GetPrim())
+    mass.CreateMassAttr(1.0)
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(0.01, 0.01, 0.01))
+    ball = UsdPhysics.SphericalJoint.Define(stage, "/Gears/Joints/a_ball")
+    ball.CreateBody0Rel().SetTargets(["/Gears/base"])
+    ball.CreateBody1Rel().SetTargets(["/Gears/pod"])
+    (physx,) = schema.read_relations(stage)
+    schema.set_relation(stage, dataclasses.replace(physx, schema="newton", instance=None))
+    return stage
+
+
+@pytest.mark.slow
+def test_newton_targets_follow_the_coordinates_not_the_dofs():
+    """Review of 43: the engine wrote the swept joint's target at its DOF index (joint_qd_start);
+    Newton reads ``joint_target_q`` by coordinate (``joint_target_q_start`` is ``joint_q_start``).
+    With a ball joint first the leader's target landed in the ball's quaternion: it never moved
+    (motion 0 of the planned 1.676 rad). Motion ratio 2 within 1e-3 (Newton's hard mimic holds it
+    to 4e-8 here; the sweep's own pass tolerance is 0.1, so this also says the follower tracked)."""
+    result = run(_gears_beside_a_ball_joint(), engine="newton")
+    assert result.status == "pass", [(f.label, f.messages) for f in result.followers]
+    assert all(abs(f.motion_ratio - 2.0) < 1e-3 for f in result.followers)

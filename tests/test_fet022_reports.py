@@ -460,3 +460,21 @@ def test_a_missing_drive_is_one_line_per_joint_naming_the_engines():
     text = format_console(RunResult(stages=stages, config=SweepConfig().to_dict(), versions={}, wall_seconds=0.1))
     assert text.count("has no position drive") == 1, text
     assert f"  note [physx, newton]: {NO_DRIVE}" in text
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_catalogue_decides_the_exit_code_by_the_runs_rule(strict):
+    """Review of 38: the catalogue's tally repeated ``RunResult.decided_exit_code``'s rule; both
+    now call ``result.decided_exit_code``. Every status against every NVIDIA verdict (none, pass,
+    fail), one stage per asset: the tally's code is the run's."""
+    from mimic_ext.fet022.reports.catalogue import _Tally
+
+    for status in ("pass", "fail", "skipped", "not_applicable", "error", "timeout"):
+        for verdict in (None, "pass", "fail"):
+            st = SweepResult(asset="a.usda", status=status, engine="warp")
+            run = RunResult(stages=[st], strict=strict)
+            if verdict is not None:
+                run.simready = [{"asset": "a.usda", "engine": "warp", "status": verdict}]
+            tally = _Tally(["warp"], nvidia={("a.usda", "warp"): verdict} if verdict else {}, strict=strict)
+            tally.add("a.usda", 0, {"warp": st})
+            assert tally.decided == run.decided_exit_code, (status, verdict)

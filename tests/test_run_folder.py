@@ -187,3 +187,23 @@ def test_headline_lines():
     ]
     run.simready = run.simready[:1]
     assert headlines(run) == ["SimReady mimic_joint 1.1.0: pass"]
+
+
+def test_our_own_results_have_one_layout_whoever_writes_them(tmp_path):
+    """Review of 37/38: the run store nested our per-unit JSON by the asset's file name while
+    ``write_run_folder`` put it under the mirrored key; one function names it now. Two stages of
+    one folder each have their own file, where the store reads it back."""
+    from mimic_ext.fet022.store import RunStore
+
+    content = tmp_path / "content"
+    content.mkdir()
+    run = RunResult(stages=[_stage(str(content / "one.usda"), PASS), _stage(str(content / "two.usda"), FAIL)])
+    out = tmp_path / "run"
+    rf.write_run_folder(run, out)
+    store = RunStore(out, str(content))
+    paths = {key: store.own_path(key, "warp") for key in ("one.usda", "two.usda")}
+    assert paths == {key: rf.own_result_path(out, key, "warp") for key in paths}
+    assert {key: json.loads(p.read_text())["status"] for key, p in paths.items()} == {
+        "one.usda": PASS,
+        "two.usda": FAIL,
+    }

@@ -114,3 +114,28 @@ def test_benchmark_runs_our_engine(engine, bench, shared_assets, tmp_path):
     assert {r[0] for r in rows.values()} <= {"FET_022_PHYSX", "FET_022_NEWTON", "FET_022_ISAAC"}
     # simready-benchmark's exit code: 0 when every work item completed (a failed test is completed)
     assert rc == 0, text[-3000:]
+
+
+@pytest.mark.parametrize("engine,peer", [("mujoco", "mujoco"), ("newton", "newton"), ("physx", "ovphysx")])
+def test_a_block_whose_engine_cannot_run_does_not_validate(engine, peer, tmp_path, monkeypatch):
+    """Review of 37: ``validate`` looked only for physx's peer (``import ovphysx``), so a mujoco or
+    newton block without its package validated and failed later, per asset. It asks the sweep's
+    ``check_engine`` now; the peer is hidden as an absent one is (``sys.modules[peer] = None``)."""
+    import importlib.util
+
+    from mimic_ext.simready.engine_plugin import MimicExtPlugin
+
+    if importlib.util.find_spec(peer) is None:  # looked up, not imported (Newton's import takes seconds)
+        pytest.skip(f"{peer} is not installed")
+    toml = tmp_path / "engines.toml"
+    toml.write_text(f'[mimic_ext.mine]\nengine = "{engine}"\n\n[mimic_ext.ours]\nengine = "warp"\n')
+    plugin = MimicExtPlugin()
+    configs = {c.name: c for c in plugin.discover(str(toml))}
+    assert plugin.validate(configs["ours"]).valid
+    assert plugin.validate(configs["mine"]).valid
+    monkeypatch.setitem(sys.modules, peer, None)
+    result = plugin.validate(configs["mine"])
+    assert not result.valid
+    assert result.message == (
+        f"[mimic_ext.mine] the {engine} engine needs {peer}, which is not installed: pip install 'mimic-ext[{engine}]'"
+    )

@@ -162,8 +162,67 @@ def test_default_gains_follow_the_options_and_the_moved_inertia(tmp_path):
         import_robot(urdf, drive_frequency=0.0)
 
 
-def test_import_names_a_body_that_breaks_the_triangle_inequality(tmp_path):
-    """The Ability hand's base did (MuJoCo refuses it at compile time); on main import said nothing."""
+def _moved_inertia_by_subtree(model, joint) -> float:
+    """The inertia a joint moves as the importer computed it before issue 43's review: a walk of
+    the joint's subtree per joint, each body's tensor rotated to world and shifted to the axis."""
+    import numpy as np
+
+    from mimic_ext.importers.model import PRISMATIC
+    from mimic_ext.importers.transforms import AXES, Transform
+
+    parent = model.bodies[joint.parent].world if joint.parent is not None else Transform.identity()
+    frame = parent * joint.frame0
+    axis = frame.R @ AXES[joint.axis]
+    children: dict[str, list[str]] = {}
+    for j in model.joints:
+        if j.parent is not None:
+            children.setdefault(j.parent, []).append(j.child)
+    seen, stack, total = set(), [joint.child], 0.0
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(children.get(name, ()))
+        inertia = model.bodies[name].inertia
+        if inertia is None:
+            continue
+        if joint.kind == PRISMATIC:
+            total += inertia.mass
+            continue
+        world = model.bodies[name].world
+        arm = world.apply(inertia.com) - frame.p
+        perp = arm - np.dot(arm, axis) * axis
+        total += float(axis @ (world.R @ inertia.tensor @ world.R.T) @ axis) + inertia.mass * float(perp @ perp)
+    return total
+
+
+@pytest.mark.parametrize("rel_path", robot_files())
+def test_moved_inertias_per_tree_are_the_subtree_walks_numbers(rel_path):
+    """Review of 44: the default drive gains walked each joint's subtree (quadratic in the joints
+    of a long chain); one pass per tree (``joint_inertia.moved_inertias``, the joint-space
+    diagonal without armature) gives the same inertias. Tolerance: relative 1e-12 (float64 sums
+    of the same terms in another order; the inertias span 1e-7..1 kg m^2)."""
+    from mimic_ext.importers.importing import read_robot
+    from mimic_ext.importers.joint_inertia import moved_inertias
+    from mimic_ext.importers.model import PRISMATIC, REVOLUTE
+
+    model = read_robot(_assets() / rel_path)
+    per_tree = {}
+    for tree in model.roots:
+        per_tree.update(moved_inertias(model, tree))
+    joints = [j for j in model.joints if j.kind in (REVOLUTE, PRISMATIC)]
+    assert joints and set(per_tree) == {j.name for j in joints}
+    for j in joints:
+        assert per_tree[j.name] == pytest.approx(_moved_inertia_by_subtree(model, j), rel=1e-12, abs=0), j.name
+
+
+def test_import_names_a_body_that_breaks_the_triangle_inequality_once(tmp_path, capsys):
+    """The Ability hand's base did (MuJoCo refuses it at compile time); on main import said nothing.
+    Then it said it twice (the importer's own warning and the validator's MIMIC_INERTIA_TRIANGLE,
+    review of 44): `import` and `validate` of the file now say it once, the validator's way."""
+    from mimic_ext import cli
+
     urdf = tmp_path / "flat.urdf"
     urdf.write_text(
         """<robot name="flat">
@@ -172,9 +231,12 @@ def test_import_names_a_body_that_breaks_the_triangle_inequality(tmp_path):
 </robot>"""
     )
     result = import_robot(urdf)
-    (line,) = [w for w in result.warnings if "triangle inequality" in w]
-    assert "base" in line and "MuJoCo" in line
     assert [(f.code, f.path) for f in validate(result.stage)] == [("MIMIC_INERTIA_TRIANGLE", "/flat/base")]
+    for argv in (["import", str(urdf), "-o", str(tmp_path / "flat.usda")], ["validate", str(urdf)]):
+        assert cli.main(argv) == 0
+        captured = capsys.readouterr()
+        (line,) = [w for w in (captured.out + captured.err).splitlines() if "triangle inequality" in w]
+        assert "MIMIC_INERTIA_TRIANGLE" in line and "/flat/base" in line and "MuJoCo" in line, argv
 
 
 def test_inertia_components_within_rounding_of_zero_are_zero():

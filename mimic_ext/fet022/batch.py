@@ -47,12 +47,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MimicInputError
 from ..startup_gc import resume as resume_collection
 from .config import SweepConfig
 from .result import ERROR, TIMEOUT, RunResult, SweepResult
+
+if TYPE_CHECKING:
+    from .store import RunStore
 
 Progress = Callable[[int, int, SweepResult], None]
 PRELOAD_DEVICE_ENV = "MIMIC_EXT_FET022_PRELOAD_DEVICE"
@@ -571,7 +574,7 @@ def sweep_paths(
     progress: Progress | None = None,
     executor: str = "local",
     scheduler=None,
-    store: str | os.PathLike | None = None,
+    store: str | os.PathLike | RunStore | None = None,
     resume: bool = False,
     timeout: float | None = None,
     isolate_alone: bool = False,
@@ -590,7 +593,8 @@ def sweep_paths(
     the ``if __name__ == "__main__":`` guard).
 
     ``store``: a run folder (``store.RunStore``): each result is written there as it finishes,
-    with its samples (the returned results then hold none). ``resume``: reuse the results stored
+    with its samples (the returned results then hold none), and the run recorded at the end; a
+    ``RunStore`` handed in is left for its caller to ``finish`` (with what it adds). ``resume``: reuse the results stored
     there whose content, configuration, engine and tool version match (``fingerprint``).
     ``timeout``: seconds per unit, past which it is reported with status ``timeout``.
     ``nvidia`` (``simready.verdicts.UnitPhase``): NVIDIA's phase runs in each unit, right after
@@ -637,7 +641,8 @@ def sweep_paths(
         from .store import RunStore, load_result, reusable_nvidia
 
         absolute = {p: os.path.abspath(p) for p in paths}
-        run_store = RunStore.for_run(store, list(absolute.values()), resume)
+        # a store handed in is finished by whoever opened it (the CLI, after NVIDIA's verdicts)
+        run_store = store if isinstance(store, RunStore) else RunStore.for_run(store, list(absolute.values()), resume)
         asset_keys = {p: run_store.key(absolute[p]) for p in paths}
         cfg_dict = cfg.to_dict()
         contents = {p: content_hash(absolute[p]) for p in paths}  # every layer's bytes read once a stage
@@ -720,17 +725,6 @@ def sweep_paths(
         workers_lost=outcome.workers_lost,
     )
     run.versions = next((s.versions for s in run.stages if s.versions), {})
-    if run_store is not None:
-        run_store.finish(
-            {
-                "wall_s": round(run.wall_seconds, 6),
-                "jobs": run.jobs,
-                "executor": executor,
-                "retried": run.retried,
-                "reused": reused,
-                "unjudged": unjudged,
-                "workers_lost": run.workers_lost,
-                "versions": run.versions,
-            }
-        )
+    if run_store is not None and run_store is not store:
+        run_store.finish(run)
     return run

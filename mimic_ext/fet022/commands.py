@@ -352,6 +352,14 @@ def cmd_sweep(args) -> int:
         from ..simready.verdicts import UnitPhase
 
         nvidia = UnitPhase()  # NVIDIA's phase in each unit of work, stored with it (resumable)
+    run_store = None
+    if args.report:
+        import os
+
+        from .store import RunStore
+
+        # opened here so that it is finished once, with NVIDIA's verdicts (sweep_paths leaves it open)
+        run_store = RunStore.for_run(args.report, [os.path.abspath(p) for p in paths], bool(args.resume))
     run = sweep_paths(
         paths,
         config,
@@ -360,7 +368,7 @@ def cmd_sweep(args) -> int:
         progress=show,
         executor=args.executor,
         scheduler=args.scheduler,
-        store=args.report,
+        store=run_store,
         resume=bool(args.resume),
         timeout=args.timeout,
         isolate_alone=True,  # physx, newton or mujoco alone: a native crash still leaves a report
@@ -373,11 +381,12 @@ def cmd_sweep(args) -> int:
 
         # collects the verdicts the units stored (runs the phase only where a unit did not)
         headline_results = add_verdicts(run, progress=None if show is None else _simready_progress)
-    if args.report:
+    if run_store is not None:
         from .result import finite_or_none
-        from .store import update_run
 
-        update_run(args.report, simready=finite_or_none(run.simready), strict=run.strict)
+        # the manifest's end, the plan, the run summary and Kit's result.json (NVIDIA's verdict) where
+        # the store's differs: each written once
+        run_store.finish(run, headline=headline_results, simready=finite_or_none(run.simready), strict=run.strict)
     console = sys.stderr if to_stdout else sys.stdout
     if comparison is not None:
         from .source_verdict import apply_source_check
@@ -414,17 +423,11 @@ def cmd_sweep(args) -> int:
     written: list = list(write_texts_atomically(files, make_parent=True))
     if args.report:
         from .reports.catalogue import write_summaries
-        from .run_folder import write_run_folder
-        from .store import read_manifest
 
         written += write_summaries(args.report, summary_files["json"], summary_files["junit"], summary_files["html"])[
             "written"
         ]
         written.append(Path(args.report) / "results")
-        # the store wrote each unit's own JSON and the run summary: Kit's result.json (NVIDIA's
-        # verdict) and the plan remain, keyed from the store's content root (a resumed run's too)
-        root = read_manifest(args.report).get("content_root")
-        write_run_folder(run, args.report, root=root, headline=headline_results, stored=True)
     for path in written:
         print(f"wrote {path}", file=console)
     code = run.decided_exit_code

@@ -324,6 +324,19 @@ class SweepResult:
             f.drop_samples()
 
 
+def decided_exit_code(stage: SweepResult, verdict: str | None, strict: bool) -> int:
+    """One stage-and-engine's share of a run's exit code (``RunResult.decided_exit_code``; the
+    catalogue's summaries add it up asset by asset): ``verdict`` is NVIDIA's status where its phase
+    ran (fail: 1), else None and our port's ``exit_code`` decides; ``strict``: ours count too; an
+    error or timeout counts always."""
+    code = EXIT_OK
+    if verdict is None or strict or stage.status in (ERROR, TIMEOUT):
+        code = stage.exit_code
+    if verdict == FAIL:
+        code = max(code, EXIT_FAIL)
+    return code
+
+
 @dataclass
 class RunResult:
     """Several stages swept with one configuration."""
@@ -364,11 +377,7 @@ class RunResult:
         nvidia = {(v["asset"], v["engine"]): v["status"] for v in self.simready if v.get("status") != "not_run"}
         code = EXIT_ERROR if self.unjudged else EXIT_OK
         for st in self.stages:
-            verdict = nvidia.get((st.asset, st.engine))
-            if verdict is None or self.strict or st.status in (ERROR, TIMEOUT):
-                code = max(code, st.exit_code)
-            if verdict == FAIL:
-                code = max(code, EXIT_FAIL)
+            code = max(code, decided_exit_code(st, nvidia.get((st.asset, st.engine)), self.strict))
         return code
 
     def summary(self) -> dict[str, int]:

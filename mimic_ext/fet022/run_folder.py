@@ -15,7 +15,7 @@ knows that layout: when simready-benchmark is installed its own helpers are used
 same paths are built here (the mirror below; ``tests/test_run_folder.py`` compares the two).
 
 Our own per-asset, per-engine JSON (mimic_ext's full result) goes beside Kit's, in
-``runtime/<test_name>/mimic_ext/<engine>.json``: the reporter reads only ``result.json`` files in
+``runtime/<test_name>/mimic_ext/<asset file>/<engine>.json``: the reporter reads only ``result.json`` files in
 ``runtime/<test>/`` and ignores it. One ``result.json`` per asset and test, as Kit writes; a run
 on several engines puts its headline engine's verdict there (``kit_result``'s ``engine``).
 
@@ -164,10 +164,17 @@ def result_path(output_dir: str | os.PathLike, key: str, test_name: str = TEST_N
     return runtime_dir(output_dir, key, test_name) / RESULT_FILENAME
 
 
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
 def own_result_path(output_dir: str | os.PathLike, key: str, engine: str, test_name: str = TEST_NAME) -> Path:
-    """mimic_ext's own JSON for one asset and engine, beside Kit's result.json."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", engine) or "engine"
-    return runtime_dir(output_dir, key, test_name) / OWN_DIRNAME / f"{safe}.json"
+    """mimic_ext's own JSON for one asset and engine, beside Kit's result.json, in a folder named
+    by the asset's file: the runtime folder is per asset *folder* (several stages can share it),
+    and this path depends on the asset alone, not on which other assets a run holds (the run store
+    finds a unit's result again on ``--resume`` with a different set of stages)."""
+    folder = _safe_name(key.rsplit("/", 1)[-1]) or "asset"
+    return runtime_dir(output_dir, key, test_name) / OWN_DIRNAME / folder / f"{_safe_name(engine) or 'engine'}.json"
 
 
 # -- Kit's result.json ------------------------------------------------------------------------
@@ -417,14 +424,12 @@ def write_run_folder(
     root: str | None = None,
     headline: Mapping[str, Mapping[str, Any]] | None = None,
     started_at: str | None = None,
-    stored: bool = False,
 ) -> list[Path]:
     """Write ``run`` (a ``result.RunResult``) in simready-benchmark's layout under ``output_dir``:
     per asset Kit's ``result.json`` (its first engine's verdict, or ``headline[asset]`` when given:
     a ready Kit-shaped dict such as NVIDIA's phase's verdict), our own JSON per engine beside it,
-    plan.json and run_summary.json. ``stored``: the run's store (``fet022.store``) already wrote
-    our own JSON (with samples) and the run summary (with the unjudged units), so only Kit's
-    result.json and the plan are written. Returns the paths written."""
+    plan.json and run_summary.json (a sweep's run folder is written by its store instead,
+    ``fet022.store``, as each unit finishes). Returns the paths written."""
     stages = list(run.stages)
     root = root if root is not None else content_root(s.asset for s in stages)
     finished = _dt.datetime.now(_dt.UTC).isoformat()
@@ -433,9 +438,8 @@ def write_run_folder(
     mirror = mirror_keys(asset_key(s.asset, root) for s in stages)
     for stage in stages:
         key = asset_key(stage.asset, root)
-        if not stored:
-            own = own_result_path(output_dir, mirror[key], stage.engine or "engine")
-            written.append(write_json(own, stage.to_dict(False)))
+        own = own_result_path(output_dir, key, stage.engine)
+        written.append(write_json(own, stage.to_dict(False)))
         if stage.asset in done:
             continue
         done.add(stage.asset)
@@ -444,9 +448,8 @@ def write_run_folder(
         written.append(write_json(result_path(output_dir, mirror[key]), kit))
     plan = plan_dict([s.asset for s in stages], root, feature=run_feature(stages))
     written.append(write_json(plan_path(output_dir), plan))
-    if not stored:
-        summary = run_summary_dict(started_at or finished, finished, len(done), 0)
-        written.append(write_json(run_summary_path(output_dir), summary))
+    summary = run_summary_dict(started_at or finished, finished, len(done), 0)
+    written.append(write_json(run_summary_path(output_dir), summary))
     return written
 
 

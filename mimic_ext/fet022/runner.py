@@ -40,7 +40,6 @@ from .stage_checks import (
     massless_stage,
     nonfinite_physics,
     reversed_limits,
-    unread_attributes,
     why_not_simulated,
 )
 
@@ -414,11 +413,12 @@ def run(
     rejected = {
         r.key: [f"rejected by the validator: {m}" for m in msgs] for r in relations if (msgs := findings.rejection(r))
     }
+    # (a property the schema does not declare is the validator's MIMIC_UNKNOWN_PROPERTY, an error: in
+    # ``rejected`` already; an instance PhysX ignores is only its warning, so the sweep rejects it here)
     for r in relations:
-        for why in (ignored_by_physx(r), unread_attributes(stage, r)):
-            # (the validator's MIMIC_UNKNOWN_PROPERTY says the second already: said once)
-            if why and r.enabled and not any(why in m for m in rejected.get(r.key, [])):
-                rejected.setdefault(r.key, []).append(why)
+        why = ignored_by_physx(r)
+        if why and r.enabled:
+            rejected.setdefault(r.key, []).append(why)
     found = discover(stage, relations, skip=set(rejected))
     records = _records(found, rejected, findings)
     result.followers = list(records.values())

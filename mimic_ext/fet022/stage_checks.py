@@ -16,7 +16,6 @@ import math
 from pxr import Sdf, Usd, UsdPhysics
 
 from ..schema import joints
-from ..schema.declared_properties import unread_properties
 from ..schema.physics_values import nonfinite_value
 from ..schema.relation import PHYSX, PHYSX_INSTANCES, MimicRelation
 
@@ -126,13 +125,6 @@ def ignored_by_physx(rel: MimicRelation) -> str | None:
         f"PhysX ignores PhysxMimicJointAPI:{rel.instance} (it reads only rotX, rotY and rotZ), so on PhysX this "
         f"follower is not coupled at all: rename the instance to PhysxMimicJointAPI:rotX"
     )
-
-
-def unread_attributes(stage: Usd.Stage, rel: MimicRelation) -> str | None:
-    """The follower's authored properties in its relation's namespace that the schema does not declare
-    (``physxMimicJoint:rotX:gear`` for ``gearing``), as the validator's MIMIC_UNKNOWN_PROPERTY says it
-    (``schema.declared_properties``)."""
-    return unread_properties(stage, rel)
 
 
 def why_not_simulated(stage: Usd.Stage, path: str) -> str | None:

@@ -12,9 +12,8 @@ Layout (``run_folder`` holds simready-benchmark's part of it)::
 
 The last is ours: the whole ``SweepResult`` with its samples, plus the resume key it was computed
 under (``fingerprint.unit_key``) and, when NVIDIA's phase ran in the unit, its record
-(``nvidia``: verdict, Kit's result dict, and the key it is reused under, ``simready.verdicts``). It sits one level below ``run_folder.own_result_path`` (named by
-the asset's file) because a folder can hold several stages, and the layout's runtime folder is
-per asset folder.
+(``nvidia``: verdict, Kit's result dict, and the key it is reused under, ``simready.verdicts``),
+at ``run_folder.own_result_path``.
 """
 
 from __future__ import annotations
@@ -22,15 +21,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import MimicInputError
 from . import run_folder
-from .result import SweepResult, finite_or_none
+from .result import RunResult, SweepResult, finite_or_none
 
 MANIFEST = "mimic_ext_run.json"
 MANIFEST_FORMAT = "mimic_ext.fet022.run"
@@ -39,10 +37,6 @@ STORED_FORMAT = "mimic_ext.fet022.stored_result"
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text) or "x"
 
 
 def manifest_path(folder: str | os.PathLike) -> Path:
@@ -70,18 +64,16 @@ class RunStore:
         self.folder = Path(folder)
         self.root = root  # the content root: asset keys are relative to it
         self.mirror: dict[str, str] = {}  # asset key -> the key its runtime folder uses (run_folder.mirror_keys)
+        #: asset key -> the Kit result.json this run wrote for it (``store``): ``finish`` rewrites
+        #: only those whose final headline differs
+        self.kit_written: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ paths
     def key(self, path: str | os.PathLike) -> str:
         return run_folder.asset_key(os.path.abspath(os.fspath(path)), self.root)
 
     def own_path(self, key: str, engine: str) -> Path:
-        return (
-            run_folder.runtime_dir(self.folder, key)
-            / run_folder.OWN_DIRNAME
-            / _safe(key.rsplit("/", 1)[-1])
-            / f"{_safe(engine or 'engine')}.json"
-        )
+        return run_folder.own_result_path(self.folder, key, engine)
 
     # ------------------------------------------------------------------ the run
     @classmethod
@@ -98,6 +90,7 @@ class RunStore:
     def begin(self, units: list[dict[str, str]], config: dict[str, Any], engines: list[str]) -> None:
         """Write the manifest before the first unit runs: ``mimic-ext report`` can summarise a run
         whose client was killed (its unfinished units shown as unjudged)."""
+        self.keys = {u["asset"]: u["key"] for u in units}  # a stage as named -> its asset key
         self.manifest: dict[str, Any] = {
             "format": MANIFEST_FORMAT,
             "tool": {"name": "mimic-ext", "version": __version__},
@@ -112,14 +105,39 @@ class RunStore:
         run_folder.write_json(manifest_path(self.folder), self.manifest)
         self.mirror = run_folder.mirror_keys(u["key"] for u in units)
 
-    def finish(self, run: dict[str, Any]) -> None:
-        """Record how the run ended, and the plan / run summary NVIDIA's reporter reads."""
+    def finish(self, run: RunResult, headline: Mapping[str, Mapping[str, Any]] | None = None, **fields: Any) -> None:
+        """Record how the run ended (``fields`` add to it, e.g. NVIDIA's verdicts), and write what
+        NVIDIA's reporter reads: the plan, the run summary, and each asset's Kit ``result.json`` where
+        its final headline (``headline[asset]``, Kit-shaped, e.g. NVIDIA's verdict; else the first
+        engine's stage as ours) is not the one ``store`` wrote. Each file is written once here."""
         self.manifest["finished"] = _now()
-        self.manifest["run"] = run
+        self.manifest["run"] = {
+            "wall_s": round(run.wall_seconds, 6),
+            "jobs": run.jobs,
+            "executor": run.executor,
+            "retried": run.retried,
+            "reused": run.reused,
+            "unjudged": run.unjudged,
+            "workers_lost": run.workers_lost,
+            "versions": run.versions,
+            **fields,
+        }
         run_folder.write_json(manifest_path(self.folder), self.manifest)
+        stages = list(run.stages)
+        done: set[str] = set()
+        for stage in stages:
+            key = self.keys[stage.asset]
+            if key in done:
+                continue
+            done.add(key)
+            kit = finite_or_none({**((headline or {}).get(stage.asset) or run_folder.stage_kit_result(stage, key))})
+            kit["asset"] = key
+            if kit != self.kit_written.get(key):
+                run_folder.write_json(run_folder.result_path(self.folder, self.mirror.get(key, key)), kit)
         assets = list(dict.fromkeys(u["path"] for u in self.manifest["units"]))
-        run_folder.write_json(run_folder.plan_path(self.folder), run_folder.plan_dict(assets, self.root))
-        unjudged = len({u["asset"] for u in run.get("unjudged", [])})
+        plan = run_folder.plan_dict(assets, self.root, feature=run_folder.run_feature(stages))
+        run_folder.write_json(run_folder.plan_path(self.folder), plan)
+        unjudged = len({u["asset"] for u in run.unjudged})
         summary = run_folder.run_summary_dict(
             self.manifest["started"], self.manifest["finished"], len(assets), unjudged
         )
@@ -150,21 +168,14 @@ class RunStore:
             record["nvidia"] = finite_or_none(stage.nvidia)
         path = run_folder.write_json(self.own_path(key, stage.engine), record)
         if headline:
-            # NVIDIA's verdict where its phase ran in the unit, else ours (``add_verdicts`` and
-            # ``write_run_folder`` settle it at the end of the run; this is what a killed run keeps)
+            # NVIDIA's verdict where its phase ran in the unit, else ours (``finish`` settles it at
+            # the end of the run, rewriting it only if it changed; this is what a killed run keeps)
             kit_path = run_folder.result_path(self.folder, self.mirror.get(key, key))
             nvidia_kit = (stage.nvidia or {}).get("kit")
-            kit = {**finite_or_none(nvidia_kit), "asset": key} if nvidia_kit else None
-            run_folder.write_json(kit_path, kit or run_folder.stage_kit_result(stage, key))
+            kit = finite_or_none({**(nvidia_kit or run_folder.stage_kit_result(stage, key)), "asset": key})
+            run_folder.write_json(kit_path, kit)
+            self.kit_written[key] = kit
         return path
-
-
-def update_run(folder: str | os.PathLike, **fields: Any) -> None:
-    """Add to the manifest's record of how the run ended (e.g. NVIDIA's verdicts, found after the
-    sweep), so that ``mimic-ext report`` writes them too."""
-    manifest = read_manifest(folder)
-    manifest.setdefault("run", {}).update(fields)
-    run_folder.write_json(manifest_path(folder), manifest)
 
 
 def load_result(record: dict[str, Any]) -> SweepResult:
@@ -206,5 +217,4 @@ __all__ = [
     "read_manifest",
     "reusable_nvidia",
     "stored_stages",
-    "update_run",
 ]

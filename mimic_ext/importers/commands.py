@@ -10,6 +10,9 @@ import argparse
 import sys
 import textwrap
 
+from ..command_stages import open_read_stage
+from ..command_stages import warn as _warn
+
 UNITS = (
     "units: the USD stage is in metres and kilograms (metersPerUnit = kilogramsPerUnit = 1); "
     "revolute limits, targets and drive gains in degrees."
@@ -23,11 +26,6 @@ SIGNS = (
 
 #: ``schema.hosts.TARGETS``, spelled here: this module imports only the standard library at load
 TARGETS = ("isaacsim-6", "isaacsim-5", "newton", "mujoco")
-
-
-def _warn(lines) -> None:
-    for line in lines:
-        print(f"mimic-ext: warning: {line}", file=sys.stderr)
 
 
 def _schema_choice(value: str) -> str:
@@ -45,24 +43,23 @@ def cmd_import(args) -> int:
     from ..atomic_write import check_output
     from ..schema.hosts import import_note
     from ..schema.stage_io import WRITABLE_USD_EXTENSIONS
-    from .importing import import_robot, schema_for_target
+    from .importing import import_robot
 
     check_output(args.output, [args.robot], WRITABLE_USD_EXTENSIONS, what="imported stage")
-    schema = schema_for_target(args.schema, args.target)
     result = import_robot(
         args.robot,
         out=args.output,
-        schema=schema,
+        schema=args.schema,
         target=args.target,
         drive_frequency=args.drive_frequency,
         drive_damping_ratio=args.drive_damping_ratio,
     )
     _warn(result.warnings)
     # which hosts couple what was written, on every import (Isaac Sim 5.x reads only PhysxMimicJointAPI)
-    print(f"mimic-ext: note: {import_note(schema, args.target)}", file=sys.stderr)
+    print(f"mimic-ext: note: {import_note(result.schema, args.target)}", file=sys.stderr)
     summary = (
         f"{result.out}: {len(result.body_paths)} bodies, {len(result.joint_paths)} joints, "
-        f"{len(result.relations)} mimic relation(s) ({schema}) from {result.format} {result.source}"
+        f"{len(result.relations)} mimic relation(s) ({result.schema}) from {result.format} {result.source}"
     )
     if len(result.files) > 1:
         summary += f"; meshes in {', '.join(str(p) for p in result.files[:-1])}"
@@ -105,11 +102,9 @@ def cmd_export(args) -> int:
 def cmd_diff(args) -> int:
     import json
 
-    from .opening import open_stage_or_robot
     from .source_check import compare_with_source
 
-    opened = open_stage_or_robot(args.stage)
-    _warn([w for w in [*opened.warnings, opened.composition_summary()] if w])
+    opened = open_read_stage(args.stage, robots=True)
     comparison = compare_with_source(opened.stage, args.robot, str(args.stage))
     if args.json:
         print(json.dumps(comparison.record(), indent=2))

@@ -16,7 +16,6 @@ from pxr import Usd
 from ..errors import MimicInputError
 from ..schema.forest import REDUNDANT, MimicConflictError, MimicForest
 from ..schema.hosts import host
-from ..schema.physics_values import triangle_violation
 from ..schema.relation import NEWTON, PHYSX, MimicRelation
 from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY
 from .mjcf import read_mjcf
@@ -62,6 +61,7 @@ class ImportResult:
     meshes_left_out: list[str] = field(default_factory=list)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)  # everything written (the stage, its mesh library)
+    schema: str = ""  # the mimic schema written ("newton" or "physx": ``schema_for_target``)
 
 
 def schema_for_target(schema: str | None, target: str | None) -> str:
@@ -182,13 +182,8 @@ def _summarise(model: RobotModel, writer) -> list[str]:
             "moves at multiplier times its leader's speed, so its own limit could make the relation "
             "impossible to hold, and its leader's limit already bounds it)"
         )
-    flat = [b.name for b in model.bodies.values() if b.inertia is not None and triangle_violation(b.inertia.moments)]
-    if flat:
-        warnings.append(
-            f"{src}: {len(flat)} body(ies) have principal moments of inertia that break the triangle inequality "
-            f"A + B >= C, which no rigid body has and MuJoCo refuses at compile time (written as the source "
-            f"has them): {_listing(flat)}"
-        )
+    # (a body whose moments break the triangle inequality is written as the source has it, and said
+    # once, by the validator's MIMIC_INERTIA_TRIANGLE, which `import` and `validate` print)
     if model.folded_links:
         warnings.append(
             f"{src}: {len(model.folded_links)} link(s) without mass on a fixed joint are folded into their "
@@ -264,6 +259,7 @@ def import_robot(
         frame_paths=dict(writer.frame_paths),
         massless_bodies=list(model.massless_bodies),
         meshes_left_out=list(writer.meshes_left_out),
+        schema=schema,
     )
     if out is not None:
         result.files = save_with_mesh_library(

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 
 from ..errors import MimicInputError
-from .mjcf_actuators import ACTUATOR_TAGS, MjcfActuators, joint_space_inertia
+from .joint_inertia import joint_space_inertia
+from .mjcf_actuators import ACTUATOR_TAGS, MjcfActuators
 from .mjcf_bodies import BODY_CHILDREN, MjcfBodies
 from .mjcf_contacts import MAX_FILTERED_PAIRS, MjcfContacts
 from .mjcf_equality import MjcfEqualities

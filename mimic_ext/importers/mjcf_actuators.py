@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from ..errors import MimicInputError
+from .joint_inertia import joint_space_inertia
 from .mjcf_file import Attrs, MjcfFile, mjcf_bool
-from .model import PRISMATIC, REVOLUTE, SPHERICAL, Joint, RobotModel
-from .transforms import AXES, Transform
+from .model import Joint
 from .xmltree import Element
 
 ACTUATOR_TAGS = (
@@ -132,61 +132,3 @@ class MjcfActuators(MjcfFile):
                 "model too): give each moving body mass, or set kv instead of dampratio"
             )
         return 1.0 / inv[k, k]
-
-
-def joint_space_inertia(model: RobotModel, tree: int) -> tuple[np.ndarray, dict[str, int]]:
-    """Joint-space mass matrix (with armature) of one tree at the file's configuration.
-
-    From body Jacobians, ``M = sum_b m J_v^T J_v + J_w^T I J_w``; a floating root adds six
-    free DOFs. Only used for MuJoCo's ``dampratio``, so a plain dense build is enough.
-    """
-    dofs: list[tuple[str, np.ndarray, np.ndarray | None]] = []  # (kind, axis, point)
-    armature: dict[int, float] = {}
-    index: dict[str, int] = {}
-    body_dofs: dict[str, list[int]] = {}
-    root = model.roots[tree]
-    if model.floating.get(tree):
-        origin = model.bodies[root].world.p
-        for k in range(3):
-            dofs.append(("slide", np.eye(3)[k], None))
-        for k in range(3):
-            dofs.append(("hinge", np.eye(3)[k], origin))
-    body_dofs[root] = list(range(len(dofs)))
-    # model.joints lists every joint after the one that reaches its parent body
-    for j in model.joints:
-        if j.child not in model.bodies or model.bodies[j.child].tree != tree:
-            continue
-        out = list(body_dofs.get(j.parent, [])) if j.parent else []
-        parent_world = model.bodies[j.parent].world if j.parent else Transform.identity()
-        f0 = parent_world * j.frame0
-        if j.kind in (REVOLUTE, PRISMATIC):
-            index[j.name] = len(dofs)
-            out.append(len(dofs))
-            armature[len(dofs)] = j.armature
-            dofs.append(("hinge" if j.kind == REVOLUTE else "slide", f0.R @ AXES[j.axis], f0.p))
-        elif j.kind == SPHERICAL:
-            for k in range(3):
-                out.append(len(dofs))
-                dofs.append(("hinge", np.eye(3)[k], f0.p))
-        body_dofs[j.child] = out
-    n = len(dofs)
-    M = np.zeros((n, n))
-    for b in model.bodies.values():
-        if b.tree != tree or b.inertia is None or b.name not in body_dofs:
-            continue
-        c = b.world.apply(b.inertia.com)
-        I = b.world.R @ b.inertia.tensor @ b.world.R.T
-        ids = body_dofs[b.name]
-        Jv = np.zeros((3, len(ids)))
-        Jw = np.zeros((3, len(ids)))
-        for col, k in enumerate(ids):
-            kind, axis, point = dofs[k]
-            if kind == "slide":
-                Jv[:, col] = axis
-            else:
-                Jw[:, col] = axis
-                Jv[:, col] = np.cross(axis, c - point)
-        M[np.ix_(ids, ids)] += b.inertia.mass * Jv.T @ Jv + Jw.T @ I @ Jw
-    for k, arm in armature.items():
-        M[k, k] += arm
-    return M, index

@@ -32,6 +32,7 @@ from ..schema.joints import DEFAULT_GAINS_KEY
 from ..schema.relation import NEWTON, PHYSX
 from ..schema.schema_choice import mixed_units
 from .drive_gains import DEFAULT_DAMPING_RATIO, DEFAULT_FREQUENCY, default_gains
+from .joint_inertia import moved_inertias
 from .model import PRISMATIC, REVOLUTE, SPHERICAL, Closure, Joint, RobotModel, chain_root
 from .transforms import Transform
 from .usd_pose import quatf, set_frames, set_pose, vec3f
@@ -153,6 +154,7 @@ class StageWriter:
         self._leaders = {m.leader for m in model.mimics}
         self._roots = {chain_root(model.mimics, m)[0] for m in model.mimics}
         self._reflected = _reflected_gains(model)
+        self._moved: dict[int, dict[str, float]] = {}  # tree -> joint -> the inertia it moves (SI)
         #: followers whose drive gains went to their leader (``_reflected_gains``)
         self.gains_reflected: list[str] = [
             m.follower for m in model.mimics if (j := model.joint(m.follower)) and (j.stiffness or j.damping)
@@ -343,7 +345,11 @@ class StageWriter:
             damping += taken.damping
             target = pull / stiffness if stiffness else target
         if stiffness == 0 and self._wants_gains(joint):
-            stiffness, extra = default_gains(self.model, joint, self.drive_frequency, self.drive_damping_ratio)
+            tree = self.model.bodies[joint.child].tree
+            if tree not in self._moved:  # every joint's moved inertia, one pass per tree
+                self._moved[tree] = moved_inertias(self.model, tree)
+            moved = self._moved[tree].get(joint.name, 0.0)
+            stiffness, extra = default_gains(moved, self.drive_frequency, self.drive_damping_ratio)
             damping += extra
             target = joint.initial
             self.default_gains.append(joint.name)

@@ -4,7 +4,7 @@
 ``[mimic_ext.<name>]`` block runs NVIDIA's mimic test headless on that engine::
 
     [mimic_ext.physx]
-    engine = "physx"     # or "warp" (mimic_ext's own solver)
+    engine = "physx"     # or "warp" (mimic_ext's own solver), "newton", "mujoco"
     device = "cpu"       # optional
 
 The runner hands each engine session the shared work pool (``runner/work_pool.py``); like
@@ -42,7 +42,7 @@ def _engines_toml() -> str | None:
 
 
 class MimicExtPlugin(EnginePlugin):
-    """Configs from engines.toml ``[mimic_ext.<name>]`` blocks (``engine``: warp or physx)."""
+    """Configs from engines.toml ``[mimic_ext.<name>]`` blocks (``engine``: ``backends.ENGINES``)."""
 
     def __init__(self) -> None:
         self._settings: dict[str, dict[str, Any]] = {}
@@ -86,11 +86,14 @@ class MimicExtPlugin(EnginePlugin):
             return ValidationResult(
                 False, f"[{SECTION}.{engine_config.name}] engine = {engine!r}: use one of {ENGINES}"
             )
-        if engine == "physx":
-            try:
-                import ovphysx  # noqa: F401
-            except ImportError:
-                return ValidationResult(False, "engine physx needs ovphysx: pip install 'mimic-ext[physx]'")
+        from ..errors import MimicInputError
+        from ..fet022.engines import check_engine
+
+        device = self._settings[engine_config.name].get("device", "cpu")
+        try:  # the sweep's own check: the engine's peer installed, the device present
+            check_engine(engine if device in ("", "cpu") else f"{engine}:{device}")
+        except MimicInputError as exc:
+            return ValidationResult(False, f"[{SECTION}.{engine_config.name}] {exc}")
         return ValidationResult(True, "OK")
 
     async def start_session(self, engine_config, work_dir, log_file, session_env=None) -> EngineSession:

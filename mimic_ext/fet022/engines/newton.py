@@ -334,7 +334,7 @@ class NewtonEngine:
         s0, s1, control = model.state(), model.state(), model.control()
         newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
         n_j = single.joint_count
-        q_start, qd_start = model.joint_q_start.numpy(), model.joint_qd_start.numpy()
+        q_start = model.joint_q_start.numpy()
         record = list(dict.fromkeys([pj.path for pj in plan.joints] + list(watch)))
         for p in record:
             if p not in index:
@@ -346,7 +346,9 @@ class NewtonEngine:
             for p in live
         }
         cols = {p: np.array([q_start[e * n_j + index[p]] for e in range(plan.num_envs)]) for p in live}
-        dofs = [np.array([qd_start[e * n_j + index[pj.path]] for e in range(plan.num_envs)]) for pj in plan.joints]
+        # targets follow joint_q's layout (``joint_target_q_start`` aliases ``joint_q_start``), not the
+        # DOFs': a ball or free joint before a swept joint makes the two differ
+        aims = [cols[pj.path] for pj in plan.joints]
         target = control.joint_target_q.numpy()
         samples = [int(s) for s in plan.sample_steps]
         pos = {p: np.zeros((plan.num_envs, len(samples))) for p in live}
@@ -383,7 +385,7 @@ class NewtonEngine:
             table = plan.target_block(start, stop)
             for i in range(stop - start):
                 for j, pj in enumerate(plan.joints):
-                    target[dofs[j]] = table[i, :, j] / scale[pj.path]
+                    target[aims[j]] = table[i, :, j] / scale[pj.path]
                 control.joint_target_q.assign(target)
                 solver.step(s0, s1, control, None, plan.dt)
                 s0, s1 = s1, s0

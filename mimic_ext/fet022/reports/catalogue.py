@@ -38,7 +38,7 @@ from typing import Any
 from ... import __version__
 from ...atomic_write import write_atomically
 from ..identity import FEATURES, TEST_NAME, TEST_VERSION
-from ..result import ERROR, FAIL, STATUSES, TIMEOUT, RunResult, SweepResult, finite_or_none
+from ..result import ERROR, FAIL, STATUSES, TIMEOUT, RunResult, SweepResult, decided_exit_code, finite_or_none
 from ..store import read_manifest, stored_stages
 from .common import num, worst_status
 from .headline import headlines
@@ -99,11 +99,7 @@ class _Tally:
             self.by_status[(e, st.status)] += 1
             self.statuses.add(st.status)
             self.exit_code = max(self.exit_code, st.exit_code)
-            verdict = self.nvidia.get((asset, e))
-            if verdict is None or self.strict or st.status in (ERROR, TIMEOUT):
-                self.decided = max(self.decided, st.exit_code)
-            if verdict == FAIL:
-                self.decided = max(self.decided, 1)
+            self.decided = max(self.decided, decided_exit_code(st, self.nvidia.get((asset, e)), self.strict))
             self.versions = self.versions or dict(st.versions)
             causes = []
             if st.status in (ERROR, TIMEOUT) or (st.status == FAIL and not st.followers):
