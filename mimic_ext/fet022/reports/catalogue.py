@@ -37,13 +37,13 @@ from typing import Any
 
 from ... import __version__
 from ...atomic_write import write_atomically
-from ..identity import FEATURES, TEST_NAME, TEST_VERSION
+from ..identity import TEST_NAME
 from ..result import ERROR, FAIL, STATUSES, TIMEOUT, RunResult, SweepResult, decided_exit_code, finite_or_none
 from ..store import read_manifest, stored_stages
 from .common import num, worst_status
 from .headline import headlines
 from .html import CSS, _badge, _path, asset_page, stage_section
-from .json_report import FORMAT, SCHEMA_VERSION, conformance, disagreement_data
+from .json_report import conformance, disagreement_data, report_identity
 from .junit import _suite
 
 #: a run of at most this many assets also gets every asset's section on the index page
@@ -301,11 +301,7 @@ def _headlines(run_info: dict[str, Any]) -> list[str]:
 def _write_json(path: Path, parts: _Parts, manifest, run_info, tally: _Tally, created) -> Path:
     summary = {k: int(tally.summary.get(k, 0)) for k in RunResult().summary()}
     head = {
-        "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "test": {"name": TEST_NAME, "version": TEST_VERSION, "features": list(FEATURES)},
-        "tool": {"name": "mimic-ext", "version": __version__},
-        "created": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **report_identity(created.strftime("%Y-%m-%dT%H:%M:%SZ")),
         "status": _status(tally),
         "exit_code": 2 if tally.unjudged else tally.decided,
         "config": manifest.get("config") or {},

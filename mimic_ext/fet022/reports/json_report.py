@@ -63,16 +63,23 @@ def disagreement_data(run: RunResult) -> list[dict[str, Any]]:
     ]
 
 
-def to_json_data(result: RunResult | SweepResult, samples: bool = True, created: str | None = None) -> dict[str, Any]:
-    """The report as plain data (what ``write_json`` writes)."""
-    run = as_run(result)
-    created = created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def report_identity(created: str | None = None) -> dict[str, Any]:
+    """The first keys of every JSON report we write, a run's or a catalogue's: its format, the test
+    and the tool, and when (``created``, ISO 8601 UTC; now when not given)."""
     return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
         "test": {"name": TEST_NAME, "version": TEST_VERSION, "features": list(FEATURES)},
         "tool": {"name": "mimic-ext", "version": __version__},
-        "created": created,
+        "created": created or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def to_json_data(result: RunResult | SweepResult, samples: bool = True, created: str | None = None) -> dict[str, Any]:
+    """The report as plain data (what ``write_json`` writes)."""
+    run = as_run(result)
+    return {
+        **report_identity(created),
         "status": overall_status(run),
         "exit_code": run.decided_exit_code,
         "config": run.config,
