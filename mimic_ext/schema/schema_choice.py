@@ -231,13 +231,15 @@ def remove_duplicate(stage: Usd.Stage, follower: str, keep: str) -> Conversion:
     return convert_relation(stage, follower, keep)
 
 
-def followers_with_relations(stage: Usd.Stage) -> list[str]:
-    """Every prim carrying a mimic relation, in traversal order."""
-    out = []
+def relations_by_follower(stage: Usd.Stage) -> dict[str, list[MimicRelation]]:
+    """Every prim carrying a mimic relation, in traversal order, with its relations as read."""
+    out = {}
     for prim in stage.Traverse(Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)):
         schemas = applied_schemas(prim)  # one look, then the full read only where a mimic API is applied
-        if any(a == NEWTON_API or a.startswith(PHYSX_API + ":") for a in schemas) and read_joint_relations(prim):
-            out.append(str(prim.GetPath()))
+        if any(a == NEWTON_API or a.startswith(PHYSX_API + ":") for a in schemas) and (
+            rels := read_joint_relations(prim)
+        ):
+            out[str(prim.GetPath())] = rels
     return out
 
 
@@ -247,13 +249,14 @@ def convert_stage(
     """``convert_relation`` on every follower (or those named); ``duplicates_only`` touches only
     followers that carry both schemas. All refusals are checked before anything is written."""
     _check_schema(to)
-    todo = list(followers) if followers else followers_with_relations(stage)
+    found = {} if followers else relations_by_follower(stage)
+    todo = list(followers) if followers else list(found)
     if duplicates_only:
         todo = [f for f in todo if len(carried_schemas(stage.GetPrimAtPath(f))) > 1]
     read: dict[str, list[MimicRelation]] = {}
     for f in todo:  # refuse before the first write
         prim = stage.GetPrimAtPath(f)
-        rels = read[f] = read_joint_relations(prim) if prim else []
+        rels = read[f] = found[f] if f in found else (read_joint_relations(prim) if prim else [])
         if not rels:
             raise MimicInputError(f"{f} has no mimic relation to convert")
         if not any(r.schema == to for r in rels):
