@@ -22,13 +22,16 @@ as fresh processes that each do a prefix of its start-up and end the way the CLI
 no interpreter teardown), interleaved over the rounds; each row's increment is the difference of
 medians: the interpreter, the peers' imports (numpy, Warp, the pxr modules a sweep loads) with
 Warp's init, the solver's kernel namespace and Warp's module hash (``solver_kernels_cached``, the
-call a sweep makes before its first launch), the imports of NVIDIA's phase (``available()``), and
-the whole sweep.
+call a sweep makes before its first launch), the imports of NVIDIA's phase (``available()``), the
+other modules the sweep loads (listed by one untimed sweep: the standard library's and other
+packages', then mimic_ext's), the stage opened and its relations read, our solver's first step on
+it, NVIDIA's phase on warp, and the whole sweep.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import statistics
 import subprocess
@@ -81,18 +84,66 @@ FLOOR_STEPS = (
         "NVIDIA's phase's imports (simready_benchmark, tier-core)",
         "from mimic_ext.simready.verdicts import available\navailable()",
     ),
+    (
+        "the other modules a sweep loads that are not mimic_ext's (standard library and other packages')",
+        "import importlib\nfor _m in OTHERS:\n    try:\n        importlib.import_module(_m)\n"
+        "    except Exception:\n        pass",
+    ),
+    (
+        "mimic_ext's other modules a sweep loads (the CLI, FET022's runner, warp engine, reports; colliders)",
+        "for _m in OURS:\n    importlib.import_module(_m)",
+    ),
+    (
+        "the stage opened and its relations read (USD parses it; its schema registry is built on first use)",
+        "from mimic_ext.schema import open_stage, read_relations\n_st = open_stage(STAGE).stage\nread_relations(_st)",
+    ),
+    (
+        "our solver's first step on it (a model; Warp loads the cached kernels' binary)",
+        "from mimic_ext.solver import Solver, build_model\n_md = build_model(_st, fix_base=True, contacts=False)\n"
+        "_x = _md.state()\nSolver(_md).step(_x, _x, _md.control(), 1.0 / 240.0)",
+    ),
+    (
+        "NVIDIA's phase on warp (its scene checks, its model, 720 steps)",
+        "from mimic_ext.simready.phase import run_nvidia_mimic\nrun_nvidia_mimic(STAGE, 'warp')",
+    ),
 )
+
+#: one untimed warp sweep in a process that then prints its modules in the order they were
+#: imported: the FLOOR_STEPS' ``OURS`` (mimic_ext's) and ``OTHERS``
+_LOADED = (
+    "import sys, io, contextlib\nfrom mimic_ext.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n    main(['sweep', {stage!r}, '--engine', 'warp'])\n"
+    "print(repr(list(sys.modules)))"
+)
+
+
+def _loaded_modules(checkout: Path, stage: Path) -> tuple[list[str], list[str]]:
+    """(mimic_ext's, the others') modules a warp sweep of ``stage`` loads, in import order."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED.format(stage=str(stage))],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = [m for m in ast.literal_eval(out.stdout.strip().splitlines()[-1]) if m != "__main__"]
+    ours = [m for m in names if m == "mimic_ext" or m.startswith("mimic_ext.")]
+    return ours, [m for m in names if m not in ours]
 
 
 def _floor(checkout: Path, stage: Path, rounds: int, env_extra: dict[str, str]) -> None:
     """Print the medians of each start-up prefix (``FLOOR_STEPS``, then the whole sweep) and the increments."""
+    ours, others = _loaded_modules(checkout, stage)
+    head = f"STAGE = {str(stage)!r}\nOURS = {ours!r}\nOTHERS = {others!r}\n"
     runs = []
     for i in range(len(FLOOR_STEPS)):
-        code = "\n".join(c for _, c in FLOOR_STEPS[: i + 1]) + "\nos._exit(0)"
+        code = head + "\n".join(c for _, c in FLOOR_STEPS[: i + 1]) + "\nos._exit(0)"
         runs.append((FLOOR_STEPS[i][0], [], code))
     runs.append(
         (
-            "the rest of the sweep (ours: read, plan, simulate, NVIDIA's phase, report)",
+            "the rest of the sweep (ours: argparse, checks, validation, plan, models, simulation, reports)",
             ["sweep", str(stage), "--engine", "warp"],
             None,
         )
