@@ -2,6 +2,7 @@
 
     python benchmarks/sweep_startup.py --against CHECKOUT [--rounds 7] [--engines warp,newton]
                                        [--stage data/geared_pair.usda] [--bytecode]
+    python benchmarks/sweep_startup.py --floor [--inline] [--rounds 9] [--bytecode]
 
 A one-stage sweep simulates for milliseconds; the rest of its second or two is the interpreter,
 imports and set-up, which is what this measures. Each round runs ``python -m mimic_ext sweep
@@ -25,7 +26,10 @@ Warp's init, the solver's kernel namespace and Warp's module hash (``solver_kern
 call a sweep makes before its first launch), the imports of NVIDIA's phase (``available()``), the
 other modules the sweep loads (listed by one untimed sweep: the standard library's and other
 packages', then mimic_ext's), the stage opened and its relations read, our solver's first step on
-it, NVIDIA's phase on warp, and the whole sweep.
+it, NVIDIA's phase on warp, and the whole sweep. ``--floor --inline``: the same steps timed one
+after the other (``time.process_time()`` between them) in one fresh process per round, with our
+port's sweep (``--no-simready``) before NVIDIA's phase as the CLI runs them: a finer split than
+the differences of medians of separate processes, whose noise on a busy machine is 0.02-0.05 s.
 """
 
 from __future__ import annotations
@@ -165,6 +169,65 @@ def _floor(checkout: Path, stage: Path, rounds: int, env_extra: dict[str, str]) 
         before = m
 
 
+def _inline(checkout: Path, stage: Path, rounds: int, env_extra: dict[str, str]) -> None:
+    """``--floor --inline``: each round one fresh process does the steps one after the other and
+    stamps ``time.process_time()`` between them: ``FLOOR_STEPS`` but NVIDIA's phase, then our
+    port's sweep (``main([... '--no-simready'])``, in the process that already did all that), then
+    NVIDIA's phase. Medians of each step's CPU, and of the whole process's (``os.wait4``)."""
+    ours, others = _loaded_modules(checkout, stage)
+    sweep = (
+        "import io as _io, contextlib as _cl\nfrom mimic_ext.cli import main as _main\n"
+        "with _cl.redirect_stdout(_io.StringIO()), _cl.redirect_stderr(_io.StringIO()):\n"
+        "    _main(['sweep', STAGE, '--engine', 'warp', '--no-simready'])"
+    )
+    steps = [
+        *FLOOR_STEPS[:-1],
+        ("our port's sweep after those (argparse, checks, validation, plan, model, simulation, report)", sweep),
+        FLOOR_STEPS[-1],
+    ]
+    lines = [
+        f"STAGE = {str(stage)!r}\nOURS = {ours!r}\nOTHERS = {others!r}",
+        "import time as _time",
+        "_t = [_time.process_time()]",
+    ]
+    for _, c in steps:
+        lines += [c, "_t.append(_time.process_time())"]
+    lines.append("os.write(1, repr(_t).encode())\nos._exit(0)")
+    code = "\n".join(lines)
+    env = {**os.environ, **env_extra, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+    if "PYTHONPYCACHEPREFIX" in env_extra:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    per_step: list[list[float]] = [[] for _ in range(len(steps) + 1)]
+    total: list[float] = []
+    for r in range(rounds + 1):  # the first untimed: Warp's kernel cache, the bytecode
+        p = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env=env,
+            cwd=tempfile.gettempdir(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        out = p.stdout.read() if p.stdout else b""
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"--inline: exit code {os.waitstatus_to_exitcode(status)}")
+        stamps = ast.literal_eval(out.decode())
+        if r == 0:
+            continue
+        per_step[0].append(stamps[0])
+        for i in range(1, len(stamps)):
+            per_step[i].append(stamps[i] - stamps[i - 1])
+        total.append(usage.ru_utime + usage.ru_stime)
+    labels = [
+        "interpreter (python -c, site), before the first line",
+        "gc.disable()",
+        *(label for label, _ in steps[1:]),
+    ]
+    for label, xs in zip(labels, per_step):
+        print(f"  {statistics.median(xs):.3f} s CPU  {label}")
+    print(f"  {statistics.median(total):.3f} s CPU  the whole process (os.wait4)")
+
+
 def _med(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} s (min {min(xs):.3f})"
 
@@ -177,6 +240,11 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default="warp", help="comma-separated; each timed on its own")
     ap.add_argument("--stage", type=Path, default=ROOT / "data" / "geared_pair.usda")
     ap.add_argument("--bytecode", action="store_true", help="let Python cache bytecode (a temporary prefix)")
+    ap.add_argument(
+        "--inline",
+        action="store_true",
+        help="with --floor: the steps timed one after the other in one process each round",
+    )
     args = ap.parse_args(argv)
     if (args.against is None) != args.floor:
         ap.error("give --against CHECKOUT or --floor")
@@ -196,6 +264,10 @@ def main(argv=None) -> int:
             + f"; load average "
             f"{os.getloadavg()[0]:.1f} at the start"
         )
+        if args.floor and args.inline:
+            _inline(ROOT, args.stage.resolve(), args.rounds, extra["this"])
+            print(f"load average {os.getloadavg()[0]:.1f} at the end")
+            return 0
         if args.floor:
             _floor(ROOT, args.stage.resolve(), args.rounds, extra["this"])
             print(f"load average {os.getloadavg()[0]:.1f} at the end")
