@@ -2,7 +2,7 @@
 
     python benchmarks/sweep_startup.py --against CHECKOUT [--rounds 7] [--engines warp,newton]
                                        [--stage data/geared_pair.usda] [--bytecode]
-    python benchmarks/sweep_startup.py --floor [--inline] [--rounds 9] [--bytecode]
+    python benchmarks/sweep_startup.py --floor [--inline] [--rounds 9] [--bytecode] [--checkout DIR]
 
 A one-stage sweep simulates for milliseconds; the rest of its second or two is the interpreter,
 imports and set-up, which is what this measures. Each round runs ``python -m mimic_ext sweep
@@ -18,9 +18,9 @@ tar -x -C DIR`` (never edited). Python writes no bytecode where ``PYTHONDONTWRIT
 set (the shared machine sets it), so every run compiles the project's modules from source;
 ``--bytecode`` lets both sides cache it in a temporary ``PYTHONPYCACHEPREFIX`` (a user's install).
 
-``--floor`` (this checkout only, no ``--against``): what a warp sweep's process time is made of,
-as fresh processes that each do a prefix of its start-up and end the way the CLI does (``os._exit``,
-no interpreter teardown), interleaved over the rounds; each row's increment is the difference of
+``--floor`` (this checkout, or ``--checkout DIR``; no ``--against``): what a warp sweep's process
+time is made of, as fresh processes that each do a prefix of its start-up and end the way the CLI
+does (``os._exit``, no interpreter teardown), interleaved over the rounds; each row's increment is the difference of
 medians: the interpreter, the peers' imports (numpy, Warp, the pxr modules a sweep loads) with
 Warp's init, the solver's kernel namespace and Warp's module hash (``solver_kernels_cached``, the
 call a sweep makes before its first launch), the imports of NVIDIA's phase (``available()``), the
@@ -245,6 +245,12 @@ def main(argv=None) -> int:
         action="store_true",
         help="with --floor: the steps timed one after the other in one process each round",
     )
+    ap.add_argument(
+        "--checkout",
+        type=Path,
+        default=ROOT,
+        help="with --floor: the checkout whose start-up is split (default: this one)",
+    )
     args = ap.parse_args(argv)
     if (args.against is None) != args.floor:
         ap.error("give --against CHECKOUT or --floor")
@@ -265,11 +271,11 @@ def main(argv=None) -> int:
             f"{os.getloadavg()[0]:.1f} at the start"
         )
         if args.floor and args.inline:
-            _inline(ROOT, args.stage.resolve(), args.rounds, extra["this"])
+            _inline(args.checkout.resolve(), args.stage.resolve(), args.rounds, extra["this"])
             print(f"load average {os.getloadavg()[0]:.1f} at the end")
             return 0
         if args.floor:
-            _floor(ROOT, args.stage.resolve(), args.rounds, extra["this"])
+            _floor(args.checkout.resolve(), args.stage.resolve(), args.rounds, extra["this"])
             print(f"load average {os.getloadavg()[0]:.1f} at the end")
             return 0
         for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
