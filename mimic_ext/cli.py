@@ -611,7 +611,7 @@ def _check_device(args) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))  # options before it take no value
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)  # -h before it: all
     args = parser.parse_args(argv)  # --help, --version and usage errors exit here (SystemExit)
     if args.command != "sweep":  # a sweep resumes it after its first unit (startup_gc)
         from .startup_gc import resume

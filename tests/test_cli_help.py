@@ -42,6 +42,16 @@ def _options(parser) -> list:
     return [(a.dest, a.option_strings, a.default, a.type, a.choices, a.required, a.nargs) for a in parser._actions]
 
 
+def _help_of(argv: list[str]) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        cli.main(argv)
+    return out.getvalue()
+
+
 def test_a_command_line_builds_only_its_commands_parser(monkeypatch):
     """Issue 43 (a one-stage sweep's process time): ``build_parser(command)`` builds that
     sub-command's parser alone, the same one the full parser has (help, options, defaults),
@@ -59,6 +69,7 @@ def test_a_command_line_builds_only_its_commands_parser(monkeypatch):
         assert alone[name].format_help() == parser.format_help(), name
         assert _options(alone[name]) == _options(parser), name
     assert list(_commands(cli.build_parser("nope"))) == list(full)
+    assert _help_of(["--help", "sweep"]) == _help_of(["--help"])  # the top-level help lists them all
     code = (
         "import sys\nfrom mimic_ext.cli import build_parser\nbuild_parser('sweep')\n"
         "print(sorted(m for m in sys.modules if m.endswith('.commands')))"
