@@ -70,7 +70,15 @@ def _run(
 
 #: a warp sweep's start-up, prefix by prefix: each step's code runs after the ones above it
 FLOOR_STEPS = (
-    ("interpreter (python -c, site)", "import gc, os\ngc.disable()  # as the CLI holds it off while a sweep starts"),
+    (
+        "interpreter (python -c, site)",
+        "import gc, os\ngc.disable()  # as the CLI holds it off while a sweep starts\n"
+        "try:  # and asks for one OpenBLAS thread before numpy loads (a checkout that has blas_threads)\n"
+        "    from mimic_ext.blas_threads import one_thread_unless_set\n"
+        "    one_thread_unless_set()\n"
+        "except ImportError:\n"
+        "    pass",
+    ),
     (
         "numpy, Warp, the pxr modules a sweep loads; Warp's init",
         "import numpy, pxr.Usd, pxr.UsdGeom, pxr.UsdPhysics, pxr.UsdShade\n"
@@ -220,7 +228,7 @@ def _inline(checkout: Path, stage: Path, rounds: int, env_extra: dict[str, str])
         total.append(usage.ru_utime + usage.ru_stime)
     labels = [
         "interpreter (python -c, site), before the first line",
-        "gc.disable()",
+        "gc.disable(), one OpenBLAS thread (as the checkout's CLI does)",
         *(label for label, _ in steps[1:]),
     ]
     for label, xs in zip(labels, per_step):
