@@ -644,7 +644,7 @@ def run() -> None:
     the process ends without the interpreter's teardown (``process_exit``: a quarter of a second
     of CPU after a sweep). ``main`` is what a Python caller runs, and returns. The garbage
     collector is held off while a sweep starts (``startup_gc``: 0.1 s of CPU), and numpy's
-    OpenBLAS runs one thread unless the user set a number (``blas_threads``: 0.1 s of CPU)."""
+    OpenBLAS runs one thread unless the user set a number (``blas_threads``: 0.09 s of CPU)."""
     from .blas_threads import one_thread_unless_set
     from .process_exit import exit_now
     from .startup_gc import pause
