@@ -16,6 +16,7 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .arguments import float32_number
 from .command_stages import open_read_stage as _open
@@ -24,8 +25,15 @@ from .errors import MimicInputError
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
-#: Modules that add sub-commands (their absence is tolerated so parts can land one by one).
-COMMAND_MODULES = ("mimic_ext.importers.commands", "mimic_ext.fet022.commands")
+#: Modules that add sub-commands, with the sub-commands each adds (so that a command line's
+#: parser is built without importing the others); their absence is tolerated so parts can
+#: land one by one.
+COMMAND_MODULES = {
+    "mimic_ext.importers.commands": ("import", "export", "diff"),
+    "mimic_ext.fet022.commands": ("sweep", "report"),
+}
+#: the sub-commands this module adds itself
+OWN_COMMANDS = ("list", "validate", "set", "remove", "convert")
 
 #: the hosts ``validate --target`` and ``import --target`` know (``schema.hosts.HOSTS``; spelled here
 #: because this module imports only the standard library at load)
@@ -384,13 +392,40 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"mimic-ext: error: {one_line(f'{where}{message}')} (see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _NotBuilt:
+    """Stands in for the parser of a sub-command the command line does not name: whatever
+    ``add_commands`` calls on it (``add_argument``, ``set_defaults``, ...) does nothing."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """The sub-parsers action, building a real parser only for ``command`` (argparse's work
+    for every option of every other sub-command and their modules' import: a few ms of each
+    run, issue 43)."""
+
+    def __init__(self, sub, command: str):
+        self._sub, self._command = sub, command
+
+    def add_parser(self, name: str, **kwargs):
+        return self._sub.add_parser(name, **kwargs) if name == self._command else _NotBuilt()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``mimic-ext`` parser. ``command``: a sub-command's name when the command line names
+    one; only its parser is then built (it is all that parses that command line). Otherwise
+    (none, or a name no module adds, which the full parser refuses listing them) all are."""
     from . import __version__
 
+    known = {*OWN_COMMANDS, *(name for names in COMMAND_MODULES.values() for name in names)}
+    only = command if command in known else None
     parser = _Parser(prog="mimic-ext", description="Mimic joints in USD stages. " + CONVENTIONS)
     parser.add_argument("--version", action="version", version=f"mimic-ext {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    if only is not None:
+        sub = _OneCommand(sub, only)
 
     p = sub.add_parser(
         "list",
@@ -514,7 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write here instead of editing STAGE in place")
     p.set_defaults(func=cmd_convert)
 
-    for name in COMMAND_MODULES:
+    for name, names in COMMAND_MODULES.items():
+        if only is not None and only not in names:
+            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -556,8 +593,8 @@ def _check_device(args) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = _json_dash(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)  # -h before it: all
     args = parser.parse_args(argv)  # --help, --version and usage errors exit here (SystemExit)
     if args.command != "sweep":  # a sweep resumes it after its first unit (startup_gc)
         from .startup_gc import resume
@@ -589,10 +626,13 @@ def run() -> None:
     """The ``mimic-ext`` command (the console script and ``python -m mimic_ext``): ``main``, then
     the process ends without the interpreter's teardown (``process_exit``: a quarter of a second
     of CPU after a sweep). ``main`` is what a Python caller runs, and returns. The garbage
-    collector is held off while a sweep starts (``startup_gc``: 0.1 s of CPU)."""
+    collector is held off while a sweep starts (``startup_gc``: 0.1 s of CPU), and numpy's
+    OpenBLAS runs one thread unless the user set a number (``blas_threads``: 0.09 s of CPU)."""
+    from .blas_threads import one_thread_unless_set
     from .process_exit import exit_now
     from .startup_gc import pause
 
+    one_thread_unless_set()
     pause()
     exit_now(main())
 

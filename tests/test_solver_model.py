@@ -235,3 +235,36 @@ def test_a_model_whose_colliders_cannot_touch_never_loads_the_detection_kernels(
     assert out.returncode == 0, out.stderr
     loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert not {"mimic_ext.solver.collision.kernels", "mimic_ext.solver.collision.narrowphase"} & set(loaded), loaded
+
+
+def test_the_contact_model_decides_from_the_colliders_before_building_anything():
+    """Issue 43: the sweep's ``contact_model`` counts the pairs that can touch on the colliders
+    as read, so for geared_pair (self-collision off) it imports neither the detection package's
+    ``pipeline`` (Warp structs, the pair tables) nor builds a model to drop it; with
+    self-collision on it returns the model ``build_model`` makes, with the same live pairs."""
+    import ast
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys\n"
+        "from mimic_ext.schema import open_stage\n"
+        "from mimic_ext.solver.model import contact_model\n"
+        "assert contact_model(open_stage('data/geared_pair.usda').stage, fix_base=True) is None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mimic_ext.solver.collision.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    loaded = set(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
+    assert "mimic_ext.solver.collision.pipeline" not in loaded, loaded
+
+    from mimic_ext.schema import open_stage
+    from mimic_ext.solver.model import contact_model
+
+    stage = open_stage(root / "data" / "geared_pair.usda").stage
+    stage.GetPrimAtPath("/Gears").GetAttribute("physxArticulation:enabledSelfCollisions").Set(True)
+    whole = contact_model(stage, fix_base=True, num_envs=2)
+    built = build_model(stage, fix_base=True, num_envs=2)
+    assert whole is not None and whole.collision is not None and built.collision is not None
+    assert whole.collision.live_pairs == built.collision.live_pairs > 0
+    assert whole.collision.shape_paths == built.collision.shape_paths and whole.num_envs == 2

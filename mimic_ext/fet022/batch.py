@@ -36,7 +36,6 @@ the ``if __name__ == "__main__":`` guard (the forkserver imports the main module
 from __future__ import annotations
 
 import ctypes
-import multiprocessing as mp
 import os
 import socket
 import threading
@@ -44,8 +43,6 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -328,6 +325,8 @@ def _pool_context(engine_options: dict[str, Any], nvidia: Any = None):
     """A forkserver context whose server preloads USD, Warp and the solver (Linux/macOS), and
     what NVIDIA's phase imports when the units run it (``nvidia.preload``: each worker would
     otherwise import it again)."""
+    import multiprocessing as mp  # here: a sweep that stays in its process never starts a pool
+
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     device = str(engine_options.get("device", "cpu"))
@@ -347,6 +346,9 @@ def _pool_once(
     nvidia: Any = None,
 ) -> list[int]:
     """Sweep ``units`` in one pool; return the indices whose worker died."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     broken: list[int] = []
     with ProcessPoolExecutor(
         max_workers=max(1, min(jobs, len(units))), mp_context=_pool_context(options, nvidia)

@@ -757,11 +757,23 @@ def contact_model(
     device: str | None = None,
 ) -> Model | None:
     """The stage's model when two of its colliders can touch (contacts join what would
-    otherwise be independent parts), else None (cheap without colliders)."""
+    otherwise be independent parts), else None (cheap without colliders). Whether any pair
+    can touch is counted on the colliders as read (``collision.pair_filter``), before a model is
+    built: ``build_model``'s reading, without the detection package's import or a model
+    built only to be dropped (issue 43)."""
     if not _has_colliders(stage):
         return None
-    model = build_model(stage, num_envs=num_envs, device=device, fix_base=fix_base, relations=relations)
-    return model if model.collision is not None else None
+    from ..warp_runtime import init_warp
+    from .collision.pair_filter import pair_filter
+    from .collision.usd_colliders import read_colliders
+
+    init_warp()
+    spec = read_stage(stage, fix_base=fix_base, free_bodies=True)
+    cspec = read_colliders(stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies])
+    body_frame = {body: i for i, lk in enumerate(spec.links) for body, _ in lk.bodies}
+    if not cspec.shapes or pair_filter(cspec, body_frame, len(spec.links)).live_pairs() == 0:
+        return None
+    return model_from_spec(spec, relations, num_envs, device, stage=stage, collision=cspec)
 
 
 def model_from_spec(

@@ -3,7 +3,6 @@ then a summary line across stages."""
 
 from __future__ import annotations
 
-from ..disagreement import AGREEMENT, disagreements
 from ..result import ERROR, NOT_APPLICABLE, SKIPPED, TIMEOUT, RunResult, SweepResult
 from .common import (
     as_run,
@@ -146,6 +145,8 @@ _TAG = "\0"
 
 
 def _disagreement_lines(per_engine: dict[str, SweepResult]) -> list[str]:
+    from ..disagreement import AGREEMENT, disagreements  # only a run on two engines or more compares them
+
     found = disagreements(per_engine)
     if not found:
         if any(st.followers for st in per_engine.values()):

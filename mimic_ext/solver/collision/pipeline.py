@@ -9,6 +9,7 @@ import warp as wp
 from ..devices import resolve_device
 from . import wp_types as T
 from .frames import FrameLayout, motion_frames
+from .pair_filter import pair_filter
 from .readout import Contacts
 from .shapes import COMBINE_MODES, KINDS, CollisionSpec, FreeBody
 
@@ -32,25 +33,6 @@ def combine_materials(a, b) -> tuple[float, float, float]:
         one(a.dynamic_friction, b.dynamic_friction, fm),
         one(a.restitution, b.restitution, rm),
     )
-
-
-def _live_pairs(owner, frame, gset, gtable, n_gsets, owner_keys, n_owners, shape_keys) -> int:
-    """How many shape pairs the filter lets through: the host's reading of
-    ``broadphase.filtered`` (same actor, two static shapes, collision groups, filtered actor
-    pairs, filtered shape pairs) on the same tables, so a model whose colliders can never
-    touch each other (a robot with self-collision off and nothing else) needs no contact
-    kernels. ``test_contact_rows`` checks it against the kernel's own filter."""
-    n = len(owner)
-    if n < 2:
-        return 0
-    i, j = np.triu_indices(n, 1)
-    keep = (owner[i] != owner[j]) & ~((frame[i] < 0) & (frame[j] < 0)) & (gtable[gset[i] * n_gsets + gset[j]] != 0)
-    if owner_keys:
-        lo, hi = np.minimum(owner[i], owner[j]), np.maximum(owner[i], owner[j])
-        keep &= ~np.isin(lo * n_owners + hi, np.fromiter(owner_keys, int))
-    if shape_keys:
-        keep &= ~np.isin(i * n + j, np.fromiter(shape_keys, int))
-    return int(np.count_nonzero(keep))
 
 
 def _pow2(n: int) -> int:
@@ -92,19 +74,16 @@ class CollisionModel:
         n = len(shapes)
         nf = layout.n_frames
         # owners: a frame per simulated link/body, then one per static actor
-        static_actors = sorted({s.actor for s in shapes if s.static})
-        owner_of = {a: nf + i for i, a in enumerate(static_actors)}
-        for body, (f, _) in layout.body_frame.items():
-            owner_of[body] = f
-        self.n_owners = max(nf + len(static_actors), 1)
+        pf = pair_filter(spec, {body: f for body, (f, _) in layout.body_frame.items()}, nf)
+        owner_of, gsets = pf.owner_of, pf.gsets
+        self.n_owners = pf.n_owners
         mats = sorted({s.material for s in shapes}, key=repr)
-        gsets = sorted({s.groups for s in shapes}, key=sorted)
         verts: list = []  # wp.vec3 per hull vertex
         faces: list = []  # T.FaceData per hull face
         fverts: list[int] = []
         data = []
         diam = np.zeros(n)
-        self.shape_frame = np.full(n, -1, int)
+        self.shape_frame = pf.frame
         for i, s in enumerate(shapes):
             sd = T.ShapeData()
             sd.kind = KINDS.index(s.kind)
@@ -114,7 +93,6 @@ class CollisionModel:
                 assert s.body is not None  # a shape that is not static has a body
                 frame, in_frame = layout.body_frame[s.body]
                 pose = in_frame @ s.pose
-            self.shape_frame[i] = frame
             sd.frame, sd.owner = frame, owner_of[s.actor]
             sd.R, sd.p = wp.mat33(*pose[:3, :3].flatten()), wp.vec3(*pose[:3, 3])
             sd.size = wp.vec3(*s.size)
@@ -168,30 +146,11 @@ class CollisionModel:
         self.shape_material = np.array([mats.index(s.material) for s in shapes], int)
         self.shape_rest = np.array([s.rest_offset for s in shapes], float)
         cd.n_gsets = max(len(gsets), 1)
-        table = [int(spec.group_table.get((a, b), True)) for a in gsets for b in gsets]
-        cd.gtable = arr(table or [1], int)
-        owner_keys = set()
-        no = self.n_owners
-        for a, b in spec.joint_pairs:
-            if a in owner_of and b in owner_of and owner_of[a] != owner_of[b]:
-                x, y = sorted((owner_of[a], owner_of[b]))
-                owner_keys.add(x * no + y)
-        for members in spec.no_self_collision:
-            ids = sorted({owner_of[b] for b in members if b in owner_of})
-            owner_keys.update(x * no + y for k, x in enumerate(ids) for y in ids[k + 1 :])
-        shape_keys = {min(i, j) * n + max(i, j) for sa, sb in spec.filtered_pairs for i in sa for j in sb if i != j}
-        if no * no >= 2**31 or n * n >= 2**31:
+        cd.gtable = arr(pf.table or [1], int)
+        owner_keys, shape_keys = pf.owner_keys, pf.shape_keys
+        if pf.n_owners * pf.n_owners >= 2**31 or n * n >= 2**31:
             raise ValueError("too many colliders for 32-bit pair keys")
-        self.live_pairs = _live_pairs(
-            np.array([d.owner for d in data], int),
-            self.shape_frame,
-            np.array([d.gset for d in data], int),
-            np.array(table or [1], int),
-            len(gsets) or 1,
-            owner_keys,
-            no,
-            shape_keys,
-        )
+        self.live_pairs = pf.live_pairs()
         cd.n_owner_pairs, cd.owner_pairs = len(owner_keys), arr(sorted(owner_keys), int)
         cd.n_shape_pairs, cd.shape_pairs = len(shape_keys), arr(sorted(shape_keys), int)
         cd.n_small, cd.small = len(small), arr(small, int)
