@@ -702,6 +702,22 @@ def _has_colliders(stage: Usd.Stage) -> bool:
     return False
 
 
+def _read(
+    stage: Usd.Stage, fix_base: bool, contacts: bool, ground_plane: float | None = None
+) -> tuple[StageSpec, CollisionSpec | None]:
+    """The stage as the solver reads it: its articulations (free rigid bodies as floating links
+    where ``contacts``) and, with contacts, its colliders (None where it has none)."""
+    spec = read_stage(stage, fix_base=fix_base, free_bodies=contacts)
+    if not contacts:
+        return spec, None
+    from .collision.usd_colliders import read_colliders
+
+    cspec = read_colliders(
+        stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies], ground_plane=ground_plane
+    )
+    return spec, cspec if cspec.shapes else None
+
+
 def build_model(
     stage: Usd.Stage,
     num_envs: int = 1,
@@ -734,16 +750,7 @@ def build_model(
         raise MimicInputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     if contacts is None:
         contacts = ground_plane is not None or _has_colliders(stage)
-    spec = read_stage(stage, fix_base=fix_base, free_bodies=bool(contacts))
-    cspec = None
-    if contacts:
-        from .collision.usd_colliders import read_colliders
-
-        cspec = read_colliders(
-            stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies], ground_plane=ground_plane
-        )
-        if not cspec.shapes:
-            cspec = None
+    spec, cspec = _read(stage, fix_base, bool(contacts), ground_plane)
     return model_from_spec(
         spec, relations, num_envs, device, precision, stage=stage, collision=cspec, contact_capacity=contact_capacity
     )
@@ -765,13 +772,11 @@ def contact_model(
         return None
     from ..warp_runtime import init_warp
     from .collision.pair_filter import pair_filter
-    from .collision.usd_colliders import read_colliders
 
     init_warp()
-    spec = read_stage(stage, fix_base=fix_base, free_bodies=True)
-    cspec = read_colliders(stage, dynamic_bodies=[b for lk in spec.links for b, _ in lk.bodies])
+    spec, cspec = _read(stage, fix_base, True)
     body_frame = {body: i for i, lk in enumerate(spec.links) for body, _ in lk.bodies}
-    if not cspec.shapes or pair_filter(cspec, body_frame, len(spec.links)).live_pairs() == 0:
+    if cspec is None or pair_filter(cspec, body_frame, len(spec.links)).live_pairs() == 0:
         return None
     return model_from_spec(spec, relations, num_envs, device, stage=stage, collision=cspec)
 
