@@ -533,7 +533,7 @@ class Model:
         md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
-        cones = packing.pack_cones(K, links)
+        cones = packing.pack_cones(K, links, self.closures)
         md.n_cones = len(cones)
         md.cones = wp.array(cones or [K.ConeData()], dtype=K.ConeData, device=d)
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
@@ -553,6 +553,7 @@ class Model:
             slots=md.n_rslots,
             rel_rows=max(len(rows), 1),
             cones=md.n_cones,
+            loop_cones=sum(cd.loop >= 0 for cd in cones),
             contacts=bool(K.contacts),
             # the mass-only factor HM: compliant relations' inertia, and exact drives once a
             # solver on this model asked for them (``Solver(drive_discretisation='exact')``)
