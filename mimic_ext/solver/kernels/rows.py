@@ -738,6 +738,12 @@ def build(ns) -> None:
                 n = ellipse_normal(cd, R, R * n, wp.dot(b, cd.axis) / sn)
         return th, n
 
+    @wp.func
+    def loop_cone_at(md: MD, cd: ns.ConeData):
+        """Where a loop-closing cone's general row lies in the work space (field ``coneJ``): J over
+        the DOFs, J S over the columns, then J u0."""
+        return md.o_coneJ + cd.row * (md.n_u + md.k + 1)
+
     @wp.func(inline=False)
     def loop_cone_row(md: MD, sc: SC, e: int, cd: ns.ConeData, nw: V3):
         """A loop-closing cone's general row (``cone_setup``): ``nw`` (world) the swing rate's
@@ -747,7 +753,7 @@ def build(ns) -> None:
         (``row_to_solve_space``): the swing rate is ``(J S) v + J u0``."""
         ws = sc.ws
         n = md.n_u
-        oj = md.o_coneJ + cd.row * (n + md.k + 1)
+        oj = loop_cone_at(md, cd)
         for j in range(n):
             ws[e, oj + j] = T(0.0)
         lp = md.loops[cd.loop]
@@ -876,7 +882,7 @@ def build(ns) -> None:
             return int(0)
         cd = md.cones[c]
         k = md.k
-        ox = md.o_coneJ + cd.row * (md.n_u + k + 1) + md.n_u
+        ox = loop_cone_at(md, cd) + md.n_u
         w0 = dot_run(ws, e, ox, md.o_v, k) + ws[e, ox + k]
         tgt = cone_target(md, ws, cd, e, oc, idt)
         if ws[e, oc + CONE_LAM] == T(0.0) and w0 <= tgt:
@@ -906,7 +912,7 @@ def build(ns) -> None:
         for c in range(md.n_cones):
             cd = md.cones[c]
             if cd.loop >= 0:
-                acc = acc + ws[e, md.o_coneJ + cd.row * (md.n_u + md.k + 1) + i] * ws[e, md.o_cone + 5 * c + CONE_LAM]
+                acc = acc + ws[e, loop_cone_at(md, cd) + i] * ws[e, md.o_cone + 5 * c + CONE_LAM]
         return acc
 
     @wp.func
