@@ -295,3 +295,19 @@ def test_coupling_impulse_of_a_relation_inside_a_coned_loop():
         rates.append(abs(want))
     assert max(rates) > 0.01  # the cone stops the wheel through the relation
     assert max(gaps) < 1e-7
+
+
+def test_parts_whose_cones_differ_are_not_copies():
+    """The warp sweep engine runs a part once for all its translated copies (``parts.copy_key``):
+    pendulums whose cones differ, on the loop-closing joint or on the tree joint, are not copies
+    (the one would move as the other); the same cone is a copy."""
+    from mimic_ext.solver.parts import copy_key
+    from mimic_ext.solver.stage_reader import read_stage
+
+    def key(built) -> tuple:
+        return copy_key(read_stage(built[0].stage), [])[0]
+
+    assert key(loop_coned(20.0)) == key(loop_coned(20.0))
+    assert key(loop_coned(20.0)) != key(loop_coned(25.0))
+    assert key(loop_coned(30.0, 15.0)) != key(loop_coned(15.0, 30.0))
+    assert key(coned(20.0)) != key(coned(25.0))
