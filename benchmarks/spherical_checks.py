@@ -11,7 +11,10 @@ largest distance from real PhysX's (ovphysx, CPU) over 1 s; with ``--cone`` the 
 the pendulum pushed onto a 20 deg cone (float32, 2 s), its largest swing past the cone released
 inside, at the edge and outside, and (with ``--physx`` too) its path and final swing against PhysX's;
 then the same for a 30 x 15 deg elliptical cone (coneAngle0Limit 30, coneAngle1Limit 15) released
-about x, y and (1, 1, 0): its largest swing and its largest excess over PhysX's ellipse.
+about x, y and (1, 1, 0): its largest swing and its largest excess over PhysX's ellipse; with
+``--loop-cone`` the cone of a loop-closing spherical joint's (tests/test_solver_loop_cone.py): the
+four-bar's swing at C past its 30 deg cone and its loop's gap, the pendulum held by a loop cone
+against its tree cone, and (with ``--physx``) both against PhysX.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--physx", action="store_true", help="also the PhysX (ovphysx) comparison")
     ap.add_argument("--cone", action="store_true", help="only the cone limit's figures")
+    ap.add_argument("--loop-cone", action="store_true", help="only the loop-closing cone's figures")
     args = ap.parse_args(argv)
     if args.cone:
         return cone(args.physx)
+    if args.loop_cone:
+        return loop_cone(args.physx)
     import mujoco
     import test_solver_spherical as T
 
@@ -157,6 +163,76 @@ def cone(physx: bool) -> int:
                 print(
                     f"  vs PhysX ({kind}): bob at most {np.abs(theirs - ours).max() * 1e3:.2f} mm off over 2 s "
                     f"(travel {np.ptp(ours, axis=0).max():.3f} m); at the end {so[-1]:.5f} and {st[-1]:.5f} deg"
+                )
+    return 0
+
+
+def loop_cone(physx: bool) -> int:
+    """The loop-closing cone's figures (``tests/test_solver_loop_cone.py``)."""
+    import test_solver_loop_cone as L
+    import test_solver_spherical as T
+    from solver_stages import closure_gaps
+
+    from mimic_ext.solver import build_model
+
+    for limits in ((-1.0, -1.0), (30.0, 30.0), (170.0, 30.0), (30.0, 170.0)):
+        for precision in ("float64", "float32"):
+            bld, _ = L.four_bar_coned(*limits)
+            model, qs, frames = L.four_bar_run(bld, precision=precision)
+            sw = L.swing_at_c(frames)
+            gap = max(closure_gaps(model, bld.stage, q) for q in qs[::12])
+            print(
+                f"four-bar, cone {limits} deg on C ({precision}, 2 s): largest swing at C {sw.max():.5f} deg "
+                f"({sw.max() - 30.0:+.2e} past 30), loop gap at most {gap:.1e} m"
+            )
+    for limits, tilt, bound in (
+        ((20.0, 20.0), dict(tilt=math.radians(28.6)), 20.0),
+        ((30.0, 15.0), dict(towards=(1.0, 0.0, 0.0)), 30.0),
+        ((30.0, 15.0), dict(towards=(0.0, 1.0, 0.0)), 15.0),
+        ((30.0, 15.0), dict(towards=(1.0, 1.0, 0.0)), 30.0),
+    ):
+        tb, _, _ = T.coned(*limits, **tilt)
+        tree = build_model(tb.stage, precision="float64")
+        tq, _ = T.run(tree, tree.state().joint_q.numpy()[0], np.zeros(3), 480)
+        for side_a in ("world", "bob"):
+            b, _, _ = L.loop_coned(*limits, side_a=side_a, **tilt)
+            model = build_model(b.stage, precision="float64")
+            qs, _ = T.run(model, model.state().joint_q.numpy()[0], np.zeros(3), 480)
+            sw = T.swing_deg(qs)
+            print(
+                f"pendulum, cone {limits} on a loop-closing joint (body0 the {side_a}), released {tilt} (float64, 2 s): "
+                f"after 24 steps at most {sw[24:].max() - bound:+.2e} deg past {bound}, "
+                f"{T.ellipse_excess_deg(qs[24:], *limits).max():+.2e} past the ellipse; at the end {sw[-1]:.6f} deg, "
+                f"the tree cone's {T.swing_deg(tq)[-1]:.6f}"
+            )
+    if physx:
+        for limits in ((30.0, 30.0), (170.0, 30.0), (30.0, 170.0)):
+            bld, _ = L.four_bar_coned(*limits, gravity=(-1.0, 0.0, 0.0))
+            _, _, ours = L.four_bar_run(bld)
+            theirs = L.physx_four_bar_frames(bld)
+            so, st = L.swing_at_c(ours), L.swing_at_c(theirs)
+            co, ct = L.crank_deg(ours), L.crank_deg(theirs)
+            print(
+                f"four-bar, gravity -X, cone {limits} on C vs PhysX (rigid bodies and joints, 2 s): largest swing "
+                f"ours {so.max():.4f}, PhysX's {st.max():.4f} deg; at the end {so[-1]:.4f} and {st[-1]:.4f} deg, "
+                f"crank {co[-1]:.3f} and {ct[-1]:.3f} deg (travel {np.ptp(co):.1f} deg)"
+            )
+        for limits, towards in (
+            ((20.0, 20.0), (1.0, 0.3, 0.0)),
+            ((30.0, 15.0), (1.0, 0.0, 0.0)),
+            ((30.0, 15.0), (0.0, 1.0, 0.0)),
+        ):
+            for articulation in (True, False):
+                built = L.loop_coned(*limits, tilt=0.15, towards=towards)
+                ours, theirs = T.physx_pendulum_paths(articulation, built, steps=480)
+                so, st = (
+                    np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
+                )
+                kind = "an articulation" if articulation else "a rigid body and a joint"
+                print(
+                    f"pendulum, loop cone {limits} released about {towards} vs PhysX ({kind}): bob at most "
+                    f"{np.abs(theirs - ours).max() * 1e3:.2f} mm off over 2 s; largest swing ours {so.max():.5f}; at "
+                    f"the end {so[-1]:.5f} and {st[-1]:.5f} deg"
                 )
     return 0
 

@@ -147,7 +147,9 @@ class Model:
                     f"filtered pairs, collision groups or self-collision off), so the step "
                     f"simulates no contacts"
                 )
-        self.kernels = kernels(precision, contacts=self.collision is not None, **kernel_features(self.links))
+        self.kernels = kernels(
+            precision, contacts=self.collision is not None, **kernel_features(self.links, self.closures)
+        )
         self.dtype = self.kernels.T
         self._relation_count = 0
         self.data = None
@@ -533,7 +535,7 @@ class Model:
         md.loop_c1 = int(max((b for _, b in spans), default=0))
         md.loops = wp.array(loops or [K.LoopData()], dtype=K.LoopData, device=d)
         md.loop_dir = arr(dirs or [0], int)
-        cones = packing.pack_cones(K, links)
+        cones = packing.pack_cones(K, links, self.closures)
         md.n_cones = len(cones)
         md.cones = wp.array(cones or [K.ConeData()], dtype=K.ConeData, device=d)
         # one row of per-environment scalar work space, laid out by its declared table (workspace.py)
@@ -553,6 +555,7 @@ class Model:
             slots=md.n_rslots,
             rel_rows=max(len(rows), 1),
             cones=md.n_cones,
+            loop_cones=sum(cd.loop >= 0 for cd in cones),
             contacts=bool(K.contacts),
             # the mass-only factor HM: compliant relations' inertia, and exact drives once a
             # solver on this model asked for them (``Solver(drive_discretisation='exact')``)
@@ -595,12 +598,13 @@ class Model:
         return md, ws.size
 
 
-def kernel_features(links: Iterable[LinkSpec]) -> dict[str, bool]:
+def kernel_features(links: Iterable[LinkSpec], closures: Iterable = ()) -> dict[str, bool]:
     """The optional code a model's kernels compile in (``kernels(balls=, caps=)``): spherical
-    joints' where it has one, velocity caps where a link has one authored."""
+    joints' where a link has one or a loop-closing one has a cone (its row is a cone row),
+    velocity caps where a link has one authored."""
     links = list(links)
     return {
-        "balls": any(lk.jtype == SPHERICAL for lk in links),
+        "balls": any(lk.jtype == SPHERICAL for lk in links) or any(c.cone < math.pi for c in closures),
         "caps": min(packing.link_caps(links)) < NO_CAP,
     }
 

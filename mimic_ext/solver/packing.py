@@ -46,22 +46,35 @@ def link_caps(links) -> list[float]:
     return [min(c, NO_CAP) for lk in links for c in (lk.max_angular, lk.max_linear)] or [NO_CAP, NO_CAP]
 
 
-def pack_cones(K, links) -> list:
+def pack_cones(K, links, closures=()) -> list:
     """``ConeData`` per spherical joint with a cone limit (``ModelData.cones``): its link, the
-    half-angles (rad) and the axis in its joint frame (the link's motion frame: no turn)."""
-    data = []
-    for i, lk in enumerate(links):
-        if lk.jtype == SPHERICAL and lk.cone < math.pi:
-            cd = K.ConeData()
-            a = np.asarray(lk.cone_axis, float)
-            cd.link, cd.limit, cd.axis = i, float(lk.cone), K.vec3(*a)
-            # the elliptical cone's terms: the next axes after ``a`` (X -> Y -> Z -> X); as PhysX
-            # reads them (its yAngle, zAngle about the joint frame's y, z), coneAngle0 bounds the
-            # swing about e0, coneAngle1 the swing about e1 (measured on ovphysx: test_pendulum_rests_on_its_elliptical_cone_as_on_physx)
-            cd.limit1, cd.e0, cd.e1 = float(lk.cone1), K.vec3(*np.roll(a, 1)), K.vec3(*np.roll(a, 2))
-            cd.w0, cd.w1 = 1.0 / math.tan(lk.cone / 4.0) ** 2, 1.0 / math.tan(lk.cone1 / 4.0) ** 2
-            data.append(cd)
+    half-angles (rad) and the axis in its joint frame (the link's motion frame: no turn); then the
+    loop-closing spherical joints' (``ClosureSpec.cone``), each with its closure and its general
+    row's index (the closure's frames are the joint's, no turn either)."""
+    data = [
+        _cone(K, lk.cone, lk.cone1, lk.cone_axis, (i, -1, -1))
+        for i, lk in enumerate(links)
+        if lk.jtype == SPHERICAL and lk.cone < math.pi
+    ]
+    coned = [cl for cl, c in enumerate(closures) if c.cone < math.pi]
+    for row, cl in enumerate(coned):
+        c = closures[cl]
+        data.append(_cone(K, c.cone, c.cone1, c.cone_axis, (-1, cl, row)))
     return data
+
+
+def _cone(K, limit0: float, limit1: float, axis, place: tuple[int, int, int]):
+    """A ``ConeData``: its ``place`` (link, loop, row), half-angles, axis and elliptical terms."""
+    cd = K.ConeData()
+    a = np.asarray(axis, float)
+    cd.link, cd.loop, cd.row = place
+    cd.limit, cd.axis = float(limit0), K.vec3(*a)
+    # the elliptical cone's terms: the next axes after ``a`` (X -> Y -> Z -> X); as PhysX
+    # reads them (its yAngle, zAngle about the joint frame's y, z), coneAngle0 bounds the
+    # swing about e0, coneAngle1 the swing about e1 (measured on ovphysx: test_pendulum_rests_on_its_elliptical_cone_as_on_physx)
+    cd.limit1, cd.e0, cd.e1 = float(limit1), K.vec3(*np.roll(a, 1)), K.vec3(*np.roll(a, 2))
+    cd.w0, cd.w1 = 1.0 / math.tan(limit0 / 4.0) ** 2, 1.0 / math.tan(limit1 / 4.0) ** 2
+    return cd
 
 
 def pack_links(K, links, layout, to_link: list[np.ndarray]) -> list:

@@ -82,6 +82,13 @@ def _num(a) -> tuple:
     return tuple(np.round(np.asarray(a, dtype=float).ravel(), COPY_DIGITS).tolist())
 
 
+def _cone(joint) -> tuple:
+    """A spherical joint's cone (a link's or a closure's): two parts that differ only there move
+    differently."""
+    axis = () if joint.cone_axis is None else _num(joint.cone_axis)
+    return (round(joint.cone, COPY_DIGITS), round(joint.cone1, COPY_DIGITS), axis)
+
+
 def copy_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple[tuple, np.ndarray]:
     """(key, anchor): two parts with equal keys are translated copies of each other (the same
     links, joints, drives, masses, frames, closures and relations, placed ``anchor`` apart),
@@ -121,6 +128,7 @@ def copy_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple[t
                 _num(lk.com),
                 _num(lk.inertia),
                 lk.restore,
+                _cone(lk),
             )
         )
     closures = tuple(
@@ -132,6 +140,7 @@ def copy_key(part: StageSpec, relations: Iterable, extra: tuple = ()) -> tuple[t
             placed(c.frame_b, c.link_b < 0),
             c.mask,
             c.angmode,
+            _cone(c),
         )
         for c in part.closures
     )

@@ -154,6 +154,9 @@ class ClosureSpec:
     frame_b: np.ndarray
     mask: int
     angmode: int
+    cone: float = math.inf  # rad: a spherical closure's coneAngle0Limit (side b's axis within it of side a's)
+    cone1: float = math.inf  # rad: its coneAngle1Limit (as ``LinkSpec.cone1``)
+    cone_axis: np.ndarray | None = None  # the cone's axis in the joint frame (the joint's physics:axis)
 
     @property
     def rows(self) -> int:
@@ -388,6 +391,16 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     excluded: list[str] = []
     xforms, poses = UsdGeom.XformCache(), {}
 
+    cones: dict[str, tuple[float, float, np.ndarray]] = {}
+
+    def cone_of(prim: Usd.Prim) -> tuple[float, float, np.ndarray]:
+        """A spherical joint's cone (``_cone_limit``'s half-angles, then its axis), read once per joint."""
+        key = str(prim.GetPath())
+        if key not in cones:
+            axis = _AXES.get(str(UsdPhysics.SphericalJoint(prim).GetAxisAttr().Get()), _AXES["X"])
+            cones[key] = (*_cone_limit(prim), axis)
+        return cones[key]
+
     def pose_of(prim: Usd.Prim) -> np.ndarray:
         """``world_pose``, once per prim (a copy: callers compose with it)."""
         key = prim.GetPath()
@@ -441,7 +454,7 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                 f"physics:excludeFromArticulation or replace it with revolute/prismatic/spherical/fixed joints"
             )
         if kind == J.SPHERICAL:
-            _cone_limit(prim)
+            cone_of(prim)  # a bad cone refused before the trees are built (an excluded joint's with its closure)
         edges.append((prim, kind, s0, s1))
     adj: dict[str | None, list[int]] = {}
     for i, (_, _, s0, s1) in enumerate(edges):
@@ -513,9 +526,9 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
                             axis=_AXES["X"].copy(),  # the joint frame as authored: no turn
                             pose0=rel,
                             path=str(prim.GetPath()),
-                            cone=(cones := _cone_limit(prim))[0],
-                            cone1=cones[1],
-                            cone_axis=_AXES.get(str(UsdPhysics.SphericalJoint(prim).GetAxisAttr().Get()), _AXES["X"]),
+                            cone=(cone := cone_of(prim))[0],
+                            cone1=cone[1],
+                            cone_axis=cone[2],
                         )
                     )
                     attach(len(links) - 1, child, np.eye(4))
@@ -653,6 +666,8 @@ def read_stage(stage: Usd.Stage, fix_base: bool = False, free_bodies: bool = Fal
     for prim, kind in closure_prims:
         spec = _closure(prim, kind, where, bodies, kinematic, anchor, mpu, notes)
         if spec is not None:
+            if kind == J.SPHERICAL:
+                spec.cone, spec.cone1, spec.cone_axis = cone_of(prim)
             closures.append(spec)
     _mark_closed_trees(links, closures)
     # initial poses of floating roots were set above; the rest follow from q by FK in the kernel
@@ -784,8 +799,6 @@ def _closure_pattern(prim: Usd.Prim, kind: str, notes: list[str]):
             )
         return CLOSURE_MASKS[kind], int(kind == J.REVOLUTE), _axis_turn(_AXES.get(str(token), _AXES["X"]))
     if kind in (J.SPHERICAL, J.FIXED):
-        if kind == J.SPHERICAL and prim.HasAPI(UsdPhysics.LimitAPI, "cone"):
-            notes.append(f"{path}: the cone limit of a loop-closing spherical joint is not enforced")
         return CLOSURE_MASKS[kind], 0, np.eye(4)
     if kind == J.D6:
         locked = J.d6_locked_dofs(prim)

@@ -41,6 +41,7 @@ class Dims:
     rel_rows: int  # relation rows (at least 1)
     soft: bool  # a mass-only factor HM is kept (compliant relations, exact drives)
     cones: int = 0  # spherical joints with a cone limit
+    loop_cones: int = 0  # of them, loop-closing joints (a general row each)
     contacts: bool = False
     contact_cap: int = 0  # contacts that get rows, per environment
     contact_block: int = 0  # entries per contact (``contact_rows.block_size``)
@@ -100,6 +101,11 @@ FIELDS: tuple[Field, ...] = (
     Field("SLM", _soft(lambda d: d.m * d.m), "SL for the compliant system HM"),
     Field("keepM", _soft(lambda d: d.m), "keep for the compliant system HM"),
     Field("cone", lambda d: 5 * d.cones, "per cone limit: its impulse, swing angle and row direction (rows.CONE_*)"),
+    Field(
+        "coneJ",
+        lambda d: d.loop_cones * (d.n + d.k + 1),
+        "per loop-closing cone: its row J over the DOFs, J S over the columns, then J u0 (rows.loop_cone_row)",
+    ),
 )
 
 #: A contact model's fields after them (``kernels.contact_rows``).

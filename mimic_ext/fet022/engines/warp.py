@@ -75,7 +75,9 @@ class WarpEngine:
             whole = contact_model(stage, fix_base, relations, num_envs=max(len(plan.joints), 1), device=self.device)
             spec = whole.spec if whole is not None else read_stage(stage, fix_base=fix_base)
             # the variant this stage's models compile (contacts, spherical joints, velocity caps)
-            announce_cold_compile(self.device, "float32", contacts=whole is not None, **kernel_features(spec.links))
+            announce_cold_compile(
+                self.device, "float32", contacts=whole is not None, **kernel_features(spec.links, spec.closures)
+            )
             split = None if whole is not None else independent_parts(spec, relations)
             if split is None:  # contacts may join any parts; or a relation on a joint no
                 specs = [(spec, list(range(len(spec.links))))]  # link has: the whole model says why

@@ -172,20 +172,22 @@ def build(ns) -> None:
         return ju0
 
     @wp.func
+    def side_frame(sc: SC, e: int, l: int, R: ns.mat33, p: V3):
+        """A loop closure's side frame (R, p in link ``l``'s frame) in the world (l < 0: it is)."""
+        Rw = R
+        pw = p
+        if l >= 0:
+            Rw = sc.R[e, l] * R
+            pw = sc.pos[e, l] + sc.R[e, l] * p
+        return Rw, pw
+
+    @wp.func
     def closure_frames(md: MD, sc: SC, e: int, cl: int):
         """A loop closure's side-a frame (world), side-b anchor, the gap b - a and the rotation
         error of b relative to a (the free axes' misalignment when x turns freely)."""
         lp = md.loops[cl]
-        Ra = lp.Ra
-        pa = lp.pa
-        if lp.la >= 0:
-            Ra = sc.R[e, lp.la] * lp.Ra
-            pa = sc.pos[e, lp.la] + sc.R[e, lp.la] * lp.pa
-        Rb = lp.Rb
-        pb = lp.pb
-        if lp.lb >= 0:
-            Rb = sc.R[e, lp.lb] * lp.Rb
-            pb = sc.pos[e, lp.lb] + sc.R[e, lp.lb] * lp.pb
+        Ra, pa = side_frame(sc, e, lp.la, lp.Ra, lp.pa)
+        Rb, pb = side_frame(sc, e, lp.lb, lp.Rb, lp.pb)
         Ta = wp.transpose(Ra)
         Tb = wp.transpose(Rb)
         rot = wp.cross(Ta[0], Tb[0])
@@ -720,7 +722,49 @@ def build(ns) -> None:
         return wp.transpose(R) * (u - db * (cot * wp.cross(cd.axis, u) + cd.axis))
 
     @wp.func
-    def cone_setup(md: MD, ws: A2, e: int, q: A2):
+    def cone_swing(cd: ns.ConeData, R: ns.mat33):
+        """Cone ``cd``'s swing angle theta at R, the rotation of the child's joint frame in the
+        parent's (``cos theta = a . R^T a``), and its row direction n over the child-frame angular
+        velocity (``cone_setup``); an elliptical cone's theta shifted by ``limit`` less its bound
+        and n along the ellipse's normal."""
+        b = wp.transpose(R) * cd.axis
+        ax = wp.cross(b, cd.axis)
+        sn = wp.length(ax)
+        th = wp.atan2(sn, wp.dot(b, cd.axis))
+        n = V3(T(0.0))
+        if sn > T(1.0e-6):
+            n = ax / sn
+            if cd.limit1 != cd.limit:  # elliptical: g = theta - bound(phi), phi the swing's azimuth
+                th = th + ellipse_shift(cd, R * n)
+                n = ellipse_normal(cd, R, R * n, wp.dot(b, cd.axis) / sn)
+        return th, n
+
+    @wp.func
+    def loop_cone_at(md: MD, cd: ns.ConeData):
+        """Where a loop-closing cone's general row lies in the work space (field ``coneJ``): J over
+        the DOFs, J S over the columns, then J u0."""
+        return md.o_coneJ + cd.row * (md.n_u + md.k + 1)
+
+    @wp.func(inline=False)
+    def loop_cone_row(md: MD, sc: SC, e: int, cd: ns.ConeData, nw: V3):
+        """A loop-closing cone's general row (``cone_setup``): ``nw`` (world) the swing rate's
+        direction over the relative angular velocity ``w_b - w_a``, so its Jacobian over the DOFs
+        is ``+nw`` on side b's path to its root and ``-nw`` on side a's (``chain_add``, as a loop
+        rotation row; the world adds nothing), then ``J S`` over the columns and ``J u0`` after it
+        (``row_to_solve_space``): the swing rate is ``(J S) v + J u0``."""
+        ws = sc.ws
+        n = md.n_u
+        oj = loop_cone_at(md, cd)
+        for j in range(n):
+            ws[e, oj + j] = T(0.0)
+        lp = md.loops[cd.loop]
+        wr = sv(nw, V3(T(0.0)))
+        chain_add(md.links, sc.S, ws, e, lp.lb, wr, oj, T(1.0))
+        chain_add(md.links, sc.S, ws, e, lp.la, wr, oj, T(-1.0))
+        ws[e, oj + n + md.k] = row_to_solve_space(md, ws, e, oj, oj + n)
+
+    @wp.func
+    def cone_setup(md: MD, sc: SC, e: int, q: A2):
         """Each cone limit's row at the step's start: the swing angle theta between the child's cone
         axis ``a`` and the parent's (``cos theta = a . R^T a``, R the joint's rotation), and the unit
         direction ``n = (R^T a x a) / sin theta`` over the joint's three DOFs (the angular velocity w
@@ -731,26 +775,61 @@ def build(ns) -> None:
         after the cone's, L0 and L1 coneAngle0Limit and coneAngle1Limit) bounds the swing along its axis u at ``4 atan(1 / sqrt(w0 (u.e0)^2 + w1 (u.e1)^2))``;
         its row holds ``g = theta - bound(phi)`` (phi the swing axis's azimuth about the cone's axis):
         its direction ``dg / dw``, the ellipse's normal, and its angle shifted by ``limit`` less the
-        bound, so that ``cone_block`` holds it unchanged (a circular cone: the row as before)."""
+        bound, so that ``cone_block`` holds it unchanged (a circular cone: the row as before).
+        A loop-closing joint's cone (``cd.loop``) is the same angle with R the rotation of side b's
+        frame in side a's (side a the parent, as PhysX's body0), its n turned to the world and
+        spread over both sides' paths (``loop_cone_row``; ``loop_cone_block`` solves it)."""
+        ws = sc.ws
         for c in range(md.n_cones):
             cd = md.cones[c]
-            qs = md.links[cd.link].qs
-            R = wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
-            b = wp.transpose(R) * cd.axis
-            ax = wp.cross(b, cd.axis)
-            sn = wp.length(ax)
+            Rb = ns.mat33(T(0.0))
+            R = ns.mat33(T(0.0))
+            if cd.loop < 0:
+                qs = md.links[cd.link].qs
+                R = wp.quat_to_matrix(wp.normalize(Q(q[e, qs], q[e, qs + 1], q[e, qs + 2], q[e, qs + 3])))
+            else:
+                lp = md.loops[cd.loop]
+                Ra, pa = side_frame(sc, e, lp.la, lp.Ra, lp.pa)
+                Rb, pb = side_frame(sc, e, lp.lb, lp.Rb, lp.pb)
+                R = wp.transpose(Ra) * Rb
+            th, n = cone_swing(cd, R)
             oc = md.o_cone + 5 * c
             ws[e, oc + CONE_LAM] = T(0.0)
-            th = wp.atan2(sn, wp.dot(b, cd.axis))
-            n = V3(T(0.0))
-            if sn > T(1.0e-6):
-                n = ax / sn
-                if cd.limit1 != cd.limit:  # elliptical: g = theta - bound(phi), phi the swing's azimuth
-                    th = th + ellipse_shift(cd, R * n)
-                    n = ellipse_normal(cd, R, R * n, wp.dot(b, cd.axis) / sn)
             ws[e, oc + CONE_THETA] = th
             for d in range(3):
                 ws[e, oc + CONE_N + d] = n[d]
+            if cd.loop >= 0:
+                loop_cone_row(md, sc, e, cd, Rb * n)
+
+    @wp.func
+    def cone_impulse(md: MD, ws: A2, e: int, oc: int, w0: T, W: T, tgt: T):
+        """A cone row's impulse moved so that its swing rate, ``w0`` now with response ``W`` (its
+        ``C (J S)^T`` in ``rtmp``), is at most ``tgt``, its impulse <= 0 (it only pushes back): the
+        solve-space velocity moved along the response. Returns the impulse's change."""
+        old = ws[e, oc + CONE_LAM]
+        wf = w0 - W * old
+        dl = (wp.min(wf, tgt) - wf) / W - old
+        if dl != T(0.0):
+            ws[e, oc + CONE_LAM] = old + dl
+            for i in range(md.k):
+                ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, md.o_rtmp + i] * dl
+        return dl
+
+    @wp.func
+    def cone_changed(dl: T, W: T):
+        """1 when a cone row's impulse change ``dl`` counts as a change of the pass (with contacts:
+        a velocity change above their V_TOL)."""
+        changed = int(1)
+        if wp.static(ns.contacts):  # the contact passes' test: a velocity change above V_TOL
+            changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
+        return changed
+
+    @wp.func
+    def cone_target(md: MD, ws: A2, cd: ns.ConeData, e: int, oc: int, idt: T):
+        """A cone row's largest swing rate (``limit_speed``): what reaches the limit within the
+        step, or, once past it, what comes back at ``erp``."""
+        th = ws[e, oc + CONE_THETA]
+        return limit_speed(cd.limit, th, idt, md.erp, th > cd.limit)
 
     @wp.func
     def cone_block(md: MD, ws: A2, e: int, c: int, idt: T):
@@ -769,10 +848,8 @@ def build(ns) -> None:
         for d in range(3):
             j = us + d
             w0 = w0 + n[d] * (md.dof_gain[j] * ws[e, md.o_v + md.dof_col[j]] + ws[e, md.o_u0 + j])
-        th = ws[e, oc + CONE_THETA]
-        tgt = limit_speed(cd.limit, th, idt, md.erp, th > cd.limit)
-        old = ws[e, oc + CONE_LAM]
-        if old == T(0.0) and w0 <= tgt:
+        tgt = cone_target(md, ws, cd, e, oc, idt)
+        if ws[e, oc + CONE_LAM] == T(0.0) and w0 <= tgt:
             return int(0)
         oR = md.o_rtmp
         for i in range(md.k):
@@ -787,20 +864,59 @@ def build(ns) -> None:
             W = W + md.dof_gain[j] * n[d] * ws[e, oR + md.dof_col[j]]
         if W <= T(0.0):  # the loops lock the swing: no row
             return int(0)
-        wf = w0 - W * old
-        dl = (wp.min(wf, tgt) - wf) / W - old
+        dl = cone_impulse(md, ws, e, oc, w0, W, tgt)
         if dl == T(0.0):
             return int(0)
-        ws[e, oc + CONE_LAM] = old + dl
-        for i in range(md.k):
-            ws[e, md.o_v + i] = ws[e, md.o_v + i] + ws[e, oR + i] * dl
         for d in range(3):
             j = us + d
             ws[e, md.o_gsum + md.dof_col[j]] = ws[e, md.o_gsum + md.dof_col[j]] + md.dof_gain[j] * n[d] * dl
-        changed = int(1)
-        if wp.static(ns.contacts):  # the contact passes' test: a velocity change above V_TOL
-            changed = int(wp.abs(dl) * W > T(wp.static(ns.contact_v_tol)))
-        return changed
+        return cone_changed(dl, W)
+
+    @wp.func(inline=False)
+    def loop_cone_block(md: MD, ws: A2, e: int, c: int, idt: T):
+        """A loop-closing cone's row (``loop_cone_row``) solved as ``cone_block`` solves a tree
+        cone's, along its general row ``J S``: its swing rate ``(J S) v + J u0``, its response
+        ``C (J S)^T``. A row the loops lock (``W`` within ``rank_tol`` of its response were there no
+        loops, rounding left by their correction) is no row. Returns 1 when its impulse changed.
+        Not inlined into ``joint_pass``, a row few models have: the float32 cold compile measured
+        2.5 % shorter than with it inlined (float64 the same; ``benchmarks/cold_compile.py``)."""
+        oc = md.o_cone + 5 * c
+        if ws[e, oc + CONE_N] == T(0.0) and ws[e, oc + CONE_N + 1] == T(0.0) and ws[e, oc + CONE_N + 2] == T(0.0):
+            return int(0)
+        cd = md.cones[c]
+        k = md.k
+        ox = loop_cone_at(md, cd) + md.n_u
+        w0 = dot_run(ws, e, ox, md.o_v, k) + ws[e, ox + k]
+        tgt = cone_target(md, ws, cd, e, oc, idt)
+        if ws[e, oc + CONE_LAM] == T(0.0) and w0 <= tgt:
+            return int(0)
+        oR = md.o_rtmp
+        for i in range(k):
+            ws[e, oR + i] = ws[e, ox + i]
+        sparse_solve(md.lp, ws, e, md.o_H, md.o_kH, oR, 0, k)
+        Wfree = dot_run(ws, e, ox, oR, k)
+        if md.m > 0:
+            loop_correct(md, ws, e, md.o_YT, md.o_SL, md.o_keep, oR, 0, k)
+        W = dot_run(ws, e, ox, oR, k)
+        if W <= md.rank_tol * Wfree:  # the loops lock the swing: no row
+            return int(0)
+        dl = cone_impulse(md, ws, e, oc, w0, W, tgt)
+        if dl == T(0.0):
+            return int(0)
+        for i in range(k):
+            ws[e, md.o_gsum + i] = ws[e, md.o_gsum + i] + ws[e, ox + i] * dl
+        return cone_changed(dl, W)
+
+    @wp.func
+    def loop_cone_impulse(md: MD, ws: A2, e: int, i: int):
+        """The loop-closing cones' generalized impulse at DOF i (``J^T lambda``, for the coupling
+        impulses' residual; a tree cone's acts on its spherical DOFs only, where no relation is)."""
+        acc = T(0.0)
+        for c in range(md.n_cones):
+            cd = md.cones[c]
+            if cd.loop >= 0:
+                acc = acc + ws[e, loop_cone_at(md, cd) + i] * ws[e, md.o_cone + 5 * c + CONE_LAM]
+        return acc
 
     @wp.func
     def joint_rows_setup(md: MD, sc: SC, e: int):
@@ -822,9 +938,12 @@ def build(ns) -> None:
         for j in range(md.n1):
             if (md.joints[j].flags & F_ROWS) != 0:
                 changed = changed + joint_block(md, sc.ws, e, j, q, dt, idt)
-        if wp.static(ns.balls):
+        if wp.static(ns.balls):  # cone rows exist in kernels(balls=True) only
             for c in range(md.n_cones):
-                changed = changed + cone_block(md, sc.ws, e, c, idt)
+                if md.cones[c].loop < 0:
+                    changed = changed + cone_block(md, sc.ws, e, c, idt)
+                else:
+                    changed = changed + loop_cone_block(md, sc.ws, e, c, idt)
         return changed
 
     @wp.func
@@ -854,7 +973,7 @@ def build(ns) -> None:
         joint_rows_setup(md, sc, e)
         if wp.static(ns.balls):
             if md.n_cones > 0:
-                cone_setup(md, sc.ws, e, q)
+                cone_setup(md, sc, e, q)
         idt = T(1.0) / dt
         if wp.static(ns.contacts):
             ns.contact_prepare(md, sc, e)
@@ -903,6 +1022,9 @@ def build(ns) -> None:
                         acc = acc - (ws[e, od] - ws[e, od + 1] * u_out[e, i])
             for r in range(md.m):
                 acc = acc - ws[e, md.o_JL + r * n + i] * ws[e, md.o_lamL + r]
+            if wp.static(ns.balls):  # a loop-closing cone's row spans the loop's joints
+                if md.n_cones > 0 and md.m > 0:
+                    acc = acc - loop_cone_impulse(md, ws, e, i)
             if wp.static(ns.contacts):
                 acc = acc - ws[e, md.o_cimp + i]  # the contacts' generalized impulse
             ws[e, md.o_res + i] = acc

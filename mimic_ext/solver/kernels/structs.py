@@ -131,9 +131,13 @@ def build(ns) -> None:
         ``limit`` (rad) of the parent joint frame's (``rows.cone_rows``); elliptical where ``limit1``
         (coneAngle1Limit) differs from ``limit`` (coneAngle0Limit): ``e0``, ``e1`` the axes after
         ``axis``, ``w0 = 1 / tan(limit / 4)^2`` and ``w1 = 1 / tan(limit1 / 4)^2`` the weights of the
-        swing axis's parts along them (``rows.cone_setup``)."""
+        swing axis's parts along them (``rows.cone_setup``). A loop-closing joint's cone: ``loop``
+        its closure (side b's frame the child's, side a's the parent's; -1: a tree joint's, at
+        ``link``), ``row`` its general row's place in the work space (``rows.loop_cone_row``)."""
 
         link: int
+        loop: int
+        row: int
         limit: T
         axis: V3
         limit1: T
