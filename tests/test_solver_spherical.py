@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pxr import Gf, UsdGeom, UsdPhysics
-from solver_stages import StageBuilder, four_bar, spinning_wheel
+from solver_stages import StageBuilder, four_bar, gripper, spinning_wheel
 
 from mimic_ext.math3d import axis_angle, mat_to_quat, quat_to_mat, quat_wxyz, quat_xyzw
 from mimic_ext.schema import MimicRelation, set_relation, validate
@@ -93,12 +93,17 @@ def test_spherical_joint_is_a_tree_link_with_a_quaternion():
     assert np.allclose(pose, stage_pose, atol=1e-6)
 
 
-def test_a_model_compiles_the_spherical_and_cap_code_only_when_it_has_them():
-    """The spherical joints' code and the velocity caps are compile-time switches of the kernels
-    (``kernels(balls=, caps=)``, a Warp module each), so the common model, with neither, compiles
-    neither (benchmarks/cold_compile.py); each model picks the variant it needs."""
+def test_a_model_compiles_the_spherical_cap_and_momentum_code_only_when_it_has_them():
+    """The spherical joints' code, the velocity caps and the free trees' momentum restoration are
+    compile-time switches of the kernels (``kernels(balls=, caps=, momentum=)``, a Warp module
+    each), so the common model, with none, compiles none (benchmarks/cold_compile.py); each model
+    picks the variant it needs."""
     plain = build_model(spinning_wheel(20.0)[0].stage)
-    assert (plain.kernels.balls, plain.kernels.caps, plain.kernels.module) == (False, False, "mimic_solver_float32")
+    assert (plain.kernels.balls, plain.kernels.caps, plain.kernels.momentum) == (False, False, False)
+    assert plain.kernels.module == "mimic_solver_float32"
+    floating = build_model(gripper(floating=True)[0].stage)
+    assert (floating.kernels.balls, floating.kernels.caps, floating.kernels.momentum) == (False, False, True)
+    assert floating.kernels.module == "mimic_solver_momentum_float32"
     capped = build_model(spinning_wheel(20.0, max_angular=5.0)[0].stage)
     assert (capped.kernels.balls, capped.kernels.caps) == (False, True)
     assert capped.kernels.module == "mimic_solver_caps_float32"
@@ -553,6 +558,21 @@ def test_spherical_pendulum_swings_as_on_physx(articulation):
     assert gap < 1e-2
 
 
+def assert_rests_on_cone_as_physx(ours: np.ndarray, theirs: np.ndarray, bound: float, gap: float) -> None:
+    """The bob's paths (ours, PhysX's): within ``gap`` metres of each other all along, ours never
+    past the cone's edge at ``bound`` (deg) by more than ``CONE_TOL_DEG``, both at rest on it at
+    the end within 0.1 deg. The bob hangs -D along the child's z: its swing is the angle of -path
+    from the cone's axis."""
+
+    def swing(path):
+        return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
+
+    so, st = swing(ours), swing(theirs)
+    assert float(np.abs(theirs - ours).max()) < gap
+    assert so.max() <= bound + CONE_TOL_DEG
+    assert abs(so[-1] - bound) < 0.1 and abs(st[-1] - bound) < 0.1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("articulation", [True, False], ids=["articulation", "maximal"])
 def test_pendulum_rests_on_its_cone_as_on_physx(articulation):
@@ -566,13 +586,7 @@ def test_pendulum_rests_on_its_cone_as_on_physx(articulation):
     pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
     ours, theirs = physx_pendulum_paths(articulation, coned(20.0, tilt=0.15), steps=480)
 
-    def swing(path):  # the bob hangs -D along the child's z: the angle of -path from the cone's axis
-        return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
-
-    so, st = swing(ours), swing(theirs)
-    assert float(np.abs(theirs - ours).max()) < 1e-2
-    assert so.max() <= 20.0 + CONE_TOL_DEG
-    assert abs(so[-1] - 20.0) < 0.1 and abs(st[-1] - 20.0) < 0.1
+    assert_rests_on_cone_as_physx(ours, theirs, 20.0, gap=1e-2)
 
 
 @pytest.mark.slow
@@ -591,13 +605,7 @@ def test_pendulum_rests_on_its_elliptical_cone_as_on_physx(towards, bound, artic
     pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
     ours, theirs = physx_pendulum_paths(articulation, coned(30.0, 15.0, tilt=0.15, towards=towards), steps=480)
 
-    def swing(path):  # the bob hangs -D along the child's z: the angle of -path from the cone's axis
-        return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
-
-    so, st = swing(ours), swing(theirs)
-    assert float(np.abs(theirs - ours).max()) < 2e-2
-    assert so.max() <= bound + CONE_TOL_DEG
-    assert abs(so[-1] - bound) < 0.1 and abs(st[-1] - bound) < 0.1
+    assert_rests_on_cone_as_physx(ours, theirs, bound, gap=2e-2)
 
 
 def test_floating_tree_with_a_spherical_joint_keeps_its_momentum():

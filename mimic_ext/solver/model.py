@@ -577,11 +577,7 @@ class Model:
             setattr(md, "o_" + name, offset)
         self.workspace = ws
         # whether floating bases step, and whether one's momentum is restored (kernels.structs)
-        md.float_bases = (
-            (int(FLOAT_RESTORED) if any(lk.jtype == FREE and lk.restore for lk in links) else int(FLOAT_FREE))
-            if self.base_bodies
-            else int(NO_FLOAT)
-        )
+        md.float_bases = (int(FLOAT_RESTORED) if K.momentum else int(FLOAT_FREE)) if self.base_bodies else int(NO_FLOAT)
         # the impulses are the residual of the step's own equations (rows.coupling_impulses), read
         # from its work space; a loop projection, a momentum restoration or the contact state
         # rewrite some of it after the velocity solve, so there they are computed in the step
@@ -599,13 +595,15 @@ class Model:
 
 
 def kernel_features(links: Iterable[LinkSpec], closures: Iterable = ()) -> dict[str, bool]:
-    """The optional code a model's kernels compile in (``kernels(balls=, caps=)``): spherical
-    joints' where a link has one or a loop-closing one has a cone (its row is a cone row),
-    velocity caps where a link has one authored."""
+    """The optional code a model's kernels compile in (``kernels(balls=, caps=, momentum=)``):
+    spherical joints' where a link has one or a loop-closing one has a cone (its row is a cone
+    row), velocity caps where a link has one authored, momentum restoration where a free tree's
+    momentum is restored (``LinkSpec.restore``)."""
     links = list(links)
     return {
         "balls": any(lk.jtype == SPHERICAL for lk in links) or any(c.cone < math.pi for c in closures),
         "caps": min(packing.link_caps(links)) < NO_CAP,
+        "momentum": any(lk.jtype == FREE and lk.restore for lk in links),
     }
 
 

@@ -9,10 +9,12 @@ namespace is registered in a Warp module of its own (``mimic_solver_float32`` /
 is the same code with the contact rows compiled in (``contact_rows``; ``wp.static`` hooks in
 the step and the joint rows), in a module of its own (``mimic_contact_<precision>``): a model
 without colliders compiles and runs none of it. Likewise ``balls=True`` compiles the spherical
-joints' code in (their quaternion poses, motion axes and cone rows) and ``caps=True`` the authored
-PhysX velocity caps (``dynamics.velocity_caps``), by ``wp.static`` switches, each variant a module of
-its own (``mimic_solver_balls_caps_float32``, ...): the model that has neither, the common one,
-compiles none of that code (each costs some 2-4 % of a cold compile).
+joints' code in (their quaternion poses, motion axes and cone rows), ``caps=True`` the authored
+PhysX velocity caps (``dynamics.velocity_caps``) and ``momentum=True`` the free trees' momentum
+restoration (``momentum64``, ``base_midpoint``, ``turn_bases_about_com``, ``restore_momentum``),
+by ``wp.static`` switches, each variant a module of its own (``mimic_solver_balls_caps_float32``,
+...): the model that has none, the common one (an articulation on a fixed base), compiles none of
+that code (``model.kernel_features`` picks a model's; together some 15 % of a cold compile).
 """
 
 from __future__ import annotations
@@ -50,20 +52,20 @@ _TYPES = {
 
 @cache
 def kernels(
-    precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+    precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False, momentum: bool = False
 ) -> SimpleNamespace:
     """Structs, functions and kernels of the solver for one scalar type ("float32" or "float64"),
-    with contact rows when ``contacts``, spherical joints' code when ``balls`` and velocity caps
-    when ``caps``."""
-    module = (
-        f"mimic_{'contact' if contacts else 'solver'}{'_balls' if balls else ''}{'_caps' if caps else ''}_{precision}"
-    )
+    with contact rows when ``contacts``, spherical joints' code when ``balls``, velocity caps when
+    ``caps`` and free trees' momentum restoration when ``momentum``."""
+    features = "".join(f"_{name}" for name, on in (("balls", balls), ("caps", caps), ("momentum", momentum)) if on)
+    module = f"mimic_{'contact' if contacts else 'solver'}{features}_{precision}"
     ns = SimpleNamespace(
         name=precision,
         module=module,
         contacts=bool(contacts),
         balls=bool(balls),
         caps=bool(caps),
+        momentum=bool(momentum),
         **_TYPES[precision],
     )
     # forward only: the solver never differentiates through a step, and adjoints would triple the code
