@@ -20,6 +20,7 @@ from test_solver_spherical import (
     CONE_TOL_DEG,
     DT,
     _four_bar_with,
+    assert_rests_on_cone_as_physx,
     coned,
     ellipse_excess_deg,
     physx_pendulum_paths,
@@ -257,13 +258,7 @@ def test_pendulum_rests_on_its_loop_cone_as_on_physx(limits, towards, bound, art
     pytest.importorskip("ovphysx", reason="real PhysX runs through the ovphysx package (the physx extra)")
     ours, theirs = physx_pendulum_paths(articulation, loop_coned(*limits, tilt=0.15, towards=towards), steps=480)
 
-    def swing(path):  # the bob hangs -D along the child's z: the angle of -path from the cone's axis
-        return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
-
-    so, st = swing(ours), swing(theirs)
-    assert float(np.abs(theirs - ours).max()) < 2e-2
-    assert so.max() <= bound + CONE_TOL_DEG
-    assert abs(so[-1] - bound) < 0.1 and abs(st[-1] - bound) < 0.1
+    assert_rests_on_cone_as_physx(ours, theirs, bound, gap=2e-2)
 
 
 def test_coupling_impulse_of_a_relation_inside_a_coned_loop():

@@ -214,27 +214,32 @@ def test_solver_options_have_one_source():
     assert (stage_reader.DEFAULT_MASS, stage_reader.DEFAULT_RADIUS, stage_reader.DEFAULT_GRAVITY) == (0.1, 0.05, 9.81)
 
 
+def _collision_modules_after(code: str) -> set[str]:
+    """The ``mimic_ext.solver.collision`` modules a fresh interpreter has loaded after ``code``
+    (run from the project root, ``open_stage`` and ``contact_model`` imported)."""
+    import ast
+    import subprocess
+
+    head = "import sys\nfrom mimic_ext.schema import open_stage\nfrom mimic_ext.solver.model import contact_model\n"
+    tail = "print(sorted(m for m in sys.modules if m.startswith('mimic_ext.solver.collision.')))\n"
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", head + code + tail], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    return set(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
+
+
 def test_a_model_whose_colliders_cannot_touch_never_loads_the_detection_kernels():
     """Issue 43: registering the detection kernels with Warp costs a tenth of a second of a
     one-stage sweep; geared_pair's colliders cannot touch (self-collision off), so building its
     model (and its contact model, as the sweep does) leaves them unimported."""
-    import ast
-    import subprocess
-
-    root = Path(__file__).resolve().parents[1]
-    code = (
-        "import sys\n"
-        "from mimic_ext.schema import open_stage\n"
+    loaded = _collision_modules_after(
         "from mimic_ext.solver import build_model\n"
-        "from mimic_ext.solver.model import contact_model\n"
         "stage = open_stage('data/geared_pair.usda').stage\n"
         "assert contact_model(stage) is None and build_model(stage).collision is None\n"
-        "print(sorted(m for m in sys.modules if m.startswith('mimic_ext.solver.collision.')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
-    assert not {"mimic_ext.solver.collision.kernels", "mimic_ext.solver.collision.narrowphase"} & set(loaded), loaded
+    assert not {"mimic_ext.solver.collision.kernels", "mimic_ext.solver.collision.narrowphase"} & loaded, loaded
 
 
 def test_the_contact_model_decides_from_the_colliders_before_building_anything():
@@ -242,20 +247,10 @@ def test_the_contact_model_decides_from_the_colliders_before_building_anything()
     as read, so for geared_pair (self-collision off) it imports neither the detection package's
     ``pipeline`` (Warp structs, the pair tables) nor builds a model to drop it; with
     self-collision on it returns the model ``build_model`` makes, with the same live pairs."""
-    import ast
-    import subprocess
-
     root = Path(__file__).resolve().parents[1]
-    code = (
-        "import sys\n"
-        "from mimic_ext.schema import open_stage\n"
-        "from mimic_ext.solver.model import contact_model\n"
+    loaded = _collision_modules_after(
         "assert contact_model(open_stage('data/geared_pair.usda').stage, fix_base=True) is None\n"
-        "print(sorted(m for m in sys.modules if m.startswith('mimic_ext.solver.collision.')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    loaded = set(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
     assert "mimic_ext.solver.collision.pipeline" not in loaded, loaded
 
     from mimic_ext.schema import open_stage
