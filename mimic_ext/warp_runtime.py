@@ -19,7 +19,7 @@ from .errors import MimicInputError
 from .native_stderr import quiet_native_stderr
 
 #: the Python package that builds the solver's kernels, one Warp module per precision and kind
-#: (``kernels(precision, contacts, balls, caps).module``: ``mimic_solver_float32``, ``mimic_contact_float32``, ...)
+#: (``kernels(precision, contacts, **features).module``: ``mimic_solver_float32``, ``mimic_contact_float32``, ...)
 SOLVER_KERNEL_MODULE = "mimic_ext.solver.kernels"
 COLD_COMPILE_NOTE = "mimic-ext: compiling solver kernels (first run only, about 10 s)"
 #: a contact model's kernels (the step with detection and contact rows in it) take longer
@@ -30,7 +30,7 @@ COLD_COMPILE_NOTE_CONTACTS = "mimic-ext: compiling the solver's contact kernels 
 #: are defined. pyproject.toml and extension.toml declare the same (a test ties them).
 WARP_MIN_VERSION = (1, 18)
 
-_announced: set[tuple[str, str, bool, bool, bool]] = set()
+_announced: set[tuple] = set()
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -107,10 +107,10 @@ def check_device(device: str) -> str:
 
 
 def solver_kernels_cached(
-    device: str = "cpu", precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+    device: str = "cpu", precision: str = "float32", contacts: bool = False, **features: bool
 ) -> bool:
     """Whether the solver's kernel module for ``precision`` (with contact rows when ``contacts``,
-    spherical joints' code when ``balls``, velocity caps when ``caps``) is in Warp's kernel cache
+    and the optional code ``features`` names: ``model.kernel_features``) is in Warp's kernel cache
     for ``device``.
 
     Looks for the compiled binary in the module's cache folder, whose name carries the hash
@@ -120,7 +120,7 @@ def solver_kernels_cached(
     import importlib
 
     wp = init_warp()
-    ns = importlib.import_module(SOLVER_KERNEL_MODULE).kernels(precision, contacts=contacts, balls=balls, caps=caps)
+    ns = importlib.import_module(SOLVER_KERNEL_MODULE).kernels(precision, contacts=contacts, **features)
     module = wp.get_module(ns.module)
     folder = Path(wp.config.kernel_cache_dir) / module.get_module_identifier(_launch_block_dim(wp, module, device))
     if not folder.is_dir():
@@ -143,16 +143,17 @@ def _launch_block_dim(wp, module, device: str) -> int:
 
 
 def announce_cold_compile(
-    device: str = "cpu", precision: str = "float32", contacts: bool = False, balls: bool = False, caps: bool = False
+    device: str = "cpu", precision: str = "float32", contacts: bool = False, **features: bool
 ) -> bool:
-    """Say on stderr, once per process, device and kernel module, that the kernels are about to
-    compile. Returns whether they were cold. Never raises: the note is a courtesy."""
-    key = (device, precision, bool(contacts), bool(balls), bool(caps))
+    """Say on stderr, once per process, device and kernel module (``features``: the optional code
+    it has, ``model.kernel_features``), that the kernels are about to compile. Returns whether they
+    were cold. Never raises: the note is a courtesy."""
+    key = (device, precision, bool(contacts), *sorted((k, bool(v)) for k, v in features.items()))
     if key in _announced:
         return False
     _announced.add(key)
     try:
-        cold = not solver_kernels_cached(device, precision, contacts, balls, caps)
+        cold = not solver_kernels_cached(device, precision, contacts, **features)
     except Exception:
         return False
     if cold:

@@ -345,6 +345,30 @@ def test_the_cold_check_looks_at_the_solver_modules_themselves(tmp_path, monkeyp
     ]
 
 
+def test_the_warp_engine_announces_the_kernel_variant_its_stage_compiles(monkeypatch):
+    """A stage's model compiles the kernels' variant with the optional code it has
+    (``model.kernel_features``: here an authored velocity cap); the cold-compile note is checked
+    for that variant's module, not the plain one's, and a note per variant is said once."""
+    from pxr import Sdf
+
+    from mimic_ext import fet022, warp_runtime
+
+    stage = Usd.Stage.Open(str(ROOT / "data" / "geared_pair.usda"))
+    body = stage.GetPrimAtPath("/Gears/gear2")
+    body.AddAppliedSchema("PhysxRigidBodyAPI")
+    body.CreateAttribute("physxRigidBody:maxAngularVelocity", Sdf.ValueTypeNames.Float).Set(1000.0)
+    asked = []
+    monkeypatch.setattr(warp_runtime, "announce_cold_compile", lambda *a, **kw: asked.append((a, kw)) or False)
+    assert fet022.run(stage, engine="warp").status == "pass"  # the cap (1000 deg/s) never binds
+    assert asked == [(("cpu", "float32"), dict(contacts=False, balls=False, caps=True, momentum=False))]
+    monkeypatch.undo()
+    monkeypatch.setattr(warp_runtime, "_announced", set())
+    monkeypatch.setattr(warp_runtime, "solver_kernels_cached", lambda *a, **kw: False)
+    assert warp_runtime.announce_cold_compile("cpu", caps=True) is True
+    assert warp_runtime.announce_cold_compile("cpu", caps=True) is False  # once per variant
+    assert warp_runtime.announce_cold_compile("cpu", caps=True, momentum=True) is True
+
+
 def test_set_shows_before_and_after_and_leaves_an_unchanged_file_alone(tmp_path, capsys):
     from mimic_ext import cli as cli_module
 
