@@ -26,3 +26,12 @@ def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         return value
 
     return __getattr__
+
+
+def lazy_dir(package: str, exports: Mapping[str, str]) -> Callable[[], list[str]]:
+    """A module ``__dir__`` for ``package``: its namespace and the lazy names not loaded yet."""
+
+    def __dir__() -> list[str]:
+        return sorted([*vars(sys.modules[package]), *exports])
+
+    return __dir__

@@ -8,7 +8,7 @@ loaded on first use, so importing the package (as ``mimic-ext --help`` does thro
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_getattr
+from ..lazy_exports import lazy_dir, lazy_getattr
 
 _EXPORTS = {
     "run": "runner",
@@ -33,7 +33,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__dir__ = lazy_dir(__name__, _EXPORTS)

@@ -21,7 +21,7 @@ Needs the ``simready`` extra.
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_getattr
+from ..lazy_exports import lazy_dir, lazy_getattr
 
 _EXPORTS = {
     "run_nvidia_mimic": "phase",
@@ -31,7 +31,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__dir__ = lazy_dir(__name__, _EXPORTS)

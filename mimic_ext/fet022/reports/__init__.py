@@ -5,7 +5,7 @@ Every reporter takes a ``RunResult`` (one or more stages); ``as_run`` wraps a si
 ``SweepResult`` so that in-stage callers can use them too.
 """
 
-from ...lazy_exports import lazy_getattr
+from ...lazy_exports import lazy_dir, lazy_getattr
 
 #: each public name and the module holding it, imported on first use: a sweep that writes only to
 #: the console loads neither the HTML (with its SVG plots) nor the JUnit or JSON writers
@@ -30,7 +30,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 (the lazy table is the one list of public names)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__dir__ = lazy_dir(__name__, _EXPORTS)
