@@ -134,9 +134,7 @@ def cone(physx: bool) -> int:
     if physx:
         for articulation in (True, False):
             ours, theirs = T.physx_pendulum_paths(articulation, T.coned(20.0, tilt=0.15), steps=480)
-            so, st = (
-                np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
-            )
+            so, st = T.bob_swing_deg(ours), T.bob_swing_deg(theirs)
             kind = "an articulation" if articulation else "a rigid body and a joint"
             print(
                 f"cone vs PhysX ({kind}), released at 8.6 deg: bob at most {np.abs(theirs - ours).max() * 1e3:.2f} mm off "
@@ -156,9 +154,7 @@ def cone(physx: bool) -> int:
         if physx and towards != (1.0, 1.0, 0.0):
             for articulation in (True, False):
                 ours, theirs = T.physx_pendulum_paths(articulation, T.coned(30.0, 15.0, 0.15, towards=towards), 480)
-                so, st = (
-                    np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
-                )
+                so, st = T.bob_swing_deg(ours), T.bob_swing_deg(theirs)
                 kind = "an articulation" if articulation else "a rigid body and a joint"
                 print(
                     f"  vs PhysX ({kind}): bob at most {np.abs(theirs - ours).max() * 1e3:.2f} mm off over 2 s "
@@ -225,9 +221,7 @@ def loop_cone(physx: bool) -> int:
             for articulation in (True, False):
                 built = L.loop_coned(*limits, tilt=0.15, towards=towards)
                 ours, theirs = T.physx_pendulum_paths(articulation, built, steps=480)
-                so, st = (
-                    np.degrees(np.arccos(np.clip(-p[:, 2] / np.linalg.norm(p, axis=1), -1, 1))) for p in (ours, theirs)
-                )
+                so, st = T.bob_swing_deg(ours), T.bob_swing_deg(theirs)
                 kind = "an articulation" if articulation else "a rigid body and a joint"
                 print(
                     f"pendulum, loop cone {limits} released about {towards} vs PhysX ({kind}): bob at most "

@@ -558,16 +558,17 @@ def test_spherical_pendulum_swings_as_on_physx(articulation):
     assert gap < 1e-2
 
 
+def bob_swing_deg(path: np.ndarray) -> np.ndarray:
+    """The swing (deg) along a bob's path relative to its pivot: the bob hangs -D along the
+    child's z, so its swing is the angle of -path from the cone's axis."""
+    return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
+
+
 def assert_rests_on_cone_as_physx(ours: np.ndarray, theirs: np.ndarray, bound: float, gap: float) -> None:
     """The bob's paths (ours, PhysX's): within ``gap`` metres of each other all along, ours never
     past the cone's edge at ``bound`` (deg) by more than ``CONE_TOL_DEG``, both at rest on it at
-    the end within 0.1 deg. The bob hangs -D along the child's z: its swing is the angle of -path
-    from the cone's axis."""
-
-    def swing(path):
-        return np.degrees(np.arccos(np.clip(-path[:, 2] / np.linalg.norm(path, axis=1), -1.0, 1.0)))
-
-    so, st = swing(ours), swing(theirs)
+    the end within 0.1 deg."""
+    so, st = bob_swing_deg(ours), bob_swing_deg(theirs)
     assert float(np.abs(theirs - ours).max()) < gap
     assert so.max() <= bound + CONE_TOL_DEG
     assert abs(so[-1] - bound) < 0.1 and abs(st[-1] - bound) < 0.1
