@@ -584,7 +584,6 @@ class Model:
         # (a solver asked for them every step sets it in its own copy: ``Solver.coupling_every_step``)
         md.coupling_in_step = int(bool(row0 > 0 or md.float_bases or K.contacts))
         md.has_cont = int(bool((flags & F_CONT).any()))
-        md.has_balls = int(K.balls)
         # the solver options (erp, iterations, c_iter, drive_exact) are not the model's: each Solver writes its
         # own into its copy of this struct (``Solver._data``); these are placeholders
         md.iterations, md.erp, md.drive_exact = 0, 0.0, 0

@@ -739,7 +739,10 @@ def build(ns) -> None:
                     q_out[e, j] = T(x)
             else:
                 q_out[e, j] = q_in[e, j] + d
-        if md.float_bases != NO_FLOAT or md.has_balls != 0:
+        turned = md.float_bases != NO_FLOAT  # a link whose coordinates hold a quaternion
+        if wp.static(ns.balls):  # spherical joints' code compiled in: the model has one
+            turned = True
+        if turned:
             for l in range(md.n_links):
                 ld = md.links[l]
                 if ld.nd > 1:  # a floating base or a spherical joint: a quaternion turned on the sphere

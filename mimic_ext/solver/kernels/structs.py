@@ -173,7 +173,6 @@ def build(ns) -> None:
         float_bases: int  # NO_FLOAT, FLOAT_FREE or FLOAT_RESTORED (below; model.py)
         has_rows: int
         has_cont: int  # 1: a continuous joint (its turn count is checked with the state)
-        has_balls: int  # 1: a spherical joint (its quaternion is integrated on the sphere)
         n_cones: int  # spherical joints with a cone limit (0: no cone row runs; rows.cone_rows)
         drive_exact: int  # 1: drives discretised exactly for their effective inertia (model.py)
         coupling_in_step: int  # 1: the coupling impulses are computed in every step (else on demand)
