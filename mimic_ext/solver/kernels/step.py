@@ -15,7 +15,6 @@ longer finite.
 import warp as wp
 
 from .dynamics import F_CONT, FREE, TURNS_MAX
-from .structs import FLOAT_RESTORED
 
 RUNAWAY = wp.constant(2)  # the finiteness flag's bit for a speed past ``ModelData.max_speed``
 
@@ -68,10 +67,11 @@ def build(ns) -> None:
         if wp.static(ns.contacts):  # contact models: detect on these frames, build the contact rows
             f.contact_detect(md, sc, e, o, dt)
         od = wp.vec3d(o)
-        if wp.static(ns.momentum):  # free trees' momentum restoration (kernels(momentum=True))
-            if md.float_bases == FLOAT_RESTORED:  # contact models restore no momentum: no bookkeeping
-                f.momentum64(md, e, q_in, u_in, sc, od)
-                f.momentum_targets(md, sc, e, ce, effort, dt)
+        # free trees' momentum restoration (kernels(momentum=True): float_bases is FLOAT_RESTORED;
+        # contact models restore no momentum: no bookkeeping)
+        if wp.static(ns.momentum):
+            f.momentum64(md, e, q_in, u_in, sc, od)
+            f.momentum_targets(md, sc, e, ce, effort, dt)
         if md.m > 0:
             f.loop_rows(md, sc, e, o, dt, 1)
             f.loop_rate_targets(md, ws, e, u_in, 0, dt)
@@ -137,15 +137,13 @@ def build(ns) -> None:
             f.velocity_caps(md, sc, e, u_out, o)
         if md.n_rel > 0 and md.coupling_in_step != 0:  # else on demand: coupling_kernel
             f.coupling_impulses(md, sc, e, u_out, rel_imp, dt)
-        if wp.static(ns.momentum):
-            if md.float_bases == FLOAT_RESTORED:  # a free tree's base moves at the implicit midpoint's velocity
-                f.base_midpoint(md, sc, e, q_in, t_in, u_in, u_out, q_out, t_out, od, dt)
+        if wp.static(ns.momentum):  # a free tree's base moves at the implicit midpoint's velocity
+            f.base_midpoint(md, sc, e, q_in, t_in, u_in, u_out, q_out, t_out, od, dt)
         for i in range(n):  # q+ = q (+) dt u+
             ws[e, md.o_res + i] = u_out[e, i]
         f.displace(md, ws, e, md.o_res, dt, q_in, t_in, q_out, t_out)
         if wp.static(ns.momentum):
-            if md.float_bases == FLOAT_RESTORED:
-                f.turn_bases_about_com(md, sc, e, md.o_res, dt, q_in, q_out)
+            f.turn_bases_about_com(md, sc, e, md.o_res, dt, q_in, q_out)
         if md.drive_exact != 0:
             f.drive_positions(md, ws, e, u_in, u_out, q_out, t_out, dt)
         if md.m > 0:  # two Gauss-Newton projections onto the closed loops, fewer if closed
@@ -153,8 +151,7 @@ def build(ns) -> None:
                 if f.loop_project(md, sc, e, q_out, t_out, o, dt) == 0:
                     break
         if wp.static(ns.momentum):
-            if md.float_bases == FLOAT_RESTORED:
-                f.restore_momentum(md, sc, e, q_out, u_out, od)
+            f.restore_momentum(md, sc, e, q_out, u_out, od)
         # one sum of the new state: a NaN or inf anywhere makes it non-finite
         acc = T(0.0)
         fastest = T(0.0)
